@@ -1,0 +1,26 @@
+// gpuscale check: validate a config and print the expanded plan, no MPI.
+#include <cstdio>
+
+#include "app/commands.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/plan.hpp"
+#include "workloads/workload.hpp"
+
+namespace gpuscale {
+
+int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
+  const Config cfg = load_config(config, sets, workload_schemas());
+  const auto plan = expand(cfg);
+  std::printf("%s: %zu experiment(s), %zu case(s); backend %s, timeout %g s per case, seed %lld\n", config.c_str(),
+              cfg.experiments.size(), plan.size(), cfg.defaults.backend.c_str(), cfg.defaults.timeout_s,
+              static_cast<long long>(cfg.defaults.seed));
+  for (const auto& c : plan) {
+    std::printf("  [%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld\n", c.index, c.label().c_str(),
+                c.workload.c_str(), static_cast<long long>(c.params.get_int("warmup")),
+                static_cast<long long>(c.params.get_int("reps")), static_cast<long long>(c.params.get_int("threads")));
+  }
+  return kExitOk;
+}
+
+}  // namespace gpuscale

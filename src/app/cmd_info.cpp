@@ -1,0 +1,44 @@
+// gpuscale info: where every rank of this job runs and which device it would
+// use (and why), without running any workload.
+#include <algorithm>
+#include <cstdio>
+
+#include "app/commands.hpp"
+#include "app/mpi_session.hpp"
+#include "app/rank_table.hpp"
+#include "app/run_metadata.hpp"
+#include "comm/clock_sync.hpp"
+#include "core/error.hpp"
+#include "device/backend.hpp"
+
+namespace gpuscale {
+
+int cmd_info(int* argc, char*** argv) {
+  const CudaStatus cuda = probe_cuda();
+  const BackendChoice choice = choose_backend("auto", cuda);
+  MpiSession mpi(argc, argv);
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const auto dev = make_device(choice);
+  const ClockOffset offset = estimate_clock_offset(comm);
+  const auto table = gather_rank_table(comm, dev->info(), offset);
+  std::string cuda_line = cuda.built ? "CUDA runtime " + cuda.runtime_version + ": " +
+                                           (cuda.usable ? std::to_string(cuda.device_count) + " device(s)" : cuda.reason)
+                                     : cuda.reason;
+  const auto notes = comm.gather(choice.reason);
+  const auto cuda_lines = comm.gather(cuda_line);
+  if (comm.rank() == 0) {
+    std::printf("gpuscale %s: %d rank(s) on %d node(s); %s\n", software_version().c_str(), comm.size(),
+                comm.node_count(), software_dependencies(cuda).c_str());
+    std::printf("%s", format_rank_table(table, notes).c_str());
+    // One CUDA line per distinct answer (ranks on one node usually agree).
+    std::vector<std::string> seen;
+    for (std::size_t r = 0; r < cuda_lines.size(); ++r) {
+      if (std::find(seen.begin(), seen.end(), cuda_lines[r]) != seen.end()) continue;
+      seen.push_back(cuda_lines[r]);
+      std::printf("  %s (%s)\n", cuda_lines[r].c_str(), table[r].hostname.c_str());
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace gpuscale

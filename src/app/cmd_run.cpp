@@ -1,0 +1,180 @@
+// gpuscale run: validate everything that can be validated before MPI starts
+// (bad input exits 2 and writes nothing), then run the plan case by case,
+// writing each finished case to the result file on rank 0.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "app/commands.hpp"
+#include "app/mpi_session.hpp"
+#include "app/rank_table.hpp"
+#include "app/run_metadata.hpp"
+#include "comm/clock_sync.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/plan.hpp"
+#include "core/text.hpp"
+#include "device/backend.hpp"
+#include "io/result_writer.hpp"
+#include "report/report.hpp"
+#include "runner/runner.hpp"
+#include "runner/watchdog.hpp"
+#include "workloads/workload.hpp"
+
+namespace fs = std::filesystem;
+
+namespace gpuscale {
+
+namespace {
+
+void check_output_path(const std::string& out, bool force) {
+  std::error_code ec;
+  if (fs::exists(out, ec)) {
+    if (fs::is_directory(out, ec)) throw InputError(out + ": is a directory; give a file name with -o");
+    if (!force) throw InputError(out + ": the file exists; use --force to overwrite it, or choose another -o");
+  }
+  const fs::path parent = fs::path(out).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ec)) {
+    throw InputError(out + ": directory '" + parent.string() + "' does not exist");
+  }
+}
+
+// results/<config stem>-<timestamp>.h5, never an existing file.
+std::string default_output(const std::string& config) {
+  const std::string stem = fs::path(config).stem().string();
+  fs::create_directories("results");
+  std::string base = "results/" + stem + "-" + compact_timestamp_now();
+  std::string path = base + ".h5";
+  for (int i = 2; fs::exists(path); ++i) path = base + "-" + std::to_string(i) + ".h5";
+  return path;
+}
+
+std::string summary_line(const CaseRecord& rec) {
+  RunRecord one;
+  one.cases.push_back(rec);
+  const ReportRow r = build_report(one).front();
+  std::string s = "median " + format_seconds(r.median_s) +
+                  (rec.mode == "serial" && rec.ranks > 1 ? " (sum over ranks)" : "");
+  if (r.gflops) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", %.2f GFLOP/s per rank", *r.gflops);
+    s += buf;
+  }
+  return s + (rec.status == "ok" ? ", verified" : ", VERIFICATION FAILED (max error " +
+                                                      std::to_string(r.max_verify_error) + ")");
+}
+
+struct Prepared {
+  Config cfg;
+  std::vector<Case> plan;
+  CudaStatus cuda;
+  BackendChoice backend;
+};
+
+// Everything that needs no MPI: a mistake here exits 2 before any rank starts work.
+Prepared prepare(const RunOptions& opt) {
+  Prepared p;
+  p.cfg = load_config(opt.config, opt.sets, workload_schemas());
+  p.plan = expand(p.cfg);
+  if (!opt.output.empty()) check_output_path(opt.output, opt.force);
+  p.cuda = probe_cuda();
+  p.backend = choose_backend(p.cfg.defaults.backend, p.cuda);
+  return p;
+}
+
+int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& comm) {
+  const bool root = comm.rank() == 0;
+  // All ranks must run the same backend.
+  const auto backends = comm.gather(p.backend.backend);
+  std::string disagree;
+  for (std::size_t r = 1; r < backends.size(); ++r) {
+    if (backends[r] != backends[0]) {
+      disagree = "ranks disagree on the backend: rank 0 uses " + backends[0] + ", rank " + std::to_string(r) +
+                 " uses " + backends[r];
+    }
+  }
+  disagree = comm.broadcast(disagree);
+  if (!disagree.empty()) {
+    if (root) print_error(disagree);
+    return kExitUsage;
+  }
+
+  const auto device = make_device(p.backend);
+  CommonClock clock(comm);
+  auto table = gather_rank_table(comm, device->info(), clock.offset());
+  const std::string output = comm.broadcast(root ? (opt.output.empty() ? default_output(opt.config) : opt.output)
+                                                 : std::string());
+
+  std::unique_ptr<ResultWriter> writer;
+  if (root) {
+    std::printf("gpuscale %s: %zu case(s) from %s on %d rank(s), %d node(s)\n", software_version().c_str(),
+                p.plan.size(), opt.config.c_str(), comm.size(), comm.node_count());
+    std::printf("backend %s: %s\n", p.backend.backend.c_str(), p.backend.reason.c_str());
+    std::printf("%s", format_rank_table(table, {}).c_str());
+    RunRecord run;
+    run.software_version = software_version();
+    run.date = iso8601_now();
+    run.software_dependencies = software_dependencies(p.cuda);
+    run.command_line = opt.command_line;
+    run.config_file = opt.config;
+    run.config_text = p.cfg.text;
+    run.config_overrides = join(opt.sets, "\n");
+    run.backend = p.backend.backend;
+    run.backend_reason = p.backend.reason;
+    if (const char* j = std::getenv("SLURM_JOB_ID")) run.slurm_job_id = j;
+    run.environment = relevant_environment();
+    run.ranks = table;
+    run.nodes = comm.node_count();
+    writer = std::make_unique<ResultWriter>(output, opt.force, run);
+    std::printf("writing %s\n", output.c_str());
+    std::fflush(stdout);
+  }
+
+  Watchdog watchdog("rank " + std::to_string(comm.rank()) + " on " + comm.hostname());
+  Runner runner(comm, *device, clock, p.backend.backend, static_cast<std::uint64_t>(p.cfg.defaults.seed));
+  int failed = 0;
+  for (const auto& c : p.plan) {
+    if (root) {
+      std::printf("[%zu/%zu] %s ...", c.index + 1, p.plan.size(), c.label().c_str());
+      std::fflush(stdout);
+    }
+    watchdog.arm(c.label(), p.cfg.defaults.timeout_s);
+    CaseRecord rec = runner.run(c);
+    watchdog.disarm();
+    if (rec.status != "ok") ++failed;
+    if (root) {
+      writer->write_case(rec);
+      std::printf(" %s\n", summary_line(rec).c_str());
+      std::fflush(stdout);
+    }
+  }
+  gather_end_offsets(comm, estimate_clock_offset(comm), table);
+  if (root) {
+    writer->finish(true, failed ? "complete; " + std::to_string(failed) + " case(s) failed verification" : "complete",
+                   table);
+    std::printf("done: %s (gpuscale report %s)\n", output.c_str(), output.c_str());
+  }
+  return failed ? kExitFailure : kExitOk;
+}
+
+}  // namespace
+
+int cmd_run(const RunOptions& opt, int* argc, char*** argv) {
+  const Prepared p = prepare(opt);  // InputError -> exit 2, before MPI starts
+  MpiSession mpi(argc, argv);
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  try {
+    return run_plan(opt, p, comm);
+  } catch (const std::exception& e) {
+    // One rank failed: say where, and end the whole job so no rank waits forever.
+    print_error("rank " + std::to_string(comm.rank()) + " on " + comm.hostname() + ": " + e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+    return kExitFailure;
+  }
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,25 @@
+// The subcommands of the gpuscale command line; each returns the exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpuscale {
+
+struct RunOptions {
+  std::string config;
+  std::string output;  // empty: results/<config stem>-<timestamp>.h5
+  std::vector<std::string> sets;
+  bool force = false;
+  std::string command_line;
+};
+
+int cmd_run(const RunOptions& opt, int* argc, char*** argv);
+int cmd_check(const std::string& config, const std::vector<std::string>& sets);
+int cmd_report(const std::vector<std::string>& files, const std::string& format);
+int cmd_info(int* argc, char*** argv);
+
+// "gpuscale: error: MESSAGE" on stderr.
+void print_error(const std::string& message);
+
+}  // namespace gpuscale

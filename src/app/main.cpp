@@ -1,0 +1,110 @@
+// gpuscale: the command line. Parses, hands over to a subcommand, maps errors
+// to exit codes (2: bad input, 1: failure).
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+
+#include "app/commands.hpp"
+#include "app/run_metadata.hpp"
+#include "core/error.hpp"
+#include "workloads/workload.hpp"
+
+namespace gpuscale {
+
+void print_error(const std::string& message) { std::fprintf(stderr, "gpuscale: error: %s\n", message.c_str()); }
+
+namespace {
+
+std::string workloads_help() {
+  std::string s = "Workloads:\n";
+  for (const auto& e : workload_registry()) {
+    s += "  " + e.schema.name + ": " + e.schema.description + "\n    keys:";
+    for (const auto& p : e.schema.params) s += " " + p.key;
+    s += "\n";
+  }
+  return s;
+}
+
+std::string joined_args(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+}  // namespace
+}  // namespace gpuscale
+
+int main(int argc, char** argv) {
+  using namespace gpuscale;
+  CLI::App app{"gpuscale: how matmul work scales from one device, to all devices of a server, to many servers.\n"
+               "One MPI rank per device; rank 0 writes every raw timing to one HDF5 file per run."};
+  app.set_version_flag("--version", "gpuscale " + software_version());
+  app.require_subcommand(1);
+  app.footer("Examples:\n"
+             "  mpirun -np 2 gpuscale run configs/default.toml -o results/default.h5\n"
+             "  gpuscale report results/default.h5\n"
+             "Run 'gpuscale COMMAND --help' for the options of a command.");
+
+  RunOptions run_opt;
+  run_opt.command_line = joined_args(argc, argv);
+  auto* run = app.add_subcommand("run", "Run the experiments of a config file and write the results (HDF5)");
+  run->add_option("config", run_opt.config, "Experiment file (TOML)")->required();
+  run->add_option("-o,--output", run_opt.output, "Result file (default: results/<config>-<timestamp>.h5)");
+  run->add_option("--set", run_opt.sets,
+                  "Override a config key: KEY=VALUE, defaults.KEY=VALUE or EXPERIMENT.KEY=VALUE; "
+                  "the value is TOML (e.g. size=[256,512]); repeatable");
+  run->add_flag("--force", run_opt.force, "Overwrite the output file if it exists");
+  run->footer("Examples:\n"
+              "  mpirun -np 2 gpuscale run configs/default.toml -o results/default.h5\n"
+              "  mpirun -np 4 gpuscale run configs/auto-parallelism.toml --set reps=5 --set dtype=fp32\n"
+              "Every rank runs the same cases; 'serial' cases let the ranks take turns, 'parallel' ones\n"
+              "start all ranks together. Exit code: 0 ok, 1 failure (e.g. verification), 2 bad input,\n"
+              "3 a case ran past its timeout.\n\n" +
+              workloads_help());
+
+  std::string check_config;
+  std::vector<std::string> check_sets;
+  auto* check = app.add_subcommand("check", "Validate a config file and print its expanded plan (runs nothing)");
+  check->add_option("config", check_config, "Experiment file (TOML)")->required();
+  check->add_option("--set", check_sets, "Override a config key, as for 'run'");
+  check->footer("Example:\n  gpuscale check configs/default.toml --set size=[256,512]\n\n" + workloads_help());
+
+  std::vector<std::string> report_files;
+  std::string report_format = "table";
+  auto* report = app.add_subcommand("report", "Summarize result files: one row per case, speedup of parallel over serial");
+  report->add_option("files", report_files, "Result files (HDF5) written by 'gpuscale run'")->required();
+  report->add_option("--format", report_format, "table | csv | json (numbers as numbers)");
+  report->footer("Examples:\n  gpuscale report results/default.h5\n  gpuscale report results/default.h5 --format json\n"
+                 "Needs neither MPI nor mpirun.");
+
+  auto* info = app.add_subcommand("info", "Show where every rank runs and which device it uses, and why");
+  info->footer("Example:\n  mpirun -np 4 gpuscale info");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(std::string(e.what()) + "; see 'gpuscale --help'");
+    return kExitUsage;
+  }
+
+  try {
+    if (*run) return cmd_run(run_opt, &argc, &argv);
+    if (*check) return cmd_check(check_config, check_sets);
+    if (*report) return cmd_report(report_files, report_format);
+    if (*info) return cmd_info(&argc, &argv);
+  } catch (const InputError& e) {
+    print_error(e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return kExitFailure;
+  }
+  return kExitUsage;
+}

@@ -1,0 +1,77 @@
+#include "app/rank_table.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <limits>
+#include <sstream>
+
+namespace gpuscale {
+
+std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const DeviceInfo& dev, const ClockOffset& start) {
+  const auto host = comm.gather(comm.hostname());
+  const auto node = comm.gather(comm.node_index());
+  const auto lrank = comm.gather(comm.local_rank());
+  const auto lsize = comm.gather(comm.local_size());
+  const auto pid = comm.gather(static_cast<int>(getpid()));
+  const auto kind = comm.gather(dev.kind);
+  const auto name = comm.gather(dev.name);
+  const auto uuid = comm.gather(dev.uuid);
+  const auto pci = comm.gather(dev.pci_bus_id);
+  const auto off = comm.gather(std::vector<double>{start.offset_s, start.uncertainty_s});
+  std::vector<RankRecord> out;
+  for (std::size_t r = 0; r < host.size(); ++r) {
+    RankRecord rr;
+    rr.hostname = host[r];
+    rr.node_index = node[r];
+    rr.local_rank = lrank[r];
+    rr.local_size = lsize[r];
+    rr.pid = pid[r];
+    rr.device_kind = kind[r];
+    rr.device_name = name[r];
+    rr.device_uuid = uuid[r];
+    rr.device_pci_bus_id = pci[r];
+    rr.clock_offset_start_s = off[2 * r];
+    rr.clock_uncertainty_start_s = off[2 * r + 1];
+    rr.clock_offset_end_s = rr.clock_uncertainty_end_s = std::numeric_limits<double>::quiet_NaN();
+    out.push_back(rr);
+  }
+  return out;
+}
+
+void gather_end_offsets(const MpiCommunicator& comm, const ClockOffset& end, std::vector<RankRecord>& table) {
+  const auto off = comm.gather(std::vector<double>{end.offset_s, end.uncertainty_s});
+  for (std::size_t r = 0; r < table.size() && 2 * r + 1 < off.size(); ++r) {
+    table[r].clock_offset_end_s = off[2 * r];
+    table[r].clock_uncertainty_end_s = off[2 * r + 1];
+  }
+}
+
+std::string format_rank_table(const std::vector<RankRecord>& table, const std::vector<std::string>& notes) {
+  std::vector<std::vector<std::string>> cells{{"rank", "host", "node", "local", "device", "name", "clock offset", ""}};
+  for (std::size_t r = 0; r < table.size(); ++r) {
+    const auto& t = table[r];
+    std::ostringstream off;
+    off.precision(3);
+    off << t.clock_offset_start_s * 1e6 << " +- " << t.clock_uncertainty_start_s * 1e6 << " us";
+    cells.push_back({std::to_string(r), t.hostname, std::to_string(t.node_index),
+                     std::to_string(t.local_rank) + "/" + std::to_string(t.local_size), t.device_kind, t.device_name,
+                     off.str(), r < notes.size() ? notes[r] : ""});
+  }
+  std::vector<std::size_t> w(cells[0].size(), 0);
+  for (const auto& row : cells) {
+    for (std::size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], row[i].size());
+  }
+  std::ostringstream os;
+  for (const auto& row : cells) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i] + std::string(w[i] - row[i].size() + 2, ' ');
+    }
+    line.erase(line.find_last_not_of(' ') + 1);
+    os << "  " << line << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,22 @@
+// Gathers who-is-where of every rank to rank 0, for `info`, `run` and the file.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "comm/clock_sync.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "device/device.hpp"
+#include "io/result_model.hpp"
+
+namespace gpuscale {
+
+// Collective; the table on rank 0, {} elsewhere.
+std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const DeviceInfo& dev, const ClockOffset& start);
+// Collective; fills the end offsets of `table` on rank 0.
+void gather_end_offsets(const MpiCommunicator& comm, const ClockOffset& end, std::vector<RankRecord>& table);
+
+// A fixed-width table, one line per rank, with `notes` (per rank, may be empty) last.
+std::string format_rank_table(const std::vector<RankRecord>& table, const std::vector<std::string>& notes);
+
+}  // namespace gpuscale

@@ -1,0 +1,74 @@
+#include "app/run_metadata.hpp"
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <ctime>
+#include <regex>
+
+#include "device/cpu_device.hpp"
+#include "gpuscale_version.hpp"
+
+extern char** environ;
+
+namespace gpuscale {
+
+std::string software_version() { return GPUSCALE_VERSION; }
+
+namespace {
+std::string now_formatted(const char* f) {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, f, &tm);
+  return buf;
+}
+}  // namespace
+
+std::string iso8601_now() { return now_formatted("%Y-%m-%dT%H:%M:%S%z"); }
+
+std::string compact_timestamp_now() { return now_formatted("%Y%m%d-%H%M%S"); }
+
+std::string software_dependencies(const CudaStatus& cuda) {
+  std::string deps;
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(lib, &len);
+  std::smatch m;
+  const std::string mpi(lib, len);
+  if (std::regex_search(mpi, m, std::regex("Open MPI v([0-9][0-9.]*)"))) {
+    deps += "openmpi@" + m[1].str();
+  } else {
+    deps += "mpi@" + mpi.substr(0, mpi.find_first_of(",\n"));
+  }
+  unsigned maj = 0, min = 0, rel = 0;
+  H5get_libversion(&maj, &min, &rel);
+  deps += ";hdf5@" + std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
+  const std::string blas = blas_version();
+  if (std::regex_search(blas, m, std::regex("OpenBLAS ([0-9][0-9.]*)"))) deps += ";openblas@" + m[1].str();
+  if (cuda.built && !cuda.runtime_version.empty()) deps += ";cuda@" + cuda.runtime_version;
+  return deps;
+}
+
+std::vector<std::pair<std::string, std::string>> relevant_environment() {
+  static const char* prefixes[] = {"SLURM_", "OMPI_", "CUDA_", "NCCL_", "OPENBLAS_", "OMP_"};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv(*e);
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string k = kv.substr(0, eq);
+    for (const char* p : prefixes) {
+      if (k.rfind(p, 0) == 0) {
+        out.emplace_back(k, kv.substr(eq + 1));
+        break;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace gpuscale

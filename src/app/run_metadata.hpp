@@ -1,0 +1,21 @@
+// What a result file says about where and how it was made: date, versions of
+// the libraries, the relevant environment.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device/cuda_status.hpp"
+
+namespace gpuscale {
+
+std::string software_version();
+std::string iso8601_now();             // 2026-11-22T07:10:00+0000
+std::string compact_timestamp_now();   // 20261122-071000, for file names
+// "openmpi@4.1.4;hdf5@1.10.8;openblas@0.3.21;cuda@13.0". Call after MPI_Init.
+std::string software_dependencies(const CudaStatus& cuda);
+// SLURM_*, OMPI_*, CUDA_*, NCCL_*, OPENBLAS_*, OMP_* variables, sorted.
+std::vector<std::pair<std::string, std::string>> relevant_environment();
+
+}  // namespace gpuscale

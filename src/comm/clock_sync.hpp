@@ -1,0 +1,37 @@
+// Puts every rank's timestamps on rank 0's clock. Clocks of different nodes
+// are not one clock, so each rank's offset to rank 0 is estimated by
+// ping-pong, keeping the round trip with the least delay (its half is the
+// uncertainty of the estimate).
+#pragma once
+
+#include <vector>
+
+#include "comm/mpi_communicator.hpp"
+
+namespace gpuscale {
+
+struct ClockOffset {
+  double offset_s = 0.0;       // this rank's clock minus rank 0's clock
+  double uncertainty_s = 0.0;  // half the best round trip
+};
+
+// Collective. Each rank gets its own offset (rank 0: zero).
+ClockOffset estimate_clock_offset(const MpiCommunicator& comm, int rounds = 20);
+
+// Maps this rank's clock_now() readings to seconds since a run-wide epoch on
+// rank 0's clock.
+class CommonClock {
+ public:
+  CommonClock() = default;
+  // Collective: estimates the offset and agrees on the epoch (rank 0's now).
+  explicit CommonClock(const MpiCommunicator& comm);
+  double to_common(double local_t) const { return local_t - offset_.offset_s - epoch_; }
+  double now() const;
+  const ClockOffset& offset() const { return offset_; }
+
+ private:
+  ClockOffset offset_;
+  double epoch_ = 0.0;  // on rank 0's clock
+};
+
+}  // namespace gpuscale

@@ -1,0 +1,434 @@
+#include "core/config.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+
+namespace gpuscale {
+
+const std::vector<std::string>& backend_choices() {
+  static const std::vector<std::string> v{"auto", "cpu", "cuda"};
+  return v;
+}
+
+const std::vector<std::string>& mode_choices() {
+  static const std::vector<std::string> v{"serial", "parallel"};
+  return v;
+}
+
+const char* type_name(ParamType t) {
+  switch (t) {
+    case ParamType::Int: return "an integer";
+    case ParamType::Float: return "a number";
+    case ParamType::String: return "a string";
+    case ParamType::Bool: return "true or false";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr const char* kSetPrefix = "--set ";
+
+std::string where(const toml::source_region& src) {
+  const std::string path = src.path ? *src.path : std::string("<config>");
+  if (path.rfind(kSetPrefix, 0) == 0) return path;  // an override: "--set k=v"
+  std::ostringstream os;
+  os << path << ':' << src.begin.line << ':' << src.begin.column;
+  return os.str();
+}
+
+[[noreturn]] void fail(const toml::source_region& src, const std::string& msg) {
+  throw InputError(where(src) + ": " + msg);
+}
+
+std::string describe(const toml::node& n) {
+  std::ostringstream os;
+  switch (n.type()) {
+    case toml::node_type::string: os << "string \"" << n.as_string()->get() << '"'; break;
+    case toml::node_type::integer: os << "integer " << n.as_integer()->get(); break;
+    case toml::node_type::floating_point: os << "number " << n.as_floating_point()->get(); break;
+    case toml::node_type::boolean: os << (n.as_boolean()->get() ? "true" : "false"); break;
+    case toml::node_type::array: os << "an array"; break;
+    case toml::node_type::table: os << "a table"; break;
+    default: os << "a " << n.type(); break;
+  }
+  return os.str();
+}
+
+// Converts one scalar node to a Value of the spec's type, checking range and choices.
+Value convert(const toml::node& n, const ParamSpec& spec, const std::string& context) {
+  const std::string key = context + "key '" + spec.key + "'";
+  Value v;
+  switch (spec.type) {
+    case ParamType::Int:
+      if (!n.is_integer()) fail(n.source(), key + " must be " + type_name(spec.type) + ", got " + describe(n));
+      v = n.as_integer()->get();
+      break;
+    case ParamType::Float:
+      if (n.is_integer()) {
+        v = static_cast<double>(n.as_integer()->get());
+      } else if (n.is_floating_point() && std::isfinite(n.as_floating_point()->get())) {
+        v = n.as_floating_point()->get();
+      } else {
+        fail(n.source(), key + " must be " + type_name(spec.type) + ", got " + describe(n));
+      }
+      break;
+    case ParamType::String:
+      if (!n.is_string()) fail(n.source(), key + " must be " + type_name(spec.type) + ", got " + describe(n));
+      v = n.as_string()->get();
+      break;
+    case ParamType::Bool:
+      if (!n.is_boolean()) fail(n.source(), key + " must be " + type_name(spec.type) + ", got " + describe(n));
+      v = n.as_boolean()->get();
+      break;
+  }
+  if (spec.type == ParamType::Int || spec.type == ParamType::Float) {
+    const double x = spec.type == ParamType::Int ? static_cast<double>(std::get<std::int64_t>(v)) : std::get<double>(v);
+    if (x < spec.min) {
+      std::ostringstream os;
+      if (spec.type == ParamType::Int) {
+        os << key << " must be at least " << static_cast<long long>(spec.min) << ", got " << to_string(v);
+      } else {
+        os << key << " must be greater than " << spec.min << ", got " << to_string(v);
+      }
+      fail(n.source(), os.str());
+    }
+    if (spec.type == ParamType::Float && spec.min == 0.0 && x <= 0.0) {
+      fail(n.source(), key + " must be greater than 0, got " + to_string(v));
+    }
+  }
+  if (spec.type == ParamType::String && !spec.choices.empty()) {
+    const auto& s = std::get<std::string>(v);
+    if (std::find(spec.choices.begin(), spec.choices.end(), s) == spec.choices.end()) {
+      fail(n.source(), key + " must be one of " + join(spec.choices, ", ") + "; got \"" + s + "\"" +
+                           did_you_mean(s, spec.choices));
+    }
+  }
+  return v;
+}
+
+// A scalar, or an array of scalars (a sweep): the list of values.
+std::vector<Value> convert_list(const toml::node& n, const ParamSpec& spec, const std::string& context) {
+  std::vector<Value> out;
+  if (const auto* arr = n.as_array()) {
+    if (arr->empty()) fail(n.source(), context + "key '" + spec.key + "' is an empty list; give at least one value");
+    for (const auto& e : *arr) {
+      if (e.is_array() || e.is_table()) {
+        fail(e.source(), context + "key '" + spec.key + "' must be " + type_name(spec.type) +
+                             " or a list of them, got a nested " + describe(e));
+      }
+      out.push_back(convert(e, spec, context));
+    }
+  } else if (n.is_table()) {
+    fail(n.source(), context + "key '" + spec.key + "' must be " + type_name(spec.type) + ", got a table");
+  } else {
+    out.push_back(convert(n, spec, context));
+  }
+  return out;
+}
+
+std::vector<ParamSpec> defaults_specs() {
+  return {
+      {"backend", ParamType::String, "auto | cpu | cuda", Value{std::string("auto")}, 0, backend_choices()},
+      {"warmup", ParamType::Int, "untimed samples before the timed ones", Value{std::int64_t{2}}, 0, {}},
+      {"reps", ParamType::Int, "timed samples per rank", Value{std::int64_t{10}}, 1, {}},
+      {"threads", ParamType::Int, "BLAS threads per rank (CPU backend)", Value{std::int64_t{1}}, 1, {}},
+      {"timeout", ParamType::Float, "seconds a case may run before the job is aborted", Value{600.0}, 0, {}},
+      {"seed", ParamType::Int, "seed of the input generator", Value{std::int64_t{42}}, 0, {}},
+  };
+}
+
+// Keys of an experiment that are not parameters of its workload.
+const std::vector<std::string>& experiment_fixed_keys() {
+  static const std::vector<std::string> v{"name", "workload", "modes"};
+  return v;
+}
+
+// Parameters every experiment has; their defaults come from [defaults].
+std::vector<ParamSpec> common_specs(const Defaults& d) {
+  auto specs = defaults_specs();
+  std::vector<ParamSpec> out;
+  for (auto& s : specs) {
+    if (s.key == "warmup") s.default_value = Value{d.warmup};
+    else if (s.key == "reps") s.default_value = Value{d.reps};
+    else if (s.key == "threads") s.default_value = Value{d.threads};
+    else continue;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<std::string> keys_of(const std::vector<ParamSpec>& specs) {
+  std::vector<std::string> out;
+  for (const auto& s : specs) out.push_back(s.key);
+  return out;
+}
+
+const WorkloadSchema* find_schema(const std::vector<WorkloadSchema>& ws, const std::string& name) {
+  for (const auto& w : ws) {
+    if (w.name == name) return &w;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> workload_names(const std::vector<WorkloadSchema>& ws) {
+  std::vector<std::string> out;
+  for (const auto& w : ws) out.push_back(w.name);
+  return out;
+}
+
+// All keys an experiment of this workload accepts, for messages and --set.
+std::vector<std::string> experiment_keys(const WorkloadSchema* w) {
+  auto keys = experiment_fixed_keys();
+  for (const auto& k : keys_of(common_specs(Defaults{}))) keys.push_back(k);
+  if (w) {
+    for (const auto& s : w->params) keys.push_back(s.key);
+  }
+  return keys;
+}
+
+// The value of "--set KEY=VALUE" as a parsed TOML node whose source names the override.
+// TOML ("[256, 512]", "2.5", "\"fp32\"") is read as such; a bare word is taken as a string.
+toml::table parse_override_value(const std::string& value, const std::string& source) {
+  try {
+    return toml::parse("v = " + value, source);
+  } catch (const toml::parse_error&) {
+  }
+  std::string quoted;
+  for (char c : value) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    quoted += c;
+  }
+  try {
+    return toml::parse("v = \"" + quoted + "\"", source);
+  } catch (const toml::parse_error& e) {
+    throw InputError(source + ": cannot read the value: " + std::string(e.description()));
+  }
+}
+
+// toml++ drops source positions when a node is copied, so each target gets a
+// freshly parsed value, moved in.
+void set_override(toml::table& t, const std::string& key, const std::string& value, const std::string& source) {
+  toml::table snippet = parse_override_value(value, source);
+  toml::node& n = *snippet.get("v");
+  switch (n.type()) {
+    case toml::node_type::array: t.insert_or_assign(key, std::move(*n.as_array())); break;
+    case toml::node_type::table: t.insert_or_assign(key, std::move(*n.as_table())); break;
+    case toml::node_type::string: t.insert_or_assign(key, std::move(*n.as_string())); break;
+    case toml::node_type::integer: t.insert_or_assign(key, std::move(*n.as_integer())); break;
+    case toml::node_type::floating_point: t.insert_or_assign(key, std::move(*n.as_floating_point())); break;
+    case toml::node_type::boolean: t.insert_or_assign(key, std::move(*n.as_boolean())); break;
+    default: throw InputError(source + ": unsupported value (dates and times are not parameters)");
+  }
+}
+
+void apply_override(toml::table& root, const std::string& text, const std::vector<WorkloadSchema>& workloads) {
+  const std::string source = kSetPrefix + text;
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError(source + ": expected KEY=VALUE (e.g. --set reps=5 or --set gemm-512.size=1024)");
+  }
+  std::string key = text.substr(0, eq);
+  const std::string value = text.substr(eq + 1);
+  std::string scope;
+  if (const auto dot = key.find('.'); dot != std::string::npos) {
+    scope = key.substr(0, dot);
+    key = key.substr(dot + 1);
+  }
+  const auto dkeys = keys_of(defaults_specs());
+  const bool is_default_key = std::find(dkeys.begin(), dkeys.end(), key) != dkeys.end();
+
+  if (scope == "defaults" || (scope.empty() && is_default_key)) {
+    if (!is_default_key) {
+      throw InputError(source + ": unknown key 'defaults." + key + "'" + did_you_mean(key, dkeys) +
+                       "; valid keys: " + join(dkeys, ", "));
+    }
+    if (!root.contains("defaults")) root.insert("defaults", toml::table{});
+    if (auto* d = root["defaults"].as_table()) set_override(*d, key, value, source);
+    return;
+  }
+  std::vector<std::string> names;
+  std::vector<std::string> all_keys = dkeys;
+  bool applied = false;
+  if (auto* experiments = root["experiment"].as_array()) {
+    for (auto& e : *experiments) {
+      auto* t = e.as_table();
+      if (!t) continue;
+      const auto* name = t->get_as<std::string>("name");
+      names.push_back(name ? name->get() : "");
+      if (!scope.empty() && scope != names.back()) continue;
+      const auto* wl = t->get_as<std::string>("workload");
+      const auto keys = experiment_keys(find_schema(workloads, wl ? wl->get() : ""));
+      all_keys.insert(all_keys.end(), keys.begin(), keys.end());
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+        if (!scope.empty()) {
+          throw InputError(source + ": experiment '" + scope + "' has no key '" + key + "'" + did_you_mean(key, keys) +
+                           "; valid keys: " + join(keys, ", "));
+        }
+        continue;
+      }
+      set_override(*t, key, value, source);
+      applied = true;
+    }
+  }
+  if (!scope.empty() && std::find(names.begin(), names.end(), scope) == names.end()) {
+    throw InputError(source + ": no experiment named '" + scope + "'" + did_you_mean(scope, names) +
+                     "; experiments: " + join(names, ", ") + " (or use defaults." + key + ")");
+  }
+  if (!applied) {
+    std::sort(all_keys.begin(), all_keys.end());
+    all_keys.erase(std::unique(all_keys.begin(), all_keys.end()), all_keys.end());
+    throw InputError(source + ": unknown key '" + key + "'" + did_you_mean(key, all_keys) +
+                     "; valid keys: " + join(all_keys, ", "));
+  }
+}
+
+void parse_defaults(const toml::table& t, Defaults& d) {
+  const auto specs = defaults_specs();
+  const auto keys = keys_of(specs);
+  for (auto&& [k, node] : t) {
+    const std::string key(k.str());
+    auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.key == key; });
+    if (it == specs.end()) {
+      fail(k.source(), "unknown key '" + key + "' in [defaults]" + did_you_mean(key, keys) +
+                           "; valid keys: " + join(keys, ", "));
+    }
+    if (node.is_array() || node.is_table()) {
+      fail(node.source(), "[defaults] key '" + key + "' must be " + type_name(it->type) + ", got " + describe(node) +
+                              " (lists belong in an [[experiment]])");
+    }
+    const Value v = convert(node, *it, "[defaults] ");
+    if (key == "backend") d.backend = std::get<std::string>(v);
+    else if (key == "warmup") d.warmup = std::get<std::int64_t>(v);
+    else if (key == "reps") d.reps = std::get<std::int64_t>(v);
+    else if (key == "threads") d.threads = std::get<std::int64_t>(v);
+    else if (key == "timeout") d.timeout_s = std::get<double>(v);
+    else if (key == "seed") d.seed = std::get<std::int64_t>(v);
+  }
+}
+
+Experiment parse_experiment(const toml::table& t, std::size_t index, const Defaults& d,
+                            const std::vector<WorkloadSchema>& workloads) {
+  Experiment e;
+  e.name = "experiment #" + std::to_string(index + 1);
+  std::string ctx = e.name + ": ";
+  if (auto n = t.get("name")) {
+    if (!n->is_string() || n->as_string()->get().empty()) {
+      fail(n->source(), ctx + "key 'name' must be a non-empty string, got " + describe(*n));
+    }
+    e.name = n->as_string()->get();
+    if (e.name.find('/') != std::string::npos) fail(n->source(), ctx + "key 'name' must not contain '/'");
+    ctx = "experiment '" + e.name + "': ";
+  }
+  const auto names = workload_names(workloads);
+  const toml::node* wl = t.get("workload");
+  if (!wl) fail(t.source(), ctx + "missing key 'workload' (one of " + join(names, ", ") + ")");
+  if (!wl->is_string()) fail(wl->source(), ctx + "key 'workload' must be a string, got " + describe(*wl));
+  e.workload = wl->as_string()->get();
+  const WorkloadSchema* schema = find_schema(workloads, e.workload);
+  if (!schema) {
+    fail(wl->source(), ctx + "unknown workload \"" + e.workload + "\"" + did_you_mean(e.workload, names) +
+                           "; valid workloads: " + join(names, ", "));
+  }
+
+  std::vector<ParamSpec> specs = common_specs(d);
+  specs.insert(specs.end(), schema->params.begin(), schema->params.end());
+  const auto valid = experiment_keys(schema);
+
+  for (auto&& [k, node] : t) {
+    const std::string key(k.str());
+    if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
+      fail(k.source(), ctx + "unknown key '" + key + "'" + did_you_mean(key, valid) +
+                           "; valid keys: " + join(valid, ", "));
+    }
+  }
+
+  ParamSpec mode_spec{"modes", ParamType::String, "", std::nullopt, 0, mode_choices()};
+  if (auto m = t.get("modes")) {
+    for (const auto& v : convert_list(*m, mode_spec, ctx)) {
+      const auto& s = std::get<std::string>(v);
+      if (std::find(e.modes.begin(), e.modes.end(), s) != e.modes.end()) {
+        fail(m->source(), ctx + "mode \"" + s + "\" is listed twice");
+      }
+      e.modes.push_back(s);
+    }
+  } else {
+    e.modes = mode_choices();
+  }
+
+  for (const auto& spec : specs) {
+    if (auto n = t.get(spec.key)) {
+      e.params.emplace_back(spec.key, convert_list(*n, spec, ctx));
+    } else if (spec.default_value) {
+      e.params.emplace_back(spec.key, std::vector<Value>{*spec.default_value});
+    }
+  }
+  return e;
+}
+
+}  // namespace
+
+Config parse_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
+                    const std::vector<WorkloadSchema>& workloads) {
+  Config cfg;
+  cfg.source = source;
+  cfg.text = text;
+  cfg.overrides = overrides;
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    fail(e.source(), "TOML syntax error: " + std::string(e.description()));
+  }
+
+  for (const auto& o : overrides) apply_override(root, o, workloads);
+
+  static const std::vector<std::string> top{"defaults", "experiment"};
+  for (auto&& [k, node] : root) {
+    const std::string key(k.str());
+    if (std::find(top.begin(), top.end(), key) == top.end()) {
+      fail(k.source(), "unknown top-level key '" + key + "'" + did_you_mean(key, top) +
+                           "; valid: [defaults] and [[experiment]] tables");
+    }
+  }
+  if (auto d = root.get("defaults")) {
+    if (!d->is_table()) fail(d->source(), "'defaults' must be a table: [defaults]");
+    parse_defaults(*d->as_table(), cfg.defaults);
+  }
+  const toml::node* ex = root.get("experiment");
+  if (!ex) throw InputError(source + ": no experiments: add at least one [[experiment]] table");
+  const toml::array* arr = ex->as_array();
+  if (!arr || !arr->is_array_of_tables() || arr->empty()) {
+    fail(ex->source(), "'experiment' must be a list of tables: write each as [[experiment]]");
+  }
+  for (std::size_t i = 0; i < arr->size(); ++i) {
+    Experiment e = parse_experiment(*arr->get(i)->as_table(), i, cfg.defaults, workloads);
+    for (const auto& other : cfg.experiments) {
+      if (other.name == e.name) fail(arr->get(i)->source(), "two experiments are named '" + e.name + "'");
+    }
+    cfg.experiments.push_back(std::move(e));
+  }
+  return cfg;
+}
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot read the file (does it exist?)");
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides,
+                   const std::vector<WorkloadSchema>& workloads) {
+  return parse_config(read_text_file(path), path, overrides, workloads);
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,58 @@
+// The experiment file (TOML): defaults plus a list of experiments whose
+// list-valued keys expand into cases. Loading validates every key and value
+// against the workload schemas and reports the file, line and key of a mistake.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/param_spec.hpp"
+#include "core/value.hpp"
+
+namespace gpuscale {
+
+struct Defaults {
+  std::string backend = "auto";  // auto | cpu | cuda
+  std::int64_t warmup = 2;
+  std::int64_t reps = 10;
+  std::int64_t threads = 1;      // BLAS threads per rank
+  double timeout_s = 600.0;      // per case, per rank
+  std::int64_t seed = 42;
+};
+
+struct Experiment {
+  std::string name;
+  std::string workload;
+  std::vector<std::string> modes;  // serial | parallel
+  // Every parameter (common ones first, then the workload's) with its values;
+  // one value unless the config gave a list. Optional parameters not given are absent.
+  std::vector<std::pair<std::string, std::vector<Value>>> params;
+};
+
+struct Config {
+  std::string source;  // file path, for messages and the result file
+  std::string text;    // the file as read
+  std::vector<std::string> overrides;  // --set KEY=VALUE, as given
+  Defaults defaults;
+  std::vector<Experiment> experiments;
+};
+
+const std::vector<std::string>& backend_choices();
+const std::vector<std::string>& mode_choices();
+
+// Parses and validates. Throws InputError with "SOURCE:LINE:COL: message".
+// `overrides` are "KEY=VALUE" strings: KEY is defaults.K, EXPERIMENT.K, or K
+// (a default when K is one, else every experiment whose workload has K).
+Config parse_config(const std::string& text, const std::string& source,
+                    const std::vector<std::string>& overrides,
+                    const std::vector<WorkloadSchema>& workloads);
+
+// Reads the file (InputError if it cannot) and parses it.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides,
+                   const std::vector<WorkloadSchema>& workloads);
+
+std::string read_text_file(const std::string& path);  // InputError when unreadable
+
+}  // namespace gpuscale

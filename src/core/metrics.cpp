@@ -1,0 +1,65 @@
+#include "core/metrics.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/stats.hpp"
+
+namespace gpuscale {
+
+namespace {
+void check_shape(const std::vector<double>& x, int ranks, int reps) {
+  if (ranks <= 0 || reps <= 0 || x.size() != static_cast<std::size_t>(ranks) * static_cast<std::size_t>(reps)) {
+    throw std::invalid_argument("samples do not have the shape [ranks][reps]");
+  }
+}
+}  // namespace
+
+std::vector<double> serial_totals(const std::vector<double>& d, int ranks, int reps) {
+  check_shape(d, ranks, reps);
+  std::vector<double> out(reps, 0.0);
+  for (int r = 0; r < ranks; ++r) {
+    for (int i = 0; i < reps; ++i) out[i] += d[static_cast<std::size_t>(r) * reps + i];
+  }
+  return out;
+}
+
+std::vector<double> makespans(const std::vector<double>& start, const std::vector<double>& end, int ranks, int reps) {
+  check_shape(start, ranks, reps);
+  check_shape(end, ranks, reps);
+  std::vector<double> out(reps);
+  for (int i = 0; i < reps; ++i) {
+    double lo = start[i], hi = end[i];
+    for (int r = 1; r < ranks; ++r) {
+      lo = std::min(lo, start[static_cast<std::size_t>(r) * reps + i]);
+      hi = std::max(hi, end[static_cast<std::size_t>(r) * reps + i]);
+    }
+    out[i] = hi - lo;
+  }
+  return out;
+}
+
+std::vector<double> rank_medians(const std::vector<double>& x, int ranks, int reps) {
+  check_shape(x, ranks, reps);
+  std::vector<double> out;
+  for (int r = 0; r < ranks; ++r) {
+    const auto first = x.begin() + static_cast<std::ptrdiff_t>(r) * reps;
+    out.push_back(median(std::vector<double>(first, first + reps)));
+  }
+  return out;
+}
+
+std::vector<double> durations(const std::vector<double>& start, const std::vector<double>& end) {
+  if (start.size() != end.size()) throw std::invalid_argument("start and end differ in length");
+  std::vector<double> out(start.size());
+  for (std::size_t i = 0; i < start.size(); ++i) out[i] = end[i] - start[i];
+  return out;
+}
+
+double gemm_flops(double m, double n, double k) { return 2.0 * m * n * k; }
+
+double speedup(double serial_s, double parallel_s) { return serial_s / parallel_s; }
+
+double efficiency(double s, int ranks) { return s / ranks; }
+
+}  // namespace gpuscale

@@ -1,0 +1,27 @@
+// The derived numbers the report prints, in one place so their definitions
+// (see docs/metrics.md) are tested once.
+#pragma once
+
+#include <vector>
+
+namespace gpuscale {
+
+// Samples are stored [ranks][reps], row-major: x[r * reps + i].
+
+// serial mode: ranks ran one after another, so sample i took the sum over ranks.
+std::vector<double> serial_totals(const std::vector<double>& durations, int ranks, int reps);
+
+// parallel mode: sample i took max(end) - min(start) over ranks (common clock).
+std::vector<double> makespans(const std::vector<double>& start, const std::vector<double>& end, int ranks, int reps);
+
+// Median of each rank's samples.
+std::vector<double> rank_medians(const std::vector<double>& x, int ranks, int reps);
+
+// One sample of each rank: end - start.
+std::vector<double> durations(const std::vector<double>& start, const std::vector<double>& end);
+
+double gemm_flops(double m, double n, double k);  // 2mnk
+double speedup(double serial_s, double parallel_s);
+double efficiency(double speedup, int ranks);
+
+}  // namespace gpuscale

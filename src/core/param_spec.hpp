@@ -1,0 +1,35 @@
+// What a parameter may hold: type, range, choices and default. Workloads declare
+// theirs; the config loader checks every value against them.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/value.hpp"
+
+namespace gpuscale {
+
+enum class ParamType { Int, Float, String, Bool };
+
+const char* type_name(ParamType t);  // "an integer", "a number", ...
+
+struct ParamSpec {
+  std::string key;
+  ParamType type = ParamType::Int;
+  std::string help;
+  std::optional<Value> default_value;  // nullopt: optional, absent unless given
+  double min = -std::numeric_limits<double>::infinity();  // Int and Float
+  std::vector<std::string> choices;                       // String; empty = any
+};
+
+// The parameters every experiment has besides its workload's own.
+struct WorkloadSchema {
+  std::string name;
+  std::string description;
+  std::vector<ParamSpec> params;
+};
+
+}  // namespace gpuscale

@@ -1,0 +1,33 @@
+// The plan: every experiment expanded into cases, one per combination of its
+// list-valued parameters (cartesian product), modes innermost so each
+// serial case is followed by its parallel twin.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/value.hpp"
+
+namespace gpuscale {
+
+struct Case {
+  std::size_t index = 0;  // position in the plan, from 0
+  std::string experiment;
+  std::string workload;
+  std::string mode;
+  Params params;  // warmup, reps, threads, then the workload's own
+
+  // Workload parameters only (not warmup/reps/threads): "size=512 dtype=fp64 ops=4".
+  std::string param_label() const;
+  // "gemm-512 size=512 dtype=fp64 ops=4 [serial]"
+  std::string label() const;
+};
+
+// Names of the parameters every case has besides its workload's.
+const std::vector<std::string>& runner_param_keys();
+
+std::vector<Case> expand(const Config& cfg);
+
+}  // namespace gpuscale

@@ -1,0 +1,16 @@
+// Order statistics of timing samples. Medians, not means: this is what the
+// report quotes, since timings on shared machines have heavy upper tails.
+#pragma once
+
+#include <vector>
+
+namespace gpuscale {
+
+// Linear interpolation between closest ranks (numpy's default). q in [0, 1].
+// Throws std::invalid_argument on an empty sample.
+double quantile(std::vector<double> samples, double q);
+double median(const std::vector<double>& samples);
+double minimum(const std::vector<double>& samples);
+double maximum(const std::vector<double>& samples);
+
+}  // namespace gpuscale

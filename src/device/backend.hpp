@@ -1,0 +1,22 @@
+// Choosing the backend of a run (auto | cpu | cuda) and making its device.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "device/cuda_status.hpp"
+#include "device/device.hpp"
+
+namespace gpuscale {
+
+struct BackendChoice {
+  std::string backend;  // what runs: "cpu" (or "cuda" once that backend exists)
+  std::string reason;   // why, for the output and the result file
+};
+
+// Throws InputError when "cuda" is asked for and cannot be had.
+BackendChoice choose_backend(const std::string& requested, const CudaStatus& cuda);
+
+std::unique_ptr<Device> make_device(const BackendChoice& choice);
+
+}  // namespace gpuscale

@@ -1,0 +1,19 @@
+// Whether this build has a CUDA backend and whether a device is usable: the
+// answer behind backend = "auto" and `gpuscale info`. Compiles without CUDA.
+#pragma once
+
+#include <string>
+
+namespace gpuscale {
+
+struct CudaStatus {
+  bool built = false;   // compiled with CUDA
+  bool usable = false;  // at least one device answered
+  int device_count = 0;
+  std::string runtime_version;  // "13.0" where built
+  std::string reason;           // why not usable, as one clause
+};
+
+CudaStatus probe_cuda();
+
+}  // namespace gpuscale

@@ -1,0 +1,48 @@
+// RAII for HDF5 ids and a check that turns a failed call into a RuntimeError
+// carrying the call, file:line and the HDF5 error stack.
+#pragma once
+
+#include <hdf5.h>
+
+#include <string>
+
+namespace gpuscale {
+
+// Silences HDF5's own printing: errors reach the user through our messages.
+void hdf5_quiet();
+
+// Throws when rc < 0 (the HDF5 convention for failure).
+hid_t hdf5_check(hid_t rc, const char* call, const char* file, int line);
+
+class H5Id {
+ public:
+  using Close = herr_t (*)(hid_t);
+  H5Id() = default;
+  H5Id(hid_t id, Close close) : id_(id), close_(close) {}
+  H5Id(H5Id&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = H5I_INVALID_HID; }
+  H5Id& operator=(H5Id&& o) noexcept {
+    if (this != &o) {
+      reset();
+      id_ = o.id_;
+      close_ = o.close_;
+      o.id_ = H5I_INVALID_HID;
+    }
+    return *this;
+  }
+  H5Id(const H5Id&) = delete;
+  H5Id& operator=(const H5Id&) = delete;
+  ~H5Id() { reset(); }
+  hid_t get() const { return id_; }
+  void reset() noexcept {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = H5I_INVALID_HID;
+  }
+
+ private:
+  hid_t id_ = H5I_INVALID_HID;
+  Close close_ = nullptr;
+};
+
+}  // namespace gpuscale
+
+#define GPUSCALE_H5(call) ::gpuscale::hdf5_check((call), #call, __FILE__, __LINE__)

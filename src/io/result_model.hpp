@@ -1,0 +1,63 @@
+// What a result file holds, as plain structs: the writer stores them, the
+// reader returns them, the report computes from them. Layout and units:
+// docs/results-format.md.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/value.hpp"
+
+namespace gpuscale {
+
+constexpr const char* kSchemaVersion = "1.0";
+
+struct RankRecord {
+  std::string hostname;
+  int node_index = 0;
+  int local_rank = 0;
+  int local_size = 1;
+  int pid = 0;
+  std::string device_kind, device_name, device_uuid, device_pci_bus_id;
+  // This rank's clock minus rank 0's, at the start and the end of the run.
+  double clock_offset_start_s = 0.0, clock_uncertainty_start_s = 0.0;
+  double clock_offset_end_s = 0.0, clock_uncertainty_end_s = 0.0;
+};
+
+struct CaseRecord {
+  std::size_t index = 0;
+  std::string experiment, workload, mode, backend;
+  std::string status;  // "ok" | "verify-failed"
+  int ranks = 1, nodes = 1, reps = 0, warmup = 0;
+  Params params;  // everything the case was run with (warmup, reps, threads, workload's own)
+  double flops_per_sample = 0.0;
+  double bytes_per_sample = 0.0;
+  // [ranks][reps], row-major, seconds.
+  std::vector<double> device_time_s;  // device time of the sample (events)
+  std::vector<double> wall_start_s;   // host time at start, common clock (s since the run's epoch)
+  std::vector<double> wall_end_s;     // host time after synchronize, common clock
+  std::vector<double> verify_error;   // [ranks]
+  double verify_tolerance = 0.0;
+};
+
+struct RunRecord {
+  std::string software = "gpuscale";
+  std::string software_version;
+  std::string date;  // ISO 8601 with offset
+  std::string schema_version = kSchemaVersion;
+  std::string software_dependencies;  // "openmpi@4.1.4;hdf5@1.10.8;..."
+  std::string command_line;
+  std::string config_file, config_text, config_overrides;
+  std::string backend, backend_reason;
+  std::string slurm_job_id;
+  bool complete = false;
+  std::string status;  // "running" | "complete" | "failed: ..."
+  std::vector<std::pair<std::string, std::string>> environment;
+  std::vector<RankRecord> ranks;
+  int nodes = 1;
+  std::vector<CaseRecord> cases;
+};
+
+}  // namespace gpuscale

@@ -1,0 +1,116 @@
+#include "io/result_reader.hpp"
+
+#include <sys/stat.h>
+
+#include "core/error.hpp"
+#include "io/hdf5_io.hpp"
+
+namespace gpuscale {
+
+RunRecord read_result_file(const std::string& path) {
+  hdf5_quiet();
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(path + ": not an HDF5 file");
+  }
+  H5Id file(GPUSCALE_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)), H5Fclose);
+  const hid_t f = file.get();
+  if (!h5::has_attr(f, "software") || h5::read_string_attr(f, "software") != "gpuscale") {
+    throw InputError(path + ": not a gpuscale result file (no software = \"gpuscale\" attribute)");
+  }
+  RunRecord run;
+  run.software_version = h5::read_string_attr(f, "softwareVersion");
+  run.date = h5::read_string_attr(f, "date");
+  run.schema_version = h5::read_string_attr(f, "schemaVersion");
+  if (run.schema_version.substr(0, run.schema_version.find('.')) !=
+      std::string(kSchemaVersion).substr(0, std::string(kSchemaVersion).find('.'))) {
+    throw InputError(path + ": schemaVersion " + run.schema_version + " is not readable by this gpuscale (reads " +
+                     kSchemaVersion + ")");
+  }
+  run.software_dependencies = h5::read_string_attr(f, "softwareDependencies");
+  run.command_line = h5::read_string_attr(f, "commandLine");
+  run.config_file = h5::read_string_attr(f, "configFile");
+  run.config_text = h5::read_string_attr(f, "config");
+  run.config_overrides = h5::read_string_attr(f, "configOverrides");
+  run.backend = h5::read_string_attr(f, "backend");
+  run.backend_reason = h5::read_string_attr(f, "backendReason");
+  run.slurm_job_id = h5::read_string_attr(f, "slurmJobId");
+  run.nodes = static_cast<int>(h5::read_int_attr(f, "nodes"));
+  run.complete = h5::read_int_attr(f, "complete") != 0;
+  run.status = h5::read_string_attr(f, "status");
+  {
+    H5Id env = h5::open_group(f, "environment");
+    for (const auto& k : h5::attr_names(env.get())) run.environment.emplace_back(k, h5::read_string_attr(env.get(), k));
+  }
+  {
+    H5Id g = h5::open_group(f, "ranks");
+    const hid_t id = g.get();
+    const auto host = h5::read_strings(id, "hostname");
+    const auto node = h5::read_ints(id, "node_index");
+    const auto lrank = h5::read_ints(id, "local_rank");
+    const auto lsize = h5::read_ints(id, "local_size");
+    const auto pid = h5::read_ints(id, "pid");
+    const auto kind = h5::read_strings(id, "device_kind");
+    const auto name = h5::read_strings(id, "device_name");
+    const auto uuid = h5::read_strings(id, "device_uuid");
+    const auto pci = h5::read_strings(id, "device_pci_bus_id");
+    const auto o0 = h5::read_doubles(id, "clock_offset_start");
+    const auto u0 = h5::read_doubles(id, "clock_uncertainty_start");
+    const auto o1 = h5::read_doubles(id, "clock_offset_end");
+    const auto u1 = h5::read_doubles(id, "clock_uncertainty_end");
+    for (std::size_t r = 0; r < host.size(); ++r) {
+      RankRecord rr;
+      rr.hostname = host[r];
+      rr.node_index = static_cast<int>(node.at(r));
+      rr.local_rank = static_cast<int>(lrank.at(r));
+      rr.local_size = static_cast<int>(lsize.at(r));
+      rr.pid = static_cast<int>(pid.at(r));
+      rr.device_kind = kind.at(r);
+      rr.device_name = name.at(r);
+      rr.device_uuid = uuid.at(r);
+      rr.device_pci_bus_id = pci.at(r);
+      rr.clock_offset_start_s = o0.at(r);
+      rr.clock_uncertainty_start_s = u0.at(r);
+      rr.clock_offset_end_s = o1.at(r);
+      rr.clock_uncertainty_end_s = u1.at(r);
+      run.ranks.push_back(rr);
+    }
+  }
+  H5Id cases = h5::open_group(f, "cases");
+  for (const auto& name : h5::child_names(cases.get())) {
+    H5Id g = h5::open_group(cases.get(), name);
+    const hid_t id = g.get();
+    CaseRecord c;
+    c.index = static_cast<std::size_t>(h5::read_int_attr(id, "index"));
+    c.experiment = h5::read_string_attr(id, "name");
+    c.workload = h5::read_string_attr(id, "workload");
+    c.mode = h5::read_string_attr(id, "mode");
+    c.backend = h5::read_string_attr(id, "backend");
+    c.status = h5::read_string_attr(id, "status");
+    c.ranks = static_cast<int>(h5::read_int_attr(id, "ranks"));
+    c.nodes = static_cast<int>(h5::read_int_attr(id, "nodes"));
+    c.reps = static_cast<int>(h5::read_int_attr(id, "reps"));
+    c.warmup = static_cast<int>(h5::read_int_attr(id, "warmup"));
+    c.flops_per_sample = h5::read_double_attr(id, "flops_per_sample");
+    c.bytes_per_sample = h5::read_double_attr(id, "bytes_per_sample");
+    c.verify_tolerance = h5::read_double_attr(id, "verify_tolerance");
+    {
+      H5Id p = h5::open_group(id, "parameters");
+      for (const auto& k : h5::attr_names(p.get())) c.params.set(k, h5::read_value_attr(p.get(), k));
+    }
+    c.device_time_s = h5::read_doubles(id, "device_time");
+    c.wall_start_s = h5::read_doubles(id, "wall_start");
+    c.wall_end_s = h5::read_doubles(id, "wall_end");
+    c.verify_error = h5::read_doubles(id, "verify_error");
+    const std::size_t want = static_cast<std::size_t>(c.ranks) * static_cast<std::size_t>(c.reps);
+    if (c.device_time_s.size() != want || c.wall_start_s.size() != want || c.wall_end_s.size() != want) {
+      throw RuntimeError(path + ": case " + name + " has datasets of the wrong shape");
+    }
+    run.cases.push_back(std::move(c));
+  }
+  return run;
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,140 @@
+#include "io/result_writer.hpp"
+
+#include <cstdio>
+
+#include "io/hdf5_io.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+std::string case_group_name(std::size_t index) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%04zu", index);
+  return buf;
+}
+
+template <class F>
+std::vector<std::string> column(const std::vector<RankRecord>& ranks, F f) {
+  std::vector<std::string> out;
+  for (const auto& r : ranks) out.push_back(f(r));
+  return out;
+}
+
+template <class F>
+std::vector<double> dcolumn(const std::vector<RankRecord>& ranks, F f) {
+  std::vector<double> out;
+  for (const auto& r : ranks) out.push_back(f(r));
+  return out;
+}
+
+template <class F>
+std::vector<std::int64_t> icolumn(const std::vector<RankRecord>& ranks, F f) {
+  std::vector<std::int64_t> out;
+  for (const auto& r : ranks) out.push_back(f(r));
+  return out;
+}
+
+}  // namespace
+
+ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRecord& run) : path_(path) {
+  hdf5_quiet();
+  H5Id fcpl(GPUSCALE_H5(H5Pcreate(H5P_FILE_CREATE)), H5Pclose);
+  GPUSCALE_H5(H5Pset_attr_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
+  file_ = H5Id(GPUSCALE_H5(H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl.get(), H5P_DEFAULT)),
+               H5Fclose);
+  const hid_t f = file_.get();
+  h5::write_attr(f, "software", run.software);
+  h5::write_attr(f, "softwareVersion", run.software_version);
+  h5::write_attr(f, "date", run.date);
+  h5::write_attr(f, "schemaVersion", run.schema_version);
+  h5::write_attr(f, "softwareDependencies", run.software_dependencies);
+  h5::write_attr(f, "commandLine", run.command_line);
+  h5::write_attr(f, "configFile", run.config_file);
+  h5::write_attr(f, "config", run.config_text);
+  h5::write_attr(f, "configOverrides", run.config_overrides);
+  h5::write_attr(f, "backend", run.backend);
+  h5::write_attr(f, "backendReason", run.backend_reason);
+  h5::write_attr(f, "slurmJobId", run.slurm_job_id);
+  h5::write_attr(f, "ranks", static_cast<std::int64_t>(run.ranks.size()));
+  h5::write_attr(f, "nodes", static_cast<std::int64_t>(run.nodes));
+  h5::write_attr(f, "complete", std::int64_t{0});
+  h5::write_attr(f, "status", std::string("running"));
+
+  H5Id env = h5::create_group(f, "environment");
+  for (const auto& [k, v] : run.environment) h5::write_attr(env.get(), k, v);
+
+  H5Id ranks = h5::create_group(f, "ranks");
+  const hid_t g = ranks.get();
+  const auto& rs = run.ranks;
+  h5::write_strings(g, "hostname", column(rs, [](const RankRecord& r) { return r.hostname; }));
+  h5::write_ints(g, "node_index", icolumn(rs, [](const RankRecord& r) { return r.node_index; }));
+  h5::write_ints(g, "local_rank", icolumn(rs, [](const RankRecord& r) { return r.local_rank; }));
+  h5::write_ints(g, "local_size", icolumn(rs, [](const RankRecord& r) { return r.local_size; }));
+  h5::write_ints(g, "pid", icolumn(rs, [](const RankRecord& r) { return r.pid; }));
+  h5::write_strings(g, "device_kind", column(rs, [](const RankRecord& r) { return r.device_kind; }));
+  h5::write_strings(g, "device_name", column(rs, [](const RankRecord& r) { return r.device_name; }));
+  h5::write_strings(g, "device_uuid", column(rs, [](const RankRecord& r) { return r.device_uuid; }));
+  h5::write_strings(g, "device_pci_bus_id", column(rs, [](const RankRecord& r) { return r.device_pci_bus_id; }));
+  const auto n = rs.size();
+  h5::write_doubles(g, "clock_offset_start", dcolumn(rs, [](const RankRecord& r) { return r.clock_offset_start_s; }),
+                    n, 0, "s", "this rank's clock minus rank 0's, estimated at the start");
+  h5::write_doubles(g, "clock_uncertainty_start",
+                    dcolumn(rs, [](const RankRecord& r) { return r.clock_uncertainty_start_s; }), n, 0, "s",
+                    "half the least round trip of the start estimate");
+  h5::write_doubles(g, "clock_offset_end", dcolumn(rs, [](const RankRecord& r) { return r.clock_offset_end_s; }), n,
+                    0, "s", "this rank's clock minus rank 0's, estimated at the end (NaN until the run completes)");
+  h5::write_doubles(g, "clock_uncertainty_end",
+                    dcolumn(rs, [](const RankRecord& r) { return r.clock_uncertainty_end_s; }), n, 0, "s",
+                    "half the least round trip of the end estimate");
+
+  cases_ = h5::create_group(f, "cases");
+  flush();
+}
+
+void ResultWriter::write_case(const CaseRecord& c) {
+  H5Id g = h5::create_group(cases_.get(), case_group_name(c.index));
+  const hid_t id = g.get();
+  h5::write_attr(id, "index", static_cast<std::int64_t>(c.index));
+  h5::write_attr(id, "name", c.experiment);
+  h5::write_attr(id, "workload", c.workload);
+  h5::write_attr(id, "mode", c.mode);
+  h5::write_attr(id, "backend", c.backend);
+  h5::write_attr(id, "status", c.status);
+  h5::write_attr(id, "ranks", static_cast<std::int64_t>(c.ranks));
+  h5::write_attr(id, "nodes", static_cast<std::int64_t>(c.nodes));
+  h5::write_attr(id, "reps", static_cast<std::int64_t>(c.reps));
+  h5::write_attr(id, "warmup", static_cast<std::int64_t>(c.warmup));
+  h5::write_attr(id, "flops_per_sample", c.flops_per_sample);
+  h5::write_attr(id, "bytes_per_sample", c.bytes_per_sample);
+  h5::write_attr(id, "verify_tolerance", c.verify_tolerance);
+  {
+    H5Id p = h5::create_group(id, "parameters");
+    for (const auto& [k, v] : c.params.items()) h5::write_attr(p.get(), k, v);
+  }
+  const auto ranks = static_cast<hsize_t>(c.ranks), reps = static_cast<hsize_t>(c.reps);
+  h5::write_doubles(id, "device_time", c.device_time_s, ranks, reps, "s", "device time of each sample [rank][rep]");
+  h5::write_doubles(id, "wall_start", c.wall_start_s, ranks, reps, "s",
+                    "sample start on the common clock (s since the run's epoch on rank 0) [rank][rep]");
+  h5::write_doubles(id, "wall_end", c.wall_end_s, ranks, reps, "s",
+                    "sample end, after synchronize, on the common clock [rank][rep]");
+  h5::write_doubles(id, "verify_error", c.verify_error, ranks, 0, nullptr,
+                    "largest relative error of the sampled result entries, per rank");
+  g.reset();
+  flush();
+}
+
+void ResultWriter::finish(bool complete, const std::string& status, const std::vector<RankRecord>& ranks) {
+  H5Id g = h5::open_group(file_.get(), "ranks");
+  h5::overwrite_doubles(g.get(), "clock_offset_end",
+                        dcolumn(ranks, [](const RankRecord& r) { return r.clock_offset_end_s; }));
+  h5::overwrite_doubles(g.get(), "clock_uncertainty_end",
+                        dcolumn(ranks, [](const RankRecord& r) { return r.clock_uncertainty_end_s; }));
+  h5::write_attr(file_.get(), "complete", static_cast<std::int64_t>(complete ? 1 : 0));
+  h5::write_attr(file_.get(), "status", status);
+  flush();
+}
+
+void ResultWriter::flush() { GPUSCALE_H5(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL)); }
+
+}  // namespace gpuscale

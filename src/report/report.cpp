@@ -1,0 +1,215 @@
+#include "report/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/metrics.hpp"
+#include "core/stats.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+// Parameters that identify a case for pairing and display: all but warmup/reps.
+Params identity_params(const Params& p) {
+  Params out;
+  for (const auto& [k, v] : p.items()) {
+    if (k != "warmup" && k != "reps") out.set(k, v);
+  }
+  return out;
+}
+
+std::string label_of(const Params& p) {
+  std::string s;
+  for (const auto& [k, v] : p.items()) {
+    if (!s.empty()) s += ' ';
+    s += k + '=' + to_string(v);
+  }
+  return s;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+std::string format_seconds(double s) {
+  if (!std::isfinite(s)) return "-";
+  const double a = std::fabs(s);
+  if (a >= 1.0) return fmt("%.3g s", s);
+  if (a >= 1e-3) return fmt("%.3g ms", s * 1e3);
+  return fmt("%.3g us", s * 1e6);
+}
+
+std::vector<ReportRow> build_report(const RunRecord& run) {
+  std::vector<ReportRow> rows;
+  for (const auto& c : run.cases) {
+    ReportRow r;
+    r.case_index = c.index;
+    r.name = c.experiment;
+    r.workload = c.workload;
+    r.mode = c.mode;
+    r.backend = c.backend;
+    r.status = c.status;
+    r.ranks = c.ranks;
+    r.nodes = c.nodes;
+    r.reps = c.reps;
+    r.params = identity_params(c.params);
+    r.params_label = label_of(r.params);
+
+    const auto dur = durations(c.wall_start_s, c.wall_end_s);
+    const auto samples = c.mode == "serial" ? serial_totals(dur, c.ranks, c.reps)
+                                            : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
+    r.median_s = median(samples);
+    r.min_s = minimum(samples);
+    r.p95_s = quantile(samples, 0.95);
+    if (c.flops_per_sample > 0) {
+      r.gflops = c.flops_per_sample / median(c.device_time_s) / 1e9;
+      // Work of all ranks over the time it took: for serial, one after another.
+      r.total_gflops = c.flops_per_sample * c.ranks / r.median_s / 1e9;
+    }
+    const auto meds = rank_medians(dur, c.ranks, c.reps);
+    r.slowest_rank = static_cast<int>(std::max_element(meds.begin(), meds.end()) - meds.begin());
+    r.slowest_ratio = meds[r.slowest_rank] / median(meds);
+    r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
+    rows.push_back(std::move(r));
+  }
+  // Pair each parallel row with the serial row of the same experiment,
+  // parameters, ranks and nodes.
+  for (auto& p : rows) {
+    if (p.mode != "parallel") continue;
+    for (const auto& s : rows) {
+      if (s.mode == "serial" && s.name == p.name && s.params == p.params && s.ranks == p.ranks &&
+          s.nodes == p.nodes) {
+        p.speedup = speedup(s.median_s, p.median_s);
+        p.efficiency = efficiency(*p.speedup, p.ranks);
+        break;
+      }
+    }
+  }
+  return rows;
+}
+
+ReportFormat parse_report_format(const std::string& s) {
+  if (s == "table") return ReportFormat::table;
+  if (s == "csv") return ReportFormat::csv;
+  if (s == "json") return ReportFormat::json;
+  throw InputError("unknown report format '" + s + "'; valid formats: table, csv, json");
+}
+
+std::string render_table(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows) {
+  std::ostringstream os;
+  os << path << ": gpuscale " << run.software_version << ", " << run.date << ", " << run.ranks.size() << " rank(s) on "
+     << run.nodes << " node(s), backend " << run.backend << "\n";
+  if (!run.complete) {
+    os << "WARNING: the run did not complete (status: " << run.status << "); " << rows.size()
+       << " finished case(s) below\n";
+  }
+  const std::vector<std::string> head{"#",      "name", "mode",  "ranks", "nodes",   "parameters", "median",
+                                      "min",    "p95",  "GF/s/rank", "GF/s total", "speedup", "eff", "slowest",
+                                      "status"};
+  std::vector<std::vector<std::string>> cells{head};
+  for (const auto& r : rows) {
+    cells.push_back({std::to_string(r.case_index), r.name, r.mode, std::to_string(r.ranks), std::to_string(r.nodes),
+                     r.params_label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
+                     r.gflops ? fmt("%.2f", *r.gflops) : "-", r.total_gflops ? fmt("%.2f", *r.total_gflops) : "-",
+                     r.speedup ? fmt("%.2fx", *r.speedup) : "-", r.efficiency ? fmt("%.0f%%", *r.efficiency * 100) : "-",
+                     r.ranks > 1 ? "r" + std::to_string(r.slowest_rank) + fmt(" %.2fx", r.slowest_ratio) : "-",
+                     r.status});
+  }
+  std::vector<std::size_t> width(head.size(), 0);
+  for (const auto& row : cells) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (std::size_t j = 0; j < cells.size(); ++j) {
+    for (std::size_t i = 0; i < cells[j].size(); ++i) {
+      const auto& s = cells[j][i];
+      const bool left = i == 1 || i == 2 || i == 5 || i == 14;
+      const std::string pad(width[i] - s.size(), ' ');
+      os << (i ? "  " : "") << (left ? s + pad : pad + s);
+    }
+    os << "\n";
+  }
+  os << "median/min/p95: sample time (serial: sum over ranks; parallel: makespan); speedup = serial median / "
+        "parallel median; slowest: rank with the largest median and its ratio to the median rank\n";
+  return os.str();
+}
+
+namespace {
+nlohmann::json to_json(const Value& v) {
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* b = std::get_if<bool>(&v)) return *b;
+  return std::get<std::string>(v);
+}
+}  // namespace
+
+std::string render_json(const std::vector<ReportRow>& rows) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const auto& r : rows) {
+    nlohmann::json o;
+    o["case"] = r.case_index;
+    o["name"] = r.name;
+    o["workload"] = r.workload;
+    o["mode"] = r.mode;
+    o["backend"] = r.backend;
+    o["ranks"] = r.ranks;
+    o["nodes"] = r.nodes;
+    o["reps"] = r.reps;
+    nlohmann::json p = nlohmann::json::object();
+    for (const auto& [k, v] : r.params.items()) p[k] = to_json(v);
+    o["params"] = p;
+    o["median_s"] = r.median_s;
+    o["min_s"] = r.min_s;
+    o["p95_s"] = r.p95_s;
+    if (r.gflops) o["gflops"] = *r.gflops;
+    if (r.total_gflops) o["total_gflops"] = *r.total_gflops;
+    if (r.speedup) o["speedup"] = *r.speedup;
+    if (r.efficiency) o["efficiency"] = *r.efficiency;
+    o["slowest_rank"] = r.slowest_rank;
+    o["slowest_ratio"] = r.slowest_ratio;
+    o["max_verify_error"] = r.max_verify_error;
+    o["status"] = r.status;
+    arr.push_back(std::move(o));
+  }
+  return arr.dump(2) + "\n";
+}
+
+std::string render_csv(const std::vector<ReportRow>& rows) {
+  std::ostringstream os;
+  os.precision(9);
+  os << "case,name,workload,mode,backend,ranks,nodes,reps,params,median_s,min_s,p95_s,gflops,total_gflops,speedup,"
+        "efficiency,slowest_rank,slowest_ratio,max_verify_error,status\n";
+  auto opt = [&](const std::optional<double>& v) {
+    if (v) os << *v;
+  };
+  auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  for (const auto& r : rows) {
+    os << r.case_index << ',' << quoted(r.name) << ',' << r.workload << ',' << r.mode << ',' << r.backend << ','
+       << r.ranks << ',' << r.nodes << ',' << r.reps << ',' << quoted(r.params_label) << ',' << r.median_s << ','
+       << r.min_s << ',' << r.p95_s << ',';
+    opt(r.gflops);
+    os << ',';
+    opt(r.total_gflops);
+    os << ',';
+    opt(r.speedup);
+    os << ',';
+    opt(r.efficiency);
+    os << ',' << r.slowest_rank << ',' << r.slowest_ratio << ',' << r.max_verify_error << ',' << r.status << '\n';
+  }
+  return os.str();
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,45 @@
+// Turns a result file into rows: statistics of each case and, for every
+// serial/parallel pair of the same parameters, speedup and efficiency.
+// Definitions: docs/metrics.md.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/result_model.hpp"
+
+namespace gpuscale {
+
+struct ReportRow {
+  std::size_t case_index = 0;
+  std::string name, workload, mode, backend, status;
+  int ranks = 1, nodes = 1, reps = 0;
+  Params params;       // workload parameters (no warmup/reps)
+  std::string params_label;
+  // Statistics of the case's sample time: serial = sum over ranks of each
+  // rank's sample; parallel = makespan (max end - min start, common clock).
+  double median_s = 0, min_s = 0, p95_s = 0;
+  std::optional<double> gflops;        // one rank: flops per sample / median device time
+  std::optional<double> total_gflops;  // all ranks: ranks * flops per sample / median_s
+  std::optional<double> speedup;       // parallel rows with a serial twin
+  std::optional<double> efficiency;
+  int slowest_rank = 0;
+  double slowest_ratio = 1.0;  // slowest rank's median / median of the rank medians
+  double max_verify_error = 0.0;
+};
+
+std::vector<ReportRow> build_report(const RunRecord& run);
+
+enum class ReportFormat { table, csv, json };
+ReportFormat parse_report_format(const std::string& s);  // InputError for others
+
+// A header about the run (file, version, backend, completeness) and the rows.
+std::string render_table(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows);
+std::string render_csv(const std::vector<ReportRow>& rows);
+std::string render_json(const std::vector<ReportRow>& rows);
+
+// "12.3 ms", "1.23 s", "45.6 us"
+std::string format_seconds(double s);
+
+}  // namespace gpuscale
