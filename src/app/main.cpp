@@ -2,12 +2,14 @@
 // to exit codes (2: bad input, 1: failure).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
 #include "app/commands.hpp"
 #include "app/run_metadata.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -81,6 +83,15 @@ int main(int argc, char** argv) {
   auto* info = app.add_subcommand("info", "Show where every rank runs and which device it uses, and why");
   info->footer("Example:\n  mpirun -np 4 gpuscale info");
 
+  // CLI11 would only say "A subcommand is required" for a misspelt command.
+  if (argc > 1 && argv[1][0] != '-') {
+    const std::vector<std::string> commands{"run", "check", "report", "info"};
+    if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+      print_error("unknown command '" + std::string(argv[1]) + "'" + did_you_mean(argv[1], commands) +
+                  "; commands: " + join(commands, ", "));
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

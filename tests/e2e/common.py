@@ -1,0 +1,66 @@
+"""Shared helpers of the end-to-end tests: they run the real gpuscale binary
+(through mpirun where it matters) in a scratch directory and read what it
+wrote with h5py, independently of gpuscale's own reader."""
+import os
+import subprocess
+import tempfile
+import unittest
+
+GPUSCALE = os.environ.get("GPUSCALE_BIN", "gpuscale")
+MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
+
+ENV = dict(os.environ)
+ENV.update({
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OMPI_MCA_rmaps_base_oversubscribe": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+})
+
+SMALL_CONFIG = """
+[defaults]
+backend = "cpu"
+warmup = 1
+reps = 4
+threads = 1
+
+[[experiment]]
+name = "small"
+workload = "gemm"
+size = 64
+dtype = ["fp64", "fp32"]
+ops = 20
+modes = ["serial", "parallel"]
+"""
+
+
+def run(args, timeout=120, cwd=None):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=ENV, cwd=cwd)
+
+
+def gpuscale(*args, timeout=120, cwd=None):
+    return run([GPUSCALE, *args], timeout=timeout, cwd=cwd)
+
+
+def mpirun(n, *args, timeout=180, cwd=None):
+    return run([MPIEXEC, "-n", str(n), GPUSCALE, *args], timeout=timeout, cwd=cwd)
+
+
+class ScratchTest(unittest.TestCase):
+    """Each test gets its own directory, removed afterwards."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="gpuscale-e2e-")
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def write(self, name, text):
+        p = self.path(name)
+        with open(p, "w") as f:
+            f.write(text)
+        return p

@@ -1,0 +1,119 @@
+"""Bad input: one clear line on stderr, exit code 2, and no result file
+written or changed."""
+import hashlib
+import os
+import unittest
+
+from common import SMALL_CONFIG, ScratchTest, gpuscale, mpirun
+
+
+def digest(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class BadInput(ScratchTest):
+    def assert_input_error(self, proc, *fragments, out=None):
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        self.assertTrue(lines[0].startswith("gpuscale: error: "), lines[0])
+        for frag in fragments:
+            self.assertIn(frag, lines[0])
+        if out:
+            self.assertFalse(os.path.exists(out), "a result file was written")
+
+    def run_config(self, text, *extra):
+        cfg = self.write("bad.toml", text)
+        out = self.path("out.h5")
+        return cfg, out, gpuscale("run", cfg, "-o", out, *extra)
+
+    def test_unknown_key(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG.replace("ops = 20", "opz = 20"))
+        self.assert_input_error(p, cfg + ":13:1:", "unknown key 'opz'", "did you mean 'ops'?", "valid keys:", out=out)
+
+    def test_wrong_type(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG.replace("size = 64", 'size = "64"'))
+        self.assert_input_error(p, cfg + ":11:8:", "key 'size' must be an integer, got string \"64\"", out=out)
+
+    def test_zero_size(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG.replace("size = 64", "size = 0"))
+        self.assert_input_error(p, cfg + ":11:8:", "key 'size' must be at least 1, got 0", out=out)
+
+    def test_negative_size(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG.replace("size = 64", "size = -64"))
+        self.assert_input_error(p, "key 'size' must be at least 1, got -64", out=out)
+
+    def test_unknown_dtype(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG.replace('"fp32"]', '"fp16"]'))
+        self.assert_input_error(p, cfg + ":12:18:", "key 'dtype' must be one of fp64, fp32; got \"fp16\"", out=out)
+
+    def test_missing_config_file(self):
+        out = self.path("out.h5")
+        p = gpuscale("run", self.path("nope.toml"), "-o", out)
+        self.assert_input_error(p, "nope.toml: cannot read the file (does it exist?)", out=out)
+
+    def test_output_exists_without_force(self):
+        cfg = self.write("ok.toml", SMALL_CONFIG)
+        out = self.write("taken.h5", "precious results\n")
+        before = digest(out)
+        p = gpuscale("run", cfg, "-o", out)
+        self.assert_input_error(p, out + ": the file exists; use --force")
+        self.assertEqual(digest(out), before)
+
+    def test_output_directory_missing(self):
+        cfg = self.write("ok.toml", SMALL_CONFIG)
+        p = gpuscale("run", cfg, "-o", self.path("no/such/dir/out.h5"))
+        self.assert_input_error(p, "does not exist")
+
+    def test_bad_override(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG, "--set", "szie=3")
+        self.assert_input_error(p, "--set szie=3: unknown key 'szie' (did you mean 'size'?)", out=out)
+
+    def test_backend_cuda_without_a_device(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG, "--set", "backend=cuda")
+        self.assert_input_error(p, 'backend "cuda" cannot run: ', out=out)
+        self.assertRegex(p.stderr, r"no usable CUDA device: .*error 35|built without CUDA|no CUDA device layer")
+
+    def test_under_mpirun_every_rank_stops_and_nothing_is_written(self):
+        cfg = self.write("bad.toml", SMALL_CONFIG.replace("size = 64", "size = 0"))
+        out = self.path("out.h5")
+        p = mpirun(2, "run", cfg, "-o", out)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("key 'size' must be at least 1, got 0", p.stderr)
+        self.assertFalse(os.path.exists(out))
+
+    def test_command_line_mistakes(self):
+        self.assert_input_error(gpuscale(), "A subcommand is required")
+        self.assert_input_error(gpuscale("run"), "config is required")
+        self.assert_input_error(gpuscale("run", "x.toml", "--bogus"), "--bogus")
+        self.assert_input_error(gpuscale("rn", "x.toml"), "unknown command 'rn' (did you mean 'run'?); commands: run, check, report, info")
+
+    def test_report_errors(self):
+        self.assert_input_error(gpuscale("report", self.path("none.h5")), "none.h5: no such file")
+        text = self.write("notes.h5", "not hdf5")
+        self.assert_input_error(gpuscale("report", text), "notes.h5: not an HDF5 file")
+        self.assert_input_error(gpuscale("report", text, "--format", "xml"),
+                                "unknown report format 'xml'; valid formats: table, csv, json")
+
+    def test_check_reports_the_same_errors(self):
+        cfg = self.write("bad.toml", SMALL_CONFIG.replace("workload = \"gemm\"", "workload = \"gemv\""))
+        self.assert_input_error(gpuscale("check", cfg), "unknown workload \"gemv\" (did you mean 'gemm'?)")
+
+
+class Help(unittest.TestCase):
+    def test_help_explains_with_examples(self):
+        for args in ((), ("run",), ("report",), ("check",), ("info",)):
+            p = gpuscale(*args, "--help")
+            self.assertEqual(p.returncode, 0, args)
+            self.assertIn("Example", p.stdout, args)
+        self.assertIn("gemm", gpuscale("run", "--help").stdout)
+
+    def test_version(self):
+        p = gpuscale("--version")
+        self.assertEqual(p.returncode, 0)
+        self.assertRegex(p.stdout, r"^gpuscale \d+\.\d+\.\d+")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,105 @@
+"""A run that ends early leaves a readable file with every finished case,
+marked incomplete: a rank killed mid-run, and a case past its timeout."""
+import os
+import signal
+import subprocess
+import time
+import unittest
+
+import h5py
+
+from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale
+
+SLOW_CONFIG = """
+[defaults]
+backend = "cpu"
+warmup = 0
+reps = 3
+timeout = 120
+
+[[experiment]]
+name = "slow"
+workload = "gemm"
+size = 256
+ops = [10, 11, 12, 13, 14, 15, 16, 17]
+modes = ["parallel"]
+"""
+
+
+def s(x):
+    return x.decode() if isinstance(x, bytes) else x
+
+
+def rank_pids(marker, rank):
+    """PIDs of gpuscale processes of this test (their command line holds `marker`) with the given MPI rank."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
+            env = open(f"/proc/{d}/environ", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if os.path.basename(cmd[0].decode()) != "gpuscale" or marker.encode() not in cmd:
+            continue
+        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            pids.append(int(d))
+    return pids
+
+
+class Partial(ScratchTest):
+    def test_a_rank_killed_mid_run_leaves_a_readable_partial_file(self):
+        cfg = self.write("slow.toml", SLOW_CONFIG)
+        out = self.path("partial.h5")
+        proc = subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seen = ""
+        try:
+            deadline = time.time() + 60
+            # "[3/8]" starts once cases 1 and 2 are written.
+            while "[3/8]" not in seen and time.time() < deadline:
+                line = proc.stdout.readline()
+                if not line:
+                    break
+                seen += line
+            self.assertIn("[3/8]", seen, seen)
+            victims = rank_pids(out, 1)
+            self.assertEqual(len(victims), 1, seen)
+            os.kill(victims[0], signal.SIGKILL)
+            rest, _ = proc.communicate(timeout=60)
+            seen += rest
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertNotEqual(proc.returncode, 0, seen)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f.attrs["complete"], 0)
+            self.assertEqual(s(f.attrs["status"]), "running")
+            cases = sorted(f["cases"].keys())
+            self.assertGreaterEqual(len(cases), 2)
+            self.assertLess(len(cases), 8)
+            for k in cases:
+                self.assertEqual(f["cases"][k]["device_time"].shape, (2, 3))
+        r = gpuscale("report", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("WARNING: the run did not complete", r.stdout)
+
+    def test_a_case_past_its_timeout_aborts_the_job_with_a_message(self):
+        cfg = self.write("t.toml", SLOW_CONFIG.replace("timeout = 120", "timeout = 0.5")
+                         .replace("size = 256", "size = 1024").replace("ops = [10, 11, 12, 13, 14, 15, 16, 17]",
+                                                                        "ops = 100"))
+        out = self.path("t.h5")
+        p = subprocess.run([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV, capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertRegex(p.stderr, r"gpuscale: error: rank \d on \S+: case slow size=1024 dtype=fp64 ops=100 "
+                                   r"\[parallel\] ran past its timeout of 0.5 s; aborting the job")
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f.attrs["complete"], 0)
+            self.assertEqual(len(f["cases"]), 0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,178 @@
+"""gpuscale run through mpirun, checked by reading the HDF5 file with h5py."""
+import csv
+import io
+import json
+import os
+import shutil
+import unittest
+
+import h5py
+import numpy as np
+
+from common import SMALL_CONFIG, ScratchTest, gpuscale, mpirun, run
+
+
+def s(x):
+    return x.decode() if isinstance(x, bytes) else x
+
+
+class RunTwoRanks(ScratchTest):
+    def setUp(self):
+        super().setUp()
+        self.cfg = self.write("small.toml", SMALL_CONFIG)
+        self.out = self.path("out.h5")
+        self.proc = mpirun(2, "run", self.cfg, "-o", self.out)
+        self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
+
+    def test_file_describes_the_run(self):
+        with h5py.File(self.out, "r") as f:
+            a = f.attrs
+            self.assertEqual(s(a["software"]), "gpuscale")
+            self.assertEqual(s(a["schemaVersion"]), "1.0")
+            self.assertEqual(a["complete"], 1)
+            self.assertEqual(s(a["status"]), "complete")
+            self.assertEqual(a["ranks"], 2)
+            self.assertEqual(a["nodes"], 1)
+            self.assertEqual(s(a["backend"]), "cpu")
+            self.assertIn("openmpi@4.", s(a["softwareDependencies"]))
+            self.assertIn("hdf5@1.", s(a["softwareDependencies"]))
+            self.assertEqual(s(a["config"]), SMALL_CONFIG)
+            self.assertIn("run", s(a["commandLine"]))
+            self.assertRegex(s(a["date"]), r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$")
+            self.assertEqual(s(f["environment"].attrs["OMPI_COMM_WORLD_SIZE"]), "2")
+            ranks = f["ranks"]
+            self.assertEqual(len(ranks["hostname"]), 2)
+            self.assertEqual(list(ranks["node_index"][()]), [0, 0])
+            self.assertEqual(list(ranks["local_rank"][()]), [0, 1])
+            self.assertEqual([s(k) for k in ranks["device_kind"][()]], ["cpu", "cpu"])
+            self.assertEqual(s(ranks["clock_offset_start"].attrs["unit"]), "s")
+            # One host, one clock: offsets within their uncertainty of zero.
+            off, unc = ranks["clock_offset_start"][()], ranks["clock_uncertainty_start"][()]
+            self.assertTrue(np.all(np.abs(off) <= unc + 1e-9), (off, unc))
+            self.assertTrue(np.all(np.isfinite(ranks["clock_offset_end"][()])))
+
+    def test_every_raw_sample_is_kept_with_units(self):
+        with h5py.File(self.out, "r") as f:
+            cases = f["cases"]
+            self.assertEqual(sorted(cases.keys()), ["0000", "0001", "0002", "0003"])
+            modes = [s(cases[k].attrs["mode"]) for k in sorted(cases)]
+            self.assertEqual(modes, ["serial", "parallel", "serial", "parallel"])
+            for k in cases:
+                c = cases[k]
+                self.assertEqual(s(c.attrs["status"]), "ok")
+                p = c["parameters"].attrs
+                self.assertEqual(p["size"], 64)
+                self.assertIn(s(p["dtype"]), ("fp64", "fp32"))
+                self.assertEqual(p["ops"], 20)
+                for name in ("device_time", "wall_start", "wall_end"):
+                    d = c[name]
+                    self.assertEqual(d.shape, (2, 4), name)
+                    self.assertEqual(s(d.attrs["unit"]), "s")
+                    self.assertEqual(d.attrs["unitSI"], 1.0)
+                self.assertTrue(np.all(c["device_time"][()] > 0))
+                self.assertTrue(np.all(c["wall_end"][()] >= c["wall_start"][()]))
+                self.assertTrue(np.all(c["verify_error"][()] <= c.attrs["verify_tolerance"]))
+                self.assertEqual(c.attrs["flops_per_sample"], 20 * 2 * 64 ** 3)
+            serial = cases["0000"]
+            # Rank 1 waited for rank 0: its first sample starts after rank 0's last ended.
+            self.assertGreaterEqual(serial["wall_start"][1, 0], serial["wall_end"][0, -1] - 1e-4)
+
+    def test_report_json_pairs_serial_and_parallel(self):
+        p = gpuscale("report", self.out, "--format", "json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = json.loads(p.stdout)
+        self.assertEqual(len(rows), 4)
+        for r in rows:
+            for k in ("name", "workload", "mode", "ranks", "nodes", "median_s", "min_s", "p95_s", "gflops"):
+                self.assertIn(k, r)
+            self.assertIsInstance(r["median_s"], float)
+            self.assertEqual(r["ranks"], 2)
+            self.assertLessEqual(r["min_s"], r["median_s"])
+            self.assertLessEqual(r["median_s"], r["p95_s"])
+        for serial, parallel in ((rows[0], rows[1]), (rows[2], rows[3])):
+            self.assertNotIn("speedup", serial)
+            self.assertAlmostEqual(parallel["speedup"], serial["median_s"] / parallel["median_s"], places=9)
+            self.assertAlmostEqual(parallel["efficiency"], parallel["speedup"] / 2, places=9)
+
+    def test_report_table_and_csv(self):
+        t = gpuscale("report", self.out)
+        self.assertEqual(t.returncode, 0, t.stderr)
+        self.assertIn("speedup", t.stdout)
+        self.assertRegex(t.stdout, r"parallel .* \d+\.\d\dx ")
+        c = gpuscale("report", self.out, "--format", "csv")
+        rows = list(csv.DictReader(io.StringIO(c.stdout)))
+        self.assertEqual(len(rows), 4)
+        self.assertEqual(rows[1]["mode"], "parallel")
+        float(rows[1]["speedup"])
+
+    def test_h5dump_reads_the_file(self):
+        if not shutil.which("h5dump"):
+            self.skipTest("h5dump not installed")
+        p = run(["h5dump", "-H", self.out])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("device_time", p.stdout)
+
+    def test_progress_and_backend_reason_are_printed(self):
+        self.assertIn("[1/4] small size=64 dtype=fp64 ops=20 [serial]", self.proc.stdout)
+        self.assertRegex(self.proc.stdout, r"backend cpu: .*")
+        self.assertIn("verified", self.proc.stdout)
+
+
+class RunMore(ScratchTest):
+    def test_four_oversubscribed_ranks(self):
+        cfg = self.write("c.toml", SMALL_CONFIG.replace('dtype = ["fp64", "fp32"]', 'dtype = "fp32"'))
+        out = self.path("four.h5")
+        p = mpirun(4, "run", cfg, "-o", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f.attrs["ranks"], 4)
+            self.assertEqual(f["cases/0001/wall_start"].shape, (4, 4))
+
+    def test_default_output_goes_to_results_with_a_timestamp(self):
+        cfg = self.write("mine.toml", SMALL_CONFIG)
+        p = mpirun(1, "run", cfg, "--set", "dtype=fp32", "--set", "reps=2", cwd=self.dir)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        files = os.listdir(self.path("results"))
+        self.assertEqual(len(files), 1)
+        self.assertRegex(files[0], r"^mine-\d{8}-\d{6}\.h5$")
+        with h5py.File(self.path("results/" + files[0]), "r") as f:
+            self.assertEqual(f["cases/0000"].attrs["reps"], 2)
+            self.assertEqual(s(f.attrs["configOverrides"]), "dtype=fp32\nreps=2")
+
+    def test_force_overwrites(self):
+        cfg = self.write("c.toml", SMALL_CONFIG)
+        out = self.path("o.h5")
+        self.assertEqual(mpirun(1, "run", cfg, "-o", out, "--set", "reps=2").returncode, 0)
+        p = mpirun(1, "run", cfg, "-o", out, "--set", "reps=3", "--force")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f["cases/0000"].attrs["reps"], 3)
+
+    def test_without_mpirun_it_is_a_one_rank_job(self):
+        cfg = self.write("c.toml", SMALL_CONFIG)
+        out = self.path("single.h5")
+        p = gpuscale("run", cfg, "-o", out, "--set", "reps=2")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f.attrs["ranks"], 1)
+
+    def test_info_lists_every_rank_and_why_it_uses_the_cpu(self):
+        p = mpirun(2, "info")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"2 rank\(s\) on 1 node\(s\)")
+        lines = [l for l in p.stdout.splitlines() if l.strip().startswith(("0 ", "1 "))]
+        self.assertEqual(len(lines), 2, p.stdout)
+        self.assertTrue(all(" cpu " in l for l in lines))
+        self.assertRegex(p.stdout, r"no usable CUDA device: |built without CUDA")
+
+    def test_check_prints_the_plan_without_running(self):
+        cfg = self.write("c.toml", SMALL_CONFIG)
+        p = gpuscale("check", cfg, "--set", "size=[32,48]")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("8 case(s)", p.stdout)
+        self.assertIn("[7] small size=48 dtype=fp32 ops=20 [parallel]", p.stdout)
+        self.assertFalse(os.path.exists(self.path("results")))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,125 @@
+// Run under mpiexec -n 2 and -n 4: the communicator, the common clock and
+// the two modes, checked on the gathered results.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "comm/clock_sync.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "core/config.hpp"
+#include "core/plan.hpp"
+#include "device/cpu_device.hpp"
+#include "runner/runner.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gpuscale;
+
+TEST_CASE("every rank knows where it is (all on one node here)", "[mpi]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  int world = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  CHECK(comm.size() == world);
+  CHECK(comm.node_count() == 1);
+  CHECK(comm.node_index() == 0);
+  CHECK(comm.local_rank() == comm.rank());
+  CHECK(comm.local_size() == comm.size());
+  CHECK_FALSE(comm.hostname().empty());
+}
+
+TEST_CASE("gather brings every rank's values to rank 0 in rank order", "[mpi]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const int r = comm.rank();
+  // Ranks send different lengths: rank r sends r+1 values r*10, r*10+1, ...
+  std::vector<double> mine;
+  for (int i = 0; i <= r; ++i) mine.push_back(r * 10 + i);
+  const auto all = comm.gather(mine);
+  const auto names = comm.gather("rank" + std::string(r, 'x'));
+  const auto ints = comm.gather(r * r);
+  if (r == 0) {
+    std::vector<double> want;
+    for (int q = 0; q < comm.size(); ++q) {
+      for (int i = 0; i <= q; ++i) want.push_back(q * 10 + i);
+    }
+    CHECK(all == want);
+    REQUIRE(names.size() == static_cast<std::size_t>(comm.size()));
+    CHECK(names.back() == "rank" + std::string(comm.size() - 1, 'x'));
+    CHECK(ints.back() == (comm.size() - 1) * (comm.size() - 1));
+  } else {
+    CHECK(all.empty());
+  }
+  CHECK(comm.broadcast(std::string(r == 0 ? "from root" : "other")) == "from root");
+  CHECK(comm.broadcast(r == 0 ? 2.5 : -1.0) == 2.5);
+  CHECK(comm.any(r == comm.size() - 1));
+  CHECK_FALSE(comm.any(false));
+}
+
+TEST_CASE("clock offsets on one host are zero within their stated uncertainty", "[mpi][clock]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const ClockOffset o = estimate_clock_offset(comm);
+  // Same machine, same steady clock: the true offset is 0, and the estimate is
+  // off by at most half the round trip it kept.
+  CHECK(o.uncertainty_s >= 0.0);
+  CHECK(std::fabs(o.offset_s) <= o.uncertainty_s + 1e-9);
+  if (comm.rank() == 0) CHECK(o.offset_s == 0.0);
+  CHECK(o.uncertainty_s < 0.05);  // a least-delay round trip on one host is well under 100 ms
+}
+
+namespace {
+CaseRecord run_case(const MpiCommunicator& comm, const std::string& mode, int reps) {
+  const Config cfg = parse_config("[[experiment]]\nname = \"t\"\nworkload = \"gemm\"\nsize = 48\nops = 3\nwarmup = 1\n"
+                                  "reps = " + std::to_string(reps) + "\nmodes = [\"" + mode + "\"]\n",
+                                  "t.toml", {}, workload_schemas());
+  const Case c = expand(cfg).at(0);
+  CpuDevice dev;
+  CommonClock clock(comm);
+  Runner runner(comm, dev, clock, "cpu", 42);
+  return runner.run(c);
+}
+
+double max_uncertainty(const MpiCommunicator& comm) {
+  const ClockOffset o = estimate_clock_offset(comm);
+  const auto all = comm.gather(std::vector<double>{o.uncertainty_s});
+  return all.empty() ? 0.0 : *std::max_element(all.begin(), all.end());
+}
+}  // namespace
+
+TEST_CASE("serial mode: ranks take turns and rank r starts after rank r-1 ends", "[mpi][modes]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const int reps = 4;
+  const CaseRecord rec = run_case(comm, "serial", reps);
+  const double slack = 2 * max_uncertainty(comm) + 1e-6;
+  if (comm.rank() != 0) return;
+  const int n = comm.size();
+  REQUIRE(rec.device_time_s.size() == static_cast<std::size_t>(n * reps));
+  CHECK(rec.status == "ok");
+  for (int r = 1; r < n; ++r) {
+    const double prev_end = rec.wall_end_s[(r - 1) * reps + reps - 1];
+    const double first_start = rec.wall_start_s[r * reps];
+    CHECK(first_start >= prev_end - slack);
+  }
+  for (std::size_t i = 0; i < rec.wall_start_s.size(); ++i) {
+    CHECK(rec.wall_end_s[i] >= rec.wall_start_s[i]);
+    CHECK(rec.device_time_s[i] > 0.0);
+  }
+}
+
+TEST_CASE("parallel mode: each sample starts on every rank after all ranks ended the previous one", "[mpi][modes]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const int reps = 5;
+  const CaseRecord rec = run_case(comm, "parallel", reps);
+  const double slack = 2 * max_uncertainty(comm) + 1e-6;
+  if (comm.rank() != 0) return;
+  const int n = comm.size();
+  REQUIRE(rec.wall_start_s.size() == static_cast<std::size_t>(n * reps));
+  CHECK(rec.ranks == n);
+  CHECK(rec.verify_error.size() == static_cast<std::size_t>(n));
+  for (int i = 1; i < reps; ++i) {
+    double prev_end = 0.0, start = 1e300;
+    for (int r = 0; r < n; ++r) {
+      prev_end = std::max(prev_end, rec.wall_end_s[r * reps + i - 1]);
+      start = std::min(start, rec.wall_start_s[r * reps + i]);
+    }
+    CHECK(start >= prev_end - slack);
+  }
+}

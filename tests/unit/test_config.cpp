@@ -1,0 +1,169 @@
+// A user's mistakes in a config file: each names the file, line and key, and
+// offers the valid choices.
+#include <catch2/catch.hpp>
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gpuscale;
+
+namespace {
+Config parse(const std::string& text, const std::vector<std::string>& sets = {}) {
+  return parse_config(text, "exp.toml", sets, workload_schemas());
+}
+
+std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    parse(text, sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+const char* kIssueExample = R"(
+[defaults]
+backend = "cpu"      # auto | cpu | cuda
+warmup = 2
+reps = 10
+threads = 1          # BLAS threads per rank
+
+[[experiment]]
+name = "gemm-512"
+workload = "gemm"
+size = 512           # or m, n, k
+dtype = "fp64"       # fp64 | fp32 (more with the GPU backend)
+ops = 4              # matmuls per timed sample
+modes = ["serial", "parallel"]
+)";
+}  // namespace
+
+TEST_CASE("the documented example config is accepted as written", "[config]") {
+  const Config c = parse(kIssueExample);
+  CHECK(c.defaults.backend == "cpu");
+  CHECK(c.defaults.reps == 10);
+  REQUIRE(c.experiments.size() == 1);
+  const auto& e = c.experiments[0];
+  CHECK(e.name == "gemm-512");
+  CHECK(e.workload == "gemm");
+  CHECK(e.modes == std::vector<std::string>{"serial", "parallel"});
+  auto find = [&](const std::string& k) {
+    for (const auto& [key, vals] : e.params) {
+      if (key == k) return vals;
+    }
+    return std::vector<Value>{};
+  };
+  CHECK(find("size") == std::vector<Value>{std::int64_t{512}});
+  CHECK(find("dtype") == std::vector<Value>{std::string("fp64")});
+  CHECK(find("ops") == std::vector<Value>{std::int64_t{4}});
+  CHECK(find("reps") == std::vector<Value>{std::int64_t{10}});
+  CHECK(find("m").empty());  // optional and not given
+}
+
+TEST_CASE("defaults fill what the file leaves out", "[config]") {
+  const Config c = parse("[[experiment]]\nworkload = \"gemm\"\n");
+  CHECK(c.defaults.backend == "auto");
+  CHECK(c.defaults.warmup == 2);
+  CHECK(c.defaults.threads == 1);
+  CHECK(c.defaults.timeout_s == 600.0);
+  CHECK(c.experiments[0].name == "experiment #1");
+  CHECK(c.experiments[0].modes == std::vector<std::string>{"serial", "parallel"});
+}
+
+TEST_CASE("a typo in an experiment key names the line and suggests the key", "[config][errors]") {
+  const auto e = error_of("[[experiment]]\nname = \"g\"\nworkload = \"gemm\"\nszie = 512\n");
+  CHECK(e.rfind("exp.toml:4:1: experiment 'g': unknown key 'szie' (did you mean 'size'?); valid keys: ", 0) == 0);
+  CHECK(e.find("dtype") != std::string::npos);
+}
+
+TEST_CASE("a typo in [defaults] lists the valid keys", "[config][errors]") {
+  const auto e = error_of("[defaults]\nrepz = 3\n[[experiment]]\nworkload = \"gemm\"\n");
+  CHECK(e == "exp.toml:2:1: unknown key 'repz' in [defaults] (did you mean 'reps'?); valid keys: backend, warmup, "
+             "reps, threads, timeout, seed");
+}
+
+TEST_CASE("a value of the wrong type says what was expected and what was found", "[config][errors]") {
+  CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nsize = \"big\"\n") ==
+        "exp.toml:3:8: experiment #1: key 'size' must be an integer, got string \"big\"");
+  CHECK(error_of("[defaults]\nreps = 2.5\n[[experiment]]\nworkload = \"gemm\"\n") ==
+        "exp.toml:2:8: [defaults] key 'reps' must be an integer, got number 2.5");
+}
+
+TEST_CASE("zero or negative sizes are refused", "[config][errors]") {
+  CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nsize = 0\n") ==
+        "exp.toml:3:8: experiment #1: key 'size' must be at least 1, got 0");
+  CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nsize = [64, -5]\n") ==
+        "exp.toml:3:13: experiment #1: key 'size' must be at least 1, got -5");
+  CHECK(error_of("[defaults]\ntimeout = 0\n[[experiment]]\nworkload = \"gemm\"\n") ==
+        "exp.toml:2:11: [defaults] key 'timeout' must be greater than 0, got 0");
+}
+
+TEST_CASE("an unknown dtype lists the valid ones and the nearest", "[config][errors]") {
+  CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\ndtype = \"fp46\"\n") ==
+        "exp.toml:3:9: experiment #1: key 'dtype' must be one of fp64, fp32; got \"fp46\" (did you mean 'fp64'?)");
+}
+
+TEST_CASE("unknown workload and backend and mode are refused with the choices", "[config][errors]") {
+  CHECK(error_of("[[experiment]]\nworkload = \"gemn\"\n") ==
+        "exp.toml:2:12: experiment #1: unknown workload \"gemn\" (did you mean 'gemm'?); valid workloads: gemm");
+  CHECK(error_of("[defaults]\nbackend = \"gpu\"\n[[experiment]]\nworkload = \"gemm\"\n").find(
+            "[defaults] key 'backend' must be one of auto, cpu, cuda; got \"gpu\"") != std::string::npos);
+  CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nmodes = [\"serial\", \"paralel\"]\n") ==
+        "exp.toml:3:20: experiment #1: key 'modes' must be one of serial, parallel; got \"paralel\" (did you mean "
+        "'parallel'?)");
+}
+
+TEST_CASE("structural mistakes are explained", "[config][errors]") {
+  CHECK(error_of("[defaults]\nreps = 3\n") == "exp.toml: no experiments: add at least one [[experiment]] table");
+  CHECK(error_of("[[experiment]]\nname = \"x\"\n") ==
+        "exp.toml:1:1: experiment 'x': missing key 'workload' (one of gemm)");
+  CHECK(error_of("[experiment]\nworkload = \"gemm\"\n").find("write each as [[experiment]]") != std::string::npos);
+  CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nsize = []\n").find("empty list") != std::string::npos);
+  CHECK(error_of("[[experiment]]\nname = \"a\"\nworkload = \"gemm\"\n[[experiment]]\nname = \"a\"\nworkload = "
+                 "\"gemm\"\n")
+            .find("two experiments are named 'a'") != std::string::npos);
+  CHECK(error_of("[defaults]\nreps = [1, 2]\n[[experiment]]\nworkload = \"gemm\"\n")
+            .find("lists belong in an [[experiment]]") != std::string::npos);
+  CHECK(error_of("[defualts]\n").find("unknown top-level key 'defualts' (did you mean 'defaults'?)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a TOML syntax error names line and column", "[config][errors]") {
+  const auto e = error_of("[[experiment]]\nworkload = \"gemm\nsize = 4\n");
+  CHECK(e.rfind("exp.toml:2:", 0) == 0);
+  CHECK(e.find("TOML syntax error") != std::string::npos);
+}
+
+TEST_CASE("a missing file is one clear sentence", "[config][errors]") {
+  try {
+    load_config("/nonexistent/exp.toml", {}, workload_schemas());
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "/nonexistent/exp.toml: cannot read the file (does it exist?)");
+  }
+}
+
+TEST_CASE("overrides (--set) change defaults and experiment keys with TOML values", "[config][set]") {
+  const Config c = parse(kIssueExample, {"reps=3", "gemm-512.size=[128, 256]", "dtype=fp32"});
+  CHECK(c.defaults.reps == 3);
+  const auto& p = c.experiments[0].params;
+  auto find = [&](const std::string& k) {
+    for (const auto& [key, vals] : p) {
+      if (key == k) return vals;
+    }
+    return std::vector<Value>{};
+  };
+  CHECK(find("size") == std::vector<Value>{std::int64_t{128}, std::int64_t{256}});
+  CHECK(find("dtype") == std::vector<Value>{std::string("fp32")});
+  CHECK(find("reps") == std::vector<Value>{std::int64_t{3}});  // the experiment takes reps from [defaults]
+}
+
+TEST_CASE("a bad --set names the override and the valid keys", "[config][set][errors]") {
+  CHECK(error_of(kIssueExample, {"szie=4"}).rfind("--set szie=4: unknown key 'szie' (did you mean 'size'?)", 0) == 0);
+  CHECK(error_of(kIssueExample, {"nope.size=4"}) ==
+        "--set nope.size=4: no experiment named 'nope'; experiments: gemm-512 (or use defaults.size)");
+  CHECK(error_of(kIssueExample, {"size"}).rfind("--set size: expected KEY=VALUE", 0) == 0);
+  CHECK(error_of(kIssueExample, {"size=-1"}) == "--set size=-1: experiment 'gemm-512': key 'size' must be at least 1, got -1");
+  CHECK(error_of(kIssueExample, {"defaults.size=4"}).rfind("--set defaults.size=4: unknown key 'defaults.size'", 0) == 0);
+}

@@ -1,0 +1,95 @@
+// The report's rows: statistics per case and speedup for serial/parallel pairs.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "report/report.hpp"
+
+using namespace gpuscale;
+
+namespace {
+// A case whose every rank takes `each` seconds per sample, laid out serially or in parallel.
+CaseRecord timed_case(std::size_t index, const std::string& mode, int ranks, int reps, double each) {
+  CaseRecord c;
+  c.index = index;
+  c.experiment = "g";
+  c.workload = "gemm";
+  c.mode = mode;
+  c.backend = "cpu";
+  c.status = "ok";
+  c.ranks = ranks;
+  c.reps = reps;
+  c.params.set("reps", std::int64_t{reps});
+  c.params.set("size", std::int64_t{100});
+  c.flops_per_sample = 2e6;
+  for (int r = 0; r < ranks; ++r) {
+    for (int i = 0; i < reps; ++i) {
+      const double slow = (r == ranks - 1) ? 1.5 : 1.0;  // the last rank is the straggler
+      const double t0 = mode == "serial" ? (r * reps + i) * 10.0 : i * 10.0;
+      c.device_time_s.push_back(each * slow);
+      c.wall_start_s.push_back(t0);
+      c.wall_end_s.push_back(t0 + each * slow);
+    }
+  }
+  c.verify_error.assign(ranks, 0.0);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("two ranks in parallel finish in about half the serial time", "[report]") {
+  RunRecord run;
+  run.cases = {timed_case(0, "serial", 2, 5, 0.1), timed_case(1, "parallel", 2, 5, 0.1)};
+  const auto rows = build_report(run);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].median_s == Approx(0.25));  // 0.1 + 0.15, one after another
+  CHECK_FALSE(rows[0].speedup);
+  CHECK(rows[1].median_s == Approx(0.15));  // makespan: the straggler's time
+  REQUIRE(rows[1].speedup);
+  CHECK(*rows[1].speedup == Approx(0.25 / 0.15));
+  CHECK(*rows[1].efficiency == Approx(0.25 / 0.15 / 2));
+  CHECK(rows[1].slowest_rank == 1);
+  CHECK(rows[1].slowest_ratio == Approx(0.15 / 0.125));
+  REQUIRE(rows[1].gflops);
+  CHECK(*rows[1].gflops == Approx(2e6 / 0.125 / 1e9));  // median of the pooled device times
+  CHECK(rows[0].params_label == "size=100");
+}
+
+TEST_CASE("cases with different parameters are not paired", "[report]") {
+  RunRecord run;
+  CaseRecord s = timed_case(0, "serial", 2, 3, 0.1);
+  CaseRecord p = timed_case(1, "parallel", 2, 3, 0.1);
+  p.params.set("size", std::int64_t{200});
+  run.cases = {s, p};
+  CHECK_FALSE(build_report(run)[1].speedup);
+}
+
+TEST_CASE("json rows carry numbers as numbers and the documented keys", "[report]") {
+  RunRecord run;
+  run.cases = {timed_case(0, "serial", 2, 3, 0.1), timed_case(1, "parallel", 2, 3, 0.1)};
+  const auto j = nlohmann::json::parse(render_json(build_report(run)));
+  REQUIRE(j.is_array());
+  REQUIRE(j.size() == 2);
+  for (const char* k : {"name", "workload", "mode", "ranks", "nodes", "median_s", "min_s", "p95_s", "gflops"}) {
+    CHECK(j[0].contains(k));
+  }
+  CHECK(j[0]["median_s"].is_number());
+  CHECK_FALSE(j[0].contains("speedup"));
+  CHECK(j[1]["speedup"].is_number());
+  CHECK(j[1]["efficiency"].is_number());
+  CHECK(j[1]["params"]["size"] == 100);
+}
+
+TEST_CASE("csv has a header and one line per row", "[report]") {
+  RunRecord run;
+  run.cases = {timed_case(0, "serial", 1, 3, 0.1)};
+  const std::string csv = render_csv(build_report(run));
+  CHECK(csv.rfind("case,name,workload,mode,", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 2);
+}
+
+TEST_CASE("times are printed in readable units", "[report]") {
+  CHECK(format_seconds(1.5) == "1.5 s");
+  CHECK(format_seconds(0.0123) == "12.3 ms");
+  CHECK(format_seconds(4.56e-5) == "45.6 us");
+  CHECK_THROWS(parse_report_format("xml"));
+}

@@ -1,0 +1,159 @@
+// The result file: what is written is read back unchanged, a file that was
+// never finished says so, and an existing file is not overwritten.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "io/result_reader.hpp"
+#include "io/result_writer.hpp"
+
+using namespace gpuscale;
+namespace fs = std::filesystem;
+
+namespace {
+std::string temp_path(const std::string& name) {
+  return (fs::temp_directory_path() / ("gpuscale-test-" + std::to_string(getpid()) + "-" + name)).string();
+}
+
+RunRecord sample_run() {
+  RunRecord run;
+  run.software_version = "0.1.0+gtest";
+  run.date = "2026-11-22T07:00:00+0000";
+  run.software_dependencies = "openmpi@4.1.4;hdf5@1.10.8";
+  run.command_line = "gpuscale run x.toml";
+  run.config_file = "x.toml";
+  run.config_text = "[[experiment]]\nworkload = \"gemm\"\n";
+  run.backend = "cpu";
+  run.backend_reason = "backend \"cpu\" requested";
+  run.environment = {{"OMPI_COMM_WORLD_SIZE", "2"}, {"SLURM_JOB_ID", "17"}};
+  run.nodes = 1;
+  for (int r = 0; r < 2; ++r) {
+    RankRecord rr;
+    rr.hostname = "node" + std::to_string(r);
+    rr.node_index = r;
+    rr.local_rank = 0;
+    rr.local_size = 1;
+    rr.pid = 100 + r;
+    rr.device_kind = "cpu";
+    rr.device_name = "Test CPU";
+    rr.clock_offset_start_s = r * 1e-6;
+    rr.clock_uncertainty_start_s = 2e-7;
+    rr.clock_offset_end_s = std::nan("");
+    rr.clock_uncertainty_end_s = std::nan("");
+    run.ranks.push_back(rr);
+  }
+  return run;
+}
+
+CaseRecord sample_case(std::size_t index, const std::string& mode) {
+  CaseRecord c;
+  c.index = index;
+  c.experiment = "gemm-512";
+  c.workload = "gemm";
+  c.mode = mode;
+  c.backend = "cpu";
+  c.status = "ok";
+  c.ranks = 2;
+  c.nodes = 1;
+  c.reps = 3;
+  c.warmup = 1;
+  c.params.set("reps", std::int64_t{3});
+  c.params.set("size", std::int64_t{512});
+  c.params.set("dtype", std::string("fp64"));
+  c.params.set("scale", 0.5);
+  c.flops_per_sample = 2.0 * 512 * 512 * 512;
+  c.bytes_per_sample = 3.0 * 512 * 512 * 8;
+  c.device_time_s = {1, 2, 3, 4, 5, 6};
+  c.wall_start_s = {0, 1, 2, 0, 1, 2};
+  c.wall_end_s = {0.5, 1.5, 2.5, 0.6, 1.6, 2.6};
+  c.verify_error = {1e-16, 2e-16};
+  c.verify_tolerance = 1e-13;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("a result file round-trips every field", "[hdf5]") {
+  const std::string path = temp_path("roundtrip.h5");
+  fs::remove(path);
+  const RunRecord run = sample_run();
+  std::vector<RankRecord> end = run.ranks;
+  end[1].clock_offset_end_s = 3e-6;
+  end[1].clock_uncertainty_end_s = 1e-7;
+  end[0].clock_offset_end_s = end[0].clock_uncertainty_end_s = 0.0;
+  {
+    ResultWriter w(path, false, run);
+    w.write_case(sample_case(0, "serial"));
+    w.write_case(sample_case(1, "parallel"));
+    w.finish(true, "complete", end);
+  }
+  const RunRecord back = read_result_file(path);
+  CHECK(back.software == "gpuscale");
+  CHECK(back.software_version == run.software_version);
+  CHECK(back.date == run.date);
+  CHECK(back.schema_version == kSchemaVersion);
+  CHECK(back.software_dependencies == run.software_dependencies);
+  CHECK(back.command_line == run.command_line);
+  CHECK(back.config_text == run.config_text);
+  CHECK(back.backend_reason == run.backend_reason);
+  CHECK(back.environment == run.environment);
+  CHECK(back.complete);
+  CHECK(back.status == "complete");
+  REQUIRE(back.ranks.size() == 2);
+  CHECK(back.ranks[1].hostname == "node1");
+  CHECK(back.ranks[1].node_index == 1);
+  CHECK(back.ranks[1].pid == 101);
+  CHECK(back.ranks[1].clock_offset_start_s == 1e-6);
+  CHECK(back.ranks[1].clock_offset_end_s == 3e-6);
+  REQUIRE(back.cases.size() == 2);
+  const CaseRecord want = sample_case(1, "parallel");
+  const CaseRecord& got = back.cases[1];
+  CHECK(got.index == 1);
+  CHECK(got.mode == "parallel");
+  CHECK(got.params == want.params);  // order and types kept: int, string, double
+  CHECK(got.device_time_s == want.device_time_s);
+  CHECK(got.wall_start_s == want.wall_start_s);
+  CHECK(got.wall_end_s == want.wall_end_s);
+  CHECK(got.verify_error == want.verify_error);
+  CHECK(got.flops_per_sample == want.flops_per_sample);
+  fs::remove(path);
+}
+
+TEST_CASE("a run that never finished reads back as incomplete with its finished cases", "[hdf5]") {
+  const std::string path = temp_path("partial.h5");
+  fs::remove(path);
+  {
+    ResultWriter w(path, false, sample_run());
+    w.write_case(sample_case(0, "serial"));
+    // destroyed without finish(): as if the job ended here
+  }
+  const RunRecord back = read_result_file(path);
+  CHECK_FALSE(back.complete);
+  CHECK(back.status == "running");
+  CHECK(back.cases.size() == 1);
+  CHECK(std::isnan(back.ranks[0].clock_offset_end_s));
+  fs::remove(path);
+}
+
+TEST_CASE("an existing file is not overwritten unless asked", "[hdf5]") {
+  const std::string path = temp_path("exists.h5");
+  fs::remove(path);
+  { ResultWriter w(path, false, sample_run()); }
+  const auto size = fs::file_size(path);
+  CHECK_THROWS_AS(ResultWriter(path, false, sample_run()), RuntimeError);
+  CHECK(fs::file_size(path) == size);
+  { ResultWriter w(path, true, sample_run()); }  // --force
+  CHECK(read_result_file(path).cases.empty());
+  fs::remove(path);
+}
+
+TEST_CASE("reading something that is not a result file says so", "[hdf5][errors]") {
+  CHECK_THROWS_WITH(read_result_file("/nonexistent.h5"), "/nonexistent.h5: no such file");
+  const std::string path = temp_path("text.h5");
+  { std::FILE* f = std::fopen(path.c_str(), "w"); std::fputs("hello", f); std::fclose(f); }
+  CHECK_THROWS_WITH(read_result_file(path), path + ": not an HDF5 file");
+  fs::remove(path);
+}
