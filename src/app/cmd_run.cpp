@@ -12,6 +12,7 @@
 #include "app/mpi_session.hpp"
 #include "app/rank_table.hpp"
 #include "app/run_metadata.hpp"
+#include "app/termination_guard.hpp"
 #include "comm/clock_sync.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
@@ -146,7 +147,10 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     watchdog.disarm();
     if (rec.status != "ok") ++failed;
     if (root) {
-      writer->write_case(rec);
+      {
+        TerminationGuard guard;
+        writer->write_case(rec);
+      }
       std::printf(" %s\n", summary_line(rec).c_str());
       std::fflush(stdout);
     }

@@ -129,14 +129,14 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
   for (const auto& row : cells) {
     for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   }
-  for (std::size_t j = 0; j < cells.size(); ++j) {
-    for (std::size_t i = 0; i < cells[j].size(); ++i) {
-      const auto& s = cells[j][i];
+  for (const auto& row : cells) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
       const bool left = i == 1 || i == 2 || i == 5 || i == 14;
-      const std::string pad(width[i] - s.size(), ' ');
-      os << (i ? "  " : "") << (left ? s + pad : pad + s);
+      const std::string pad(width[i] - row[i].size(), ' ');
+      line += (i ? "  " : "") + (left ? row[i] + pad : pad + row[i]);
     }
-    os << "\n";
+    os << line.substr(0, line.find_last_not_of(' ') + 1) << "\n";
   }
   os << "median/min/p95: sample time (serial: sum over ranks; parallel: makespan); speedup = serial median / "
         "parallel median; slowest: rank with the largest median and its ratio to the median rank\n";

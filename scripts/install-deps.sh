@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gpuscale needs to build and test, if any are
+# missing. As root it runs apt-get (and says what it installs); otherwise it
+# prints the command to run.
+set -euo pipefail
+
+packages=(cmake g++ make git
+          openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libopenblas-dev
+          catch2 libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
+          python3 python3-h5py python3-numpy)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "gpuscale needs these Debian packages: ${missing[*]}" >&2
+  echo "install them with: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+  exit 1
+fi
+echo "installing Debian packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "installed: ${missing[*]}"
