@@ -14,6 +14,7 @@ int cmd_report(const std::vector<std::string>& files, const std::string& format)
   for (const auto& path : files) {
     const RunRecord run = read_result_file(path);
     auto rows = build_report(run);
+    for (auto& r : rows) r.file = path;
     if (f == ReportFormat::table) {
       std::cout << render_table(path, run, rows) << (files.size() > 1 ? "\n" : "");
     }

@@ -156,6 +156,7 @@ std::string render_json(const std::vector<ReportRow>& rows) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& r : rows) {
     nlohmann::json o;
+    o["file"] = r.file;
     o["case"] = r.case_index;
     o["name"] = r.name;
     o["workload"] = r.workload;
@@ -186,7 +187,7 @@ std::string render_json(const std::vector<ReportRow>& rows) {
 std::string render_csv(const std::vector<ReportRow>& rows) {
   std::ostringstream os;
   os.precision(9);
-  os << "case,name,workload,mode,backend,ranks,nodes,reps,params,median_s,min_s,p95_s,gflops,total_gflops,speedup,"
+  os << "file,case,name,workload,mode,backend,ranks,nodes,reps,params,median_s,min_s,p95_s,gflops,total_gflops,speedup,"
         "efficiency,slowest_rank,slowest_ratio,max_verify_error,status\n";
   auto opt = [&](const std::optional<double>& v) {
     if (v) os << *v;
@@ -197,7 +198,7 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
     return q + "\"";
   };
   for (const auto& r : rows) {
-    os << r.case_index << ',' << quoted(r.name) << ',' << r.workload << ',' << r.mode << ',' << r.backend << ','
+    os << quoted(r.file) << ',' << r.case_index << ',' << quoted(r.name) << ',' << r.workload << ',' << r.mode << ',' << r.backend << ','
        << r.ranks << ',' << r.nodes << ',' << r.reps << ',' << quoted(r.params_label) << ',' << r.median_s << ','
        << r.min_s << ',' << r.p95_s << ',';
     opt(r.gflops);

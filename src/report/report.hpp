@@ -12,6 +12,7 @@
 namespace gpuscale {
 
 struct ReportRow {
+  std::string file;  // the result file the row comes from (set by the caller)
   std::size_t case_index = 0;
   std::string name, workload, mode, backend, status;
   int ranks = 1, nodes = 1, reps = 0;

@@ -20,8 +20,9 @@ timeout = 120
 [[experiment]]
 name = "slow"
 workload = "gemm"
-size = 256
-ops = [10, 11, 12, 13, 14, 15, 16, 17]
+size = 512
+# Two quick cases, then slow ones (seconds each), so rank 1 is killed mid-run.
+ops = [1, 2, 200, 201, 202, 203, 204, 205]
 modes = ["parallel"]
 """
 
@@ -88,8 +89,8 @@ class Partial(ScratchTest):
 
     def test_a_case_past_its_timeout_aborts_the_job_with_a_message(self):
         cfg = self.write("t.toml", SLOW_CONFIG.replace("timeout = 120", "timeout = 0.5")
-                         .replace("size = 256", "size = 1024").replace("ops = [10, 11, 12, 13, 14, 15, 16, 17]",
-                                                                        "ops = 100"))
+                         .replace("size = 512", "size = 1024")
+                         .replace("ops = [1, 2, 200, 201, 202, 203, 204, 205]", "ops = 100"))
         out = self.path("t.h5")
         p = subprocess.run([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV, capture_output=True,
                            text=True, timeout=120)

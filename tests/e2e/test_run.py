@@ -83,6 +83,7 @@ class RunTwoRanks(ScratchTest):
         rows = json.loads(p.stdout)
         self.assertEqual(len(rows), 4)
         for r in rows:
+            self.assertEqual(r["file"], self.out)
             for k in ("name", "workload", "mode", "ranks", "nodes", "median_s", "min_s", "p95_s", "gflops"):
                 self.assertIn(k, r)
             self.assertIsInstance(r["median_s"], float)

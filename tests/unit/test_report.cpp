@@ -83,7 +83,7 @@ TEST_CASE("csv has a header and one line per row", "[report]") {
   RunRecord run;
   run.cases = {timed_case(0, "serial", 1, 3, 0.1)};
   const std::string csv = render_csv(build_report(run));
-  CHECK(csv.rfind("case,name,workload,mode,", 0) == 0);
+  CHECK(csv.rfind("file,case,name,workload,mode,", 0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 2);
 }
 
