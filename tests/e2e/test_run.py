@@ -175,5 +175,16 @@ class RunMore(ScratchTest):
         self.assertFalse(os.path.exists(self.path("results")))
 
 
+class ShippedConfigs(ScratchTest):
+    def test_every_shipped_config_is_valid(self):
+        configs = os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "configs")
+        names = sorted(n for n in os.listdir(configs) if n.endswith(".toml"))
+        self.assertIn("default.toml", names)
+        for n in names:
+            p = gpuscale("check", os.path.join(configs, n))
+            self.assertEqual(p.returncode, 0, n + ": " + p.stderr)
+            self.assertRegex(p.stdout, r"\d+ case\(s\)")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
