@@ -65,19 +65,24 @@ void MpiCommunicator::idle_barrier() const {
   }
 }
 
+namespace {
+// Offsets of each rank's part in a gathered buffer (empty counts: not root).
+std::vector<int> displacements(const std::vector<int>& counts) {
+  std::vector<int> d;
+  int total = 0;
+  for (int c : counts) {
+    d.push_back(total);
+    total += c;
+  }
+  return d;
+}
+}  // namespace
+
 std::vector<double> MpiCommunicator::gather(const std::vector<double>& mine) const {
   const int n = static_cast<int>(mine.size());
-  std::vector<int> counts = gather(n);
-  std::vector<double> out;
-  std::vector<int> displs;
-  if (rank_ == 0) {
-    int total = 0;
-    for (int c : counts) {
-      displs.push_back(total);
-      total += c;
-    }
-    out.resize(total);
-  }
+  const std::vector<int> counts = gather(n);
+  const std::vector<int> displs = displacements(counts);
+  std::vector<double> out(counts.empty() ? 0 : displs.back() + counts.back());
   GPUSCALE_MPI(MPI_Gatherv(mine.data(), n, MPI_DOUBLE, out.data(), counts.data(), displs.data(), MPI_DOUBLE, 0, comm()));
   return out;
 }
@@ -90,17 +95,9 @@ std::vector<int> MpiCommunicator::gather(int mine) const {
 
 std::vector<std::string> MpiCommunicator::gather(const std::string& mine) const {
   const int n = static_cast<int>(mine.size());
-  std::vector<int> counts = gather(n);
-  std::vector<int> displs;
-  std::string all;
-  if (rank_ == 0) {
-    int total = 0;
-    for (int c : counts) {
-      displs.push_back(total);
-      total += c;
-    }
-    all.resize(total);
-  }
+  const std::vector<int> counts = gather(n);
+  const std::vector<int> displs = displacements(counts);
+  std::string all(counts.empty() ? 0 : displs.back() + counts.back(), '\0');
   GPUSCALE_MPI(MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0, comm()));
   std::vector<std::string> out;
   for (std::size_t r = 0; r < counts.size(); ++r) out.push_back(all.substr(displs[r], counts[r]));

@@ -14,24 +14,11 @@ std::string case_group_name(std::size_t index) {
   return buf;
 }
 
-template <class F>
-std::vector<std::string> column(const std::vector<RankRecord>& ranks, F f) {
-  std::vector<std::string> out;
-  for (const auto& r : ranks) out.push_back(f(r));
-  return out;
-}
-
-template <class F>
-std::vector<double> dcolumn(const std::vector<RankRecord>& ranks, F f) {
-  std::vector<double> out;
-  for (const auto& r : ranks) out.push_back(f(r));
-  return out;
-}
-
-template <class F>
-std::vector<std::int64_t> icolumn(const std::vector<RankRecord>& ranks, F f) {
-  std::vector<std::int64_t> out;
-  for (const auto& r : ranks) out.push_back(f(r));
+// One column of the rank table, e.g. column<double>(ranks, &RankRecord::clock_offset_start_s).
+template <class T, class M>
+std::vector<T> column(const std::vector<RankRecord>& ranks, M RankRecord::*member) {
+  std::vector<T> out;
+  for (const auto& r : ranks) out.push_back(static_cast<T>(r.*member));
   return out;
 }
 
@@ -67,25 +54,25 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
   H5Id ranks = h5::create_group(f, "ranks");
   const hid_t g = ranks.get();
   const auto& rs = run.ranks;
-  h5::write_strings(g, "hostname", column(rs, [](const RankRecord& r) { return r.hostname; }));
-  h5::write_ints(g, "node_index", icolumn(rs, [](const RankRecord& r) { return r.node_index; }));
-  h5::write_ints(g, "local_rank", icolumn(rs, [](const RankRecord& r) { return r.local_rank; }));
-  h5::write_ints(g, "local_size", icolumn(rs, [](const RankRecord& r) { return r.local_size; }));
-  h5::write_ints(g, "pid", icolumn(rs, [](const RankRecord& r) { return r.pid; }));
-  h5::write_strings(g, "device_kind", column(rs, [](const RankRecord& r) { return r.device_kind; }));
-  h5::write_strings(g, "device_name", column(rs, [](const RankRecord& r) { return r.device_name; }));
-  h5::write_strings(g, "device_uuid", column(rs, [](const RankRecord& r) { return r.device_uuid; }));
-  h5::write_strings(g, "device_pci_bus_id", column(rs, [](const RankRecord& r) { return r.device_pci_bus_id; }));
+  h5::write_strings(g, "hostname", column<std::string>(rs, &RankRecord::hostname));
+  h5::write_ints(g, "node_index", column<std::int64_t>(rs, &RankRecord::node_index));
+  h5::write_ints(g, "local_rank", column<std::int64_t>(rs, &RankRecord::local_rank));
+  h5::write_ints(g, "local_size", column<std::int64_t>(rs, &RankRecord::local_size));
+  h5::write_ints(g, "pid", column<std::int64_t>(rs, &RankRecord::pid));
+  h5::write_strings(g, "device_kind", column<std::string>(rs, &RankRecord::device_kind));
+  h5::write_strings(g, "device_name", column<std::string>(rs, &RankRecord::device_name));
+  h5::write_strings(g, "device_uuid", column<std::string>(rs, &RankRecord::device_uuid));
+  h5::write_strings(g, "device_pci_bus_id", column<std::string>(rs, &RankRecord::device_pci_bus_id));
   const auto n = rs.size();
-  h5::write_doubles(g, "clock_offset_start", dcolumn(rs, [](const RankRecord& r) { return r.clock_offset_start_s; }),
+  h5::write_doubles(g, "clock_offset_start", column<double>(rs, &RankRecord::clock_offset_start_s),
                     n, 0, "s", "this rank's clock minus rank 0's, estimated at the start");
   h5::write_doubles(g, "clock_uncertainty_start",
-                    dcolumn(rs, [](const RankRecord& r) { return r.clock_uncertainty_start_s; }), n, 0, "s",
+                    column<double>(rs, &RankRecord::clock_uncertainty_start_s), n, 0, "s",
                     "half the least round trip of the start estimate");
-  h5::write_doubles(g, "clock_offset_end", dcolumn(rs, [](const RankRecord& r) { return r.clock_offset_end_s; }), n,
+  h5::write_doubles(g, "clock_offset_end", column<double>(rs, &RankRecord::clock_offset_end_s), n,
                     0, "s", "this rank's clock minus rank 0's, estimated at the end (NaN until the run completes)");
   h5::write_doubles(g, "clock_uncertainty_end",
-                    dcolumn(rs, [](const RankRecord& r) { return r.clock_uncertainty_end_s; }), n, 0, "s",
+                    column<double>(rs, &RankRecord::clock_uncertainty_end_s), n, 0, "s",
                     "half the least round trip of the end estimate");
 
   cases_ = h5::create_group(f, "cases");
@@ -127,9 +114,9 @@ void ResultWriter::write_case(const CaseRecord& c) {
 void ResultWriter::finish(bool complete, const std::string& status, const std::vector<RankRecord>& ranks) {
   H5Id g = h5::open_group(file_.get(), "ranks");
   h5::overwrite_doubles(g.get(), "clock_offset_end",
-                        dcolumn(ranks, [](const RankRecord& r) { return r.clock_offset_end_s; }));
+                        column<double>(ranks, &RankRecord::clock_offset_end_s));
   h5::overwrite_doubles(g.get(), "clock_uncertainty_end",
-                        dcolumn(ranks, [](const RankRecord& r) { return r.clock_uncertainty_end_s; }));
+                        column<double>(ranks, &RankRecord::clock_uncertainty_end_s));
   h5::write_attr(file_.get(), "complete", static_cast<std::int64_t>(complete ? 1 : 0));
   h5::write_attr(file_.get(), "status", status);
   flush();
