@@ -5,6 +5,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/plan.hpp"
+#include "device/backend.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -12,9 +13,11 @@ namespace gpuscale {
 int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
   const Config cfg = load_config(config, sets, workload_schemas());
   const auto plan = expand(cfg);
-  std::printf("%s: %zu experiment(s), %zu case(s); backend %s, timeout %g s per case, seed %lld\n", config.c_str(),
-              cfg.experiments.size(), plan.size(), cfg.defaults.backend.c_str(), cfg.defaults.timeout_s,
-              static_cast<long long>(cfg.defaults.seed));
+  const BackendChoice backend = choose_backend(cfg.defaults.backend, probe_cuda());
+  check_plan_runs_on(plan, backend.backend);
+  std::printf("%s: %zu experiment(s), %zu case(s); backend %s (%s), timeout %g s per case, seed %lld\n",
+              config.c_str(), cfg.experiments.size(), plan.size(), backend.backend.c_str(), backend.reason.c_str(),
+              cfg.defaults.timeout_s, static_cast<long long>(cfg.defaults.seed));
   for (const auto& c : plan) {
     std::printf("  [%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld\n", c.index, c.label().c_str(),
                 c.workload.c_str(), static_cast<long long>(c.params.get_int("warmup")),

@@ -83,6 +83,7 @@ Prepared prepare(const RunOptions& opt) {
   if (!opt.output.empty()) check_output_path(opt.output, opt.force);
   p.cuda = probe_cuda();
   p.backend = choose_backend(p.cfg.defaults.backend, p.cuda);
+  check_plan_runs_on(p.plan, p.backend.backend);
   return p;
 }
 

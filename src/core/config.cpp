@@ -114,7 +114,47 @@ Value convert(const toml::node& n, const ParamSpec& spec, const std::string& con
   return v;
 }
 
-// A scalar, or an array of scalars (a sweep): the list of values.
+// An integer range {from = A, to = B, factor = F} (geometric) or {..., step = S}
+// (arithmetic): A, then each next value while it is at most B.
+std::vector<Value> expand_range(const toml::table& t, const ParamSpec& spec, const std::string& context) {
+  const std::string key = context + "key '" + spec.key + "'";
+  const std::string form = " (write {from = A, to = B, factor = F} or {from = A, to = B, step = S})";
+  if (spec.type != ParamType::Int) fail(t.source(), key + " must be " + type_name(spec.type) + ", got a table");
+  for (auto&& [k, v] : t) {
+    const std::string name(k.str());
+    if (name != "from" && name != "to" && name != "factor" && name != "step") {
+      fail(k.source(), key + ": unknown range key '" + name + "'" + form);
+    }
+    if (name != "factor" && !v.is_integer()) fail(v.source(), key + ": range key '" + name + "' must be an integer");
+  }
+  const auto* from = t.get("from");
+  const auto* to = t.get("to");
+  const auto* factor = t.get("factor");
+  const auto* step = t.get("step");
+  if (!from || !to || (factor == nullptr) == (step == nullptr)) fail(t.source(), key + ": incomplete range" + form);
+  const Value a = convert(*from, spec, context);
+  const std::int64_t lo = std::get<std::int64_t>(a), hi = t["to"].value<std::int64_t>().value_or(0);
+  if (hi < lo) fail(to->source(), key + ": range 'to' (" + std::to_string(hi) + ") is below 'from' (" + std::to_string(lo) + ")");
+  double f = 0.0;
+  if (factor) {
+    if (!factor->is_number()) fail(factor->source(), key + ": range key 'factor' must be a number");
+    f = factor->is_integer() ? static_cast<double>(factor->as_integer()->get()) : factor->as_floating_point()->get();
+    if (!(f > 1.0)) fail(factor->source(), key + ": range 'factor' must be greater than 1");
+  } else if (step->as_integer()->get() < 1) {
+    fail(step->source(), key + ": range 'step' must be at least 1");
+  }
+  constexpr std::size_t kMaxValues = 10000;
+  std::vector<Value> out;
+  for (double x = static_cast<double>(lo); x <= static_cast<double>(hi);) {
+    if (out.size() == kMaxValues) fail(t.source(), key + ": range has more than 10000 values");
+    out.emplace_back(static_cast<std::int64_t>(std::llround(x)));
+    const double next = factor ? x * f : x + static_cast<double>(step->as_integer()->get());
+    x = std::max(next, x + 1.0);  // integers: always move on
+  }
+  return out;
+}
+
+// A scalar, an array of scalars, or a range table (a sweep): the list of values.
 std::vector<Value> convert_list(const toml::node& n, const ParamSpec& spec, const std::string& context) {
   std::vector<Value> out;
   if (const auto* arr = n.as_array()) {
@@ -126,8 +166,8 @@ std::vector<Value> convert_list(const toml::node& n, const ParamSpec& spec, cons
       }
       out.push_back(convert(e, spec, context));
     }
-  } else if (n.is_table()) {
-    fail(n.source(), context + "key '" + spec.key + "' must be " + type_name(spec.type) + ", got a table");
+  } else if (const auto* t = n.as_table()) {
+    out = expand_range(*t, spec, context);
   } else {
     out.push_back(convert(n, spec, context));
   }
@@ -142,6 +182,7 @@ std::vector<ParamSpec> defaults_specs() {
       {"threads", ParamType::Int, "BLAS threads per rank (CPU backend)", Value{std::int64_t{1}}, 1, {}},
       {"timeout", ParamType::Float, "seconds a case may run before the job is aborted", Value{600.0}, 0, {}},
       {"seed", ParamType::Int, "seed of the input generator", Value{std::int64_t{42}}, 0, {}},
+      {"share_devices", ParamType::Bool, "allow ranks of one node to share a GPU", Value{false}, 0, {}},
   };
 }
 
@@ -311,6 +352,7 @@ void parse_defaults(const toml::table& t, Defaults& d) {
     else if (key == "threads") d.threads = std::get<std::int64_t>(v);
     else if (key == "timeout") d.timeout_s = std::get<double>(v);
     else if (key == "seed") d.seed = std::get<std::int64_t>(v);
+    else if (key == "share_devices") d.share_devices = std::get<bool>(v);
   }
 }
 

@@ -20,6 +20,7 @@ struct Defaults {
   std::int64_t threads = 1;      // BLAS threads per rank
   double timeout_s = 600.0;      // per case, per rank
   std::int64_t seed = 42;
+  bool share_devices = false;    // ranks of one node may use the same GPU
 };
 
 struct Experiment {

@@ -5,11 +5,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <new>
-#include <stdexcept>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "device/capabilities.hpp"
 
 extern "C" {
 // OpenBLAS extensions (declared in its cblas.h too; repeated so other CBLAS headers work).
@@ -21,17 +20,36 @@ namespace gpuscale {
 
 namespace {
 
+// Completion time of the work enqueued before it, set by the stream's worker.
 class CpuEvent final : public DeviceEvent {
  public:
-  void record() override { t_ = clock_now(); }
+  explicit CpuEvent(CpuStream& s) : stream_(s) {}
+  void record() override {
+    stream_.enqueue([this] { t_ = clock_now(); });
+  }
   double time() const { return t_; }
 
  private:
+  CpuStream& stream_;
   double t_ = 0.0;
 };
 
-void check_bytes(const DeviceBuffer& b, std::size_t bytes, const char* what) {
-  if (b.bytes() < bytes) throw RuntimeError(std::string(what) + ": buffer smaller than the copy");
+template <class T>
+void naive_gemm(GemmShape s, const T* a, const T* b, T* c) {
+  for (int i = 0; i < s.m; ++i) {
+    for (int j = 0; j < s.n; ++j) {
+      T acc = 0;
+      for (int p = 0; p < s.k; ++p) acc += a[static_cast<std::size_t>(i) * s.k + p] * b[static_cast<std::size_t>(p) * s.n + j];
+      c[static_cast<std::size_t>(i) * s.n + j] = acc;
+    }
+  }
+}
+
+Buffer host_alloc(std::size_t bytes) {
+  const std::size_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  if (!p) throw RuntimeError("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+  return Buffer(p, bytes, [](void* q) noexcept { std::free(q); });
 }
 
 }  // namespace
@@ -58,40 +76,69 @@ CpuDevice::CpuDevice() {
   info_.name = cpu_model_name();
 }
 
-DeviceBuffer CpuDevice::alloc(std::size_t bytes) {
-  const std::size_t rounded = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-  if (!p) throw RuntimeError("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
-  return DeviceBuffer(p, bytes, [](void* q) noexcept { std::free(q); });
+CpuDevice::~CpuDevice() {
+  try {
+    stream_.synchronize();
+  } catch (...) {
+    // The error was the caller's to collect; a destructor must not throw.
+  }
 }
 
-void CpuDevice::copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes) {
-  check_bytes(dst, bytes, "copy_to_device");
-  std::memcpy(dst.data(), src, bytes);
+DeviceBuffer CpuDevice::alloc(std::size_t bytes) { return host_alloc(bytes); }
+
+HostBuffer CpuDevice::alloc_host(std::size_t bytes, bool) { return host_alloc(bytes); }
+
+void CpuDevice::copy_async(void* dst, const void* src, std::size_t bytes, CopyKind) {
+  stream_.enqueue([=] { std::memcpy(dst, src, bytes); });
 }
 
-void CpuDevice::copy_to_host(void* dst, const DeviceBuffer& src, std::size_t bytes) {
-  check_bytes(src, bytes, "copy_to_host");
-  std::memcpy(dst, src.data(), bytes);
-}
-
-void CpuDevice::gemm(DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) {
+void CpuDevice::gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
+                     DeviceBuffer& c) {
+  if (const std::string why = gemm_unsupported("cpu", impl, t); !why.empty()) throw RuntimeError(why);
   const std::size_t e = dtype_size(t);
   if (a.bytes() < e * s.m * s.k || b.bytes() < e * s.k * s.n || c.bytes() < e * s.m * s.n) {
     throw RuntimeError("gemm: a buffer is smaller than the matrix shape");
   }
-  if (t == DType::fp64) {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0, static_cast<const double*>(a.data()),
-                s.k, static_cast<const double*>(b.data()), s.n, 0.0, static_cast<double*>(c.data()), s.n);
+  const void* pa = a.data();
+  const void* pb = b.data();
+  void* pc = c.data();
+  if (impl == GemmImpl::naive) {
+    if (t == DType::fp64) {
+      stream_.enqueue([=] { naive_gemm(s, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc)); });
+    } else {
+      stream_.enqueue([=] { naive_gemm(s, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc)); });
+    }
+  } else if (t == DType::fp64) {
+    stream_.enqueue([=] {
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0, static_cast<const double*>(pa), s.k,
+                  static_cast<const double*>(pb), s.n, 0.0, static_cast<double*>(pc), s.n);
+    });
   } else {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, static_cast<const float*>(a.data()),
-                s.k, static_cast<const float*>(b.data()), s.n, 0.0f, static_cast<float*>(c.data()), s.n);
+    stream_.enqueue([=] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, static_cast<const float*>(pa), s.k,
+                  static_cast<const float*>(pb), s.n, 0.0f, static_cast<float*>(pc), s.n);
+    });
   }
+}
+
+void CpuDevice::sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) {
+  if (x.bytes() < count * dtype_size(t) || acc.bytes() < sizeof(double)) {
+    throw RuntimeError("sum_squares: a buffer is smaller than the count");
+  }
+  const void* px = x.data();
+  auto* out = static_cast<double*>(acc.data());
+  stream_.enqueue([=] {
+    std::vector<double> v(count);
+    decode(px, count, t, v.data());
+    double s = accumulate ? *out : 0.0;
+    for (double e : v) s += e * e;
+    *out = s;
+  });
 }
 
 void CpuDevice::set_threads(int threads) { openblas_set_num_threads(threads); }
 
-std::unique_ptr<DeviceEvent> CpuDevice::create_event() { return std::make_unique<CpuEvent>(); }
+std::unique_ptr<DeviceEvent> CpuDevice::create_event() { return std::make_unique<CpuEvent>(stream_); }
 
 double CpuDevice::elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const {
   return static_cast<const CpuEvent&>(stop).time() - static_cast<const CpuEvent&>(start).time();

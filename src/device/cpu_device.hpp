@@ -1,7 +1,9 @@
-// The CPU backend: host memory and OpenBLAS. Work runs synchronously on the
-// calling thread, so an event is a host timestamp.
+// The CPU backend: host memory and OpenBLAS, with a worker thread as its
+// stream (CpuStream), so work is asynchronous as on a GPU. "Device" memory is
+// ordinary host memory, and pinned host memory is the same as pageable.
 #pragma once
 
+#include "device/cpu_stream.hpp"
 #include "device/device.hpp"
 
 namespace gpuscale {
@@ -9,18 +11,22 @@ namespace gpuscale {
 class CpuDevice final : public Device {
  public:
   CpuDevice();
+  ~CpuDevice() override;
   const DeviceInfo& info() const override { return info_; }
   DeviceBuffer alloc(std::size_t bytes) override;
-  void copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes) override;
-  void copy_to_host(void* dst, const DeviceBuffer& src, std::size_t bytes) override;
-  void gemm(DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) override;
-  void set_threads(int threads) override;
-  void synchronize() override {}
+  HostBuffer alloc_host(std::size_t bytes, bool pinned) override;
+  void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind) override;
+  void gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
+            DeviceBuffer& c) override;
+  void sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) override;
+  void synchronize() override { stream_.synchronize(); }
   std::unique_ptr<DeviceEvent> create_event() override;
   double elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const override;
+  void set_threads(int threads) override;
 
  private:
   DeviceInfo info_;
+  CpuStream stream_;
 };
 
 // "Intel(R) Xeon(R) ..." from /proc/cpuinfo, or "unknown CPU".

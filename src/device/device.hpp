@@ -1,11 +1,14 @@
-// A rank's compute device: owns its buffers, runs gemm and copies in stream
-// order, and times work with events. CpuDevice always exists; a CUDA device
-// implements the same interface, so workloads and the runner never change.
+// A rank's compute device: owns its buffers, and runs gemm, copies and
+// reductions in order on one stream. Calls return once the work is enqueued;
+// synchronize() waits for it, and events time it on the device. CpuDevice
+// always exists; CudaDevice implements the same interface, so workloads and
+// the runner are the same on both.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "device/dtype.hpp"
 
@@ -13,17 +16,17 @@ namespace gpuscale {
 
 struct DeviceInfo {
   std::string kind;  // "cpu" | "cuda"
-  std::string name;  // e.g. the CPU model, or the GPU name
+  std::string name;  // the CPU model, or the GPU name
   std::string uuid;  // empty where the device has none
   std::string pci_bus_id;
 };
 
-// Memory owned by a device; freed by the device's own deallocator.
-class DeviceBuffer {
+// Memory with its own deallocator (device memory, pinned or pageable host memory).
+class Buffer {
  public:
   using Free = void (*)(void*) noexcept;
-  DeviceBuffer() = default;
-  DeviceBuffer(void* p, std::size_t bytes, Free f) : ptr_(p, f), bytes_(bytes) {}
+  Buffer() = default;
+  Buffer(void* p, std::size_t bytes, Free f) : ptr_(p, f), bytes_(bytes) {}
   void* data() const { return ptr_.get(); }
   std::size_t bytes() const { return bytes_; }
 
@@ -31,6 +34,8 @@ class DeviceBuffer {
   std::unique_ptr<void, Free> ptr_{nullptr, [](void*) noexcept {}};
   std::size_t bytes_ = 0;
 };
+using DeviceBuffer = Buffer;
+using HostBuffer = Buffer;
 
 // A point in the device's stream of work.
 class DeviceEvent {
@@ -43,25 +48,43 @@ struct GemmShape {
   int m = 0, n = 0, k = 0;
 };
 
+// vendor: cuBLAS / OpenBLAS. naive, tiled, tensor: our kernels (kernels/);
+// the CPU backend has a naive loop as well.
+enum class GemmImpl { vendor, naive, tiled, tensor };
+GemmImpl parse_gemm_impl(const std::string& s);  // throws std::invalid_argument
+const char* gemm_impl_name(GemmImpl i);
+const std::vector<std::string>& gemm_impl_names();
+
+enum class CopyKind { h2d, d2h, d2d };
+
 class Device {
  public:
   virtual ~Device() = default;
   virtual const DeviceInfo& info() const = 0;
 
   virtual DeviceBuffer alloc(std::size_t bytes) = 0;
-  virtual void copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes) = 0;
-  virtual void copy_to_host(void* dst, const DeviceBuffer& src, std::size_t bytes) = 0;
+  // pinned: page-locked where the backend has such a thing.
+  virtual HostBuffer alloc_host(std::size_t bytes, bool pinned) = 0;
 
+  // Stream-ordered work; each returns once enqueued.
+  virtual void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind) = 0;
   // C = A * B, row-major, A m x k, B k x n, C m x n, all of one dtype.
-  virtual void gemm(DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) = 0;
+  virtual void gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
+                    DeviceBuffer& c) = 0;
+  // acc (one double on the device) = (accumulate ? acc : 0) + sum of x[i]^2.
+  virtual void sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) = 0;
 
-  // Threads the device's host-side library may use (BLAS on the CPU backend).
-  virtual void set_threads(int threads) = 0;
   virtual void synchronize() = 0;
-
   virtual std::unique_ptr<DeviceEvent> create_event() = 0;
   // Seconds of device time between two recorded events (after synchronize).
   virtual double elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const = 0;
+
+  // Threads the backend's host-side library may use (BLAS on the CPU backend).
+  virtual void set_threads(int threads) = 0;
+
+  // Blocking helpers: enqueue the copy and wait for it.
+  void copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes);
+  void copy_to_host(void* dst, const DeviceBuffer& src, std::size_t bytes);
 };
 
 }  // namespace gpuscale

@@ -30,12 +30,14 @@ struct CaseRecord {
   std::size_t index = 0;
   std::string experiment, workload, mode, backend;
   std::string status;  // "ok" | "verify-failed"
+  std::string note;    // what the workload says about how it ran here ("" if nothing)
   int ranks = 1, nodes = 1, reps = 0, warmup = 0;
   Params params;  // everything the case was run with (warmup, reps, threads, workload's own)
   double flops_per_sample = 0.0;
   double bytes_per_sample = 0.0;
   // [ranks][reps], row-major, seconds.
   std::vector<double> device_time_s;  // device time of the sample (events)
+  std::vector<double> enqueue_s;      // host time until the sample's work was enqueued
   std::vector<double> wall_start_s;   // host time at start, common clock (s since the run's epoch)
   std::vector<double> wall_end_s;     // host time after synchronize, common clock
   std::vector<double> verify_error;   // [ranks]

@@ -89,6 +89,7 @@ RunRecord read_result_file(const std::string& path) {
     c.mode = h5::read_string_attr(id, "mode");
     c.backend = h5::read_string_attr(id, "backend");
     c.status = h5::read_string_attr(id, "status");
+    c.note = h5::read_string_attr(id, "note");
     c.ranks = static_cast<int>(h5::read_int_attr(id, "ranks"));
     c.nodes = static_cast<int>(h5::read_int_attr(id, "nodes"));
     c.reps = static_cast<int>(h5::read_int_attr(id, "reps"));
@@ -101,11 +102,13 @@ RunRecord read_result_file(const std::string& path) {
       for (const auto& k : h5::attr_names(p.get())) c.params.set(k, h5::read_value_attr(p.get(), k));
     }
     c.device_time_s = h5::read_doubles(id, "device_time");
+    c.enqueue_s = h5::read_doubles(id, "enqueue_time");
     c.wall_start_s = h5::read_doubles(id, "wall_start");
     c.wall_end_s = h5::read_doubles(id, "wall_end");
     c.verify_error = h5::read_doubles(id, "verify_error");
     const std::size_t want = static_cast<std::size_t>(c.ranks) * static_cast<std::size_t>(c.reps);
-    if (c.device_time_s.size() != want || c.wall_start_s.size() != want || c.wall_end_s.size() != want) {
+    if (c.device_time_s.size() != want || c.enqueue_s.size() != want || c.wall_start_s.size() != want ||
+        c.wall_end_s.size() != want) {
       throw RuntimeError(path + ": case " + name + " has datasets of the wrong shape");
     }
     run.cases.push_back(std::move(c));

@@ -88,6 +88,7 @@ void ResultWriter::write_case(const CaseRecord& c) {
   h5::write_attr(id, "mode", c.mode);
   h5::write_attr(id, "backend", c.backend);
   h5::write_attr(id, "status", c.status);
+  h5::write_attr(id, "note", c.note);
   h5::write_attr(id, "ranks", static_cast<std::int64_t>(c.ranks));
   h5::write_attr(id, "nodes", static_cast<std::int64_t>(c.nodes));
   h5::write_attr(id, "reps", static_cast<std::int64_t>(c.reps));
@@ -101,6 +102,8 @@ void ResultWriter::write_case(const CaseRecord& c) {
   }
   const auto ranks = static_cast<hsize_t>(c.ranks), reps = static_cast<hsize_t>(c.reps);
   h5::write_doubles(id, "device_time", c.device_time_s, ranks, reps, "s", "device time of each sample [rank][rep]");
+  h5::write_doubles(id, "enqueue_time", c.enqueue_s, ranks, reps, "s",
+                    "host time from the sample's start until its work was enqueued (launch calls returned) [rank][rep]");
   h5::write_doubles(id, "wall_start", c.wall_start_s, ranks, reps, "s",
                     "sample start on the common clock (s since the run's epoch on rank 0) [rank][rep]");
   h5::write_doubles(id, "wall_end", c.wall_end_s, ranks, reps, "s",

@@ -71,11 +71,16 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
     r.median_s = median(samples);
     r.min_s = minimum(samples);
     r.p95_s = quantile(samples, 0.95);
+    r.enqueue_median_s = median(c.enqueue_s);
+    // Work of all ranks over the time it took (for serial, one after another).
     if (c.flops_per_sample > 0) {
       r.gflops = c.flops_per_sample / median(c.device_time_s) / 1e9;
-      // Work of all ranks over the time it took: for serial, one after another.
       r.total_gflops = c.flops_per_sample * c.ranks / r.median_s / 1e9;
+    } else if (c.bytes_per_sample > 0) {
+      r.gbps = c.bytes_per_sample / median(c.device_time_s) / 1e9;
+      r.total_gbps = c.bytes_per_sample * c.ranks / r.median_s / 1e9;
     }
+    r.note = c.note;
     const auto meds = rank_medians(dur, c.ranks, c.reps);
     r.slowest_rank = static_cast<int>(std::max_element(meds.begin(), meds.end()) - meds.begin());
     r.slowest_ratio = meds[r.slowest_rank] / median(meds);
@@ -113,17 +118,22 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
     os << "WARNING: the run did not complete (status: " << run.status << "); " << rows.size()
        << " finished case(s) below\n";
   }
-  const std::vector<std::string> head{"#",      "name", "mode",  "ranks", "nodes",   "parameters", "median",
-                                      "min",    "p95",  "GF/s/rank", "GF/s total", "speedup", "eff", "slowest",
-                                      "status"};
+  const std::vector<std::string> head{"#",   "name",    "mode",      "ranks",      "nodes",   "parameters",
+                                      "median", "min",  "p95",     "enqueue",   "rate/rank", "rate total", "speedup",
+                                      "eff", "slowest", "status"};
+  auto rate = [](const std::optional<double>& gf, const std::optional<double>& gb) {
+    return gf ? fmt("%.2f GF/s", *gf) : gb ? fmt("%.2f GB/s", *gb) : std::string("-");
+  };
   std::vector<std::vector<std::string>> cells{head};
+  std::vector<std::string> notes;
   for (const auto& r : rows) {
     cells.push_back({std::to_string(r.case_index), r.name, r.mode, std::to_string(r.ranks), std::to_string(r.nodes),
                      r.params_label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
-                     r.gflops ? fmt("%.2f", *r.gflops) : "-", r.total_gflops ? fmt("%.2f", *r.total_gflops) : "-",
+                     format_seconds(r.enqueue_median_s), rate(r.gflops, r.gbps), rate(r.total_gflops, r.total_gbps),
                      r.speedup ? fmt("%.2fx", *r.speedup) : "-", r.efficiency ? fmt("%.0f%%", *r.efficiency * 100) : "-",
                      r.ranks > 1 ? "r" + std::to_string(r.slowest_rank) + fmt(" %.2fx", r.slowest_ratio) : "-",
                      r.status});
+    if (!r.note.empty() && std::find(notes.begin(), notes.end(), r.note) == notes.end()) notes.push_back(r.note);
   }
   std::vector<std::size_t> width(head.size(), 0);
   for (const auto& row : cells) {
@@ -132,14 +142,16 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
   for (const auto& row : cells) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
-      const bool left = i == 1 || i == 2 || i == 5 || i == 14;
+      const bool left = i == 1 || i == 2 || i == 5 || i == 15;
       const std::string pad(width[i] - row[i].size(), ' ');
       line += (i ? "  " : "") + (left ? row[i] + pad : pad + row[i]);
     }
     os << line.substr(0, line.find_last_not_of(' ') + 1) << "\n";
   }
-  os << "median/min/p95: sample time (serial: sum over ranks; parallel: makespan); speedup = serial median / "
-        "parallel median; slowest: rank with the largest median and its ratio to the median rank\n";
+  os << "median/min/p95: sample time (serial: sum over ranks; parallel: makespan); enqueue: median host time until "
+        "a sample's work was enqueued; speedup = serial median / parallel median; slowest: rank with the largest "
+        "median and its ratio to the median rank\n";
+  for (const auto& n : notes) os << "note: " << n << "\n";
   return os.str();
 }
 
@@ -171,14 +183,18 @@ std::string render_json(const std::vector<ReportRow>& rows) {
     o["median_s"] = r.median_s;
     o["min_s"] = r.min_s;
     o["p95_s"] = r.p95_s;
+    o["enqueue_median_s"] = r.enqueue_median_s;
     if (r.gflops) o["gflops"] = *r.gflops;
     if (r.total_gflops) o["total_gflops"] = *r.total_gflops;
+    if (r.gbps) o["gbps"] = *r.gbps;
+    if (r.total_gbps) o["total_gbps"] = *r.total_gbps;
     if (r.speedup) o["speedup"] = *r.speedup;
     if (r.efficiency) o["efficiency"] = *r.efficiency;
     o["slowest_rank"] = r.slowest_rank;
     o["slowest_ratio"] = r.slowest_ratio;
     o["max_verify_error"] = r.max_verify_error;
     o["status"] = r.status;
+    if (!r.note.empty()) o["note"] = r.note;
     arr.push_back(std::move(o));
   }
   return arr.dump(2) + "\n";
@@ -187,8 +203,8 @@ std::string render_json(const std::vector<ReportRow>& rows) {
 std::string render_csv(const std::vector<ReportRow>& rows) {
   std::ostringstream os;
   os.precision(9);
-  os << "file,case,name,workload,mode,backend,ranks,nodes,reps,params,median_s,min_s,p95_s,gflops,total_gflops,speedup,"
-        "efficiency,slowest_rank,slowest_ratio,max_verify_error,status\n";
+  os << "file,case,name,workload,mode,backend,ranks,nodes,reps,params,median_s,min_s,p95_s,enqueue_median_s,gflops,"
+        "total_gflops,gbps,total_gbps,speedup,efficiency,slowest_rank,slowest_ratio,max_verify_error,status\n";
   auto opt = [&](const std::optional<double>& v) {
     if (v) os << *v;
   };
@@ -200,11 +216,11 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
   for (const auto& r : rows) {
     os << quoted(r.file) << ',' << r.case_index << ',' << quoted(r.name) << ',' << r.workload << ',' << r.mode << ',' << r.backend << ','
        << r.ranks << ',' << r.nodes << ',' << r.reps << ',' << quoted(r.params_label) << ',' << r.median_s << ','
-       << r.min_s << ',' << r.p95_s << ',';
-    opt(r.gflops);
-    os << ',';
-    opt(r.total_gflops);
-    os << ',';
+       << r.min_s << ',' << r.p95_s << ',' << r.enqueue_median_s << ',';
+    for (const auto* v : {&r.gflops, &r.total_gflops, &r.gbps, &r.total_gbps}) {
+      opt(*v);
+      os << ',';
+    }
     opt(r.speedup);
     os << ',';
     opt(r.efficiency);

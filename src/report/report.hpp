@@ -21,13 +21,17 @@ struct ReportRow {
   // Statistics of the case's sample time: serial = sum over ranks of each
   // rank's sample; parallel = makespan (max end - min start, common clock).
   double median_s = 0, min_s = 0, p95_s = 0;
+  double enqueue_median_s = 0;          // median host time until a sample's work was enqueued
   std::optional<double> gflops;        // one rank: flops per sample / median device time
   std::optional<double> total_gflops;  // all ranks: ranks * flops per sample / median_s
+  std::optional<double> gbps;          // bandwidth workloads: bytes per sample / median device time, 1e9 B/s
+  std::optional<double> total_gbps;    // all ranks: ranks * bytes per sample / median_s
   std::optional<double> speedup;       // parallel rows with a serial twin
   std::optional<double> efficiency;
   int slowest_rank = 0;
   double slowest_ratio = 1.0;  // slowest rank's median / median of the rank medians
   double max_verify_error = 0.0;
+  std::string note;  // the workload's note on how it ran (e.g. memcpy on the CPU backend)
 };
 
 std::vector<ReportRow> build_report(const RunRecord& run);

@@ -16,7 +16,7 @@ CaseRecord Runner::run(const Case& c) {
   // Different inputs per rank, the same ones on every run with this seed.
   w->setup(dev_, seed_ + 1000003ULL * static_cast<std::uint64_t>(comm_.rank()) + c.index);
 
-  std::vector<double> time(reps), start(reps), end(reps);
+  std::vector<double> time(reps), start(reps), end(reps), enqueue(reps);
   auto ev0 = dev_.create_event();
   auto ev1 = dev_.create_event();
   auto sample = [&](int i) {
@@ -24,11 +24,13 @@ CaseRecord Runner::run(const Case& c) {
     ev0->record();
     w->run_sample(dev_);
     ev1->record();
+    const double queued = clock_.now();  // the launch calls have returned
     dev_.synchronize();
     const double t1 = clock_.now();
     if (i >= 0) {
       start[i] = t0;
       end[i] = t1;
+      enqueue[i] = queued - t0;
       time[i] = dev_.elapsed_s(*ev0, *ev1);
     }
   };
@@ -66,7 +68,9 @@ CaseRecord Runner::run(const Case& c) {
   rec.flops_per_sample = w->flops_per_sample();
   rec.bytes_per_sample = w->bytes_per_sample();
   rec.verify_tolerance = v.tolerance;
+  rec.note = w->note(dev_);
   rec.device_time_s = comm_.gather(time);
+  rec.enqueue_s = comm_.gather(enqueue);
   rec.wall_start_s = comm_.gather(start);
   rec.wall_end_s = comm_.gather(end);
   rec.verify_error = comm_.gather(std::vector<double>{v.max_error});
@@ -74,6 +78,7 @@ CaseRecord Runner::run(const Case& c) {
   rec.status = failed ? "verify-failed" : "ok";
   if (comm_.rank() != 0) {
     rec.device_time_s = time;
+    rec.enqueue_s = enqueue;
     rec.wall_start_s = start;
     rec.wall_end_s = end;
     rec.verify_error = {v.max_error};

@@ -1,9 +1,7 @@
-// gemm: C = A * B with seeded random inputs, `ops` multiplications per sample.
-// Verification recomputes sampled entries of C in long double and compares
-// |c - ref| / sum_k |a_ik * b_kj|, whose rounding bound grows with k.
+// gemm: C = A * B, `ops` multiplications of the same matrices per sample.
 #pragma once
 
-#include "workloads/workload.hpp"
+#include "workloads/gemm_operands.hpp"
 
 namespace gpuscale {
 
@@ -11,21 +9,17 @@ WorkloadSchema gemm_schema();
 
 class GemmWorkload final : public Workload {
  public:
-  explicit GemmWorkload(const Params& p);
-  void setup(Device& dev, std::uint64_t seed) override;
+  explicit GemmWorkload(const Params& p) : problem_(gemm_problem(p)), ops_(p.get_int("ops")) {}
+  void setup(Device& dev, std::uint64_t seed) override { operands_.setup(dev, problem_, seed); }
   void run_sample(Device& dev) override;
   double flops_per_sample() const override;
   double bytes_per_sample() const override;
-  Verification verify(Device& dev) override;
-
-  GemmShape shape() const { return shape_; }
+  Verification verify(Device& dev) override { return operands_.verify(dev); }
 
  private:
-  DType dtype_;
-  GemmShape shape_;
+  GemmProblem problem_;
   std::int64_t ops_;
-  std::vector<double> a_host_, b_host_;  // inputs as generated (exact in either dtype)
-  DeviceBuffer a_, b_, c_;
+  GemmOperands operands_;
 };
 
 }  // namespace gpuscale

@@ -45,8 +45,19 @@ class BadInput(ScratchTest):
         self.assert_input_error(p, "key 'size' must be at least 1, got -64", out=out)
 
     def test_unknown_dtype(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG.replace('"fp32"]', '"fp8"]'))
+        self.assert_input_error(p, cfg + ":12:18:", "key 'dtype' must be one of fp64, fp32, tf32, fp16, bf16; "
+                                "got \"fp8\"", out=out)
+
+    def test_a_dtype_the_cpu_backend_lacks(self):
         cfg, out, p = self.run_config(SMALL_CONFIG.replace('"fp32"]', '"fp16"]'))
-        self.assert_input_error(p, cfg + ":12:18:", "key 'dtype' must be one of fp64, fp32; got \"fp16\"", out=out)
+        self.assert_input_error(p, "case [2] small size=64 dtype=fp16 impl=vendor ops=20 [serial]: gemm impl 'vendor' "
+                                "with dtype fp16 needs the CUDA backend (the CPU backend has dtype fp64, fp32); this "
+                                "run uses the CPU backend", out=out)
+
+    def test_a_kernel_the_cpu_backend_lacks(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG + 'impl = "tiled"\n')
+        self.assert_input_error(p, "gemm impl 'tiled' with dtype fp64 needs the CUDA backend", out=out)
 
     def test_missing_config_file(self):
         out = self.path("out.h5")

@@ -95,7 +95,7 @@ class Partial(ScratchTest):
         p = subprocess.run([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV, capture_output=True,
                            text=True, timeout=120)
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
-        self.assertRegex(p.stderr, r"gpuscale: error: rank \d on \S+: case slow size=1024 dtype=fp64 ops=100 "
+        self.assertRegex(p.stderr, r"gpuscale: error: rank \d on \S+: case slow size=1024 dtype=fp64 impl=vendor ops=100 "
                                    r"\[parallel\] ran past its timeout of 0.5 s; aborting the job")
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)

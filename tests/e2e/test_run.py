@@ -114,7 +114,7 @@ class RunTwoRanks(ScratchTest):
         self.assertIn("device_time", p.stdout)
 
     def test_progress_and_backend_reason_are_printed(self):
-        self.assertIn("[1/4] small size=64 dtype=fp64 ops=20 [serial]", self.proc.stdout)
+        self.assertIn("[1/4] small size=64 dtype=fp64 impl=vendor ops=20 [serial]", self.proc.stdout)
         self.assertRegex(self.proc.stdout, r"backend cpu: .*")
         self.assertIn("verified", self.proc.stdout)
 
@@ -171,7 +171,7 @@ class RunMore(ScratchTest):
         p = gpuscale("check", cfg, "--set", "size=[32,48]")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("8 case(s)", p.stdout)
-        self.assertIn("[7] small size=48 dtype=fp32 ops=20 [parallel]", p.stdout)
+        self.assertIn("[7] small size=48 dtype=fp32 impl=vendor ops=20 [parallel]", p.stdout)
         self.assertFalse(os.path.exists(self.path("results")))
 
 

@@ -80,7 +80,7 @@ TEST_CASE("a typo in an experiment key names the line and suggests the key", "[c
 TEST_CASE("a typo in [defaults] lists the valid keys", "[config][errors]") {
   const auto e = error_of("[defaults]\nrepz = 3\n[[experiment]]\nworkload = \"gemm\"\n");
   CHECK(e == "exp.toml:2:1: unknown key 'repz' in [defaults] (did you mean 'reps'?); valid keys: backend, warmup, "
-             "reps, threads, timeout, seed");
+             "reps, threads, timeout, seed, share_devices");
 }
 
 TEST_CASE("a value of the wrong type says what was expected and what was found", "[config][errors]") {
@@ -101,12 +101,14 @@ TEST_CASE("zero or negative sizes are refused", "[config][errors]") {
 
 TEST_CASE("an unknown dtype lists the valid ones and the nearest", "[config][errors]") {
   CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\ndtype = \"fp46\"\n") ==
-        "exp.toml:3:9: experiment #1: key 'dtype' must be one of fp64, fp32; got \"fp46\" (did you mean 'fp64'?)");
+        "exp.toml:3:9: experiment #1: key 'dtype' must be one of fp64, fp32, tf32, fp16, bf16; got \"fp46\" (did "
+        "you mean 'fp16'?)");
 }
 
 TEST_CASE("unknown workload and backend and mode are refused with the choices", "[config][errors]") {
   CHECK(error_of("[[experiment]]\nworkload = \"gemn\"\n") ==
-        "exp.toml:2:12: experiment #1: unknown workload \"gemn\" (did you mean 'gemm'?); valid workloads: gemm");
+        "exp.toml:2:12: experiment #1: unknown workload \"gemn\" (did you mean 'gemm'?); valid workloads: gemm, copy, "
+        "async");
   CHECK(error_of("[defaults]\nbackend = \"gpu\"\n[[experiment]]\nworkload = \"gemm\"\n").find(
             "[defaults] key 'backend' must be one of auto, cpu, cuda; got \"gpu\"") != std::string::npos);
   CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nmodes = [\"serial\", \"paralel\"]\n") ==
@@ -117,7 +119,7 @@ TEST_CASE("unknown workload and backend and mode are refused with the choices", 
 TEST_CASE("structural mistakes are explained", "[config][errors]") {
   CHECK(error_of("[defaults]\nreps = 3\n") == "exp.toml: no experiments: add at least one [[experiment]] table");
   CHECK(error_of("[[experiment]]\nname = \"x\"\n") ==
-        "exp.toml:1:1: experiment 'x': missing key 'workload' (one of gemm)");
+        "exp.toml:1:1: experiment 'x': missing key 'workload' (one of gemm, copy, async)");
   CHECK(error_of("[experiment]\nworkload = \"gemm\"\n").find("write each as [[experiment]]") != std::string::npos);
   CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nsize = []\n").find("empty list") != std::string::npos);
   CHECK(error_of("[[experiment]]\nname = \"a\"\nworkload = \"gemm\"\n[[experiment]]\nname = \"a\"\nworkload = "
@@ -166,4 +168,36 @@ TEST_CASE("a bad --set names the override and the valid keys", "[config][set][er
   CHECK(error_of(kIssueExample, {"size"}).rfind("--set size: expected KEY=VALUE", 0) == 0);
   CHECK(error_of(kIssueExample, {"size=-1"}) == "--set size=-1: experiment 'gemm-512': key 'size' must be at least 1, got -1");
   CHECK(error_of(kIssueExample, {"defaults.size=4"}).rfind("--set defaults.size=4: unknown key 'defaults.size'", 0) == 0);
+}
+
+TEST_CASE("integer ranges expand geometrically or arithmetically", "[config][range]") {
+  auto values = [](const std::string& v) {
+    const Config c = parse("[[experiment]]\nworkload = \"copy\"\nbytes = " + v + "\n");
+    for (const auto& [key, vals] : c.experiments[0].params) {
+      if (key == "bytes") return vals;
+    }
+    return std::vector<Value>{};
+  };
+  CHECK(values("{ from = 1024, to = 16384, factor = 4 }") ==
+        std::vector<Value>{std::int64_t{1024}, std::int64_t{4096}, std::int64_t{16384}});
+  CHECK(values("{ from = 1, to = 10, step = 4 }") == std::vector<Value>{std::int64_t{1}, std::int64_t{5}, std::int64_t{9}});
+  CHECK(values("{ from = 3, to = 3, factor = 2 }") == std::vector<Value>{std::int64_t{3}});
+  // 1, 1.5, 2.25, 3.375 round to 1, 2, 2, 3: each value once.
+  CHECK(values("{ from = 1, to = 4, factor = 1.5 }") ==
+        std::vector<Value>{std::int64_t{1}, std::int64_t{2}, std::int64_t{3}});
+}
+
+TEST_CASE("a malformed range says how to write one", "[config][range][errors]") {
+  const std::string head = "[[experiment]]\nworkload = \"copy\"\nbytes = ";
+  CHECK(error_of(head + "{ from = 1, to = 8 }\n").find("incomplete range (write {from = A, to = B, factor = F}") !=
+        std::string::npos);
+  CHECK(error_of(head + "{ from = 8, to = 1, factor = 2 }\n") ==
+        "exp.toml:3:26: experiment #1: key 'bytes': range 'to' (1) is below 'from' (8)");
+  CHECK(error_of(head + "{ from = 1, to = 8, factor = 1 }\n").find("'factor' must be greater than 1") !=
+        std::string::npos);
+  CHECK(error_of(head + "{ from = 0, to = 8, factor = 2 }\n").find("key 'bytes' must be at least 1, got 0") !=
+        std::string::npos);
+  CHECK(error_of(head + "{ from = 1, upto = 8, factor = 2 }\n").find("unknown range key 'upto'") != std::string::npos);
+  CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\ndtype = { from = 1, to = 2, step = 1 }\n")
+            .find("key 'dtype' must be a string, got a table") != std::string::npos);
 }

@@ -1,64 +1,81 @@
-// The gemm workload on the CPU device: correct results pass verification,
-// wrong ones fail it.
+// Workloads on the CPU device: correct results pass verification, wrong ones
+// fail it; what the CPU backend cannot run is refused before it runs.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <atomic>
+#include <cstring>
+#include <thread>
+
 #include "device/backend.hpp"
+#include "device/capabilities.hpp"
 #include "device/cpu_device.hpp"
+#include "workloads/async_probe.hpp"
+#include "workloads/copy.hpp"
 #include "workloads/gemm.hpp"
 
 using namespace gpuscale;
 
 namespace {
-Params gemm_params(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& dtype, std::int64_t ops) {
+Params gemm_params(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& dtype, const std::string& impl,
+                   std::int64_t ops) {
   Params p;
   p.set("size", std::int64_t{512});
   p.set("m", m);
   p.set("n", n);
   p.set("k", k);
   p.set("dtype", dtype);
+  p.set("impl", impl);
   p.set("ops", ops);
   return p;
 }
 
-// A device whose gemm is off by one in a single entry.
+// A device whose gemm result is off by one in a single entry.
 class FaultyDevice final : public Device {
  public:
   const DeviceInfo& info() const override { return cpu_.info(); }
   DeviceBuffer alloc(std::size_t b) override { return cpu_.alloc(b); }
-  void copy_to_device(DeviceBuffer& d, const void* s, std::size_t b) override { cpu_.copy_to_device(d, s, b); }
-  void copy_to_host(void* d, const DeviceBuffer& s, std::size_t b) override { cpu_.copy_to_host(d, s, b); }
-  void gemm(DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) override {
-    cpu_.gemm(t, s, a, b, c);
+  HostBuffer alloc_host(std::size_t b, bool pinned) override { return cpu_.alloc_host(b, pinned); }
+  void copy_async(void* d, const void* s, std::size_t b, CopyKind k) override { cpu_.copy_async(d, s, b, k); }
+  void gemm(GemmImpl i, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) override {
+    cpu_.gemm(i, t, s, a, b, c);
+    cpu_.synchronize();
     static_cast<double*>(c.data())[0] += 1.0;
   }
-  void set_threads(int n) override { cpu_.set_threads(n); }
-  void synchronize() override {}
+  void sum_squares(DType t, const DeviceBuffer& x, std::size_t n, DeviceBuffer& acc, bool accumulate) override {
+    cpu_.sum_squares(t, x, n, acc, accumulate);
+  }
+  void synchronize() override { cpu_.synchronize(); }
   std::unique_ptr<DeviceEvent> create_event() override { return cpu_.create_event(); }
   double elapsed_s(const DeviceEvent& a, const DeviceEvent& b) const override { return cpu_.elapsed_s(a, b); }
+  void set_threads(int n) override { cpu_.set_threads(n); }
 
  private:
   CpuDevice cpu_;
 };
 }  // namespace
 
-TEST_CASE("gemm results verify in fp64 and fp32 for non-square shapes too", "[gemm]") {
+TEST_CASE("gemm results verify for every CPU dtype and impl and non-square shapes", "[gemm]") {
   CpuDevice dev;
   dev.set_threads(1);
   for (const std::string dtype : {"fp64", "fp32"}) {
-    GemmWorkload w(gemm_params(37, 53, 129, dtype, 2));
-    w.setup(dev, 7);
-    w.run_sample(dev);
-    const Verification v = w.verify(dev);
-    INFO(dtype << " max error " << v.max_error << " tolerance " << v.tolerance);
-    CHECK(v.ok);
-    CHECK(v.max_error <= v.tolerance);
-    CHECK(w.flops_per_sample() == 2.0 * 2 * 37 * 53 * 129);
+    for (const std::string impl : {"vendor", "naive"}) {
+      GemmWorkload w(gemm_params(37, 53, 129, dtype, impl, 2));
+      w.setup(dev, 7);
+      w.run_sample(dev);
+      dev.synchronize();
+      const Verification v = w.verify(dev);
+      INFO(dtype << " " << impl << ": max error " << v.max_error << " tolerance " << v.tolerance);
+      CHECK(v.ok);
+      CHECK(v.max_error <= v.tolerance);
+      CHECK(w.flops_per_sample() == 2.0 * 2 * 37 * 53 * 129);
+    }
   }
 }
 
 TEST_CASE("a wrong entry in C fails verification", "[gemm]") {
   FaultyDevice dev;
-  GemmWorkload w(gemm_params(16, 16, 16, "fp64", 1));
+  GemmWorkload w(gemm_params(16, 16, 16, "fp64", "vendor", 1));
   w.setup(dev, 1);
   w.run_sample(dev);
   const Verification v = w.verify(dev);
@@ -66,7 +83,110 @@ TEST_CASE("a wrong entry in C fails verification", "[gemm]") {
   CHECK(v.max_error > v.tolerance);
 }
 
-TEST_CASE("backend auto falls back to the CPU and says why; cuda without a device is an input error", "[backend]") {
+TEST_CASE("tolerances follow the dtype's rounding", "[gemm]") {
+  CHECK(gemm_tolerance(DType::fp64, 512) == 2 * 512 * 0x1p-53);
+  CHECK(gemm_tolerance(DType::fp32, 100) == 2 * 100 * 0x1p-24);
+  CHECK(gemm_tolerance(DType::fp16, 100) == 2 * 100 * 0x1p-24 + 0x1p-11);
+  CHECK(gemm_tolerance(DType::bf16, 100) == 2 * 100 * 0x1p-24 + 0x1p-8);
+}
+
+TEST_CASE("what the CPU backend cannot run is refused with the choices", "[gemm][capabilities]") {
+  CHECK(gemm_unsupported("cpu", GemmImpl::vendor, DType::fp64).empty());
+  CHECK(gemm_unsupported("cpu", GemmImpl::naive, DType::fp32).empty());
+  CHECK(gemm_unsupported("cpu", GemmImpl::vendor, DType::fp16) ==
+        "gemm impl 'vendor' with dtype fp16 needs the CUDA backend (the CPU backend has dtype fp64, fp32)");
+  CHECK(gemm_unsupported("cpu", GemmImpl::tiled, DType::fp64) ==
+        "gemm impl 'tiled' with dtype fp64 needs the CUDA backend (the CPU backend has impl vendor, naive)");
+  CHECK(gemm_unsupported("cuda", GemmImpl::tensor, DType::bf16).empty());
+  CHECK(gemm_unsupported("cuda", GemmImpl::tensor, DType::fp32).find("takes fp16, bf16") != std::string::npos);
+  CHECK(gemm_unsupported("cuda", GemmImpl::naive, DType::tf32).find("use impl vendor") != std::string::npos);
+  for (const auto& d : dtype_names()) CHECK(gemm_unsupported("cuda", GemmImpl::vendor, parse_dtype(d)).empty());
+}
+
+TEST_CASE("fp16 and bf16 conversions round to nearest even and keep exact values", "[dtype]") {
+  for (int k = -256; k < 256; ++k) {
+    const float x = k / 256.0f;  // the generator's values: exact in both
+    CHECK(half_bits_to_float(float_to_half_bits(x)) == x);
+    CHECK(bf16_bits_to_float(float_to_bf16_bits(x)) == x);
+  }
+  CHECK(float_to_half_bits(1.0f) == 0x3c00);
+  CHECK(float_to_half_bits(65504.0f) == 0x7bff);
+  CHECK(float_to_half_bits(65520.0f) == 0x7c00);             // rounds to infinity
+  CHECK(half_bits_to_float(0x0001) == std::ldexp(1.0f, -24));  // smallest subnormal
+  CHECK(float_to_half_bits(std::ldexp(1.0f, -24)) == 0x0001);
+  CHECK(float_to_half_bits(1.0f + std::ldexp(1.0f, -11)) == 0x3c00);  // tie: to even
+  CHECK(float_to_half_bits(1.0f + 3 * std::ldexp(1.0f, -11)) == 0x3c02);  // tie: to even (up)
+  CHECK(float_to_bf16_bits(1.0f) == 0x3f80);
+  CHECK(bf16_bits_to_float(float_to_bf16_bits(1.0f / 3)) == Approx(1.0f / 3).epsilon(1.0 / 256));
+  double in[3] = {0.5, -1.0, 0.25}, out[3];
+  unsigned short buf[3];
+  encode(in, 3, DType::fp16, buf);
+  decode(buf, 3, DType::fp16, out);
+  CHECK(out[1] == -1.0);
+}
+
+TEST_CASE("the CPU stream runs work in order after the enqueue call returns", "[cpu][stream]") {
+  CpuStream s;
+  std::vector<int> order;
+  std::atomic<bool> release{false};
+  s.enqueue([&] {
+    while (!release) std::this_thread::yield();
+    order.push_back(1);
+  });
+  s.enqueue([&] { order.push_back(2); });
+  // Both calls returned while the first task is still blocked: enqueue is asynchronous.
+  release = true;
+  s.synchronize();
+  CHECK(order == std::vector<int>{1, 2});
+  s.enqueue([] { throw std::runtime_error("task failed"); });
+  CHECK_THROWS_WITH(s.synchronize(), "task failed");
+  s.synchronize();  // the error is reported once
+}
+
+TEST_CASE("copies verify in every direction and a copy that did not happen fails", "[copy]") {
+  CpuDevice dev;
+  for (const std::string dir : {"h2d", "d2h", "d2d"}) {
+    for (const std::string host : {"pinned", "pageable"}) {
+      Params p;
+      p.set("bytes", std::int64_t{4099});
+      p.set("direction", dir);
+      p.set("host", host);
+      p.set("ops", std::int64_t{2});
+      CopyWorkload w(p);
+      w.setup(dev, 11);
+      Verification before = w.verify(dev);
+      if (dir != "d2d") CHECK_FALSE(before.ok);  // nothing copied yet (d2d: fresh memory may hold anything)
+      w.run_sample(dev);
+      dev.synchronize();
+      const Verification v = w.verify(dev);
+      INFO(dir << " " << host);
+      CHECK(v.ok);
+      CHECK(v.max_error == 0.0);
+      CHECK(w.bytes_per_sample() == 2 * 4099.0);
+      CHECK(w.note(dev).find("memcpy") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("the async probe verifies C and the norms it logged", "[async]") {
+  CpuDevice dev;
+  for (const std::string log : {"none", "host", "device"}) {
+    for (const std::string sync : {"end", "each"}) {
+      Params p = gemm_params(24, 24, 24, "fp64", "vendor", 5);
+      p.set("sync", sync);
+      p.set("log_norm", log);
+      AsyncProbeWorkload w(p);
+      w.setup(dev, 5);
+      w.run_sample(dev);
+      dev.synchronize();
+      const Verification v = w.verify(dev);
+      INFO(log << " " << sync << ": " << v.max_error);
+      CHECK(v.ok);
+    }
+  }
+}
+
+TEST_CASE("backend auto falls back to the CPU and says why and cuda without a device is an input error", "[backend]") {
   CudaStatus none;
   none.reason = "CUDA driver version is insufficient for CUDA runtime version (cudaErrorInsufficientDriver, error 35)";
   const BackendChoice a = choose_backend("auto", none);

@@ -15,12 +15,12 @@ TEST_CASE("list-valued keys expand into their cartesian product with modes inner
   const auto plan = expand(cfg);
   REQUIRE(plan.size() == 3 * 2 * 2 + 1);
   for (std::size_t i = 0; i < plan.size(); ++i) CHECK(plan[i].index == i);
-  CHECK(plan[0].label() == "s size=64 dtype=fp64 ops=1 [serial]");
-  CHECK(plan[1].label() == "s size=64 dtype=fp64 ops=1 [parallel]");
-  CHECK(plan[2].label() == "s size=64 dtype=fp32 ops=1 [serial]");
-  CHECK(plan[4].label() == "s size=128 dtype=fp64 ops=1 [serial]");
-  CHECK(plan[11].label() == "s size=256 dtype=fp32 ops=1 [parallel]");
-  CHECK(plan[12].label() == "t size=512 dtype=fp64 ops=1 [parallel]");
+  CHECK(plan[0].label() == "s size=64 dtype=fp64 impl=vendor ops=1 [serial]");
+  CHECK(plan[1].label() == "s size=64 dtype=fp64 impl=vendor ops=1 [parallel]");
+  CHECK(plan[2].label() == "s size=64 dtype=fp32 impl=vendor ops=1 [serial]");
+  CHECK(plan[4].label() == "s size=128 dtype=fp64 impl=vendor ops=1 [serial]");
+  CHECK(plan[11].label() == "s size=256 dtype=fp32 impl=vendor ops=1 [parallel]");
+  CHECK(plan[12].label() == "t size=512 dtype=fp64 impl=vendor ops=1 [parallel]");
   CHECK(plan[12].params.get_int("reps") == 10);
   CHECK(plan[12].params.get_int("threads") == 1);
 }
@@ -32,5 +32,5 @@ TEST_CASE("runner keys can be swept like any other", "[plan]") {
   REQUIRE(plan.size() == 2);
   CHECK(plan[0].params.get_int("threads") == 1);
   CHECK(plan[1].params.get_int("threads") == 2);
-  CHECK(plan[0].param_label() == "size=512 dtype=fp64 ops=1");  // runner keys are not workload parameters
+  CHECK(plan[0].param_label() == "size=512 dtype=fp64 impl=vendor ops=1");  // runner keys are not workload parameters
 }

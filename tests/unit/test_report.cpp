@@ -27,6 +27,7 @@ CaseRecord timed_case(std::size_t index, const std::string& mode, int ranks, int
       const double slow = (r == ranks - 1) ? 1.5 : 1.0;  // the last rank is the straggler
       const double t0 = mode == "serial" ? (r * reps + i) * 10.0 : i * 10.0;
       c.device_time_s.push_back(each * slow);
+      c.enqueue_s.push_back(each / 10);
       c.wall_start_s.push_back(t0);
       c.wall_end_s.push_back(t0 + each * slow);
     }
@@ -84,6 +85,7 @@ TEST_CASE("csv has a header and one line per row", "[report]") {
   run.cases = {timed_case(0, "serial", 1, 3, 0.1)};
   const std::string csv = render_csv(build_report(run));
   CHECK(csv.rfind("file,case,name,workload,mode,", 0) == 0);
+  CHECK(csv.find(",enqueue_median_s,gflops,total_gflops,gbps,total_gbps,speedup,") != std::string::npos);
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 2);
 }
 
@@ -92,4 +94,23 @@ TEST_CASE("times are printed in readable units", "[report]") {
   CHECK(format_seconds(0.0123) == "12.3 ms");
   CHECK(format_seconds(4.56e-5) == "45.6 us");
   CHECK_THROWS(parse_report_format("xml"));
+}
+
+TEST_CASE("bandwidth workloads report GB/s instead of GFLOP/s", "[report]") {
+  RunRecord run;
+  CaseRecord c = timed_case(0, "parallel", 2, 3, 0.5);
+  c.workload = "copy";
+  c.flops_per_sample = 0;
+  c.bytes_per_sample = 1e9;
+  c.note = "memcpy";
+  run.cases = {c};
+  const auto rows = build_report(run);
+  CHECK_FALSE(rows[0].gflops);
+  REQUIRE(rows[0].gbps);
+  // Median of the pooled device times: 0.5 s (rank 0) and 0.75 s (rank 1, the straggler).
+  CHECK(*rows[0].gbps == Approx(1e9 / 0.625 / 1e9));
+  CHECK(rows[0].enqueue_median_s == Approx(0.05));
+  const std::string table = render_table("f.h5", run, rows);
+  CHECK(table.find("GB/s") != std::string::npos);
+  CHECK(table.find("note: memcpy") != std::string::npos);
 }

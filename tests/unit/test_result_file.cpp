@@ -67,7 +67,9 @@ CaseRecord sample_case(std::size_t index, const std::string& mode) {
   c.params.set("scale", 0.5);
   c.flops_per_sample = 2.0 * 512 * 512 * 512;
   c.bytes_per_sample = 3.0 * 512 * 512 * 8;
+  c.note = "a note";
   c.device_time_s = {1, 2, 3, 4, 5, 6};
+  c.enqueue_s = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
   c.wall_start_s = {0, 1, 2, 0, 1, 2};
   c.wall_end_s = {0.5, 1.5, 2.5, 0.6, 1.6, 2.6};
   c.verify_error = {1e-16, 2e-16};
@@ -115,6 +117,8 @@ TEST_CASE("a result file round-trips every field", "[hdf5]") {
   CHECK(got.mode == "parallel");
   CHECK(got.params == want.params);  // order and types kept: int, string, double
   CHECK(got.device_time_s == want.device_time_s);
+  CHECK(got.enqueue_s == want.enqueue_s);
+  CHECK(got.note == "a note");
   CHECK(got.wall_start_s == want.wall_start_s);
   CHECK(got.wall_end_s == want.wall_end_s);
   CHECK(got.verify_error == want.verify_error);

@@ -1,0 +1,55 @@
+#include "device/cpu_stream.hpp"
+
+namespace gpuscale {
+
+CpuStream::CpuStream() : worker_([this] { loop(); }) {}
+
+CpuStream::~CpuStream() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  has_work_.notify_all();
+  worker_.join();
+}
+
+void CpuStream::enqueue(std::function<void()> work) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(work));
+  }
+  has_work_.notify_one();
+}
+
+void CpuStream::synchronize() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+  if (error_) {
+    std::exception_ptr e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+}
+
+void CpuStream::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    has_work_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_ and drained
+    std::function<void()> work = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    try {
+      work();
+    } catch (...) {
+      std::lock_guard<std::mutex> g(mu_);
+      if (!error_) error_ = std::current_exception();
+    }
+    lock.lock();
+    busy_ = false;
+    if (queue_.empty()) idle_.notify_all();
+  }
+}
+
+}  // namespace gpuscale

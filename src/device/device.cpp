@@ -1,0 +1,44 @@
+#include "device/device.hpp"
+
+#include <stdexcept>
+
+#include "core/error.hpp"
+
+namespace gpuscale {
+
+GemmImpl parse_gemm_impl(const std::string& s) {
+  if (s == "vendor") return GemmImpl::vendor;
+  if (s == "naive") return GemmImpl::naive;
+  if (s == "tiled") return GemmImpl::tiled;
+  if (s == "tensor") return GemmImpl::tensor;
+  throw std::invalid_argument("unknown gemm impl '" + s + "'");
+}
+
+const char* gemm_impl_name(GemmImpl i) {
+  switch (i) {
+    case GemmImpl::vendor: return "vendor";
+    case GemmImpl::naive: return "naive";
+    case GemmImpl::tiled: return "tiled";
+    case GemmImpl::tensor: return "tensor";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& gemm_impl_names() {
+  static const std::vector<std::string> v{"vendor", "naive", "tiled", "tensor"};
+  return v;
+}
+
+void Device::copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes) {
+  if (dst.bytes() < bytes) throw RuntimeError("copy_to_device: buffer smaller than the copy");
+  copy_async(dst.data(), src, bytes, CopyKind::h2d);
+  synchronize();
+}
+
+void Device::copy_to_host(void* dst, const DeviceBuffer& src, std::size_t bytes) {
+  if (src.bytes() < bytes) throw RuntimeError("copy_to_host: buffer smaller than the copy");
+  copy_async(dst, src.data(), bytes, CopyKind::d2h);
+  synchronize();
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,95 @@
+#include "workloads/copy.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+#include "core/error.hpp"
+
+namespace gpuscale {
+
+WorkloadSchema copy_schema() {
+  WorkloadSchema s;
+  s.name = "copy";
+  s.description = "memory copies h2d | d2h | d2d, pinned or pageable host memory; bandwidth in GB/s";
+  s.params = {
+      {"bytes", ParamType::Int, "bytes per copy; sweep with a list or {from, to, factor}",
+       Value{std::int64_t{1} << 20}, 1, {}},
+      {"direction", ParamType::String, "h2d | d2h | d2d", Value{std::string("h2d")}, 0, {"h2d", "d2h", "d2d"}},
+      {"host", ParamType::String, "host memory: pinned | pageable", Value{std::string("pinned")}, 0,
+       {"pinned", "pageable"}},
+      {"ops", ParamType::Int, "copies per timed sample", Value{std::int64_t{1}}, 1, {}},
+  };
+  return s;
+}
+
+namespace {
+CopyKind parse_kind(const std::string& s) {
+  if (s == "h2d") return CopyKind::h2d;
+  if (s == "d2h") return CopyKind::d2h;
+  return CopyKind::d2d;
+}
+}  // namespace
+
+CopyWorkload::CopyWorkload(const Params& p)
+    : bytes_(static_cast<std::size_t>(p.get_int("bytes"))),
+      ops_(p.get_int("ops")),
+      kind_(parse_kind(p.get_string("direction"))),
+      pinned_(p.get_string("host") == "pinned") {}
+
+void CopyWorkload::setup(Device& dev, std::uint64_t seed) {
+  pattern_.resize(bytes_);
+  std::mt19937_64 rng(seed);
+  for (std::size_t i = 0; i < bytes_; i += 8) {
+    const std::uint64_t r = rng();
+    std::memcpy(pattern_.data() + i, &r, std::min<std::size_t>(8, bytes_ - i));
+  }
+  switch (kind_) {
+    case CopyKind::h2d:
+      src_ = dev.alloc_host(bytes_, pinned_);
+      std::memcpy(src_.data(), pattern_.data(), bytes_);
+      dst_ = dev.alloc(bytes_);
+      break;
+    case CopyKind::d2h:
+      src_ = dev.alloc(bytes_);
+      dev.copy_to_device(src_, pattern_.data(), bytes_);
+      dst_ = dev.alloc_host(bytes_, pinned_);
+      std::memset(dst_.data(), 0, bytes_);
+      break;
+    case CopyKind::d2d:
+      src_ = dev.alloc(bytes_);
+      dev.copy_to_device(src_, pattern_.data(), bytes_);
+      dst_ = dev.alloc(bytes_);
+      break;
+  }
+}
+
+void CopyWorkload::run_sample(Device& dev) {
+  for (std::int64_t i = 0; i < ops_; ++i) dev.copy_async(dst_.data(), src_.data(), bytes_, kind_);
+}
+
+Verification CopyWorkload::verify(Device& dev) {
+  std::vector<unsigned char> got(bytes_);
+  if (kind_ == CopyKind::d2h) {
+    dev.synchronize();
+    std::memcpy(got.data(), dst_.data(), bytes_);
+  } else {
+    dev.copy_to_host(got.data(), dst_, bytes_);
+  }
+  Verification v;
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < bytes_; ++i) wrong += got[i] != pattern_[i];
+  v.max_error = static_cast<double>(wrong);
+  v.tolerance = 0.0;
+  v.ok = wrong == 0;
+  return v;
+}
+
+std::string CopyWorkload::note(const Device& dev) const {
+  if (dev.info().kind == "cpu") {
+    return "CPU backend: device memory is host memory, so this measures memcpy; pinned is the same as pageable";
+  }
+  return "";
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,32 @@
+// copy: `ops` copies of `bytes` per sample, host to device (h2d), device to
+// host (d2h) or device to device (d2d), from pinned or pageable host memory.
+// Verification compares every byte of the destination with the seeded
+// pattern of the source; the error is the number of differing bytes.
+#pragma once
+
+#include "workloads/workload.hpp"
+
+namespace gpuscale {
+
+WorkloadSchema copy_schema();
+
+class CopyWorkload final : public Workload {
+ public:
+  explicit CopyWorkload(const Params& p);
+  void setup(Device& dev, std::uint64_t seed) override;
+  void run_sample(Device& dev) override;
+  double flops_per_sample() const override { return 0.0; }
+  double bytes_per_sample() const override { return static_cast<double>(bytes_) * static_cast<double>(ops_); }
+  Verification verify(Device& dev) override;
+  std::string note(const Device& dev) const override;
+
+ private:
+  std::size_t bytes_;
+  std::int64_t ops_;
+  CopyKind kind_;
+  bool pinned_;
+  std::vector<unsigned char> pattern_;
+  Buffer src_, dst_;
+};
+
+}  // namespace gpuscale

@@ -1,0 +1,126 @@
+#include "workloads/gemm_operands.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/error.hpp"
+#include "device/capabilities.hpp"
+
+namespace gpuscale {
+
+std::vector<ParamSpec> gemm_problem_specs(std::int64_t default_size, const std::string& default_dtype) {
+  return {
+      {"size", ParamType::Int, "m = n = k unless m, n or k is given", Value{default_size}, 1, {}},
+      {"m", ParamType::Int, "rows of A and C (default: size)", std::nullopt, 1, {}},
+      {"n", ParamType::Int, "columns of B and C (default: size)", std::nullopt, 1, {}},
+      {"k", ParamType::Int, "columns of A, rows of B (default: size)", std::nullopt, 1, {}},
+      {"dtype", ParamType::String, "element type", Value{default_dtype}, 0, dtype_names()},
+      {"impl", ParamType::String, "vendor (cuBLAS/OpenBLAS) or one of our kernels", Value{std::string("vendor")}, 0,
+       gemm_impl_names()},
+  };
+}
+
+namespace {
+constexpr std::int64_t kMaxDim = 1 << 20;
+
+int dim(const Params& p, const char* key) {
+  const std::int64_t v = p.has(key) ? p.get_int(key) : p.get_int("size");
+  if (v > kMaxDim) throw InputError(std::string("gemm: ") + key + " = " + std::to_string(v) + " is too large");
+  return static_cast<int>(v);
+}
+
+std::vector<double> random_matrix(std::size_t count, std::mt19937_64& rng) {
+  std::uniform_int_distribution<int> d(-256, 255);
+  std::vector<double> v(count);
+  for (auto& x : v) x = d(rng) / 256.0;
+  return v;
+}
+
+DeviceBuffer upload(Device& dev, const std::vector<double>& v, DType t) {
+  std::vector<unsigned char> bytes(v.size() * dtype_size(t));
+  encode(v.data(), v.size(), t, bytes.data());
+  DeviceBuffer b = dev.alloc(bytes.size());
+  dev.copy_to_device(b, bytes.data(), bytes.size());
+  return b;
+}
+}  // namespace
+
+GemmProblem gemm_problem(const Params& p) {
+  GemmProblem g;
+  g.impl = parse_gemm_impl(p.get_string("impl"));
+  g.dtype = parse_dtype(p.get_string("dtype"));
+  g.shape = {dim(p, "m"), dim(p, "n"), dim(p, "k")};
+  return g;
+}
+
+std::string gemm_problem_unsupported(const Params& p, const std::string& backend) {
+  const GemmProblem g = gemm_problem(p);
+  return gemm_unsupported(backend, g.impl, g.dtype);
+}
+
+double gemm_tolerance(DType t, int k) {
+  const double accumulate = 2.0 * k * (t == DType::fp64 ? 0x1p-53 : 0x1p-24);
+  switch (t) {
+    case DType::fp64:
+    case DType::fp32: return accumulate;
+    case DType::tf32: return accumulate + 0x1p-11;  // inputs are exact in tf32; margin for the math mode
+    case DType::fp16:
+    case DType::bf16: return accumulate + dtype_unit_roundoff(t);  // C is rounded to its storage type
+  }
+  return accumulate;
+}
+
+void GemmOperands::setup(Device& dev, const GemmProblem& p, std::uint64_t seed) {
+  p_ = p;
+  std::mt19937_64 rng(seed);
+  const auto m = static_cast<std::size_t>(p.shape.m), n = static_cast<std::size_t>(p.shape.n),
+             k = static_cast<std::size_t>(p.shape.k);
+  a_host_ = random_matrix(m * k, rng);
+  b_host_ = random_matrix(k * n, rng);
+  a_ = upload(dev, a_host_, p.dtype);
+  b_ = upload(dev, b_host_, p.dtype);
+  c_ = dev.alloc(m * n * dtype_size(p.dtype));
+}
+
+std::vector<double> GemmOperands::download_c(Device& dev) const {
+  std::vector<unsigned char> bytes(c_.bytes());
+  dev.copy_to_host(bytes.data(), c_, bytes.size());
+  std::vector<double> c(c_count());
+  decode(bytes.data(), c.size(), p_.dtype, c.data());
+  return c;
+}
+
+Verification GemmOperands::verify(Device& dev) const {
+  const auto m = static_cast<std::size_t>(p_.shape.m), n = static_cast<std::size_t>(p_.shape.n),
+             k = static_cast<std::size_t>(p_.shape.k);
+  const std::vector<double> c = download_c(dev);
+  // Corners plus a fixed pseudo-random sample of entries.
+  std::vector<std::pair<std::size_t, std::size_t>> at{{0, 0}, {m - 1, n - 1}, {0, n - 1}, {m - 1, 0}};
+  std::mt19937_64 rng(12345);
+  for (int i = 0; i < 64; ++i) at.emplace_back(rng() % m, rng() % n);
+
+  Verification v;
+  v.tolerance = gemm_tolerance(p_.dtype, p_.shape.k);
+  for (auto [i, j] : at) {
+    long double ref = 0.0L, mag = 0.0L;
+    for (std::size_t q = 0; q < k; ++q) {
+      const long double t = static_cast<long double>(a_host_[i * k + q]) * b_host_[q * n + j];
+      ref += t;
+      mag += std::fabs(t);
+    }
+    const long double diff = std::fabs(c[i * n + j] - ref);
+    const double err = static_cast<double>(mag > 0 ? diff / mag : diff);
+    v.max_error = std::max(v.max_error, std::isnan(err) ? INFINITY : err);
+  }
+  v.ok = v.max_error <= v.tolerance;
+  return v;
+}
+
+long double GemmOperands::sum_squares_of_c(Device& dev) const {
+  long double s = 0.0L;
+  for (double x : download_c(dev)) s += static_cast<long double>(x) * x;
+  return s;
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,51 @@
+// The matrices of a gemm-based workload: seeded inputs that are exact in
+// every dtype (multiples of 1/256 in [-1, 1), never all zero), their device
+// copies, and the check of C. Verification recomputes sampled entries of C in
+// long double and compares |c - ref| / sum_k |a_ik * b_kj|, which rounding
+// bounds by the tolerance of the dtype (see gemm_tolerance).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/param_spec.hpp"
+#include "core/value.hpp"
+#include "device/device.hpp"
+#include "workloads/workload.hpp"
+
+namespace gpuscale {
+
+struct GemmProblem {
+  GemmImpl impl = GemmImpl::vendor;
+  DType dtype = DType::fp64;
+  GemmShape shape;
+};
+
+// The shape and type keys every gemm-based workload has: size, m, n, k, dtype, impl.
+std::vector<ParamSpec> gemm_problem_specs(std::int64_t default_size, const std::string& default_dtype);
+GemmProblem gemm_problem(const Params& p);
+std::string gemm_problem_unsupported(const Params& p, const std::string& backend);
+
+// Rounding bound of |c - ref| / sum|a*b| for k terms: accumulation in the
+// compute precision plus rounding C to its storage type.
+double gemm_tolerance(DType t, int k);
+
+class GemmOperands {
+ public:
+  void setup(Device& dev, const GemmProblem& p, std::uint64_t seed);
+  void multiply(Device& dev) { dev.gemm(p_.impl, p_.dtype, p_.shape, a_, b_, c_); }
+  Verification verify(Device& dev) const;
+  // sum of c^2 over C as stored on the device, computed on the host in long double.
+  long double sum_squares_of_c(Device& dev) const;
+  const GemmProblem& problem() const { return p_; }
+  const DeviceBuffer& c() const { return c_; }
+  std::size_t c_count() const { return static_cast<std::size_t>(p_.shape.m) * p_.shape.n; }
+
+ private:
+  std::vector<double> download_c(Device& dev) const;
+  GemmProblem p_;
+  std::vector<double> a_host_, b_host_;
+  DeviceBuffer a_, b_, c_;
+};
+
+}  // namespace gpuscale
