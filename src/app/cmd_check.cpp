@@ -13,7 +13,14 @@ namespace gpuscale {
 int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
   const Config cfg = load_config(config, sets, workload_schemas());
   const auto plan = expand(cfg);
-  const BackendChoice backend = choose_backend(cfg.defaults.backend, probe_cuda());
+  // The plan is checked against the backend it asks for, even where that
+  // backend cannot run (a config written on a login node without GPUs).
+  BackendChoice backend;
+  try {
+    backend = choose_backend(cfg.defaults.backend, probe_cuda());
+  } catch (const InputError& e) {
+    backend = {cfg.defaults.backend, std::string(e.what()) + " on this machine"};
+  }
   check_plan_runs_on(plan, backend.backend);
   std::printf("%s: %zu experiment(s), %zu case(s); backend %s (%s), timeout %g s per case, seed %lld\n",
               config.c_str(), cfg.experiments.size(), plan.size(), backend.backend.c_str(), backend.reason.c_str(),
