@@ -18,7 +18,7 @@ int cmd_info(int* argc, char*** argv) {
   const BackendChoice choice = choose_backend("auto", cuda);
   MpiSession mpi(argc, argv);
   MpiCommunicator comm(MPI_COMM_WORLD);
-  const auto dev = make_device(choice);
+  const auto dev = make_device(choice, comm.local_rank());
   const ClockOffset offset = estimate_clock_offset(comm);
   const auto table = gather_rank_table(comm, dev->info(), offset);
   std::string cuda_line = cuda.built ? "CUDA runtime " + cuda.runtime_version + ": " +

@@ -104,9 +104,14 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     return kExitUsage;
   }
 
-  const auto device = make_device(p.backend);
+  const auto device = make_device(p.backend, comm.local_rank());
   CommonClock clock(comm);
   auto table = gather_rank_table(comm, device->info(), clock.offset());
+  const std::string shared = comm.broadcast(root && !p.cfg.defaults.share_devices ? shared_device_error(table) : "");
+  if (!shared.empty()) {
+    if (root) print_error(shared);
+    return kExitUsage;
+  }
   const std::string output = comm.broadcast(root ? (opt.output.empty() ? default_output(opt.config) : opt.output)
                                                  : std::string());
 

@@ -47,6 +47,20 @@ void gather_end_offsets(const MpiCommunicator& comm, const ClockOffset& end, std
   }
 }
 
+std::string shared_device_error(const std::vector<RankRecord>& table) {
+  for (std::size_t a = 0; a < table.size(); ++a) {
+    for (std::size_t b = a + 1; b < table.size(); ++b) {
+      if (!table[a].device_uuid.empty() && table[a].device_uuid == table[b].device_uuid &&
+          table[a].node_index == table[b].node_index) {
+        return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " on " + table[a].hostname +
+               " share GPU " + table[a].device_uuid + " (more ranks on the node than visible GPUs); start one rank per "
+               "GPU, or set share_devices = true in [defaults]";
+      }
+    }
+  }
+  return "";
+}
+
 std::string format_rank_table(const std::vector<RankRecord>& table, const std::vector<std::string>& notes) {
   std::vector<std::vector<std::string>> cells{{"rank", "host", "node", "local", "device", "name", "clock offset", ""}};
   for (std::size_t r = 0; r < table.size(); ++r) {
@@ -55,7 +69,8 @@ std::string format_rank_table(const std::vector<RankRecord>& table, const std::v
     off.precision(3);
     off << t.clock_offset_start_s * 1e6 << " +- " << t.clock_uncertainty_start_s * 1e6 << " us";
     cells.push_back({std::to_string(r), t.hostname, std::to_string(t.node_index),
-                     std::to_string(t.local_rank) + "/" + std::to_string(t.local_size), t.device_kind, t.device_name,
+                     std::to_string(t.local_rank) + "/" + std::to_string(t.local_size), t.device_kind,
+                     t.device_name + (t.device_uuid.empty() ? "" : " " + t.device_uuid + " " + t.device_pci_bus_id),
                      off.str(), r < notes.size() ? notes[r] : ""});
   }
   std::vector<std::size_t> w(cells[0].size(), 0);

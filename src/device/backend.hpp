@@ -10,13 +10,14 @@
 namespace gpuscale {
 
 struct BackendChoice {
-  std::string backend;  // what runs: "cpu" (or "cuda" once that backend exists)
+  std::string backend;  // what runs: "cpu" | "cuda"
   std::string reason;   // why, for the output and the result file
 };
 
 // Throws InputError when "cuda" is asked for and cannot be had.
 BackendChoice choose_backend(const std::string& requested, const CudaStatus& cuda);
 
-std::unique_ptr<Device> make_device(const BackendChoice& choice);
+// The device of this rank: for CUDA, local_rank picks among the node's visible devices.
+std::unique_ptr<Device> make_device(const BackendChoice& choice, int local_rank);
 
 }  // namespace gpuscale

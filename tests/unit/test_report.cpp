@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/rank_table.hpp"
 #include "report/report.hpp"
 
 using namespace gpuscale;
@@ -113,4 +114,22 @@ TEST_CASE("bandwidth workloads report GB/s instead of GFLOP/s", "[report]") {
   const std::string table = render_table("f.h5", run, rows);
   CHECK(table.find("GB/s") != std::string::npos);
   CHECK(table.find("note: memcpy") != std::string::npos);
+}
+
+TEST_CASE("two ranks of one node on one GPU are refused; other nodes or CPUs are fine", "[ranks]") {
+  std::vector<RankRecord> t(3);
+  for (int r = 0; r < 3; ++r) {
+    t[r].hostname = "node" + std::to_string(r / 2);
+    t[r].node_index = r / 2;
+    t[r].device_uuid = "GPU-" + std::to_string(r);
+  }
+  CHECK(shared_device_error(t).empty());
+  t[1].device_uuid = "GPU-0";
+  CHECK(shared_device_error(t) ==
+        "ranks 0 and 1 on node0 share GPU GPU-0 (more ranks on the node than visible GPUs); start one rank per GPU, "
+        "or set share_devices = true in [defaults]");
+  t[1].device_uuid = "GPU-2";  // same UUID string as rank 2, but rank 2 is on another node
+  CHECK(shared_device_error(t).empty());
+  for (auto& r : t) r.device_uuid.clear();  // CPU ranks have no UUID
+  CHECK(shared_device_error(t).empty());
 }

@@ -1,0 +1,24 @@
+// Host launch functions of our CUDA kernels. This header needs no CUDA
+// headers: streams pass as void* (a cudaStream_t) and each function returns
+// the cudaError_t of its launch as an int (0 = cudaSuccess), for the caller's
+// checks to name.
+#pragma once
+
+#include <cstddef>
+
+#include "device/dtype.hpp"
+
+namespace gpuscale::kernels {
+
+// C = A * B, row-major, A m x k, B k x n, C m x n. fp64, fp32, fp16, bf16;
+// accumulation in fp64 for fp64, fp32 otherwise.
+int launch_gemm_naive(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
+// The same with 32 x 32 tiles of A and B staged in shared memory.
+int launch_gemm_tiled(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
+// Tensor cores through WMMA (16 x 16 x 16 fragments, fp32 accumulation): fp16, bf16; any m, n, k.
+int launch_gemm_tensor(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
+
+// *acc = (accumulate ? *acc : 0) + sum of x[i]^2, in fp64. acc is device memory.
+int launch_sum_squares(DType t, const void* x, std::size_t count, double* acc, bool accumulate, void* stream);
+
+}  // namespace gpuscale::kernels

@@ -1,0 +1,188 @@
+// CudaDevice: one stream, one cuBLAS handle, device memory, events; gemm by
+// cuBLAS (impl vendor) or by our kernels (kernels/). Every call is checked.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <type_traits>
+
+#include "device/capabilities.hpp"
+#include "device/cuda/cuda_check.hpp"
+#include "device/cuda_device.hpp"
+#include "gemm_kernels.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+struct StreamDeleter {
+  void operator()(cudaStream_t s) const noexcept { cudaStreamDestroy(s); }
+};
+struct CublasDeleter {
+  void operator()(cublasHandle_t h) const noexcept { cublasDestroy(h); }
+};
+struct EventDeleter {
+  void operator()(cudaEvent_t e) const noexcept { cudaEventDestroy(e); }
+};
+using StreamPtr = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDeleter>;
+using CublasPtr = std::unique_ptr<std::remove_pointer_t<cublasHandle_t>, CublasDeleter>;
+using EventPtr = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDeleter>;
+
+class CudaEvent final : public DeviceEvent {
+ public:
+  explicit CudaEvent(cudaStream_t s) : stream_(s) {
+    cudaEvent_t e = nullptr;
+    GPUSCALE_CUDA(cudaEventCreate(&e));
+    event_.reset(e);
+  }
+  void record() override { GPUSCALE_CUDA(cudaEventRecord(event_.get(), stream_)); }
+  cudaEvent_t get() const { return event_.get(); }
+
+ private:
+  cudaStream_t stream_;
+  EventPtr event_;
+};
+
+std::string uuid_string(const cudaUUID_t& u) {
+  const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
+  char s[64];
+  std::snprintf(s, sizeof s, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return s;
+}
+
+cudaMemcpyKind memcpy_kind(CopyKind k) {
+  switch (k) {
+    case CopyKind::h2d: return cudaMemcpyHostToDevice;
+    case CopyKind::d2h: return cudaMemcpyDeviceToHost;
+    case CopyKind::d2d: return cudaMemcpyDeviceToDevice;
+  }
+  return cudaMemcpyDefault;
+}
+
+class CudaDevice final : public Device {
+ public:
+  explicit CudaDevice(int ordinal) {
+    GPUSCALE_CUDA(cudaSetDevice(ordinal));
+    cudaDeviceProp prop{};
+    GPUSCALE_CUDA(cudaGetDeviceProperties(&prop, ordinal));
+    char pci[32] = {};
+    GPUSCALE_CUDA(cudaDeviceGetPCIBusId(pci, sizeof pci, ordinal));
+    info_.kind = "cuda";
+    info_.name = prop.name;
+    info_.uuid = uuid_string(prop.uuid);
+    info_.pci_bus_id = pci;
+    cudaStream_t s = nullptr;
+    GPUSCALE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    stream_.reset(s);
+    cublasHandle_t h = nullptr;
+    GPUSCALE_CUBLAS(cublasCreate(&h));
+    cublas_.reset(h);
+    GPUSCALE_CUBLAS(cublasSetStream(h, s));
+  }
+
+  ~CudaDevice() override { cudaStreamSynchronize(stream_.get()); }  // errors were the caller's to collect
+
+  const DeviceInfo& info() const override { return info_; }
+
+  DeviceBuffer alloc(std::size_t bytes) override {
+    void* p = nullptr;
+    GPUSCALE_CUDA(cudaMalloc(&p, bytes == 0 ? 1 : bytes));
+    return DeviceBuffer(p, bytes, [](void* q) noexcept { cudaFree(q); });
+  }
+
+  HostBuffer alloc_host(std::size_t bytes, bool pinned) override {
+    if (pinned) {
+      void* p = nullptr;
+      GPUSCALE_CUDA(cudaMallocHost(&p, bytes == 0 ? 1 : bytes));
+      return HostBuffer(p, bytes, [](void* q) noexcept { cudaFreeHost(q); });
+    }
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    if (!p) throw RuntimeError("cannot allocate " + std::to_string(bytes) + " bytes of pageable host memory");
+    return HostBuffer(p, bytes, [](void* q) noexcept { std::free(q); });
+  }
+
+  void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind) override {
+    GPUSCALE_CUDA(cudaMemcpyAsync(dst, src, bytes, memcpy_kind(kind), stream_.get()));
+  }
+
+  void gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
+            DeviceBuffer& c) override {
+    if (const std::string why = gemm_unsupported("cuda", impl, t); !why.empty()) throw RuntimeError(why);
+    const std::size_t e = dtype_size(t);
+    if (a.bytes() < e * s.m * s.k || b.bytes() < e * s.k * s.n || c.bytes() < e * s.m * s.n) {
+      throw RuntimeError("gemm: a buffer is smaller than the matrix shape");
+    }
+    void* st = stream_.get();
+    switch (impl) {
+      case GemmImpl::vendor: return vendor_gemm(t, s, a.data(), b.data(), c.data());
+      case GemmImpl::naive:
+        GPUSCALE_CUDA(kernels::launch_gemm_naive(t, s.m, s.n, s.k, a.data(), b.data(), c.data(), st));
+        return;
+      case GemmImpl::tiled:
+        GPUSCALE_CUDA(kernels::launch_gemm_tiled(t, s.m, s.n, s.k, a.data(), b.data(), c.data(), st));
+        return;
+      case GemmImpl::tensor:
+        GPUSCALE_CUDA(kernels::launch_gemm_tensor(t, s.m, s.n, s.k, a.data(), b.data(), c.data(), st));
+        return;
+    }
+  }
+
+  void sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) override {
+    if (x.bytes() < count * dtype_size(t) || acc.bytes() < sizeof(double)) {
+      throw RuntimeError("sum_squares: a buffer is smaller than the count");
+    }
+    GPUSCALE_CUDA(kernels::launch_sum_squares(t, x.data(), count, static_cast<double*>(acc.data()), accumulate,
+                                              stream_.get()));
+  }
+
+  void synchronize() override { GPUSCALE_CUDA(cudaStreamSynchronize(stream_.get())); }
+
+  std::unique_ptr<DeviceEvent> create_event() override { return std::make_unique<CudaEvent>(stream_.get()); }
+
+  double elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const override {
+    float ms = 0.0f;
+    GPUSCALE_CUDA(cudaEventElapsedTime(&ms, static_cast<const CudaEvent&>(start).get(),
+                                       static_cast<const CudaEvent&>(stop).get()));
+    return ms * 1e-3;
+  }
+
+  void set_threads(int) override {}
+
+ private:
+  // Row-major C = A * B is column-major C^T = B^T * A^T: cuBLAS gets B first.
+  void vendor_gemm(DType t, GemmShape s, const void* a, const void* b, void* c) {
+    cublasHandle_t h = cublas_.get();
+    if (t == DType::fp64) {
+      const double one = 1.0, zero = 0.0;
+      GPUSCALE_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one, b, CUDA_R_64F, s.n, a, CUDA_R_64F,
+                                   s.k, &zero, c, CUDA_R_64F, s.n, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT));
+      return;
+    }
+    cudaDataType_t type = CUDA_R_32F;
+    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    if (t == DType::tf32) compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+    if (t == DType::fp16) type = CUDA_R_16F;
+    if (t == DType::bf16) type = CUDA_R_16BF;
+    const float one = 1.0f, zero = 0.0f;
+    GPUSCALE_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one, b, type, s.n, a, type, s.k, &zero,
+                                 c, type, s.n, compute, CUBLAS_GEMM_DEFAULT));
+  }
+
+  DeviceInfo info_;
+  StreamPtr stream_;
+  CublasPtr cublas_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cuda_device(int local_rank) {
+  int count = 0;
+  GPUSCALE_CUDA(cudaGetDeviceCount(&count));
+  if (count < 1) throw RuntimeError("no CUDA device is visible");
+  return std::make_unique<CudaDevice>(local_rank % count);
+}
+
+}  // namespace gpuscale
