@@ -3,6 +3,9 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "device/dtype.hpp"
 
 namespace gpuscale::kernels {
 
@@ -36,5 +39,24 @@ struct Element<__nv_bfloat16> {
   __device__ static float to_acc(__nv_bfloat16 x) { return __bfloat162float(x); }
   __device__ static __nv_bfloat16 from_acc(float x) { return __float2bfloat16_rn(x); }
 };
+
+template <class T>
+struct Tag {
+  using type = T;
+};
+
+// Calls f(Tag<T>{}) with the element type T of t (tf32 is stored as float);
+// an unknown type is cudaErrorInvalidValue.
+template <class F>
+int with_element_type(DType t, F&& f) {
+  switch (t) {
+    case DType::fp64: return f(Tag<double>{});
+    case DType::fp32:
+    case DType::tf32: return f(Tag<float>{});
+    case DType::fp16: return f(Tag<__half>{});
+    case DType::bf16: return f(Tag<__nv_bfloat16>{});
+  }
+  return static_cast<int>(cudaErrorInvalidValue);
+}
 
 }  // namespace gpuscale::kernels

@@ -29,13 +29,8 @@ int launch(int m, int n, int k, const void* a, const void* b, void* c, void* str
 }  // namespace
 
 int launch_gemm_naive(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
-  switch (t) {
-    case DType::fp64: return launch<double>(m, n, k, a, b, c, stream);
-    case DType::fp32: return launch<float>(m, n, k, a, b, c, stream);
-    case DType::fp16: return launch<__half>(m, n, k, a, b, c, stream);
-    case DType::bf16: return launch<__nv_bfloat16>(m, n, k, a, b, c, stream);
-    default: return static_cast<int>(cudaErrorInvalidValue);
-  }
+  if (t == DType::tf32) return static_cast<int>(cudaErrorInvalidValue);  // a cuBLAS math mode, not ours
+  return with_element_type(t, [&](auto tag) { return launch<typename decltype(tag)::type>(m, n, k, a, b, c, stream); });
 }
 
 }  // namespace gpuscale::kernels

@@ -43,14 +43,7 @@ int launch(const void* x, size_t count, double* acc, bool accumulate, cudaStream
 
 int launch_sum_squares(DType t, const void* x, std::size_t count, double* acc, bool accumulate, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  switch (t) {
-    case DType::fp64: return launch<double>(x, count, acc, accumulate, s);
-    case DType::fp32:
-    case DType::tf32: return launch<float>(x, count, acc, accumulate, s);
-    case DType::fp16: return launch<__half>(x, count, acc, accumulate, s);
-    case DType::bf16: return launch<__nv_bfloat16>(x, count, acc, accumulate, s);
-  }
-  return static_cast<int>(cudaErrorInvalidValue);
+  return with_element_type(t, [&](auto tag) { return launch<typename decltype(tag)::type>(x, count, acc, accumulate, s); });
 }
 
 }  // namespace gpuscale::kernels

@@ -2,6 +2,7 @@
 // never leaves the others (or a Slurm allocation) waiting forever.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
