@@ -59,11 +59,10 @@ std::string summary_line(const CaseRecord& rec) {
   const ReportRow r = build_report(one).front();
   std::string s = "median " + format_seconds(r.median_s) +
                   (rec.mode == "serial" && rec.ranks > 1 ? " (sum over ranks)" : "");
-  if (r.gflops) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, ", %.2f GFLOP/s per rank", *r.gflops);
-    s += buf;
-  }
+  char buf[64] = "";
+  if (r.gflops) std::snprintf(buf, sizeof buf, ", %.2f GFLOP/s per rank", *r.gflops);
+  if (r.gbps) std::snprintf(buf, sizeof buf, ", %.2f GB/s per rank", *r.gbps);
+  s += buf;
   return s + (rec.status == "ok" ? ", verified" : ", VERIFICATION FAILED (max error " +
                                                       std::to_string(r.max_verify_error) + ")");
 }
@@ -87,6 +86,14 @@ Prepared prepare(const RunOptions& opt) {
   return p;
 }
 
+// Rank 0's verdict on every rank: true (and the message, printed once) when
+// rank 0 found a reason to stop.
+bool stop_all(const MpiCommunicator& comm, const std::string& root_message) {
+  const std::string m = comm.broadcast(root_message);
+  if (!m.empty() && comm.rank() == 0) print_error(m);
+  return !m.empty();
+}
+
 int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& comm) {
   const bool root = comm.rank() == 0;
   // All ranks must run the same backend.
@@ -98,20 +105,12 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
                  " uses " + backends[r];
     }
   }
-  disagree = comm.broadcast(disagree);
-  if (!disagree.empty()) {
-    if (root) print_error(disagree);
-    return kExitUsage;
-  }
+  if (stop_all(comm, disagree)) return kExitUsage;
 
   const auto device = make_device(p.backend, comm.local_rank());
   CommonClock clock(comm);
   auto table = gather_rank_table(comm, device->info(), clock.offset());
-  const std::string shared = comm.broadcast(root && !p.cfg.defaults.share_devices ? shared_device_error(table) : "");
-  if (!shared.empty()) {
-    if (root) print_error(shared);
-    return kExitUsage;
-  }
+  if (stop_all(comm, root && !p.cfg.defaults.share_devices ? shared_device_error(table) : "")) return kExitUsage;
   const std::string output = comm.broadcast(root ? (opt.output.empty() ? default_output(opt.config) : opt.output)
                                                  : std::string());
 
