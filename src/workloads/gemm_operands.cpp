@@ -25,8 +25,12 @@ namespace {
 constexpr std::int64_t kMaxDim = 1 << 20;
 
 int dim(const Params& p, const char* key) {
-  const std::int64_t v = p.has(key) ? p.get_int(key) : p.get_int("size");
-  if (v > kMaxDim) throw InputError(std::string("gemm: ") + key + " = " + std::to_string(v) + " is too large");
+  const std::string given = p.has(key) ? key : "size";
+  const std::int64_t v = p.get_int(given);
+  if (v > kMaxDim) {
+    throw InputError("key '" + given + "' = " + std::to_string(v) + " is too large (at most " +
+                     std::to_string(kMaxDim) + ")");
+  }
   return static_cast<int>(v);
 }
 

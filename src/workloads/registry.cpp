@@ -29,11 +29,14 @@ std::vector<WorkloadSchema> workload_schemas() {
 
 void check_plan_runs_on(const std::vector<Case>& plan, const std::string& backend) {
   for (const auto& c : plan) {
-    const std::string why = find_workload(c.workload).unsupported(c.params, backend);
-    if (!why.empty()) {
-      throw InputError("case [" + std::to_string(c.index) + "] " + c.label() + ": " + why +
-                       (backend == "cpu" ? "; this run uses the CPU backend" : ""));
+    const std::string where = "case [" + std::to_string(c.index) + "] " + c.label() + ": ";
+    std::string why;
+    try {
+      why = find_workload(c.workload).unsupported(c.params, backend);
+    } catch (const InputError& e) {  // parameters valid one by one but not together
+      throw InputError(where + e.what());
     }
+    if (!why.empty()) throw InputError(where + why + (backend == "cpu" ? "; this run uses the CPU backend" : ""));
   }
 }
 

@@ -72,6 +72,15 @@ class BadInput(ScratchTest):
         self.assert_input_error(p, out + ": the file exists; use --force")
         self.assertEqual(digest(out), before)
 
+    def test_output_is_a_directory(self):
+        cfg = self.write("ok.toml", SMALL_CONFIG)
+        self.assert_input_error(gpuscale("run", cfg, "-o", self.dir), ": is a directory; give a file name with -o")
+
+    def test_a_matrix_too_large(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG.replace("size = 64", "size = 2000000"))
+        self.assert_input_error(p, "case [0] small size=2000000", "key 'size' = 2000000 is too large (at most 1048576)",
+                                out=out)
+
     def test_output_directory_missing(self):
         cfg = self.write("ok.toml", SMALL_CONFIG)
         p = gpuscale("run", cfg, "-o", self.path("no/such/dir/out.h5"))
@@ -106,6 +115,19 @@ class BadInput(ScratchTest):
         self.assert_input_error(gpuscale("report", text), "notes.h5: not an HDF5 file")
         self.assert_input_error(gpuscale("report", text, "--format", "xml"),
                                 "unknown report format 'xml'; valid formats: table, csv, json")
+        import h5py
+        other = self.path("other.h5")
+        with h5py.File(other, "w") as f:
+            f.attrs["software"] = "something-else"
+        self.assert_input_error(gpuscale("report", other), "other.h5: not a gpuscale result file")
+        future = self.path("future.h5")
+        with h5py.File(future, "w") as f:
+            f.attrs["software"] = "gpuscale"
+            for k in ("softwareVersion", "date"):
+                f.attrs[k] = "x"
+            f.attrs["schemaVersion"] = "9.0"
+        self.assert_input_error(gpuscale("report", future),
+                                "future.h5: schemaVersion 9.0 is not readable by this gpuscale (reads 1.0)")
 
     def test_check_reports_the_same_errors(self):
         cfg = self.write("bad.toml", SMALL_CONFIG.replace("workload = \"gemm\"", "workload = \"gemv\""))
