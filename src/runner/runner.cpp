@@ -15,6 +15,8 @@ CaseRecord Runner::run(const Case& c) {
   std::unique_ptr<Workload> w = find_workload(c.workload).make(c.params);
   // Different inputs per rank, the same ones on every run with this seed.
   w->setup(dev_, seed_ + 1000003ULL * static_cast<std::uint64_t>(comm_.rank()) + c.index);
+  // No rank's timed work may overlap another rank's setup (allocation, input generation).
+  comm_.idle_barrier();
 
   std::vector<double> time(reps), start(reps), end(reps), enqueue(reps);
   auto ev0 = dev_.create_event();
