@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/metrics.hpp"
 
 namespace gpuscale {
 
@@ -49,10 +48,7 @@ void AsyncProbeWorkload::run_sample(Device& dev) {
   if (log_norm_ == "device") dev.copy_async(acc_host_.data(), acc_.data(), sizeof(double), CopyKind::d2h);
 }
 
-double AsyncProbeWorkload::flops_per_sample() const {
-  const GemmShape s = problem_.shape;
-  return static_cast<double>(ops_) * gemm_flops(s.m, s.n, s.k);
-}
+double AsyncProbeWorkload::flops_per_sample() const { return static_cast<double>(ops_) * problem_.flops(); }
 
 Verification AsyncProbeWorkload::verify(Device& dev) {
   Verification v = operands_.verify(dev);

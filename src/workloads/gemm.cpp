@@ -1,6 +1,5 @@
 #include "workloads/gemm.hpp"
 
-#include "core/metrics.hpp"
 
 namespace gpuscale {
 
@@ -17,10 +16,7 @@ void GemmWorkload::run_sample(Device& dev) {
   for (std::int64_t i = 0; i < ops_; ++i) operands_.multiply(dev);
 }
 
-double GemmWorkload::flops_per_sample() const {
-  const GemmShape s = problem_.shape;
-  return static_cast<double>(ops_) * gemm_flops(s.m, s.n, s.k);
-}
+double GemmWorkload::flops_per_sample() const { return static_cast<double>(ops_) * problem_.flops(); }
 
 double GemmWorkload::bytes_per_sample() const {
   const GemmShape s = problem_.shape;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/metrics.hpp"
 #include "device/capabilities.hpp"
 
 namespace gpuscale {
@@ -49,6 +50,8 @@ DeviceBuffer upload(Device& dev, const std::vector<double>& v, DType t) {
   return b;
 }
 }  // namespace
+
+double GemmProblem::flops() const { return gemm_flops(shape.m, shape.n, shape.k); }
 
 GemmProblem gemm_problem(const Params& p) {
   GemmProblem g;

@@ -19,6 +19,7 @@ struct GemmProblem {
   GemmImpl impl = GemmImpl::vendor;
   DType dtype = DType::fp64;
   GemmShape shape;
+  double flops() const;  // of one multiplication: 2mnk
 };
 
 // The shape and type keys every gemm-based workload has: size, m, n, k, dtype, impl.
