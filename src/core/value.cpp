@@ -20,11 +20,6 @@ std::string to_string(const Value& v) {
   return std::visit(Visitor{}, v);
 }
 
-std::string to_toml(const Value& v) {
-  if (const auto* s = std::get_if<std::string>(&v)) return '"' + *s + '"';
-  return to_string(v);
-}
-
 void Params::set(const std::string& key, Value v) {
   auto it = std::find_if(items_.begin(), items_.end(), [&](const auto& kv) { return kv.first == key; });
   if (it != items_.end()) {
@@ -46,12 +41,6 @@ const Value& Params::at(const std::string& key) const {
 }
 
 std::int64_t Params::get_int(const std::string& key) const { return std::get<std::int64_t>(at(key)); }
-
-double Params::get_double(const std::string& key) const {
-  const Value& v = at(key);
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
-  return std::get<double>(v);
-}
 
 const std::string& Params::get_string(const std::string& key) const { return std::get<std::string>(at(key)); }
 

@@ -13,8 +13,6 @@ using Value = std::variant<std::int64_t, double, std::string, bool>;
 
 // Plain text of a value as a user would write it in a label ("512", "fp64").
 std::string to_string(const Value& v);
-// The same, as a TOML literal (strings quoted).
-std::string to_toml(const Value& v);
 
 // Resolved scalar parameters of one case, in declaration order.
 class Params {
@@ -23,7 +21,6 @@ class Params {
   bool has(const std::string& key) const;
   const Value& at(const std::string& key) const;  // throws std::out_of_range
   std::int64_t get_int(const std::string& key) const;
-  double get_double(const std::string& key) const;  // accepts integers too
   const std::string& get_string(const std::string& key) const;
 
   const std::vector<std::pair<std::string, Value>>& items() const { return items_; }

@@ -24,7 +24,7 @@ std::vector<T> column(const std::vector<RankRecord>& ranks, M RankRecord::*membe
 
 }  // namespace
 
-ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRecord& run) : path_(path) {
+ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRecord& run) {
   hdf5_quiet();
   H5Id fcpl(GPUSCALE_H5(H5Pcreate(H5P_FILE_CREATE)), H5Pclose);
   GPUSCALE_H5(H5Pset_attr_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));

@@ -18,11 +18,9 @@ class ResultWriter {
   void write_case(const CaseRecord& c);
   // Marks the run complete (or not, with its status) and stores end clock offsets.
   void finish(bool complete, const std::string& status, const std::vector<RankRecord>& ranks);
-  const std::string& path() const { return path_; }
 
  private:
   void flush();
-  std::string path_;
   H5Id file_;
   H5Id cases_;
 };

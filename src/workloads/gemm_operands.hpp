@@ -35,9 +35,9 @@ class GemmOperands {
  public:
   void setup(Device& dev, const GemmProblem& p, std::uint64_t seed);
   void multiply(Device& dev) { dev.gemm(p_.impl, p_.dtype, p_.shape, a_, b_, c_); }
-  Verification verify(Device& dev) const;
-  // sum of c^2 over C as stored on the device, computed on the host in long double.
-  long double sum_squares_of_c(Device& dev) const;
+  // Checks C; with `c_sum_squares`, also returns the sum of c^2 over C as
+  // stored on the device, in long double, from the same download.
+  Verification verify(Device& dev, long double* c_sum_squares = nullptr) const;
   const GemmProblem& problem() const { return p_; }
   const DeviceBuffer& c() const { return c_; }
   std::size_t c_count() const { return static_cast<std::size_t>(p_.shape.m) * p_.shape.n; }
