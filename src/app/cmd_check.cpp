@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "app/commands.hpp"
+#include "comm/comm_choice.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/plan.hpp"
@@ -12,7 +13,8 @@ namespace gpuscale {
 
 int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
   const Config cfg = load_config(config, sets, workload_schemas());
-  const auto plan = expand(cfg);
+  auto plan = expand(cfg);
+  const auto notes = drop_single_turn_serials(plan);
   // The plan is checked against the backend it asks for, even where that
   // backend cannot run (a config written on a login node without GPUs).
   BackendChoice backend;
@@ -21,10 +23,19 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
   } catch (const InputError& e) {
     backend = {cfg.defaults.backend, std::string(e.what()) + " on this machine"};
   }
-  check_plan_runs_on(plan, backend.backend);
-  std::printf("%s: %zu experiment(s), %zu case(s); backend %s (%s), timeout %g s per case, seed %lld\n",
+  CommChoice comm;
+  try {
+    comm = choose_comm(cfg.defaults.comm, backend.backend, nccl_built());
+  } catch (const InputError& e) {
+    if (backend.backend == cfg.defaults.backend || cfg.defaults.comm != "nccl") throw;
+    comm = {cfg.defaults.comm, std::string(e.what()) + " on this machine"};  // the CUDA backend is not here either
+  }
+  check_plan_runs_on(plan, {backend.backend, comm.comm});
+  std::printf("%s: %zu experiment(s), %zu case(s); backend %s (%s); comm %s (%s); timeout %g s per case, seed %lld\n",
               config.c_str(), cfg.experiments.size(), plan.size(), backend.backend.c_str(), backend.reason.c_str(),
-              cfg.defaults.timeout_s, static_cast<long long>(cfg.defaults.seed));
+              comm.comm.c_str(), comm.reason.c_str(), cfg.defaults.timeout_s,
+              static_cast<long long>(cfg.defaults.seed));
+  for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
   for (const auto& c : plan) {
     std::printf("  [%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld\n", c.index, c.label().c_str(),
                 c.workload.c_str(), static_cast<long long>(c.params.get_int("warmup")),

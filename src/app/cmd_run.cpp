@@ -14,6 +14,8 @@
 #include "app/run_metadata.hpp"
 #include "app/termination_guard.hpp"
 #include "comm/clock_sync.hpp"
+#include "comm/comm_choice.hpp"
+#include "comm/groups.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/plan.hpp"
@@ -54,17 +56,20 @@ std::string default_output(const std::string& config) {
 }
 
 std::string summary_line(const CaseRecord& rec) {
+  if (rec.status == "skipped") return "skipped: " + rec.status_reason;
   RunRecord one;
   one.cases.push_back(rec);
   const ReportRow r = build_report(one).front();
   std::string s = "median " + format_seconds(r.median_s) +
-                  (rec.mode == "serial" && rec.ranks > 1 ? " (sum over ranks)" : "");
-  char buf[64] = "";
+                  (rec.mode == "serial" && r.turns > 1 ? " (sum over " + std::to_string(r.turns) + " turns)" : "");
+  char buf[96] = "";
   if (r.gflops) std::snprintf(buf, sizeof buf, ", %.2f GFLOP/s per rank", *r.gflops);
   if (r.gbps) std::snprintf(buf, sizeof buf, ", %.2f GB/s per rank", *r.gbps);
+  if (r.algbw_gbps) std::snprintf(buf, sizeof buf, ", algbw %.2f GB/s, busbw %.2f GB/s", *r.algbw_gbps, *r.busbw_gbps);
   s += buf;
-  return s + (rec.status == "ok" ? ", verified" : ", VERIFICATION FAILED (max error " +
-                                                      std::to_string(r.max_verify_error) + ")");
+  if (rec.status == "ok") return s + ", verified";
+  if (!rec.scope.empty()) return s + ", VERIFICATION FAILED (" + std::to_string(r.wrong_elements) + " wrong elements)";
+  return s + ", VERIFICATION FAILED (max error " + std::to_string(r.max_verify_error) + ")";
 }
 
 struct Prepared {
@@ -72,6 +77,8 @@ struct Prepared {
   std::vector<Case> plan;
   CudaStatus cuda;
   BackendChoice backend;
+  CommChoice comm;
+  std::vector<std::string> plan_notes;
 };
 
 // Everything that needs no MPI: a mistake here exits 2 before any rank starts work.
@@ -82,7 +89,9 @@ Prepared prepare(const RunOptions& opt) {
   if (!opt.output.empty()) check_output_path(opt.output, opt.force);
   p.cuda = probe_cuda();
   p.backend = choose_backend(p.cfg.defaults.backend, p.cuda);
-  check_plan_runs_on(p.plan, p.backend.backend);
+  p.comm = choose_comm(p.cfg.defaults.comm, p.backend.backend, nccl_built());
+  p.plan_notes = drop_single_turn_serials(p.plan);
+  check_plan_runs_on(p.plan, {p.backend.backend, p.comm.comm});
   return p;
 }
 
@@ -111,6 +120,19 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   CommonClock clock(comm);
   auto table = gather_rank_table(comm, device->info(), clock.offset());
   if (stop_all(comm, root && !p.cfg.defaults.share_devices ? shared_device_error(table) : "")) return kExitUsage;
+  // NCCL refuses ranks that share a GPU (share_devices = true): auto falls back to MPI, "nccl" is an error.
+  CommChoice comm_choice = p.comm;
+  std::string comm_error;
+  if (root) {
+    try {
+      comm_choice = comm_for_shared_devices(p.comm, p.cfg.defaults.comm, shared_device_ranks(table));
+    } catch (const InputError& e) {
+      comm_error = e.what();
+    }
+  }
+  if (stop_all(comm, comm_error)) return kExitUsage;
+  comm_choice.comm = comm.broadcast(comm_choice.comm);
+  comm_choice.reason = comm.broadcast(comm_choice.reason);
   const std::string output = comm.broadcast(root ? (opt.output.empty() ? default_output(opt.config) : opt.output)
                                                  : std::string());
 
@@ -119,6 +141,8 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     std::printf("gpuscale %s: %zu case(s) from %s on %d rank(s), %d node(s)\n", software_version().c_str(),
                 p.plan.size(), opt.config.c_str(), comm.size(), comm.node_count());
     std::printf("backend %s: %s\n", p.backend.backend.c_str(), p.backend.reason.c_str());
+    std::printf("comm %s: %s\n", comm_choice.comm.c_str(), comm_choice.reason.c_str());
+    for (const auto& n : p.plan_notes) std::printf("note: %s\n", n.c_str());
     std::printf("%s", format_rank_table(table, {}).c_str());
     RunRecord run;
     run.software_version = software_version();
@@ -130,6 +154,8 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     run.config_overrides = join(opt.sets, "\n");
     run.backend = p.backend.backend;
     run.backend_reason = p.backend.reason;
+    run.comm = comm_choice.comm;
+    run.comm_reason = comm_choice.reason;
     if (const char* j = std::getenv("SLURM_JOB_ID")) run.slurm_job_id = j;
     run.environment = relevant_environment();
     run.ranks = table;
@@ -139,8 +165,11 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     std::fflush(stdout);
   }
 
+  // Each scope's group is made on first use and kept for the run.
+  Groups groups(comm, *device, data_comm_factory(comm_choice.comm));
   Watchdog watchdog("rank " + std::to_string(comm.rank()) + " on " + comm.hostname());
-  Runner runner(comm, *device, clock, p.backend.backend, static_cast<std::uint64_t>(p.cfg.defaults.seed));
+  watchdog.on_timeout([&groups] { groups.abort_all(); });
+  Runner runner(comm, *device, &groups, clock, p.backend.backend, static_cast<std::uint64_t>(p.cfg.defaults.seed));
   int failed = 0;
   for (const auto& c : p.plan) {
     if (root) {
@@ -150,7 +179,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     watchdog.arm(c.label(), p.cfg.defaults.timeout_s);
     CaseRecord rec = runner.run(c);
     watchdog.disarm();
-    if (rec.status != "ok") ++failed;
+    if (rec.status == "verify-failed") ++failed;
     if (root) {
       {
         TerminationGuard guard;

@@ -47,18 +47,24 @@ void gather_end_offsets(const MpiCommunicator& comm, const ClockOffset& end, std
   }
 }
 
-std::string shared_device_error(const std::vector<RankRecord>& table) {
+std::string shared_device_ranks(const std::vector<RankRecord>& table) {
   for (std::size_t a = 0; a < table.size(); ++a) {
     for (std::size_t b = a + 1; b < table.size(); ++b) {
       if (!table[a].device_uuid.empty() && table[a].device_uuid == table[b].device_uuid &&
           table[a].node_index == table[b].node_index) {
         return "ranks " + std::to_string(a) + " and " + std::to_string(b) + " on " + table[a].hostname +
-               " share GPU " + table[a].device_uuid + " (more ranks on the node than visible GPUs); start one rank per "
-               "GPU, or set share_devices = true in [defaults]";
+               " share GPU " + table[a].device_uuid;
       }
     }
   }
   return "";
+}
+
+std::string shared_device_error(const std::vector<RankRecord>& table) {
+  const std::string shared = shared_device_ranks(table);
+  if (shared.empty()) return "";
+  return shared + " (more ranks on the node than visible GPUs); start one rank per GPU, or set share_devices = true "
+                  "in [defaults]";
 }
 
 std::string format_rank_table(const std::vector<RankRecord>& table, const std::vector<std::string>& notes) {

@@ -16,6 +16,8 @@ std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const Dev
 // Collective; fills the end offsets of `table` on rank 0.
 void gather_end_offsets(const MpiCommunicator& comm, const ClockOffset& end, std::vector<RankRecord>& table);
 
+// "" unless two ranks of one node use the same GPU (same UUID); then "ranks A and B on HOST share GPU UUID".
+std::string shared_device_ranks(const std::vector<RankRecord>& table);
 // "" unless two ranks of one node use the same GPU (same UUID), which would
 // measure each other's work instead of scaling; then the message says so.
 std::string shared_device_error(const std::vector<RankRecord>& table);

@@ -8,6 +8,9 @@
 #include <regex>
 
 #include "device/cpu_device.hpp"
+#ifdef GPUSCALE_HAVE_NCCL
+#include "comm/nccl_data_comm.hpp"
+#endif
 #include "gpuscale_version.hpp"
 
 extern char** environ;
@@ -49,6 +52,9 @@ std::string software_dependencies(const CudaStatus& cuda) {
   const std::string blas = blas_version();
   if (std::regex_search(blas, m, std::regex("OpenBLAS ([0-9][0-9.]*)"))) deps += ";openblas@" + m[1].str();
   if (cuda.built && !cuda.runtime_version.empty()) deps += ";cuda@" + cuda.runtime_version;
+#ifdef GPUSCALE_HAVE_NCCL
+  deps += ";nccl@" + nccl_version();
+#endif
   return deps;
 }
 

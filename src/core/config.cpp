@@ -17,6 +17,11 @@ const std::vector<std::string>& backend_choices() {
   return v;
 }
 
+const std::vector<std::string>& comm_choices() {
+  static const std::vector<std::string> v{"auto", "mpi", "nccl"};
+  return v;
+}
+
 const std::vector<std::string>& mode_choices() {
   static const std::vector<std::string> v{"serial", "parallel"};
   return v;
@@ -177,6 +182,8 @@ std::vector<Value> convert_list(const toml::node& n, const ParamSpec& spec, cons
 std::vector<ParamSpec> defaults_specs() {
   return {
       {"backend", ParamType::String, "auto | cpu | cuda", Value{std::string("auto")}, 0, backend_choices()},
+      {"comm", ParamType::String, "auto | mpi | nccl: what moves data between ranks", Value{std::string("auto")}, 0,
+       comm_choices()},
       {"warmup", ParamType::Int, "untimed samples before the timed ones", Value{std::int64_t{2}}, 0, {}},
       {"reps", ParamType::Int, "timed samples per rank", Value{std::int64_t{10}}, 1, {}},
       {"threads", ParamType::Int, "BLAS threads per rank (CPU backend)", Value{std::int64_t{1}}, 1, {}},
@@ -347,6 +354,7 @@ void parse_defaults(const toml::table& t, Defaults& d) {
     }
     const Value v = convert(node, *it, "[defaults] ");
     if (key == "backend") d.backend = std::get<std::string>(v);
+    else if (key == "comm") d.comm = std::get<std::string>(v);
     else if (key == "warmup") d.warmup = std::get<std::int64_t>(v);
     else if (key == "reps") d.reps = std::get<std::int64_t>(v);
     else if (key == "threads") d.threads = std::get<std::int64_t>(v);

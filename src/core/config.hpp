@@ -15,6 +15,7 @@ namespace gpuscale {
 
 struct Defaults {
   std::string backend = "auto";  // auto | cpu | cuda
+  std::string comm = "auto";     // auto | mpi | nccl: what moves data between ranks
   std::int64_t warmup = 2;
   std::int64_t reps = 10;
   std::int64_t threads = 1;      // BLAS threads per rank
@@ -41,6 +42,7 @@ struct Config {
 };
 
 const std::vector<std::string>& backend_choices();
+const std::vector<std::string>& comm_choices();
 const std::vector<std::string>& mode_choices();
 
 // Parses and validates. Throws InputError with "SOURCE:LINE:COL: message".

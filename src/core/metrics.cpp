@@ -24,6 +24,41 @@ std::vector<double> serial_totals(const std::vector<double>& d, int ranks, int r
   return out;
 }
 
+std::vector<double> serial_turn_totals(const std::vector<double>& start, const std::vector<double>& end,
+                                       const std::vector<std::int64_t>& turn, int ranks, int reps) {
+  check_shape(start, ranks, reps);
+  check_shape(end, ranks, reps);
+  if (turn.size() != static_cast<std::size_t>(ranks)) throw std::invalid_argument("one turn per rank is needed");
+  std::vector<double> out(reps, 0.0);
+  const std::int64_t turns = *std::max_element(turn.begin(), turn.end()) + 1;
+  for (std::int64_t t = 0; t < turns; ++t) {
+    for (int i = 0; i < reps; ++i) {
+      double lo = 0, hi = 0;
+      bool any = false;
+      for (int r = 0; r < ranks; ++r) {
+        if (turn[r] != t) continue;
+        const std::size_t k = static_cast<std::size_t>(r) * reps + i;
+        lo = any ? std::min(lo, start[k]) : start[k];
+        hi = any ? std::max(hi, end[k]) : end[k];
+        any = true;
+      }
+      if (any) out[i] += hi - lo;
+    }
+  }
+  return out;
+}
+
+std::vector<double> mean_op_times(const std::vector<double>& device_time, int ranks, int reps, int iters) {
+  check_shape(device_time, ranks, reps);
+  if (iters < 1) throw std::invalid_argument("iters must be at least 1");
+  std::vector<double> out(reps, 0.0);
+  for (int r = 0; r < ranks; ++r) {
+    for (int i = 0; i < reps; ++i) out[i] += device_time[static_cast<std::size_t>(r) * reps + i];
+  }
+  for (double& x : out) x /= static_cast<double>(ranks) * iters;
+  return out;
+}
+
 std::vector<double> makespans(const std::vector<double>& start, const std::vector<double>& end, int ranks, int reps) {
   check_shape(start, ranks, reps);
   check_shape(end, ranks, reps);

@@ -2,6 +2,7 @@
 // (see docs/metrics.md) are tested once.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace gpuscale {
@@ -10,6 +11,16 @@ namespace gpuscale {
 
 // serial mode: ranks ran one after another, so sample i took the sum over ranks.
 std::vector<double> serial_totals(const std::vector<double>& durations, int ranks, int reps);
+
+// serial mode with turns: the ranks of one turn ran together and turns ran
+// one after another, so sample i took the sum over turns of the turn's
+// makespan. With every rank its own turn this is serial_totals of the durations.
+std::vector<double> serial_turn_totals(const std::vector<double>& start, const std::vector<double>& end,
+                                       const std::vector<std::int64_t>& turn, int ranks, int reps);
+
+// Transfers, as nccl-tests times them: one operation of sample i took the
+// mean over ranks of device_time / iters.
+std::vector<double> mean_op_times(const std::vector<double>& device_time, int ranks, int reps, int iters);
 
 // parallel mode: sample i took max(end) - min(start) over ranks (common clock).
 std::vector<double> makespans(const std::vector<double>& start, const std::vector<double>& end, int ranks, int reps);

@@ -23,6 +23,9 @@ class CpuDevice final : public Device {
   std::unique_ptr<DeviceEvent> create_event() override;
   double elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const override;
   void set_threads(int threads) override;
+  bool buffers_on_host() const override { return true; }
+  void host_task(std::function<void()> fn) override { stream_.enqueue(std::move(fn)); }
+  void* native_stream() const override { return nullptr; }
 
  private:
   DeviceInfo info_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,6 +82,18 @@ class Device {
 
   // Threads the backend's host-side library may use (BLAS on the CPU backend).
   virtual void set_threads(int threads) = 0;
+
+  // True when device buffers are host memory the host may read and write (CPU backend).
+  virtual bool buffers_on_host() const = 0;
+  // Runs `fn` on the host in stream order: after the work enqueued before it,
+  // before the work enqueued after it. CPU: the stream's worker runs it and
+  // the call returns at once; CUDA: the stream is synchronized, then `fn` runs
+  // on the calling thread. An exception from `fn` surfaces at synchronize() (CPU)
+  // or here (CUDA).
+  virtual void host_task(std::function<void()> fn) = 0;
+  // The backend's stream handle for libraries that enqueue on it (cudaStream_t
+  // on CUDA, for NCCL); nullptr on the CPU backend.
+  virtual void* native_stream() const = 0;
 
   // Blocking helpers: enqueue the copy and wait for it.
   void copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes);

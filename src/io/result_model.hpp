@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,7 +13,7 @@
 
 namespace gpuscale {
 
-constexpr const char* kSchemaVersion = "1.0";
+constexpr const char* kSchemaVersion = "1.1";
 
 struct RankRecord {
   std::string hostname;
@@ -29,8 +30,9 @@ struct RankRecord {
 struct CaseRecord {
   std::size_t index = 0;
   std::string experiment, workload, mode, backend;
-  std::string status;  // "ok" | "verify-failed"
-  std::string note;    // what the workload says about how it ran here ("" if nothing)
+  std::string status;         // "ok" | "verify-failed" | "skipped"
+  std::string status_reason;  // why it was skipped ("" otherwise)
+  std::string note;           // what the workload says about how it ran here ("" if nothing)
   int ranks = 1, nodes = 1, reps = 0, warmup = 0;
   Params params;  // everything the case was run with (warmup, reps, threads, workload's own)
   double flops_per_sample = 0.0;
@@ -42,6 +44,17 @@ struct CaseRecord {
   std::vector<double> wall_end_s;     // host time after synchronize, common clock
   std::vector<double> verify_error;   // [ranks]
   double verify_tolerance = 0.0;
+  // [ranks]: in serial mode the ranks of one turn ran together, turns one after another (0..turns-1).
+  std::vector<std::int64_t> turn;
+
+  // Transfers only (scope empty for device-local workloads).
+  std::string scope;  // "world" | "intra-node" | "inter-node"
+  std::string comm;   // "mpi" | "nccl"
+  int groups = 0;     // groups in the scope
+  std::vector<std::int64_t> group, group_rank, group_size;  // [ranks]
+  std::vector<std::int64_t> wrong_elements;                 // [ranks], of the verification
+  std::vector<double> op_bytes;    // [ranks], bytes of one operation (nccl-tests' size) in the rank's group
+  std::vector<double> bus_factor;  // [ranks], busbw / algbw for the rank's group size
 };
 
 struct RunRecord {
@@ -53,6 +66,7 @@ struct RunRecord {
   std::string command_line;
   std::string config_file, config_text, config_overrides;
   std::string backend, backend_reason;
+  std::string comm, comm_reason;  // what moved data between ranks, and why
   std::string slurm_job_id;
   bool complete = false;
   std::string status;  // "running" | "complete" | "failed: ..."

@@ -36,6 +36,9 @@ RunRecord read_result_file(const std::string& path) {
   run.config_overrides = h5::read_string_attr(f, "configOverrides");
   run.backend = h5::read_string_attr(f, "backend");
   run.backend_reason = h5::read_string_attr(f, "backendReason");
+  // Absent from files of schema 1.0, which had no transfers.
+  run.comm = h5::has_attr(f, "comm") ? h5::read_string_attr(f, "comm") : "";
+  run.comm_reason = h5::has_attr(f, "commReason") ? h5::read_string_attr(f, "commReason") : "";
   run.slurm_job_id = h5::read_string_attr(f, "slurmJobId");
   run.nodes = static_cast<int>(h5::read_int_attr(f, "nodes"));
   run.complete = h5::read_int_attr(f, "complete") != 0;
@@ -89,6 +92,7 @@ RunRecord read_result_file(const std::string& path) {
     c.mode = h5::read_string_attr(id, "mode");
     c.backend = h5::read_string_attr(id, "backend");
     c.status = h5::read_string_attr(id, "status");
+    if (h5::has_attr(id, "status_reason")) c.status_reason = h5::read_string_attr(id, "status_reason");
     c.note = h5::read_string_attr(id, "note");
     c.ranks = static_cast<int>(h5::read_int_attr(id, "ranks"));
     c.nodes = static_cast<int>(h5::read_int_attr(id, "nodes"));
@@ -101,11 +105,34 @@ RunRecord read_result_file(const std::string& path) {
       H5Id p = h5::open_group(id, "parameters");
       for (const auto& k : h5::attr_names(p.get())) c.params.set(k, h5::read_value_attr(p.get(), k));
     }
+    if (h5::has_attr(id, "scope")) {
+      c.scope = h5::read_string_attr(id, "scope");
+      c.comm = h5::read_string_attr(id, "comm");
+      c.groups = static_cast<int>(h5::read_int_attr(id, "groups"));
+      c.group = h5::read_ints(id, "group");
+      c.group_rank = h5::read_ints(id, "group_rank");
+      c.group_size = h5::read_ints(id, "group_size");
+    }
+    if (c.status == "skipped") {  // nothing ran: no samples
+      c.reps = 0;
+      run.cases.push_back(std::move(c));
+      continue;
+    }
     c.device_time_s = h5::read_doubles(id, "device_time");
     c.enqueue_s = h5::read_doubles(id, "enqueue_time");
     c.wall_start_s = h5::read_doubles(id, "wall_start");
     c.wall_end_s = h5::read_doubles(id, "wall_end");
     c.verify_error = h5::read_doubles(id, "verify_error");
+    if (h5::exists(id, "turn")) {
+      c.turn = h5::read_ints(id, "turn");
+    } else {  // schema 1.0: every rank took its own turn
+      for (int r = 0; r < c.ranks; ++r) c.turn.push_back(r);
+    }
+    if (!c.scope.empty()) {
+      c.wrong_elements = h5::read_ints(id, "wrong_elements");
+      c.op_bytes = h5::read_doubles(id, "op_bytes");
+      c.bus_factor = h5::read_doubles(id, "bus_factor");
+    }
     const std::size_t want = static_cast<std::size_t>(c.ranks) * static_cast<std::size_t>(c.reps);
     if (c.device_time_s.size() != want || c.enqueue_s.size() != want || c.wall_start_s.size() != want ||
         c.wall_end_s.size() != want) {

@@ -42,6 +42,8 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
   h5::write_attr(f, "configOverrides", run.config_overrides);
   h5::write_attr(f, "backend", run.backend);
   h5::write_attr(f, "backendReason", run.backend_reason);
+  h5::write_attr(f, "comm", run.comm);
+  h5::write_attr(f, "commReason", run.comm_reason);
   h5::write_attr(f, "slurmJobId", run.slurm_job_id);
   h5::write_attr(f, "ranks", static_cast<std::int64_t>(run.ranks.size()));
   h5::write_attr(f, "nodes", static_cast<std::int64_t>(run.nodes));
@@ -88,6 +90,7 @@ void ResultWriter::write_case(const CaseRecord& c) {
   h5::write_attr(id, "mode", c.mode);
   h5::write_attr(id, "backend", c.backend);
   h5::write_attr(id, "status", c.status);
+  h5::write_attr(id, "status_reason", c.status_reason);
   h5::write_attr(id, "note", c.note);
   h5::write_attr(id, "ranks", static_cast<std::int64_t>(c.ranks));
   h5::write_attr(id, "nodes", static_cast<std::int64_t>(c.nodes));
@@ -100,7 +103,28 @@ void ResultWriter::write_case(const CaseRecord& c) {
     H5Id p = h5::create_group(id, "parameters");
     for (const auto& [k, v] : c.params.items()) h5::write_attr(p.get(), k, v);
   }
+  if (!c.scope.empty()) {
+    h5::write_attr(id, "scope", c.scope);
+    h5::write_attr(id, "comm", c.comm);
+    h5::write_attr(id, "groups", static_cast<std::int64_t>(c.groups));
+    h5::write_ints(id, "group", c.group);
+    h5::write_ints(id, "group_rank", c.group_rank);
+    h5::write_ints(id, "group_size", c.group_size);
+  }
+  if (c.status == "skipped") {  // nothing ran: no samples
+    g.reset();
+    flush();
+    return;
+  }
   const auto ranks = static_cast<hsize_t>(c.ranks), reps = static_cast<hsize_t>(c.reps);
+  h5::write_ints(id, "turn", c.turn);
+  if (!c.scope.empty()) {
+    h5::write_ints(id, "wrong_elements", c.wrong_elements);
+    h5::write_doubles(id, "op_bytes", c.op_bytes, ranks, 0, "B",
+                      "bytes of one operation in the rank's group, as nccl-tests' size");
+    h5::write_doubles(id, "bus_factor", c.bus_factor, ranks, 0, nullptr,
+                      "busbw / algbw for the rank's group size (nccl-tests)");
+  }
   h5::write_doubles(id, "device_time", c.device_time_s, ranks, reps, "s", "device time of each sample [rank][rep]");
   h5::write_doubles(id, "enqueue_time", c.enqueue_s, ranks, reps, "s",
                     "host time from the sample's start until its work was enqueued (launch calls returned) [rank][rep]");
@@ -109,7 +133,8 @@ void ResultWriter::write_case(const CaseRecord& c) {
   h5::write_doubles(id, "wall_end", c.wall_end_s, ranks, reps, "s",
                     "sample end, after synchronize, on the common clock [rank][rep]");
   h5::write_doubles(id, "verify_error", c.verify_error, ranks, 0, nullptr,
-                    "largest relative error of the sampled result entries, per rank");
+                    c.scope.empty() ? "the workload's verification error per rank (docs/metrics.md)"
+                                    : "result elements that differ from the expected ones, per rank");
   g.reset();
   flush();
 }

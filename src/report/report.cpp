@@ -49,6 +49,16 @@ std::string format_seconds(double s) {
   return fmt("%.3g us", s * 1e6);
 }
 
+namespace {
+
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
 std::vector<ReportRow> build_report(const RunRecord& run) {
   std::vector<ReportRow> rows;
   for (const auto& c : run.cases) {
@@ -59,28 +69,49 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
     r.mode = c.mode;
     r.backend = c.backend;
     r.status = c.status;
+    r.status_reason = c.status_reason;
     r.ranks = c.ranks;
     r.nodes = c.nodes;
     r.reps = c.reps;
     r.params = identity_params(c.params);
     r.params_label = label_of(r.params);
+    r.scope = c.scope;
+    r.comm = c.comm;
+    r.groups = c.groups;
+    for (auto n : c.group_size) r.group_size = std::max(r.group_size, static_cast<int>(n));
+    r.note = c.note;
+    r.turns = c.turn.empty() ? c.ranks : static_cast<int>(*std::max_element(c.turn.begin(), c.turn.end()) + 1);
+    if (c.status == "skipped") {  // nothing ran
+      r.median_s = r.min_s = r.p95_s = r.enqueue_median_s = std::nan("");
+      rows.push_back(std::move(r));
+      continue;
+    }
 
     const auto dur = durations(c.wall_start_s, c.wall_end_s);
-    const auto samples = c.mode == "serial" ? serial_totals(dur, c.ranks, c.reps)
+    std::vector<std::int64_t> turn = c.turn;
+    if (turn.empty()) {  // none given: each rank alone
+      for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
+    }
+    const auto samples = c.mode == "serial" ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turn, c.ranks, c.reps)
                                             : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
     r.median_s = median(samples);
     r.min_s = minimum(samples);
     r.p95_s = quantile(samples, 0.95);
     r.enqueue_median_s = median(c.enqueue_s);
     // Work of all ranks over the time it took (for serial, one after another).
-    if (c.flops_per_sample > 0) {
+    if (!c.scope.empty()) {
+      const int iters = c.params.has("iters") ? static_cast<int>(c.params.get_int("iters")) : 1;
+      r.op_time_s = median(mean_op_times(c.device_time_s, c.ranks, c.reps, iters));
+      r.algbw_gbps = mean(c.op_bytes) / *r.op_time_s / 1e9;
+      r.busbw_gbps = *r.algbw_gbps * mean(c.bus_factor);
+      for (auto w : c.wrong_elements) r.wrong_elements = std::max(r.wrong_elements, w);
+    } else if (c.flops_per_sample > 0) {
       r.gflops = c.flops_per_sample / median(c.device_time_s) / 1e9;
       r.total_gflops = c.flops_per_sample * c.ranks / r.median_s / 1e9;
     } else if (c.bytes_per_sample > 0) {
       r.gbps = c.bytes_per_sample / median(c.device_time_s) / 1e9;
       r.total_gbps = c.bytes_per_sample * c.ranks / r.median_s / 1e9;
     }
-    r.note = c.note;
     const auto meds = rank_medians(dur, c.ranks, c.reps);
     r.slowest_rank = static_cast<int>(std::max_element(meds.begin(), meds.end()) - meds.begin());
     r.slowest_ratio = meds[r.slowest_rank] / median(meds);
@@ -90,12 +121,12 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
   // Pair each parallel row with the serial row of the same experiment,
   // parameters, ranks and nodes.
   for (auto& p : rows) {
-    if (p.mode != "parallel") continue;
+    if (p.mode != "parallel" || p.status == "skipped") continue;
     for (const auto& s : rows) {
-      if (s.mode == "serial" && s.name == p.name && s.params == p.params && s.ranks == p.ranks &&
-          s.nodes == p.nodes) {
+      if (s.mode == "serial" && s.status != "skipped" && s.name == p.name && s.params == p.params &&
+          s.ranks == p.ranks && s.nodes == p.nodes) {
         p.speedup = speedup(s.median_s, p.median_s);
-        p.efficiency = efficiency(*p.speedup, p.ranks);
+        p.efficiency = efficiency(*p.speedup, s.turns);
         break;
       }
     }
@@ -118,22 +149,40 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
     os << "WARNING: the run did not complete (status: " << run.status << "); " << rows.size()
        << " finished case(s) below\n";
   }
-  const std::vector<std::string> head{"#",   "name",    "mode",      "ranks",      "nodes",   "parameters",
-                                      "median", "min",  "p95",     "enqueue",   "rate/rank", "rate total", "speedup",
-                                      "eff", "slowest", "status"};
-  auto rate = [](const std::optional<double>& gf, const std::optional<double>& gb) {
+  const std::vector<std::string> head{"#",      "name",    "mode",    "ranks",     "nodes",      "parameters",
+                                      "median", "min",     "p95",     "enqueue",   "rate/rank",  "rate total",
+                                      "busbw",  "speedup", "eff",     "slowest",   "status"};
+  auto rate = [](const ReportRow& r, bool total) {
+    const auto& gf = total ? r.total_gflops : r.gflops;
+    const auto& gb = total ? r.total_gbps : (r.algbw_gbps ? r.algbw_gbps : r.gbps);
     return gf ? fmt("%.2f GF/s", *gf) : gb ? fmt("%.2f GB/s", *gb) : std::string("-");
   };
   std::vector<std::vector<std::string>> cells{head};
   std::vector<std::string> notes;
+  auto add_note = [&](const std::string& n) {
+    if (!n.empty() && std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+  };
+  bool transfers = false;
   for (const auto& r : rows) {
+    const bool ran = r.status != "skipped";
+    std::string label = r.params_label;
+    if (!r.scope.empty()) {
+      transfers = true;
+      if (ran) label += " (" + std::to_string(r.groups) + "x" + std::to_string(r.group_size) + ")";
+    }
     cells.push_back({std::to_string(r.case_index), r.name, r.mode, std::to_string(r.ranks), std::to_string(r.nodes),
-                     r.params_label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
-                     format_seconds(r.enqueue_median_s), rate(r.gflops, r.gbps), rate(r.total_gflops, r.total_gbps),
+                     label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
+                     format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
+                     r.busbw_gbps ? fmt("%.2f GB/s", *r.busbw_gbps) : "-",
                      r.speedup ? fmt("%.2fx", *r.speedup) : "-", r.efficiency ? fmt("%.0f%%", *r.efficiency * 100) : "-",
-                     r.ranks > 1 ? "r" + std::to_string(r.slowest_rank) + fmt(" %.2fx", r.slowest_ratio) : "-",
+                     ran && r.ranks > 1 ? "r" + std::to_string(r.slowest_rank) + fmt(" %.2fx", r.slowest_ratio) : "-",
                      r.status});
-    if (!r.note.empty() && std::find(notes.begin(), notes.end(), r.note) == notes.end()) notes.push_back(r.note);
+    add_note(r.note);
+    if (!ran) add_note("skipped: case " + std::to_string(r.case_index) + ": " + r.status_reason);
+    if (r.status == "verify-failed" && !r.scope.empty()) {
+      add_note("verify-failed: case " + std::to_string(r.case_index) + ": up to " + std::to_string(r.wrong_elements) +
+               " wrong element(s) on a rank");
+    }
   }
   std::vector<std::size_t> width(head.size(), 0);
   for (const auto& row : cells) {
@@ -142,15 +191,20 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
   for (const auto& row : cells) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
-      const bool left = i == 1 || i == 2 || i == 5 || i == 15;
+      const bool left = i == 1 || i == 2 || i == 5 || i == 16;
       const std::string pad(width[i] - row[i].size(), ' ');
       line += (i ? "  " : "") + (left ? row[i] + pad : pad + row[i]);
     }
     os << line.substr(0, line.find_last_not_of(' ') + 1) << "\n";
   }
-  os << "median/min/p95: sample time (serial: sum over ranks; parallel: makespan); enqueue: median host time until "
-        "a sample's work was enqueued; speedup = serial median / parallel median; slowest: rank with the largest "
-        "median and its ratio to the median rank\n";
+  os << "median/min/p95: sample time (serial: sum over turns; parallel: makespan); enqueue: median host time until "
+        "a sample's work was enqueued; speedup = serial median / parallel median; eff = speedup / serial turns; "
+        "slowest: rank with the largest median and its ratio to the median rank\n";
+  if (transfers) {
+    os << "transfers: parameters end with (groups x ranks per group); rate/rank is algbw = bytes / time of one "
+          "operation (mean over ranks of device time / iters, median over samples); busbw = algbw x nccl-tests' "
+          "factor\n";
+  }
   for (const auto& n : notes) os << "note: " << n << "\n";
   return os.str();
 }
@@ -180,20 +234,33 @@ std::string render_json(const std::vector<ReportRow>& rows) {
     nlohmann::json p = nlohmann::json::object();
     for (const auto& [k, v] : r.params.items()) p[k] = to_json(v);
     o["params"] = p;
-    o["median_s"] = r.median_s;
-    o["min_s"] = r.min_s;
-    o["p95_s"] = r.p95_s;
-    o["enqueue_median_s"] = r.enqueue_median_s;
+    if (r.status != "skipped") {  // a skipped case has no samples
+      o["median_s"] = r.median_s;
+      o["min_s"] = r.min_s;
+      o["p95_s"] = r.p95_s;
+      o["enqueue_median_s"] = r.enqueue_median_s;
+      o["slowest_rank"] = r.slowest_rank;
+      o["slowest_ratio"] = r.slowest_ratio;
+      o["max_verify_error"] = r.max_verify_error;
+    }
     if (r.gflops) o["gflops"] = *r.gflops;
     if (r.total_gflops) o["total_gflops"] = *r.total_gflops;
     if (r.gbps) o["gbps"] = *r.gbps;
     if (r.total_gbps) o["total_gbps"] = *r.total_gbps;
     if (r.speedup) o["speedup"] = *r.speedup;
     if (r.efficiency) o["efficiency"] = *r.efficiency;
-    o["slowest_rank"] = r.slowest_rank;
-    o["slowest_ratio"] = r.slowest_ratio;
-    o["max_verify_error"] = r.max_verify_error;
     o["status"] = r.status;
+    if (!r.status_reason.empty()) o["status_reason"] = r.status_reason;
+    if (!r.scope.empty()) {
+      o["scope"] = r.scope;
+      o["comm"] = r.comm;
+      o["groups"] = r.groups;
+      o["group_size"] = r.group_size;
+      o["wrong_elements"] = r.wrong_elements;
+    }
+    if (r.op_time_s) o["op_time_s"] = *r.op_time_s;
+    if (r.algbw_gbps) o["algbw_gbps"] = *r.algbw_gbps;
+    if (r.busbw_gbps) o["busbw_gbps"] = *r.busbw_gbps;
     if (!r.note.empty()) o["note"] = r.note;
     arr.push_back(std::move(o));
   }
@@ -204,7 +271,8 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
   std::ostringstream os;
   os.precision(9);
   os << "file,case,name,workload,mode,backend,ranks,nodes,reps,params,median_s,min_s,p95_s,enqueue_median_s,gflops,"
-        "total_gflops,gbps,total_gbps,speedup,efficiency,slowest_rank,slowest_ratio,max_verify_error,status\n";
+        "total_gflops,gbps,total_gbps,speedup,efficiency,slowest_rank,slowest_ratio,max_verify_error,status,"
+        "scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,status_reason\n";
   auto opt = [&](const std::optional<double>& v) {
     if (v) os << *v;
   };
@@ -214,17 +282,29 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
     return q + "\"";
   };
   for (const auto& r : rows) {
-    os << quoted(r.file) << ',' << r.case_index << ',' << quoted(r.name) << ',' << r.workload << ',' << r.mode << ',' << r.backend << ','
-       << r.ranks << ',' << r.nodes << ',' << r.reps << ',' << quoted(r.params_label) << ',' << r.median_s << ','
-       << r.min_s << ',' << r.p95_s << ',' << r.enqueue_median_s << ',';
-    for (const auto* v : {&r.gflops, &r.total_gflops, &r.gbps, &r.total_gbps}) {
+    const bool ran = r.status != "skipped";
+    os << quoted(r.file) << ',' << r.case_index << ',' << quoted(r.name) << ',' << r.workload << ',' << r.mode << ','
+       << r.backend << ',' << r.ranks << ',' << r.nodes << ',' << r.reps << ',' << quoted(r.params_label) << ',';
+    for (double v : {r.median_s, r.min_s, r.p95_s, r.enqueue_median_s}) {
+      opt(ran ? std::optional<double>(v) : std::nullopt);
+      os << ',';
+    }
+    for (const auto* v : {&r.gflops, &r.total_gflops, &r.gbps, &r.total_gbps, &r.speedup, &r.efficiency}) {
       opt(*v);
       os << ',';
     }
-    opt(r.speedup);
+    if (ran) os << r.slowest_rank << ',' << r.slowest_ratio << ',' << r.max_verify_error;
+    else os << ",,";
+    os << ',' << r.status << ',' << r.scope << ',';
+    if (!r.scope.empty()) os << r.groups << ',' << r.group_size;
+    else os << ',';
+    for (const auto* v : {&r.op_time_s, &r.algbw_gbps, &r.busbw_gbps}) {
+      os << ',';
+      opt(*v);
+    }
     os << ',';
-    opt(r.efficiency);
-    os << ',' << r.slowest_rank << ',' << r.slowest_ratio << ',' << r.max_verify_error << ',' << r.status << '\n';
+    if (!r.scope.empty() && ran) os << r.wrong_elements;
+    os << ',' << quoted(r.status_reason) << '\n';
   }
   return os.str();
 }

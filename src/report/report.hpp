@@ -15,7 +15,9 @@ struct ReportRow {
   std::string file;  // the result file the row comes from (set by the caller)
   std::size_t case_index = 0;
   std::string name, workload, mode, backend, status;
+  std::string status_reason;  // why a case was skipped
   int ranks = 1, nodes = 1, reps = 0;
+  int turns = 1;  // serial mode: turns that ran one after another (ranks, or groups for transfers)
   Params params;       // workload parameters (no warmup/reps)
   std::string params_label;
   // Statistics of the case's sample time: serial = sum over ranks of each
@@ -27,7 +29,14 @@ struct ReportRow {
   std::optional<double> gbps;          // bandwidth workloads: bytes per sample / median device time, 1e9 B/s
   std::optional<double> total_gbps;    // all ranks: ranks * bytes per sample / median_s
   std::optional<double> speedup;       // parallel rows with a serial twin
-  std::optional<double> efficiency;
+  std::optional<double> efficiency;    // speedup / the serial twin's turns
+  // Transfers: the scope, its groups, and nccl-tests' numbers: the time of
+  // one operation (mean over ranks of device time / iters, median over
+  // samples), algbw = bytes / that time, busbw = algbw x the bus factor.
+  std::string scope, comm;
+  int groups = 0, group_size = 0;  // group_size: the largest group
+  std::optional<double> op_time_s, algbw_gbps, busbw_gbps;
+  std::int64_t wrong_elements = 0;  // the most of any rank
   int slowest_rank = 0;
   double slowest_ratio = 1.0;  // slowest rank's median / median of the rank medians
   double max_verify_error = 0.0;

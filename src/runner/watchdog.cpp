@@ -1,7 +1,9 @@
 #include "runner/watchdog.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 
 #include "core/error.hpp"
 
@@ -30,6 +32,11 @@ void Watchdog::arm(const std::string& what, double seconds) {
   cv_.notify_all();
 }
 
+void Watchdog::on_timeout(std::function<void()> f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  on_timeout_ = std::move(f);
+}
+
 void Watchdog::disarm() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -50,6 +57,15 @@ void Watchdog::loop() {
       std::fprintf(stderr, "gpuscale: error: %s: case %s ran past its timeout of %g s; aborting the job\n",
                    who_.c_str(), what_.c_str(), seconds_);
       std::fflush(stderr);
+      if (on_timeout_) {
+        // An abort may itself block (a proxy thread waiting on a dead peer): give it 5 s at most.
+        auto done = std::make_shared<std::atomic<bool>>(false);
+        std::thread([f = on_timeout_, done] {
+          f();
+          *done = true;
+        }).detach();
+        for (int i = 0; i < 500 && !*done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
       // No unwinding: the main thread may be inside MPI or a BLAS call.
       std::_Exit(kExitTimeout);
     }

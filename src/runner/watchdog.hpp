@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -22,6 +23,9 @@ class Watchdog {
   // with kExitTimeout (mpirun then ends the other ranks).
   void arm(const std::string& what, double seconds);
   void disarm();
+  // Runs before the process exits on a timeout (e.g. aborting NCCL
+  // communicators), for at most a few seconds. Set before arm().
+  void on_timeout(std::function<void()> f);
 
  private:
   void loop();
@@ -30,6 +34,7 @@ class Watchdog {
   std::condition_variable cv_;
   bool armed_ = false, stop_ = false;
   std::string what_;
+  std::function<void()> on_timeout_;
   double seconds_ = 0.0;
   std::chrono::steady_clock::time_point deadline_;
   std::thread thread_;

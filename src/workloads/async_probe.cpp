@@ -25,13 +25,15 @@ AsyncProbeWorkload::AsyncProbeWorkload(const Params& p)
       sync_each_(p.get_string("sync") == "each"),
       log_norm_(p.get_string("log_norm")) {}
 
-void AsyncProbeWorkload::setup(Device& dev, std::uint64_t seed) {
+void AsyncProbeWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
+  Device& dev = ctx.dev;
   operands_.setup(dev, problem_, seed);
   acc_ = dev.alloc(sizeof(double));
   acc_host_ = dev.alloc_host(sizeof(double), true);
 }
 
-void AsyncProbeWorkload::run_sample(Device& dev) {
+void AsyncProbeWorkload::run_sample(CaseContext& ctx) {
+  Device& dev = ctx.dev;
   const std::size_t count = operands_.c_count();
   for (std::int64_t i = 0; i < ops_; ++i) {
     operands_.multiply(dev);
@@ -50,7 +52,8 @@ void AsyncProbeWorkload::run_sample(Device& dev) {
 
 double AsyncProbeWorkload::flops_per_sample() const { return static_cast<double>(ops_) * problem_.flops(); }
 
-Verification AsyncProbeWorkload::verify(Device& dev) {
+Verification AsyncProbeWorkload::verify(CaseContext& ctx) {
+  Device& dev = ctx.dev;
   long double c_sum_squares = 0.0L;
   Verification v = operands_.verify(dev, &c_sum_squares);  // synchronizes: C is copied back
   if (log_norm_ == "none") return v;

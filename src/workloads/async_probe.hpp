@@ -21,11 +21,11 @@ WorkloadSchema async_schema();
 class AsyncProbeWorkload final : public Workload {
  public:
   explicit AsyncProbeWorkload(const Params& p);
-  void setup(Device& dev, std::uint64_t seed) override;
-  void run_sample(Device& dev) override;
+  void setup(CaseContext& ctx, std::uint64_t seed) override;
+  void run_sample(CaseContext& ctx) override;
   double flops_per_sample() const override;
   double bytes_per_sample() const override { return 0.0; }
-  Verification verify(Device& dev) override;
+  Verification verify(CaseContext& ctx) override;
 
  private:
   GemmProblem problem_;

@@ -37,7 +37,8 @@ CopyWorkload::CopyWorkload(const Params& p)
       kind_(parse_kind(p.get_string("direction"))),
       pinned_(p.get_string("host") == "pinned") {}
 
-void CopyWorkload::setup(Device& dev, std::uint64_t seed) {
+void CopyWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
+  Device& dev = ctx.dev;
   pattern_.resize(bytes_);
   std::mt19937_64 rng(seed);
   for (std::size_t i = 0; i < bytes_; i += 8) {
@@ -64,11 +65,12 @@ void CopyWorkload::setup(Device& dev, std::uint64_t seed) {
   }
 }
 
-void CopyWorkload::run_sample(Device& dev) {
-  for (std::int64_t i = 0; i < ops_; ++i) dev.copy_async(dst_.data(), src_.data(), bytes_, kind_);
+void CopyWorkload::run_sample(CaseContext& ctx) {
+  for (std::int64_t i = 0; i < ops_; ++i) ctx.dev.copy_async(dst_.data(), src_.data(), bytes_, kind_);
 }
 
-Verification CopyWorkload::verify(Device& dev) {
+Verification CopyWorkload::verify(CaseContext& ctx) {
+  Device& dev = ctx.dev;
   std::vector<unsigned char> got(bytes_);
   if (kind_ == CopyKind::d2h) {
     dev.synchronize();
@@ -85,8 +87,8 @@ Verification CopyWorkload::verify(Device& dev) {
   return v;
 }
 
-std::string CopyWorkload::note(const Device& dev) const {
-  if (dev.info().kind == "cpu") {
+std::string CopyWorkload::note(const CaseContext& ctx) const {
+  if (ctx.dev.info().kind == "cpu") {
     return "CPU backend: device memory is host memory, so this measures memcpy; pinned is the same as pageable";
   }
   return "";

@@ -13,12 +13,12 @@ WorkloadSchema copy_schema();
 class CopyWorkload final : public Workload {
  public:
   explicit CopyWorkload(const Params& p);
-  void setup(Device& dev, std::uint64_t seed) override;
-  void run_sample(Device& dev) override;
+  void setup(CaseContext& ctx, std::uint64_t seed) override;
+  void run_sample(CaseContext& ctx) override;
   double flops_per_sample() const override { return 0.0; }
   double bytes_per_sample() const override { return static_cast<double>(bytes_) * static_cast<double>(ops_); }
-  Verification verify(Device& dev) override;
-  std::string note(const Device& dev) const override;
+  Verification verify(CaseContext& ctx) override;
+  std::string note(const CaseContext& ctx) const override;
 
  private:
   std::size_t bytes_;

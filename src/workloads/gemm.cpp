@@ -12,8 +12,8 @@ WorkloadSchema gemm_schema() {
   return s;
 }
 
-void GemmWorkload::run_sample(Device& dev) {
-  for (std::int64_t i = 0; i < ops_; ++i) operands_.multiply(dev);
+void GemmWorkload::run_sample(CaseContext& ctx) {
+  for (std::int64_t i = 0; i < ops_; ++i) operands_.multiply(ctx.dev);
 }
 
 double GemmWorkload::flops_per_sample() const { return static_cast<double>(ops_) * problem_.flops(); }

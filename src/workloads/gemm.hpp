@@ -10,11 +10,11 @@ WorkloadSchema gemm_schema();
 class GemmWorkload final : public Workload {
  public:
   explicit GemmWorkload(const Params& p) : problem_(gemm_problem(p)), ops_(p.get_int("ops")) {}
-  void setup(Device& dev, std::uint64_t seed) override { operands_.setup(dev, problem_, seed); }
-  void run_sample(Device& dev) override;
+  void setup(CaseContext& ctx, std::uint64_t seed) override { operands_.setup(ctx.dev, problem_, seed); }
+  void run_sample(CaseContext& ctx) override;
   double flops_per_sample() const override;
   double bytes_per_sample() const override;
-  Verification verify(Device& dev) override { return operands_.verify(dev); }
+  Verification verify(CaseContext& ctx) override { return operands_.verify(ctx.dev); }
 
  private:
   GemmProblem problem_;

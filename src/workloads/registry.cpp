@@ -1,22 +1,39 @@
 // The explicit list of workloads: a new workload adds one entry here.
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/plan.hpp"
 #include "workloads/async_probe.hpp"
+#include "workloads/collective.hpp"
 #include "workloads/copy.hpp"
 #include "workloads/gemm.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
 
+namespace {
+
+std::string gemm_unsupported_on(const Params& p, const RunTarget& t) { return gemm_problem_unsupported(p, t.backend); }
+
+WorkloadEntry collective_entry() {
+  WorkloadEntry e{collective_schema(), [](const Params& p) { return std::make_unique<CollectiveWorkload>(p); },
+                  collective_unsupported};
+  e.scope = [](const Params& p) { return std::optional<Scope>(parse_scope(p.get_string("scope"))); };
+  // One group of all ranks takes every turn, except pairs, whose pairs take turns.
+  e.single_turn = [](const Params& p) { return p.get_string("scope") == "world" && p.get_string("op") != "pairs"; };
+  return e;
+}
+
+}  // namespace
+
 const std::vector<WorkloadEntry>& workload_registry() {
   static const std::vector<WorkloadEntry> entries{
-      {gemm_schema(), [](const Params& p) { return std::make_unique<GemmWorkload>(p); }, gemm_problem_unsupported},
+      {gemm_schema(), [](const Params& p) { return std::make_unique<GemmWorkload>(p); }, gemm_unsupported_on},
       {copy_schema(), [](const Params& p) { return std::make_unique<CopyWorkload>(p); },
-       [](const Params&, const std::string&) { return std::string(); }},
-      {async_schema(), [](const Params& p) { return std::make_unique<AsyncProbeWorkload>(p); },
-       gemm_problem_unsupported},
+       [](const Params&, const RunTarget&) { return std::string(); }},
+      {async_schema(), [](const Params& p) { return std::make_unique<AsyncProbeWorkload>(p); }, gemm_unsupported_on},
+      collective_entry(),
   };
   return entries;
 }
@@ -27,17 +44,44 @@ std::vector<WorkloadSchema> workload_schemas() {
   return out;
 }
 
-void check_plan_runs_on(const std::vector<Case>& plan, const std::string& backend) {
+void check_plan_runs_on(const std::vector<Case>& plan, const RunTarget& target) {
   for (const auto& c : plan) {
     const std::string where = "case [" + std::to_string(c.index) + "] " + c.label() + ": ";
     std::string why;
     try {
-      why = find_workload(c.workload).unsupported(c.params, backend);
+      why = find_workload(c.workload).unsupported(c.params, target);
     } catch (const InputError& e) {  // parameters valid one by one but not together
       throw InputError(where + e.what());
     }
-    if (!why.empty()) throw InputError(where + why + (backend == "cpu" ? "; this run uses the CPU backend" : ""));
+    if (why.empty()) continue;
+    std::string run = target.backend == "cpu" ? "this run uses the CPU backend" : "";
+    if (find_workload(c.workload).scope(c.params)) {
+      const std::string comm = target.comm == "mpi" ? "MPI" : "NCCL";
+      run += (run.empty() ? "this run moves data with " : " and moves data with ") + comm;
+    }
+    throw InputError(where + why + (run.empty() ? "" : "; " + run));
   }
+}
+
+std::vector<std::string> drop_single_turn_serials(std::vector<Case>& plan) {
+  std::vector<std::string> notes;
+  std::vector<Case> kept;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const Case& c = plan[i];
+    const bool twin = c.mode == "serial" && i + 1 < plan.size() && plan[i + 1].mode == "parallel" &&
+                      plan[i + 1].experiment == c.experiment && plan[i + 1].params == c.params;
+    if (twin && find_workload(c.workload).single_turn(c.params)) {
+      const std::string n = "experiment '" + c.experiment +
+                            "': one group takes every turn, so serial and parallel are the same; each such case "
+                            "runs once, as parallel";
+      if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+      continue;
+    }
+    kept.push_back(c);
+    kept.back().index = kept.size() - 1;
+  }
+  plan = std::move(kept);
+  return notes;
 }
 
 const WorkloadEntry& find_workload(const std::string& name) {

@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "comm/groups.hpp"
 #include "core/param_spec.hpp"
 #include "core/value.hpp"
 #include "device/device.hpp"
@@ -18,28 +20,76 @@ struct Verification {
   bool ok = false;
   double max_error = 0.0;  // the workload's error measure (see its header)
   double tolerance = 0.0;
+  std::int64_t wrong_elements = 0;  // transfers: result elements that differ from the expected ones
+};
+
+// What a workload may use while it runs one case on this rank: the device
+// and, for a transfer, the data-plane group of the case's scope. Workloads
+// never reach for MPI or NCCL themselves.
+struct CaseContext {
+  Device& dev;
+  Group* group = nullptr;  // null for device-local workloads
+  int nodes = 1;           // nodes of the job
+
+  DataComm& data() const { return *group->data; }
+  int rank() const { return group ? group->rank : 0; }  // within the group
+  int size() const { return group ? group->size : 1; }
+  // Waits for the sample's work; through the data plane when there is one,
+  // so that its errors (a dead peer) surface.
+  void synchronize() const {
+    if (group) {
+      group->data->synchronize();
+    } else {
+      dev.synchronize();
+    }
+  }
 };
 
 class Workload {
  public:
   virtual ~Workload() = default;
+  // "" when this job's shape (group sizes, nodes) can run the case, else why
+  // not; the case is then kept in the file as skipped. Asked before setup().
+  virtual std::string skip_reason(const CaseContext&) const { return ""; }
   // Allocates and fills inputs; `seed` differs per rank.
-  virtual void setup(Device& dev, std::uint64_t seed) = 0;
+  virtual void setup(CaseContext& ctx, std::uint64_t seed) = 0;
   // Enqueues one sample's work; the runner synchronizes and times it.
-  virtual void run_sample(Device& dev) = 0;
+  virtual void run_sample(CaseContext& ctx) = 0;
   virtual double flops_per_sample() const = 0;  // 0 for a bandwidth workload
   virtual double bytes_per_sample() const = 0;
-  // Checks the last sample's result.
-  virtual Verification verify(Device& dev) = 0;
+  // Checks the last sample's result (a transfer may run one more, untimed, operation on fresh data).
+  virtual Verification verify(CaseContext& ctx) = 0;
   // What a reader of the results must know about how this ran here ("" if nothing).
-  virtual std::string note(const Device&) const { return ""; }
+  virtual std::string note(const CaseContext&) const { return ""; }
+
+  // Transfers only. In serial mode, ranks with the same turn run together
+  // and turns run one after another; default: every rank alone.
+  virtual int turn(const CaseContext& ctx, int world_rank) const {
+    (void)ctx;
+    return world_rank;
+  }
+  // Bytes of one operation as nccl-tests counts them, and the factor from
+  // algorithm bandwidth to bus bandwidth; 0 for device-local workloads.
+  virtual double op_bytes() const { return 0.0; }
+  virtual double bus_factor(const CaseContext&) const { return 0.0; }
+};
+
+// The choices that decide whether a case can run before anything starts.
+struct RunTarget {
+  std::string backend;  // "cpu" | "cuda"
+  std::string comm;     // "mpi" | "nccl": what moves data between ranks
 };
 
 struct WorkloadEntry {
   WorkloadSchema schema;
   std::function<std::unique_ptr<Workload>(const Params&)> make;
-  // "" when the backend ("cpu" | "cuda") can run a case with these parameters, else why not.
-  std::function<std::string(const Params&, const std::string& backend)> unsupported;
+  // "" when the target can run a case with these parameters, else why not.
+  std::function<std::string(const Params&, const RunTarget&)> unsupported;
+  // The scope of a case's group, for transfers; empty for device-local workloads.
+  std::function<std::optional<Scope>(const Params&)> scope = [](const Params&) { return std::optional<Scope>(); };
+  // True when serial and parallel are one and the same for a case on any job
+  // (a single group takes every turn): the plan then runs it once, as parallel.
+  std::function<bool(const Params&)> single_turn = [](const Params&) { return false; };
 };
 
 // The explicit list of workloads, in the order `--help` shows them.
@@ -49,7 +99,11 @@ std::vector<WorkloadSchema> workload_schemas();
 const WorkloadEntry& find_workload(const std::string& name);
 
 struct Case;
-// InputError naming the first case that `backend` cannot run, and why.
-void check_plan_runs_on(const std::vector<Case>& plan, const std::string& backend_name);
+// InputError naming the first case that the target cannot run, and why.
+void check_plan_runs_on(const std::vector<Case>& plan, const RunTarget& target);
+// Drops the serial twin of every case whose serial and parallel runs are the
+// same (see single_turn) and renumbers the plan; returns one note per
+// experiment that lost cases, for the output.
+std::vector<std::string> drop_single_turn_serials(std::vector<Case>& plan);
 
 }  // namespace gpuscale

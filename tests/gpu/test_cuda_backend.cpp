@@ -43,6 +43,7 @@ int main() {
   }
   const BackendChoice choice = choose_backend("cuda", status);
   auto dev = make_device(choice, 0);
+  CaseContext ctx{*dev};
   std::printf("device: %s %s %s\n", dev->info().name.c_str(), dev->info().uuid.c_str(), dev->info().pci_bus_id.c_str());
   expect(dev->info().kind == "cuda" && dev->info().uuid.rfind("GPU-", 0) == 0, "device info names a GPU and its UUID");
 
@@ -54,13 +55,13 @@ int main() {
       for (const auto& impl : gemm_impl_names()) {
         if (!gemm_unsupported("cuda", parse_gemm_impl(impl), parse_dtype(dtype)).empty()) continue;
         GemmWorkload w(gemm_params(s.m, s.n, s.k, dtype, impl));
-        w.setup(*dev, 3);
+        w.setup(ctx, 3);
         auto e0 = dev->create_event(), e1 = dev->create_event();
         e0->record();
-        w.run_sample(*dev);
+        w.run_sample(ctx);
         e1->record();
         dev->synchronize();
-        const Verification v = w.verify(*dev);
+        const Verification v = w.verify(ctx);
         char what[160];
         std::snprintf(what, sizeof what, "gemm %s %s %dx%dx%d: error %.3g (tolerance %.3g), %.3f ms", impl.c_str(),
                       dtype.c_str(), s.m, s.n, s.k, v.max_error, v.tolerance, dev->elapsed_s(*e0, *e1) * 1e3);
@@ -77,10 +78,10 @@ int main() {
       p.set("host", host);
       p.set("ops", std::int64_t{2});
       CopyWorkload w(p);
-      w.setup(*dev, 9);
-      w.run_sample(*dev);
+      w.setup(ctx, 9);
+      w.run_sample(ctx);
       dev->synchronize();
-      expect(w.verify(*dev).ok, "copy " + dir + " " + host);
+      expect(w.verify(ctx).ok, "copy " + dir + " " + host);
     }
   }
 
@@ -91,10 +92,10 @@ int main() {
       p.set("sync", sync);
       p.set("log_norm", log);
       AsyncProbeWorkload w(p);
-      w.setup(*dev, 4);
-      w.run_sample(*dev);
+      w.setup(ctx, 4);
+      w.run_sample(ctx);
       dev->synchronize();
-      const Verification v = w.verify(*dev);
+      const Verification v = w.verify(ctx);
       expect(v.ok, "async sync=" + sync + " log_norm=" + log + " error " + std::to_string(v.max_error));
     }
   }

@@ -73,7 +73,7 @@ CaseRecord run_case(const MpiCommunicator& comm, const std::string& mode, int re
   const Case c = expand(cfg).at(0);
   CpuDevice dev;
   CommonClock clock(comm);
-  Runner runner(comm, dev, clock, "cpu", 42);
+  Runner runner(comm, dev, nullptr, clock, "cpu", 42);
   return runner.run(c);
 }
 

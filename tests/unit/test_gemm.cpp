@@ -49,6 +49,9 @@ class FaultyDevice final : public Device {
   std::unique_ptr<DeviceEvent> create_event() override { return cpu_.create_event(); }
   double elapsed_s(const DeviceEvent& a, const DeviceEvent& b) const override { return cpu_.elapsed_s(a, b); }
   void set_threads(int n) override { cpu_.set_threads(n); }
+  bool buffers_on_host() const override { return true; }
+  void host_task(std::function<void()> fn) override { cpu_.host_task(std::move(fn)); }
+  void* native_stream() const override { return nullptr; }
 
  private:
   CpuDevice cpu_;
@@ -57,14 +60,15 @@ class FaultyDevice final : public Device {
 
 TEST_CASE("gemm results verify for every CPU dtype and impl and non-square shapes", "[gemm]") {
   CpuDevice dev;
+  CaseContext ctx{dev};
   dev.set_threads(1);
   for (const std::string dtype : {"fp64", "fp32"}) {
     for (const std::string impl : {"vendor", "naive"}) {
       GemmWorkload w(gemm_params(37, 53, 129, dtype, impl, 2));
-      w.setup(dev, 7);
-      w.run_sample(dev);
+      w.setup(ctx, 7);
+      w.run_sample(ctx);
       dev.synchronize();
-      const Verification v = w.verify(dev);
+      const Verification v = w.verify(ctx);
       INFO(dtype << " " << impl << ": max error " << v.max_error << " tolerance " << v.tolerance);
       CHECK(v.ok);
       CHECK(v.max_error <= v.tolerance);
@@ -75,10 +79,11 @@ TEST_CASE("gemm results verify for every CPU dtype and impl and non-square shape
 
 TEST_CASE("a wrong entry in C fails verification", "[gemm]") {
   FaultyDevice dev;
+  CaseContext ctx{dev};
   GemmWorkload w(gemm_params(16, 16, 16, "fp64", "vendor", 1));
-  w.setup(dev, 1);
-  w.run_sample(dev);
-  const Verification v = w.verify(dev);
+  w.setup(ctx, 1);
+  w.run_sample(ctx);
+  const Verification v = w.verify(ctx);
   CHECK_FALSE(v.ok);
   CHECK(v.max_error > v.tolerance);
 }
@@ -145,6 +150,7 @@ TEST_CASE("the CPU stream runs work in order after the enqueue call returns", "[
 
 TEST_CASE("copies verify in every direction and a copy that did not happen fails", "[copy]") {
   CpuDevice dev;
+  CaseContext ctx{dev};
   for (const std::string dir : {"h2d", "d2h", "d2d"}) {
     for (const std::string host : {"pinned", "pageable"}) {
       Params p;
@@ -153,33 +159,34 @@ TEST_CASE("copies verify in every direction and a copy that did not happen fails
       p.set("host", host);
       p.set("ops", std::int64_t{2});
       CopyWorkload w(p);
-      w.setup(dev, 11);
-      Verification before = w.verify(dev);
+      w.setup(ctx, 11);
+      Verification before = w.verify(ctx);
       if (dir != "d2d") CHECK_FALSE(before.ok);  // nothing copied yet (d2d: fresh memory may hold anything)
-      w.run_sample(dev);
+      w.run_sample(ctx);
       dev.synchronize();
-      const Verification v = w.verify(dev);
+      const Verification v = w.verify(ctx);
       INFO(dir << " " << host);
       CHECK(v.ok);
       CHECK(v.max_error == 0.0);
       CHECK(w.bytes_per_sample() == 2 * 4099.0);
-      CHECK(w.note(dev).find("memcpy") != std::string::npos);
+      CHECK(w.note(ctx).find("memcpy") != std::string::npos);
     }
   }
 }
 
 TEST_CASE("the async probe verifies C and the norms it logged", "[async]") {
   CpuDevice dev;
+  CaseContext ctx{dev};
   for (const std::string log : {"none", "host", "device"}) {
     for (const std::string sync : {"end", "each"}) {
       Params p = gemm_params(24, 24, 24, "fp64", "vendor", 5);
       p.set("sync", sync);
       p.set("log_norm", log);
       AsyncProbeWorkload w(p);
-      w.setup(dev, 5);
-      w.run_sample(dev);
+      w.setup(ctx, 5);
+      w.run_sample(ctx);
       dev.synchronize();
-      const Verification v = w.verify(dev);
+      const Verification v = w.verify(ctx);
       INFO(log << " " << sync << ": " << v.max_error);
       CHECK(v.ok);
     }

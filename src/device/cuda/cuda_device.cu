@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <type_traits>
 
@@ -150,6 +151,15 @@ class CudaDevice final : public Device {
   }
 
   void set_threads(int) override {}
+
+  bool buffers_on_host() const override { return false; }
+
+  void host_task(std::function<void()> fn) override {
+    synchronize();
+    fn();
+  }
+
+  void* native_stream() const override { return stream_.get(); }
 
  private:
   // Row-major C = A * B is column-major C^T = B^T * A^T: cuBLAS gets B first.

@@ -1,0 +1,51 @@
+// The data plane: moves data between the ranks of one group, in order on the
+// rank's device stream. Every call returns once the operation is enqueued;
+// synchronize() waits for it. The control plane (barriers, gathers to rank 0,
+// the clock) stays with MpiCommunicator. Implementations: MpiDataComm (host
+// memory, or host staging on CUDA) and NcclDataComm (the device stream).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "device/dtype.hpp"
+
+namespace gpuscale {
+
+// Buffers are device buffers of the rank's Device. Counts are elements of
+// `t`; reductions are sums; `root`, `to` and `from` are ranks of the group.
+// In place, as NCCL defines it: allreduce, broadcast, reduce with send == recv;
+// allgather with send == recv + rank * send_count; reduce_scatter with
+// recv == send + rank * recv_count.
+class DataComm {
+ public:
+  virtual ~DataComm() = default;
+  virtual const char* kind() const = 0;  // "mpi" | "nccl"
+  virtual int rank() const = 0;          // within the group
+  virtual int size() const = 0;
+
+  virtual void allreduce(const void* send, void* recv, std::size_t count, DType t) = 0;
+  // recv holds size() * send_count, rank r's part at r * send_count.
+  virtual void allgather(const void* send, void* recv, std::size_t send_count, DType t) = 0;
+  // send holds size() * recv_count; rank r gets the sum of every rank's part r.
+  virtual void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t) = 0;
+  virtual void broadcast(const void* send, void* recv, std::size_t count, DType t, int root) = 0;
+  virtual void reduce(const void* send, void* recv, std::size_t count, DType t, int root) = 0;
+  // send and recv hold size() * count: part p of send goes to rank p, part p of recv came from rank p.
+  virtual void alltoall(const void* send, void* recv, std::size_t count, DType t) = 0;
+  // Sends `count` elements to rank `to` while receiving `count` from rank `from` (either may be this rank).
+  virtual void sendrecv(const void* send, int to, void* recv, int from, std::size_t count, DType t) = 0;
+
+  // Waits for everything enqueued on the device stream, and reports the
+  // transport's own errors (a dead peer, a broken link) as RuntimeError.
+  virtual void synchronize() = 0;
+  // Ends outstanding operations so that a hung job can exit. May be called
+  // from another thread while an operation is blocked; the communicator is
+  // unusable afterwards.
+  virtual void abort() noexcept {}
+};
+
+// "" when the transport can run `op` (a CollOp name) in dtype `t`, else why not.
+std::string data_comm_unsupported(const std::string& kind, const std::string& op, DType t);
+
+}  // namespace gpuscale

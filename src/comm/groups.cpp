@@ -1,0 +1,69 @@
+#include "comm/groups.hpp"
+
+#include <stdexcept>
+
+#include "comm/mpi_check.hpp"
+
+namespace gpuscale {
+
+const std::vector<std::string>& scope_names() {
+  static const std::vector<std::string> v{"world", "intra-node", "inter-node"};
+  return v;
+}
+
+Scope parse_scope(const std::string& s) {
+  if (s == "world") return Scope::world;
+  if (s == "intra-node") return Scope::intra_node;
+  if (s == "inter-node") return Scope::inter_node;
+  throw std::invalid_argument("unknown scope '" + s + "'");
+}
+
+const char* scope_name(Scope s) {
+  switch (s) {
+    case Scope::world: return "world";
+    case Scope::intra_node: return "intra-node";
+    case Scope::inter_node: return "inter-node";
+  }
+  return "?";
+}
+
+int scope_group_index(Scope s, int node_index, int local_rank) {
+  switch (s) {
+    case Scope::world: return 0;
+    case Scope::intra_node: return node_index;
+    case Scope::inter_node: return local_rank;
+  }
+  return 0;
+}
+
+Groups::Groups(const MpiCommunicator& world, Device& dev, DataCommFactory make)
+    : world_(world), dev_(dev), make_(std::move(make)) {}
+
+Group& Groups::get(Scope s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = groups_.find(s); it != groups_.end()) return it->second;
+  }
+  Group g;
+  g.scope = s;
+  g.index = scope_group_index(s, world_.node_index(), world_.local_rank());
+  GPUSCALE_MPI(MPI_Allreduce(&g.index, &g.count, 1, MPI_INT, MPI_MAX, world_.comm()));
+  g.count += 1;
+  MPI_Comm c = MPI_COMM_NULL;
+  GPUSCALE_MPI(MPI_Comm_split(world_.comm(), g.index, world_.rank(), &c));
+  g.control = CommHandle(c);
+  GPUSCALE_MPI(MPI_Comm_rank(c, &g.rank));
+  GPUSCALE_MPI(MPI_Comm_size(c, &g.size));
+  g.data = make_(c, dev_);
+  std::lock_guard<std::mutex> lock(mu_);
+  return groups_.emplace(s, std::move(g)).first->second;
+}
+
+void Groups::abort_all() noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [scope, g] : groups_) {
+    if (g.data) g.data->abort();
+  }
+}
+
+}  // namespace gpuscale

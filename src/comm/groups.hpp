@@ -1,0 +1,61 @@
+// The groups of ranks a transfer runs in, by scope:
+//   world:      one group of all ranks;
+//   intra-node: one group per node (the ranks of that node);
+//   inter-node: one group per local rank (that local rank of every node).
+// Each group has its MPI communicator (control: barriers) and its data-plane
+// communicator, made once per run on first use and kept (NCCL set-up is slow).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "comm/data_comm.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "device/device.hpp"
+
+namespace gpuscale {
+
+enum class Scope { world, intra_node, inter_node };
+Scope parse_scope(const std::string& s);  // throws std::invalid_argument
+const char* scope_name(Scope s);
+const std::vector<std::string>& scope_names();
+
+// Which group a rank belongs to in a scope: 0..groups-1, numbered in order
+// of their lowest rank (world: 0; intra-node: the node index; inter-node: the local rank).
+int scope_group_index(Scope s, int node_index, int local_rank);
+
+struct Group {
+  Scope scope = Scope::world;
+  int index = 0;  // this rank's group
+  int count = 1;  // groups in the scope
+  int rank = 0;   // this rank within its group
+  int size = 1;   // ranks in this rank's group
+  CommHandle control;               // MPI communicator of the group (ranks ordered as in the world)
+  std::unique_ptr<DataComm> data;   // the group's data plane
+};
+
+// Makes the data-plane communicator of a group (collective over `group`).
+using DataCommFactory = std::function<std::unique_ptr<DataComm>(MPI_Comm group, Device& dev)>;
+
+class Groups {
+ public:
+  Groups(const MpiCommunicator& world, Device& dev, DataCommFactory make);
+  // Collective over the world the first time a scope is asked for.
+  Group& get(Scope s);
+  // Aborts every data-plane communicator made so far (hang safety); callable
+  // from another thread.
+  void abort_all() noexcept;
+
+ private:
+  const MpiCommunicator& world_;
+  Device& dev_;
+  DataCommFactory make_;
+  std::mutex mu_;  // guards groups_ against abort_all from the watchdog
+  std::map<Scope, Group> groups_;
+};
+
+}  // namespace gpuscale

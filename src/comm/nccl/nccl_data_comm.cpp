@@ -1,0 +1,264 @@
+// NcclDataComm: the data plane as NCCL calls on the rank's CUDA stream, one
+// communicator per group. synchronize() polls the stream and NCCL's async
+// error so that a dead peer ends in an error instead of a hang.
+#include "comm/nccl_data_comm.hpp"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "comm/mpi_check.hpp"
+#include "core/error.hpp"
+#include "device/cuda/cuda_check.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+// ncclGetLastError ignores its argument (NCCL keeps one last message),
+// so the check needs no communicator.
+void nccl_check(ncclResult_t rc, const char* call, const char* file, int line) {
+  if (rc == ncclSuccess) return;
+  const char* last = ncclGetLastError(nullptr);
+  std::string msg = std::string(call) + " failed: " + ncclGetErrorString(rc);
+  if (last != nullptr && *last != '\0') msg += " (" + std::string(last) + ")";
+  throw RuntimeError(msg + " at " + file + ":" + std::to_string(line));
+}
+
+#define GPUSCALE_NCCL(call)                                    \
+  do {                                                         \
+    ::gpuscale::nccl_check((call), #call, __FILE__, __LINE__); \
+  } while (0)
+
+ncclDataType_t nccl_type(DType t) {
+  switch (t) {
+    case DType::fp64: return ncclFloat64;
+    case DType::fp32: return ncclFloat32;
+    case DType::tf32: return ncclFloat32;  // stored as fp32
+    case DType::fp16: return ncclFloat16;
+    case DType::bf16: return ncclBfloat16;
+  }
+  throw RuntimeError("NCCL: unknown dtype");
+}
+
+const char* at(const void* p, std::size_t elements, DType t) {
+  return static_cast<const char*>(p) + elements * dtype_size(t);
+}
+char* at(void* p, std::size_t elements, DType t) { return static_cast<char*>(p) + elements * dtype_size(t); }
+
+class NcclDataComm final : public DataComm {
+ public:
+  NcclDataComm(ncclComm_t comm, cudaStream_t stream, int rank, int size)
+      : comm_(comm), stream_(stream), rank_(rank), size_(size) {}
+
+  // Claims the comm as abort() does, so that a late abort() leaves it alone.
+  ~NcclDataComm() override {
+    if (aborted_.exchange(true)) {
+      // An abort may still be running on the watchdog thread; it owns the comm.
+      while (!released_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return;
+    }
+    std::lock_guard<std::timed_mutex> lock(mu_);
+    // Unfinished work may wait on a peer that is gone, and ncclCommDestroy
+    // would wait with it; abort does not.
+    const bool idle = cudaStreamQuery(stream_) == cudaSuccess;
+    if (errored_ || !idle) {
+      ncclCommAbort(comm_);
+    } else {
+      ncclCommDestroy(comm_);
+    }
+  }
+
+  NcclDataComm(const NcclDataComm&) = delete;
+  NcclDataComm& operator=(const NcclDataComm&) = delete;
+
+  const char* kind() const override { return "nccl"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void allreduce(const void* send, void* recv, std::size_t count, DType t) override {
+    enqueue([&] { GPUSCALE_NCCL(ncclAllReduce(send, recv, count, nccl_type(t), ncclSum, comm_, stream_)); });
+  }
+
+  void allgather(const void* send, void* recv, std::size_t send_count, DType t) override {
+    enqueue([&] { GPUSCALE_NCCL(ncclAllGather(send, recv, send_count, nccl_type(t), comm_, stream_)); });
+  }
+
+  void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t) override {
+    enqueue([&] {
+      GPUSCALE_NCCL(ncclReduceScatter(send, recv, recv_count, nccl_type(t), ncclSum, comm_, stream_));
+    });
+  }
+
+  void broadcast(const void* send, void* recv, std::size_t count, DType t, int root) override {
+    enqueue([&] { GPUSCALE_NCCL(ncclBroadcast(send, recv, count, nccl_type(t), root, comm_, stream_)); });
+  }
+
+  void reduce(const void* send, void* recv, std::size_t count, DType t, int root) override {
+    enqueue([&] { GPUSCALE_NCCL(ncclReduce(send, recv, count, nccl_type(t), ncclSum, root, comm_, stream_)); });
+  }
+
+  // As nccl-tests does it: one send and one receive per peer in one group.
+  void alltoall(const void* send, void* recv, std::size_t count, DType t) override {
+    enqueue([&] {
+      grouped([&] {
+        for (int p = 0; p < size_; ++p) {
+          const std::size_t offset = static_cast<std::size_t>(p) * count;
+          GPUSCALE_NCCL(ncclSend(at(send, offset, t), count, nccl_type(t), p, comm_, stream_));
+          GPUSCALE_NCCL(ncclRecv(at(recv, offset, t), count, nccl_type(t), p, comm_, stream_));
+        }
+      });
+    });
+  }
+
+  void sendrecv(const void* send, int to, void* recv, int from, std::size_t count, DType t) override {
+    enqueue([&] {
+      grouped([&] {
+        GPUSCALE_NCCL(ncclSend(send, count, nccl_type(t), to, comm_, stream_));
+        GPUSCALE_NCCL(ncclRecv(recv, count, nccl_type(t), from, comm_, stream_));
+      });
+    });
+  }
+
+  // Polls rather than blocks in cudaStreamSynchronize, as nccl-tests does:
+  // a peer that died leaves the kernels spinning, and only the async error says so.
+  void synchronize() override {
+    for (;;) {
+      {
+        std::lock_guard<std::timed_mutex> lock(mu_);
+        ensure_usable();
+        const cudaError_t rc = cudaStreamQuery(stream_);
+        if (rc == cudaSuccess) return;
+        if (rc != cudaErrorNotReady) {
+          errored_ = true;
+          cuda_check(rc, "cudaStreamQuery(stream)", __FILE__, __LINE__);
+        }
+        ncclResult_t async = ncclSuccess;
+        const ncclResult_t q = ncclCommGetAsyncError(comm_, &async);
+        if (q != ncclSuccess) async = q;
+        if (async != ncclSuccess && async != ncclInProgress) {
+          const char* last = ncclGetLastError(nullptr);
+          std::string msg = "NCCL reported an asynchronous error on rank " + std::to_string(rank_) + " of " +
+                            std::to_string(size_) + ": " + ncclGetErrorString(async);
+          if (last != nullptr && *last != '\0') msg += " (" + std::string(last) + ")";
+          abort_locked();
+          throw RuntimeError(msg + "; the communicator was aborted");
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+
+  // From the watchdog thread while the main thread may be inside any call.
+  // Calls in progress hold mu_ for a short while (an enqueue, one poll); if
+  // one is stuck inside NCCL past the wait, abort anyway: NCCL's abort flag
+  // is what ends its own blocking loops, and the job is ending.
+  void abort() noexcept override {
+    if (aborted_.exchange(true)) return;
+    bool locked = false;
+    try {
+      locked = mu_.try_lock_for(std::chrono::seconds(1));
+    } catch (...) {
+    }
+    ncclCommAbort(comm_);
+    released_ = true;
+    if (locked) mu_.unlock();
+  }
+
+ private:
+  void ensure_usable() const {
+    if (aborted_.load()) throw RuntimeError("the NCCL communicator was aborted and cannot be used");
+  }
+
+  // mu_ held.
+  void abort_locked() noexcept {
+    errored_ = true;
+    if (aborted_.exchange(true)) return;
+    ncclCommAbort(comm_);
+    released_ = true;
+  }
+
+  template <class F>
+  void enqueue(F&& f) {
+    std::lock_guard<std::timed_mutex> lock(mu_);
+    ensure_usable();
+    try {
+      f();
+    } catch (...) {
+      errored_ = true;
+      throw;
+    }
+  }
+
+  // Closes the group on every path: NCCL's group depth is per thread.
+  template <class F>
+  static void grouped(F&& f) {
+    GPUSCALE_NCCL(ncclGroupStart());
+    try {
+      f();
+    } catch (...) {
+      ncclGroupEnd();
+      throw;
+    }
+    GPUSCALE_NCCL(ncclGroupEnd());
+  }
+
+  ncclComm_t comm_;
+  cudaStream_t stream_;  // the Device's; it must outlive this
+  int rank_, size_;
+  std::timed_mutex mu_;
+  std::atomic<bool> aborted_{false};   // abort was started (at most once)
+  std::atomic<bool> released_{false};  // ncclCommAbort has returned
+  bool errored_ = false;               // a call failed: abort, do not destroy (mu_ held)
+};
+
+}  // namespace
+
+std::unique_ptr<DataComm> make_nccl_data_comm(MPI_Comm group, Device& dev) {
+  if (dev.info().kind != "cuda")
+    throw RuntimeError("the NCCL data plane needs a CUDA device, not a '" + dev.info().kind + "' one");
+  auto* stream = static_cast<cudaStream_t>(dev.native_stream());
+  if (stream == nullptr) throw RuntimeError("the NCCL data plane needs the device's CUDA stream, and it has none");
+
+  int rank = 0, size = 0;
+  GPUSCALE_MPI(MPI_Comm_rank(group, &rank));
+  GPUSCALE_MPI(MPI_Comm_size(group, &size));
+
+  // The id travels with rank 0's verdict, so that its failure ends every rank
+  // instead of leaving them waiting in ncclCommInitRank.
+  struct IdMessage {
+    ncclUniqueId id;
+    char ok;
+  } msg{};
+  std::string why;
+  if (rank == 0) {
+    const ncclResult_t rc = ncclGetUniqueId(&msg.id);
+    msg.ok = rc == ncclSuccess ? 1 : 0;
+    if (rc != ncclSuccess) why = ncclGetErrorString(rc);
+  }
+  GPUSCALE_MPI(MPI_Bcast(&msg, static_cast<int>(sizeof msg), MPI_BYTE, 0, group));
+  if (msg.ok == 0) {
+    throw RuntimeError("ncclGetUniqueId failed on rank 0 of the group" + (why.empty() ? "" : ": " + why));
+  }
+
+  ncclComm_t comm = nullptr;
+  GPUSCALE_NCCL(ncclCommInitRank(&comm, size, msg.id, rank));
+  return std::make_unique<NcclDataComm>(comm, stream, rank, size);
+}
+
+std::string nccl_version() {
+  int v = 0;
+  GPUSCALE_NCCL(ncclGetVersion(&v));
+  // NCCL_VERSION: major*10000 + minor*100 + patch from 2.9, major*1000 + ... before.
+  const int major = v >= 10000 ? v / 10000 : v / 1000;
+  const int minor = v >= 10000 ? v % 10000 / 100 : v % 1000 / 100;
+  const int patch = v % 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+}  // namespace gpuscale

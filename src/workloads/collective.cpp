@@ -1,0 +1,155 @@
+#include "workloads/collective.hpp"
+
+#include "core/error.hpp"
+
+namespace gpuscale {
+
+WorkloadSchema collective_schema() {
+  WorkloadSchema s;
+  s.name = "collective";
+  s.description = "transfers between ranks (MPI or NCCL) in a scope: world | intra-node | inter-node; "
+                  "algbw and busbw as nccl-tests defines them";
+  s.params = {
+      {"op", ParamType::String, "allreduce | allgather | reduce_scatter | broadcast | reduce | alltoall | sendrecv | pairs",
+       Value{std::string("allreduce")}, 0, coll_op_names()},
+      {"dtype", ParamType::String, "fp32 | fp64 | fp16 | bf16", Value{std::string("fp32")}, 0,
+       {"fp32", "fp64", "fp16", "bf16"}},
+      {"bytes", ParamType::Int, "bytes of one operation (the total for allgather, reduce_scatter, alltoall), "
+       "as nccl-tests' size; sweep with {from, to, factor}", Value{std::int64_t{1} << 20}, 1, {}},
+      {"inplace", ParamType::Bool, "in place (allreduce, allgather, reduce_scatter, broadcast, reduce)", Value{false}, 0,
+       {}},
+      {"iters", ParamType::Int, "operations per timed sample", Value{std::int64_t{1}}, 1, {}},
+      {"scope", ParamType::String, "world (all ranks) | intra-node (a group per node) | inter-node (a group per "
+       "local rank, one rank per node)", Value{std::string("world")}, 0, scope_names()},
+  };
+  return s;
+}
+
+std::string collective_unsupported(const Params& p, const RunTarget& target) {
+  const CollOp op = parse_coll_op(p.get_string("op"));
+  if (std::get<bool>(p.at("inplace")) && !coll_op_has_inplace(op)) {
+    return std::string("op '") + coll_op_name(op) + "' has no in-place form (inplace applies to allreduce, "
+           "allgather, reduce_scatter, broadcast, reduce)";
+  }
+  return data_comm_unsupported(target.comm, coll_op_name(op), parse_dtype(p.get_string("dtype")));
+}
+
+CollectiveWorkload::CollectiveWorkload(const Params& p)
+    : op_(parse_coll_op(p.get_string("op"))),
+      dtype_(parse_dtype(p.get_string("dtype"))),
+      bytes_(static_cast<std::size_t>(p.get_int("bytes"))),
+      inplace_(std::get<bool>(p.at("inplace"))),
+      iters_(p.get_int("iters")),
+      scope_(parse_scope(p.get_string("scope"))) {}
+
+std::string CollectiveWorkload::skip_reason(const CaseContext& ctx) const {
+  const int n = ctx.size();
+  if (scope_ == Scope::inter_node && ctx.nodes < 2) {
+    return "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node";
+  }
+  if (op_ == CollOp::pairs && n % 2 != 0) {
+    return "op pairs needs groups of an even size; group " + std::to_string(ctx.group->index) + " of scope " +
+           scope_name(scope_) + " has " + std::to_string(n) + " rank(s)";
+  }
+  if (coll_shape(op_, bytes_, dtype_, n).op_count == 0) {
+    const bool parts = op_ == CollOp::allgather || op_ == CollOp::reduce_scatter || op_ == CollOp::alltoall;
+    return "bytes = " + std::to_string(bytes_) + " is less than one " + dtype_name(dtype_) + " element" +
+           (parts ? " per rank of a group of " + std::to_string(n) : std::string());
+  }
+  return "";
+}
+
+void CollectiveWorkload::setup(CaseContext& ctx, std::uint64_t) {
+  rank_ = ctx.rank();
+  size_ = ctx.size();
+  shape_ = coll_shape(op_, bytes_, dtype_, size_);
+  const std::size_t e = dtype_size(dtype_);
+  const std::size_t send_bytes = shape_.send_count * e, recv_bytes = shape_.recv_count * e;
+  if (inplace_) {
+    // One buffer, the larger; the smaller part lies inside it (see DataComm).
+    (send_bytes >= recv_bytes ? send_ : recv_) = ctx.dev.alloc(std::max(send_bytes, recv_bytes));
+  } else {
+    send_ = ctx.dev.alloc(send_bytes);
+    recv_ = ctx.dev.alloc(recv_bytes);
+  }
+  fill(ctx);
+}
+
+void* CollectiveWorkload::send_ptr() const {
+  if (!inplace_ || send_.data()) return send_.data();
+  // In place inside the receive buffer: allgather's part of this rank; the others share it whole.
+  const std::size_t offset = op_ == CollOp::allgather ? rank_ * shape_.send_count * dtype_size(dtype_) : 0;
+  return static_cast<char*>(recv_.data()) + offset;
+}
+
+void* CollectiveWorkload::recv_ptr() const {
+  if (!inplace_ || recv_.data()) return recv_.data();
+  const std::size_t offset = op_ == CollOp::reduce_scatter ? rank_ * shape_.recv_count * dtype_size(dtype_) : 0;
+  return static_cast<char*>(send_.data()) + offset;
+}
+
+void CollectiveWorkload::fill(CaseContext& ctx) {
+  const auto data = coll_send_data(op_, dtype_, rank_, size_, shape_);
+  const std::size_t e = dtype_size(dtype_);
+  if (!inplace_ || send_.data()) {
+    ctx.dev.copy_to_device(send_, data.data(), data.size());
+  } else {
+    ctx.dev.copy_async(send_ptr(), data.data(), data.size(), CopyKind::h2d);
+    ctx.dev.synchronize();
+  }
+  // A receive buffer that does not hold the input starts as garbage the check would see.
+  if (recv_.data() && !inplace_) {
+    std::vector<unsigned char> poison(shape_.recv_count * e, 0xff);
+    ctx.dev.copy_to_device(recv_, poison.data(), poison.size());
+  }
+}
+
+void CollectiveWorkload::enqueue_one(CaseContext& ctx) {
+  DataComm& d = ctx.data();
+  const std::size_t c = shape_.op_count;
+  switch (op_) {
+    case CollOp::allreduce: return d.allreduce(send_ptr(), recv_ptr(), c, dtype_);
+    case CollOp::allgather: return d.allgather(send_ptr(), recv_ptr(), c, dtype_);
+    case CollOp::reduce_scatter: return d.reduce_scatter(send_ptr(), recv_ptr(), c, dtype_);
+    case CollOp::broadcast: return d.broadcast(send_ptr(), recv_ptr(), c, dtype_, 0);
+    case CollOp::reduce: return d.reduce(send_ptr(), recv_ptr(), c, dtype_, 0);
+    case CollOp::alltoall: return d.alltoall(send_ptr(), recv_ptr(), c, dtype_);
+    case CollOp::sendrecv:
+      return d.sendrecv(send_ptr(), (rank_ + 1) % size_, recv_ptr(), (rank_ - 1 + size_) % size_, c, dtype_);
+    case CollOp::pairs: {
+      const int partner = pair_partner(rank_, size_);
+      return d.sendrecv(send_ptr(), partner, recv_ptr(), partner, c, dtype_);
+    }
+  }
+}
+
+void CollectiveWorkload::run_sample(CaseContext& ctx) {
+  for (std::int64_t i = 0; i < iters_; ++i) enqueue_one(ctx);
+}
+
+Verification CollectiveWorkload::verify(CaseContext& ctx) {
+  // The timed samples may have changed the input (in place); start afresh.
+  fill(ctx);
+  enqueue_one(ctx);
+  ctx.synchronize();
+  std::vector<unsigned char> got(shape_.recv_count * dtype_size(dtype_));
+  ctx.dev.copy_async(got.data(), recv_ptr(), got.size(), CopyKind::d2h);
+  ctx.dev.synchronize();
+  Verification v;
+  v.wrong_elements = coll_wrong_elements(op_, dtype_, rank_, size_, shape_, got.data());
+  v.max_error = static_cast<double>(v.wrong_elements);
+  v.tolerance = 0.0;
+  v.ok = v.wrong_elements == 0;
+  return v;
+}
+
+int CollectiveWorkload::turn(const CaseContext& ctx, int) const {
+  // Groups take turns; for pairs, each pair of each group.
+  constexpr int kStride = 1 << 16;
+  if (op_ == CollOp::pairs) return ctx.group->index * kStride + ctx.rank() % std::max(1, ctx.size() / 2);
+  return ctx.group->index * kStride;
+}
+
+double CollectiveWorkload::bus_factor(const CaseContext& ctx) const { return gpuscale::bus_factor(op_, ctx.size()); }
+
+}  // namespace gpuscale
