@@ -6,7 +6,10 @@
 #include <catch2/catch.hpp>
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // The CPU backend's stream thread makes the MPI calls of transfers (as in gpuscale run).
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  if (provided < MPI_THREAD_SERIALIZED) return 1;
   Catch::Session session;
   int rc = session.applyCommandLine(argc, argv);
   if (rc == 0) rc = session.run();
