@@ -64,3 +64,23 @@ class ScratchTest(unittest.TestCase):
         with open(p, "w") as f:
             f.write(text)
         return p
+
+
+def rank_pids(marker, rank):
+    """PIDs of gpuscale processes of this test (their command line holds `marker`) with the given MPI rank."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+            with open(f"/proc/{d}/environ", "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if os.path.basename(cmd[0].decode()) != "gpuscale" or marker.encode() not in cmd:
+            continue
+        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            pids.append(int(d))
+    return pids

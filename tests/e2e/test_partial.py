@@ -8,7 +8,7 @@ import unittest
 
 import h5py
 
-from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale
+from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, rank_pids
 
 SLOW_CONFIG = """
 [defaults]
@@ -29,24 +29,6 @@ modes = ["parallel"]
 
 def s(x):
     return x.decode() if isinstance(x, bytes) else x
-
-
-def rank_pids(marker, rank):
-    """PIDs of gpuscale processes of this test (their command line holds `marker`) with the given MPI rank."""
-    pids = []
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            cmd = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
-            env = open(f"/proc/{d}/environ", "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if os.path.basename(cmd[0].decode()) != "gpuscale" or marker.encode() not in cmd:
-            continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
-            pids.append(int(d))
-    return pids
 
 
 class Partial(ScratchTest):

@@ -1,0 +1,339 @@
+"""The collective workload end to end on the CPU backend through mpirun: every
+op in scopes world, intra-node and inter-node (skipped on one node), read back
+with h5py; algbw and busbw recomputed here from the raw samples with
+nccl-tests' formulas; bad input; and a rank that hangs or dies in the middle
+of a collective sweep."""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+import h5py
+import numpy as np
+
+from common import ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, ScratchTest, gpuscale, mpirun, rank_pids
+
+OPS = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv", "pairs"]
+SIZE = {"fp32": 4, "fp64": 8, "fp16": 2, "bf16": 2}
+
+CONFIG = """
+[defaults]
+backend = "cpu"
+warmup = 1
+reps = 3
+
+[[experiment]]
+name = "sweep"
+workload = "collective"
+op = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv", "pairs"]
+dtype = ["fp32", "fp64"]
+bytes = [1000, 65536]
+iters = 2
+scope = ["world", "intra-node", "inter-node"]
+"""
+
+
+def s(x):
+    return x.decode() if isinstance(x, bytes) else x
+
+
+def expected_op_bytes(op, nbytes, dtype, n):
+    """nccl-tests' size after rounding the element count to whole parts."""
+    count = nbytes // SIZE[dtype]
+    if op in ("allgather", "reduce_scatter", "alltoall"):
+        count = count // n * n
+    return count * SIZE[dtype]
+
+
+def expected_bus_factor(op, n):
+    if op == "allreduce":
+        return 2 * (n - 1) / n
+    if op in ("allgather", "reduce_scatter", "alltoall"):
+        return (n - 1) / n
+    return 1.0
+
+
+class Sweep:
+    """Runs CONFIG once on `ranks` ranks for all tests of the subclass."""
+    ranks = 2
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = ScratchTest()
+        cls.shared.setUp()
+        cls.out = cls.shared.path("c.h5")
+        cls.proc = mpirun(cls.ranks, "run", cls.shared.write("c.toml", CONFIG), "-o", cls.out)
+        cls.rows = json.loads(gpuscale("report", cls.out, "--format", "json").stdout or "[]")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.shared.tearDown()
+
+    def cases(self, f):
+        return [f["cases"][k] for k in sorted(f["cases"])]
+
+    def test_the_run_succeeds_and_says_which_transport(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
+        self.assertIn("comm mpi: comm auto: MPI on the cpu backend", self.proc.stdout)
+        with h5py.File(self.out, "r") as f:
+            self.assertEqual(s(f.attrs["comm"]), "mpi")
+            self.assertEqual(s(f.attrs["commReason"]), "comm auto: MPI on the cpu backend")
+            self.assertEqual(f.attrs["complete"], 1)
+
+    def test_world_runs_once_and_other_scopes_in_both_modes(self):
+        self.assertIn("serial and parallel are the same", self.proc.stdout)
+        with h5py.File(self.out, "r") as f:
+            modes = {}
+            for c in self.cases(f):
+                p = c["parameters"].attrs
+                modes.setdefault((s(p["op"]), s(p["scope"])), set()).add(s(c.attrs["mode"]))
+        for (op, scope), m in modes.items():
+            if scope == "world" and op != "pairs":
+                self.assertEqual(m, {"parallel"}, (op, scope))
+            else:
+                self.assertEqual(m, {"serial", "parallel"}, (op, scope))
+
+    def test_every_case_verifies_and_inter_node_is_skipped_with_a_reason(self):
+        n = self.ranks
+        with h5py.File(self.out, "r") as f:
+            cases = self.cases(f)
+            self.assertEqual(len(cases), 2 * 2 * (7 * 5 + 6))
+            for c in cases:
+                a, p = c.attrs, c["parameters"].attrs
+                label = f"{s(p['op'])} {s(p['dtype'])} {p['bytes']} {s(p['scope'])} {s(a['mode'])}"
+                self.assertEqual(s(a["scope"]), s(p["scope"]), label)
+                self.assertEqual(s(a["comm"]), "mpi", label)
+                if s(p["scope"]) == "inter-node":
+                    self.assertEqual(s(a["status"]), "skipped", label)
+                    self.assertEqual(s(a["status_reason"]),
+                                     "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node")
+                    self.assertNotIn("device_time", c)
+                    self.assertEqual(list(c["group"][()]), list(range(n)), label)  # one group per local rank
+                    self.assertEqual(list(c["group_size"][()]), [1] * n, label)
+                    continue
+                self.assertEqual(s(a["status"]), "ok", label)
+                self.assertEqual(s(a["status_reason"]), "", label)
+                self.assertEqual(a["groups"], 1, label)
+                self.assertEqual(list(c["group"][()]), [0] * n, label)
+                self.assertEqual(list(c["group_rank"][()]), list(range(n)), label)
+                self.assertEqual(list(c["group_size"][()]), [n] * n, label)
+                self.assertEqual(list(c["wrong_elements"][()]), [0] * n, label)
+                self.assertEqual(c["device_time"].shape, (n, 3), label)
+
+    def test_sizes_and_bus_factors_are_nccl_tests_ones(self):
+        n = self.ranks
+        with h5py.File(self.out, "r") as f:
+            for c in self.cases(f):
+                p = c["parameters"].attrs
+                if s(c.attrs["status"]) != "ok":
+                    continue
+                op, dtype = s(p["op"]), s(p["dtype"])
+                want = expected_op_bytes(op, int(p["bytes"]), dtype, n)
+                self.assertTrue(np.all(c["op_bytes"][()] == want), (op, dtype, p["bytes"]))
+                self.assertTrue(np.allclose(c["bus_factor"][()], expected_bus_factor(op, n)), op)
+                self.assertEqual(c.attrs["bytes_per_sample"], want * int(p["iters"]))
+                self.assertEqual(s(c["op_bytes"].attrs["unit"]), "B")
+
+    def test_algbw_and_busbw_in_the_report_follow_from_the_raw_samples(self):
+        self.assertTrue(self.rows)
+        by_case = {r["case"]: r for r in self.rows}
+        checked = 0
+        with h5py.File(self.out, "r") as f:
+            for c in self.cases(f):
+                r = by_case[int(c.attrs["index"])]
+                if s(c.attrs["status"]) == "skipped":
+                    self.assertEqual(r["status"], "skipped")
+                    self.assertNotIn("algbw_gbps", r)
+                    self.assertNotIn("median_s", r)
+                    continue
+                iters = int(c["parameters"].attrs["iters"])
+                # nccl-tests: per-rank time averaged over the iterations, averaged over ranks; median over samples.
+                op_time = np.median(c["device_time"][()].mean(axis=0) / iters)
+                algbw = c["op_bytes"][()].mean() / op_time / 1e9
+                busbw = algbw * c["bus_factor"][()].mean()
+                self.assertAlmostEqual(r["op_time_s"] / op_time, 1.0, places=9)
+                self.assertAlmostEqual(r["algbw_gbps"] / algbw, 1.0, places=9)
+                if busbw > 0:
+                    self.assertAlmostEqual(r["busbw_gbps"] / busbw, 1.0, places=9)
+                self.assertEqual(r["wrong_elements"], 0)
+                self.assertGreater(r["algbw_gbps"], 0)
+                checked += 1
+        self.assertGreater(checked, 40)
+
+    def test_the_table_shows_skipped_rows_and_why(self):
+        r = gpuscale("report", self.out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("busbw", r.stdout.splitlines()[1])
+        self.assertRegex(r.stdout, r"scope=inter-node\s+-\s+-.*skipped")
+        self.assertIn("note: skipped: case", r.stdout)
+        self.assertIn(f"scope=intra-node (1x{self.ranks})", r.stdout)
+        csv = gpuscale("report", self.out, "--format", "csv").stdout.splitlines()
+        self.assertTrue(csv[0].endswith("scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,"
+                                        "status_reason"))
+
+
+class SweepTwoRanks(Sweep, unittest.TestCase):
+    ranks = 2
+
+
+class SweepFourRanks(Sweep, unittest.TestCase):
+    ranks = 4
+
+
+class BadTransferInput(ScratchTest):
+    def assert_input_error(self, proc, *fragments, out=None):
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        self.assertTrue(lines[0].startswith("gpuscale: error: "), lines[0])
+        for frag in fragments:
+            self.assertIn(frag, lines[0])
+        if out:
+            self.assertFalse(os.path.exists(out), "a result file was written")
+
+    def run_config(self, text, *extra):
+        cfg = self.write("bad.toml", text)
+        out = self.path("out.h5")
+        return cfg, out, gpuscale("run", cfg, "-o", out, *extra)
+
+    def test_nccl_without_a_gpu(self):
+        cfg, out, p = self.run_config(CONFIG.replace('backend = "cpu"', 'backend = "cpu"\ncomm = "nccl"'))
+        self.assert_input_error(p, 'comm "nccl" needs the CUDA backend, and this run uses the cpu backend (use comm '
+                                '"mpi" or "auto")', out=out)
+
+    def test_an_unknown_comm(self):
+        cfg, out, p = self.run_config(CONFIG.replace('backend = "cpu"', 'backend = "cpu"\ncomm = "nccll"'))
+        self.assert_input_error(p, cfg + ":4:8:", "[defaults] key 'comm' must be one of auto, mpi, nccl; got "
+                                "\"nccll\" (did you mean 'nccl'?)", out=out)
+
+    def test_in_place_for_an_op_without_it(self):
+        cfg, out, p = self.run_config(CONFIG + "inplace = true\n")
+        self.assert_input_error(p, "op 'alltoall' has no in-place form (inplace applies to allreduce, allgather, "
+                                "reduce_scatter, broadcast, reduce); this run uses the CPU backend and moves data "
+                                "with MPI", out=out)
+
+    def test_a_16_bit_sum_over_mpi(self):
+        cfg, out, p = self.run_config(CONFIG.replace('dtype = ["fp32", "fp64"]', 'dtype = "bf16"'))
+        self.assert_input_error(p, "op 'allreduce' with dtype bf16 is not available over MPI", out=out)
+
+    def test_an_unknown_scope_and_op(self):
+        cfg, out, p = self.run_config(CONFIG.replace('scope = ["world", "intra-node", "inter-node"]',
+                                                     'scope = "internode"'))
+        self.assert_input_error(p, cfg + ":14:9:", "key 'scope' must be one of world, intra-node, inter-node; got "
+                                "\"internode\" (did you mean 'inter-node'?)", out=out)
+        cfg, out, p = self.run_config(CONFIG.replace('"pairs"]', '"pair"]'))
+        self.assert_input_error(p, "key 'op' must be one of allreduce,", "got \"pair\" (did you mean 'pairs'?)",
+                                out=out)
+
+    def test_check_lists_the_plan_and_the_transport(self):
+        p = gpuscale("check", self.write("c.toml", CONFIG))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("comm mpi (comm auto: MPI on the cpu backend)", p.stdout)
+        self.assertIn("note: experiment 'sweep': one group takes every turn", p.stdout)
+
+
+class OldFiles(ScratchTest):
+    def test_a_schema_1_0_file_still_reports(self):
+        out = self.path("old.h5")
+        p = mpirun(2, "run", self.write("g.toml", SMALL_CONFIG), "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # What schema 1.0 wrote: no transport, no turns, no status reasons.
+        with h5py.File(out, "r+") as f:
+            f.attrs["schemaVersion"] = "1.0"
+            del f.attrs["comm"], f.attrs["commReason"]
+            for c in f["cases"].values():
+                del c.attrs["status_reason"]
+                del c["turn"]
+        r = gpuscale("report", out, "--format", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = json.loads(r.stdout)
+        self.assertEqual(len(rows), 4)
+        self.assertTrue(all(x["status"] == "ok" for x in rows))
+        self.assertIn("speedup", rows[1])
+
+
+HANG_CONFIG = """
+[defaults]
+backend = "cpu"
+warmup = 0
+reps = 5
+timeout = 4
+
+[[experiment]]
+name = "hang"
+workload = "collective"
+op = "allreduce"
+bytes = 4194304
+iters = { from = 1, to = 60, step = 1 }
+"""
+
+
+class Hang(ScratchTest):
+    """A rank that stops calling (SIGSTOP: a hung peer) or dies (SIGKILL) in the middle of a collective sweep."""
+
+    def start_and_hit_rank_1(self, sig):
+        cfg = self.write("hang.toml", HANG_CONFIG)
+        out = self.path("hang.h5")
+        proc = subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        seen = ""
+        victims = []
+        try:
+            deadline = time.time() + 60
+            while "[4/60]" not in seen and time.time() < deadline:
+                line = proc.stdout.readline()
+                if not line:
+                    break
+                seen += line
+            self.assertIn("[4/60]", seen, seen)
+            victims = rank_pids(out, 1)
+            self.assertEqual(len(victims), 1, seen)
+            hit = time.time()
+            os.kill(victims[0], sig)
+            rest, err = proc.communicate(timeout=60)
+            took = time.time() - hit
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for pid in victims:  # never leave a stopped process behind
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        return proc.returncode, seen + rest, err, took, out
+
+    def assert_partial_file(self, out):
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f.attrs["complete"], 0)
+            cases = sorted(f["cases"].keys())
+            self.assertGreaterEqual(len(cases), 3)
+            self.assertLess(len(cases), 60)
+            for k in cases:
+                self.assertEqual(s(f["cases"][k].attrs["status"]), "ok")
+                self.assertEqual(f["cases"][k]["device_time"].shape, (2, 5))
+        r = gpuscale("report", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("WARNING: the run did not complete", r.stdout)
+
+    def test_a_hung_peer_ends_the_job_within_the_timeout_naming_case_rank_and_host(self):
+        rc, stdout, stderr, took, out = self.start_and_hit_rank_1(signal.SIGSTOP)
+        self.assertEqual(rc, 3, stdout + stderr)
+        self.assertLess(took, 4 + 10, stderr)
+        self.assertRegex(stderr, r"gpuscale: error: rank 0 on \S+: case hang op=allreduce dtype=fp32 bytes=4194304 "
+                                 r"inplace=false iters=\d+ scope=world \[parallel\] ran past its timeout of 4 s; "
+                                 r"aborting the job")
+        self.assert_partial_file(out)
+
+    def test_a_killed_peer_ends_the_job(self):
+        rc, stdout, stderr, took, out = self.start_and_hit_rank_1(signal.SIGKILL)
+        self.assertNotEqual(rc, 0, stdout + stderr)
+        self.assertLess(took, 4 + 10, stderr)
+        self.assert_partial_file(out)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
