@@ -7,7 +7,8 @@ set -euo pipefail
 packages=(cmake g++ make git
           openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libopenblas-dev
           catch2 libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
-          python3 python3-h5py python3-numpy)
+          python3 python3-h5py python3-numpy
+          iproute2 util-linux)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,305 @@
+"""Several emulated "hosts" on one machine for end-to-end tests: one network
+namespace per host, joined by a bridge, and an rsh agent that Open MPI uses
+to start its daemons in them, each with its own hostname (`unshare --uts`),
+so MPI sees separate nodes that talk over TCP.
+
+    with Hosts(2) as hosts:
+        p = hosts.mpirun(4, [GPUSCALE, "run", cfg, "-o", out], timeout=120)
+
+Layout (names carry this process's pid, so concurrent runs do not collide):
+  gsh<pid>-0        the "switch": bridge br0 and the host-side veth ends h1..hN
+  gsh<pid>-<i>      host i (1..N): eth0 = 10.201.<x>.<i>/24, lo; hostname gsh<pid>-<i>
+Nothing is added to the machine's own network namespace, and the only
+addresses used are those of these namespaces, so no traffic can leave them.
+Deleting the namespaces deletes the bridge and the veth pairs with them.
+
+Clean-up always runs on leaving the context (test failure, timeout,
+KeyboardInterrupt, SIGTERM): processes still inside the namespaces are
+killed, then the namespaces deleted, and the temporary folder (agent,
+hostfile, Open MPI's session folders) removed. What an earlier run left
+because its process was killed outright (e.g. by ctest's TIMEOUT, which
+gives no chance to clean up) is removed on entry.
+
+Needs root, `ip` (iproute2) and `unshare` (util-linux); `unavailable()` says
+why it cannot run here, `Hosts.up()` raises `Unavailable` when setting up
+fails.
+"""
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import textwrap
+import threading
+import time
+
+MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
+
+# What the ranks need (as root, and one BLAS thread per rank on a small machine).
+ENV = dict(os.environ)
+ENV.update({
+    "OMPI_ALLOW_RUN_AS_ROOT": "1",
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+})
+# Forwarded to every rank with `mpirun -x`: a real rsh/ssh agent would not
+# carry the environment to another host.
+FORWARD = ["OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "OPENBLAS_NUM_THREADS"]
+
+# A permanently dead link would otherwise hang mpirun for ~8 minutes.
+KEEPALIVE = ["--mca", "oob_tcp_keepalive_time", "2", "--mca", "oob_tcp_keepalive_intvl", "1",
+             "--mca", "oob_tcp_keepalive_probes", "3"]
+
+PREFIX = "gsh"
+_NAME = re.compile(r"^" + PREFIX + r"(\d+)-(\d+)$")
+_DIR = re.compile(r"^" + PREFIX + r"(\d+)-\w+$")  # tempfile.mkdtemp(prefix=...) of a run
+
+
+class Unavailable(Exception):
+    """Emulated hosts cannot be set up here (not a failure of the code under test)."""
+
+
+def unavailable():
+    """Why emulated hosts cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces)"
+    for tool, pkg in (("ip", "iproute2"), ("unshare", "util-linux")):
+        if shutil.which(tool) is None:
+            return f"`{tool}` not found (Debian package {pkg})"
+    return None
+
+
+def _sh(args, check=True, timeout=30):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, args, p.stdout, p.stderr)
+    return p
+
+
+def _namespaces():
+    p = _sh(["ip", "netns", "list"], check=False)
+    return [line.split()[0] for line in p.stdout.splitlines() if line.strip()]
+
+
+def _kill_inside(ns):
+    """SIGKILL every process whose network namespace is `ns`; waits until none is left."""
+    for _ in range(50):
+        p = _sh(["ip", "netns", "pids", ns], check=False)
+        pids = [int(x) for x in p.stdout.split() if x.isdigit() and int(x) != os.getpid()]
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+
+
+def _delete(ns):
+    _kill_inside(ns)
+    _sh(["ip", "netns", "del", ns], check=False)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def reap_stale():
+    """Removes namespaces and temporary folders left by an earlier run of this module whose process is gone."""
+    for ns in _namespaces():
+        m = _NAME.match(ns)
+        if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
+            _delete(ns)
+    tmp = tempfile.gettempdir()
+    for name in os.listdir(tmp):
+        m = _DIR.match(name)
+        if m and int(m.group(1)) != os.getpid() and not _alive(int(m.group(1))):
+            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+
+
+class Hosts:
+    def __init__(self, n=2, slots=2):
+        if not 1 <= n <= 200:
+            raise ValueError("1..200 hosts")
+        self.n = n
+        self.slots = slots
+        self.pid = os.getpid()
+        self.prefix = f"{PREFIX}{self.pid}-"
+        self.switch = self.prefix + "0"
+        self.namespaces = [self.prefix + str(i) for i in range(1, n + 1)]
+        self.hostnames = list(self.namespaces)
+        x = self.pid % 250 + 1
+        self.net = f"10.201.{x}"
+        self.subnet = f"{self.net}.0/24"
+        self.addresses = [f"{self.net}.{i}" for i in range(1, n + 1)]
+        self.dir = None
+        self.agent = None
+        self.hostfile = None
+        self._made = []  # namespaces created, in order
+        self._old_sigterm = None
+
+    # -- set up -----------------------------------------------------------------------------------------------
+
+    def up(self):
+        why = unavailable()
+        if why:
+            raise Unavailable(why)
+        reap_stale()
+        try:
+            self._up()
+        except Unavailable:
+            self.down()
+            raise
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError) as e:
+            self.down()
+            detail = (getattr(e, "stderr", None) or "").strip()
+            raise Unavailable(f"setting up network namespaces failed: {e}" + (f": {detail}" if detail else ""))
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def _add_ns(self, ns):
+        self._made.append(ns)  # before: a half-made one is deleted too
+        _sh(["ip", "netns", "add", ns])
+
+    def _up(self):
+        self._add_ns(self.switch)
+        _sh(["ip", "-n", self.switch, "link", "add", "br0", "type", "bridge"])
+        _sh(["ip", "-n", self.switch, "link", "set", "br0", "up"])
+        for i, (ns, addr) in enumerate(zip(self.namespaces, self.addresses), start=1):
+            self._add_ns(ns)
+            _sh(["ip", "-n", self.switch, "link", "add", f"h{i}", "type", "veth", "peer", "name", "eth0", "netns", ns])
+            _sh(["ip", "-n", self.switch, "link", "set", f"h{i}", "master", "br0", "up"])
+            _sh(["ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", "eth0"])
+            _sh(["ip", "-n", ns, "link", "set", "eth0", "up"])
+            _sh(["ip", "-n", ns, "link", "set", "lo", "up"])
+
+        self.dir = tempfile.mkdtemp(prefix=self.prefix)
+        os.chmod(self.dir, 0o755)
+        self.hostfile = os.path.join(self.dir, "hostfile")
+        with open(self.hostfile, "w") as f:
+            for addr in self.addresses:
+                f.write(f"{addr} slots={self.slots}\n")
+        self.agent = os.path.join(self.dir, "nsrsh")
+        cases = "\n".join(f"  {addr}|{name}) i={i};;" for i, (addr, name)
+                          in enumerate(zip(self.addresses, self.hostnames), start=1))
+        with open(self.agent, "w") as f:
+            f.write(textwrap.dedent("""\
+                #!/bin/bash
+                # Open MPI rsh agent: nsrsh [ssh-style options] HOST CMD...
+                # runs CMD in HOST's network namespace, in its own UTS namespace with HOST's hostname.
+                while [[ "$1" == -* ]]; do shift; done
+                host=$1; shift
+                case "$host" in
+                """) + cases + textwrap.dedent(f"""
+                  *) echo "nsrsh: unknown host $host" >&2; exit 255;;
+                esac
+                exec ip netns exec {self.prefix}$i unshare --uts sh -c "hostname {self.prefix}$i; $*"
+                """))
+        os.chmod(self.agent, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+
+        # Reachability without ping: a TCP connect to a closed port of the last host must be refused (RST).
+        last = self.addresses[-1]
+        deadline = time.time() + 10
+        while True:
+            p = _sh(["ip", "netns", "exec", self.namespaces[0], "timeout", "3", "bash", "-c",
+                     f"exec 3<>/dev/tcp/{last}/9"], check=False, timeout=15)
+            if "refused" in p.stderr:
+                break
+            if time.time() > deadline:
+                raise Unavailable(f"{self.namespaces[0]} cannot reach {last} over the bridge: {p.stderr.strip()}")
+            time.sleep(0.2)
+
+    # -- tear down --------------------------------------------------------------------------------------------
+
+    def down(self):
+        """Kills what runs in the namespaces and deletes them (the bridge and veths go with them). Idempotent."""
+        for ns in reversed(self._made):
+            try:
+                _delete(ns)
+            except Exception:  # noqa: BLE001 - keep going, check below
+                pass
+        self._made = [ns for ns in self._made if ns in _namespaces()]
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            # SIGTERM (e.g. `kill`, or a CI runner stopping the job) unwinds through __exit__.
+            self._old_sigterm = signal.signal(signal.SIGTERM, _raise_on_sigterm)
+        try:
+            if not self._made:
+                self.up()
+        except BaseException:
+            self._restore_sigterm()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.down()
+        finally:
+            self._restore_sigterm()
+        return False
+
+    def _restore_sigterm(self):
+        if self._old_sigterm is not None:
+            signal.signal(signal.SIGTERM, self._old_sigterm)
+            self._old_sigterm = None
+
+    # -- use --------------------------------------------------------------------------------------------------
+
+    def mpirun_args(self, np, argv, extra=()):
+        """The command line: mpirun runs in host 1 (with host 1's hostname) and starts the others' daemons
+        through the rsh agent; TCP only, on this run's subnet."""
+        cmd = ["ip", "netns", "exec", self.namespaces[0], "unshare", "--uts", "sh", "-c",
+               f'hostname {self.hostnames[0]}; exec "$0" "$@"',
+               MPIEXEC, "--allow-run-as-root", "-n", str(np), "--hostfile", self.hostfile,
+               "--mca", "plm_rsh_agent", self.agent,
+               "--mca", "btl", "tcp,self",
+               "--mca", "btl_tcp_if_include", self.subnet,
+               "--mca", "oob_tcp_if_include", self.subnet,
+               # Open MPI's session folders (named by hostname) in ours, removed with it even after a kill.
+               "--mca", "orte_tmpdir_base", self.dir,
+               *KEEPALIVE]
+        for name in FORWARD:
+            cmd += ["-x", name]
+        return cmd + list(extra) + list(argv)
+
+    def mpirun(self, np, argv, extra=(), timeout=180, cwd=None):
+        """Runs `argv` on `np` ranks across the hosts; returns the CompletedProcess (stdout, stderr as text).
+        On timeout mpirun is killed, leftovers in the namespaces too, and TimeoutExpired raised."""
+        try:
+            return subprocess.run(self.mpirun_args(np, argv, extra), capture_output=True, text=True,
+                                  timeout=timeout, env=ENV, cwd=cwd)
+        except subprocess.TimeoutExpired:
+            self.kill_all()
+            raise
+
+    def kill_all(self):
+        """Kills every process inside the hosts (the namespaces stay)."""
+        for ns in self.namespaces:
+            _kill_inside(ns)
+
+    def leftovers(self):
+        """PIDs of processes still inside the hosts (e.g. after a run: should be none)."""
+        pids = []
+        for ns in self.namespaces:
+            p = _sh(["ip", "netns", "pids", ns], check=False)
+            pids += [int(x) for x in p.stdout.split() if x.isdigit()]
+        return pids
+
+
+def _raise_on_sigterm(signum, frame):
+    raise SystemExit(128 + signum)

@@ -1,0 +1,204 @@
+"""Across servers: the real binary on 2 emulated hosts (network namespaces,
+2 ranks each, TCP between them) through mpirun, the file read back with h5py.
+
+Exits 77 (ctest: skipped) where the hosts cannot be made: not root, no `ip`
+or `unshare`, or setting up the namespaces fails."""
+import json
+import os
+import sys
+import unittest
+
+import h5py
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hosts  # noqa: E402
+from common import GPUSCALE, ScratchTest, gpuscale, mpirun  # noqa: E402
+
+HOSTS = None  # the hosts.Hosts of this run, set in __main__
+
+TINY_GEMM = """
+[defaults]
+backend = "cpu"
+warmup = 0
+reps = 2
+threads = 1
+
+[[experiment]]
+name = "tiny"
+workload = "gemm"
+size = 32
+modes = ["parallel"]
+"""
+
+COLLECTIVE = """
+[defaults]
+backend = "cpu"
+comm = "auto"
+warmup = 1
+reps = 3
+threads = 1
+
+[[experiment]]
+name = "coll"
+workload = "collective"
+op = ["allreduce", "sendrecv", "pairs"]
+dtype = "fp32"
+bytes = [4096, 65536]
+scope = ["intra-node", "inter-node"]
+modes = ["serial", "parallel"]
+"""
+COLLECTIVE_CASES = 3 * 2 * 2 * 2
+
+# 2 hosts x 2 ranks: ranks 0,1 on node 0, ranks 2,3 on node 1.
+EXPECTED_GROUPS = {
+    "intra-node": {"group": [0, 0, 1, 1], "group_rank": [0, 1, 0, 1]},
+    "inter-node": {"group": [0, 1, 0, 1], "group_rank": [0, 0, 1, 1]},
+}
+
+
+def s(x):
+    return x.decode() if isinstance(x, bytes) else x
+
+
+def strs(a):
+    return [s(x) for x in a]
+
+
+def ints(a):
+    return [int(x) for x in a]
+
+
+class AcrossHosts(ScratchTest):
+    NP = 4
+
+    def run_on_hosts(self, cfg, out, timeout):
+        p = HOSTS.mpirun(self.NP, [GPUSCALE, "run", cfg, "-o", out], extra=["--oversubscribe"], timeout=timeout,
+                         cwd=self.dir)
+        self.assertEqual(HOSTS.leftovers(), [], "processes left in the namespaces after mpirun returned")
+        return p
+
+    def check_ranks(self, f):
+        self.assertEqual(int(f.attrs["nodes"]), 2)
+        self.assertEqual(int(f.attrs["ranks"]), 4)
+        r = f["ranks"]
+        names = strs(r["hostname"][()])
+        self.assertEqual(len(set(names)), 2, names)
+        self.assertEqual(names, [HOSTS.hostnames[0]] * 2 + [HOSTS.hostnames[1]] * 2)
+        self.assertEqual(ints(r["node_index"][()]), [0, 0, 1, 1])
+        self.assertEqual(ints(r["local_rank"][()]), [0, 1, 0, 1])
+        self.assertEqual(ints(r["local_size"][()]), [2, 2, 2, 2])
+
+    def test_a_gemm_across_two_hosts(self):
+        cfg = self.write("tiny.toml", TINY_GEMM)
+        out = self.path("tiny.h5")
+        p = self.run_on_hosts(cfg, out, timeout=90)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(int(f.attrs["complete"]), 1)
+            self.assertEqual(s(f.attrs["status"]), "complete")
+            self.check_ranks(f)
+            cases = sorted(f["cases"].keys())
+            self.assertEqual(len(cases), 1)
+            c = f["cases"][cases[0]]
+            self.assertEqual(s(c.attrs["status"]), "ok")
+            self.assertEqual(int(c.attrs["nodes"]), 2)
+            self.assertEqual(int(c.attrs["ranks"]), 4)
+            self.assertEqual(c["device_time"].shape, (4, 2))
+        r = gpuscale("report", out)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("on 2 node(s)", r.stdout)
+
+    def test_b_collectives_across_two_hosts(self):
+        cfg = self.write("coll.toml", COLLECTIVE)
+        out = self.path("coll.h5")
+        p = self.run_on_hosts(cfg, out, timeout=150)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(int(f.attrs["complete"]), 1)
+            self.check_ranks(f)
+            cases = sorted(f["cases"].keys())
+            self.assertEqual(len(cases), COLLECTIVE_CASES)
+            seen = set()
+            for k in cases:
+                c = f["cases"][k]
+                params = {n: s(v) for n, v in c["parameters"].attrs.items()}
+                op, nbytes, scope = params["op"], int(params["bytes"]), s(c.attrs["scope"])
+                where = f"case {k} {op} {nbytes} B {scope} {s(c.attrs['mode'])}"
+                with self.subTest(case=where):
+                    seen.add((op, nbytes, scope, s(c.attrs["mode"])))
+                    self.assertEqual(s(c.attrs["workload"]), "collective")
+                    self.assertEqual(s(c.attrs["status"]), "ok", s(c.attrs.get("status_reason", "")))
+                    self.assertEqual(s(c.attrs["comm"]), "mpi")
+                    self.assertEqual(int(c.attrs["groups"]), 2)
+                    self.assertEqual(int(c.attrs["nodes"]), 2)
+                    self.assertEqual(int(c.attrs["ranks"]), 4)
+                    self.assertIn(scope, EXPECTED_GROUPS)
+                    self.assertEqual(ints(c["group"][()]), EXPECTED_GROUPS[scope]["group"])
+                    self.assertEqual(ints(c["group_rank"][()]), EXPECTED_GROUPS[scope]["group_rank"])
+                    self.assertEqual(ints(c["group_size"][()]), [2, 2, 2, 2])
+                    self.assertEqual(ints(c["wrong_elements"][()]), [0, 0, 0, 0])
+                    op_bytes = c["op_bytes"][()]
+                    self.assertEqual(op_bytes.shape, (4,))
+                    self.assertEqual(op_bytes.dtype.kind, "f")
+                    for v in op_bytes:
+                        self.assertGreater(v, 0)
+                        if op == "allreduce":
+                            self.assertEqual(v, float(nbytes))
+                    bus = c["bus_factor"][()]
+                    self.assertEqual(bus.shape, (4,))
+                    for v in bus:  # allreduce over 2 ranks: 2*(2-1)/2; sendrecv and pairs: 1
+                        self.assertAlmostEqual(float(v), 1.0)
+                    self.assertEqual(c["device_time"].shape, (4, 3))
+            self.assertEqual(len(seen), COLLECTIVE_CASES, sorted(seen))
+            indices = {int(f["cases"][k].attrs["index"]) for k in cases}
+        r = gpuscale("report", out, "--format", "json")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        rows = [row for row in json.loads(r.stdout) if row["workload"] == "collective"]
+        self.assertEqual({row["case"] for row in rows}, indices)
+        for row in rows:
+            with self.subTest(case=row["case"]):
+                for key in ("algbw_gbps", "busbw_gbps"):
+                    self.assertIn(key, row)
+                    self.assertGreater(row[key], 0)
+
+    def test_b_inter_node_on_one_host_is_skipped_with_a_reason(self):
+        cfg = self.write("one.toml", COLLECTIVE.replace('scope = ["intra-node", "inter-node"]', 'scope = "inter-node"'))
+        out = self.path("one.h5")
+        p = mpirun(2, "run", cfg, "-o", out, timeout=90, cwd=self.dir)  # one host, no namespaces
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(int(f.attrs["nodes"]), 1)
+            cases = sorted(f["cases"].keys())
+            self.assertEqual(len(cases), COLLECTIVE_CASES // 2)
+            for k in cases:
+                c = f["cases"][k]
+                with self.subTest(case=k):
+                    self.assertEqual(s(c.attrs["scope"]), "inter-node")
+                    self.assertEqual(s(c.attrs["status"]), "skipped")
+                    reason = s(c.attrs["status_reason"])
+                    self.assertTrue(reason.strip(), "empty status_reason")
+                    self.assertIn("node", reason)
+        r = gpuscale("report", out)  # a file of skipped cases still reports
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+
+def main():
+    global HOSTS
+    why = hosts.unavailable()
+    if why:
+        print(f"SKIP: emulated hosts unavailable: {why}")
+        return 77
+    h = hosts.Hosts(2, slots=2)
+    try:
+        h.up()
+    except hosts.Unavailable as e:
+        print(f"SKIP: emulated hosts unavailable: {e}")
+        return 77
+    with h:
+        HOSTS = h
+        prog = unittest.main(verbosity=2, exit=False)
+    return 0 if prog.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
