@@ -8,6 +8,7 @@
 #include "app/rank_table.hpp"
 #include "app/run_metadata.hpp"
 #include "comm/clock_sync.hpp"
+#include "comm/comm_choice.hpp"
 #include "core/error.hpp"
 #include "device/backend.hpp"
 
@@ -37,6 +38,9 @@ int cmd_info(int* argc, char*** argv) {
       seen.push_back(cuda_lines[r]);
       std::printf("  %s (%s)\n", cuda_lines[r].c_str(), table[r].hostname.c_str());
     }
+    const CommChoice transfers = comm_for_shared_devices(choose_comm("auto", choice.backend, nccl_built()), "auto",
+                                                         shared_device_ranks(table));
+    std::printf("  transfers between ranks: %s (%s)\n", transfers.comm.c_str(), transfers.reason.c_str());
   }
   return kExitOk;
 }

@@ -60,9 +60,11 @@ int main(int argc, char** argv) {
   run->footer("Examples:\n"
               "  mpirun -np 2 gpuscale run configs/default.toml -o results/default.h5\n"
               "  mpirun -np 4 gpuscale run configs/auto-parallelism.toml --set reps=5 --set dtype=fp32\n"
-              "Every rank runs the same cases; 'serial' cases let the ranks take turns, 'parallel' ones\n"
-              "start all ranks together. Exit code: 0 ok, 1 failure (e.g. verification), 2 bad input,\n"
-              "3 a case ran past its timeout.\n\n" +
+              "  mpirun -np 4 gpuscale run configs/cross-server.toml --set bytes=1048576 --set defaults.comm=mpi\n"
+              "Every rank runs the same cases; 'serial' cases let the ranks take turns (transfers: the\n"
+              "groups of their scope), 'parallel' ones start all ranks together. A case this job's shape\n"
+              "cannot run (scope inter-node on one node) is kept in the file as skipped, with the reason.\n"
+              "Exit code: 0 ok, 1 failure (e.g. verification), 2 bad input, 3 a case ran past its timeout.\n\n" +
               workloads_help());
 
   std::string check_config;

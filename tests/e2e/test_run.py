@@ -165,6 +165,7 @@ class RunMore(ScratchTest):
         self.assertEqual(len(lines), 2, p.stdout)
         self.assertTrue(all(" cpu " in l for l in lines))
         self.assertRegex(p.stdout, r"no usable CUDA device: |built without CUDA")
+        self.assertIn("transfers between ranks: mpi (comm auto: MPI on the cpu backend)", p.stdout)
 
     def test_check_prints_the_plan_without_running(self):
         cfg = self.write("c.toml", SMALL_CONFIG)
