@@ -26,6 +26,8 @@ class CpuDevice final : public Device {
   bool buffers_on_host() const override { return true; }
   void host_task(std::function<void()> fn) override { stream_.enqueue(std::move(fn)); }
   void* native_stream() const override { return nullptr; }
+  void begin_batch() override { stream_.hold(); }
+  void end_batch() override { stream_.release(); }
 
  private:
   DeviceInfo info_;

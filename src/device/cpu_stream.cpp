@@ -21,7 +21,21 @@ void CpuStream::enqueue(std::function<void()> work) {
   has_work_.notify_one();
 }
 
+void CpuStream::hold() {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_ = true;
+}
+
+void CpuStream::release() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = false;
+  }
+  has_work_.notify_one();
+}
+
 void CpuStream::synchronize() {
+  release();  // waiting for held work would wait forever
   std::unique_lock<std::mutex> lock(mu_);
   idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
   if (error_) {
@@ -34,7 +48,7 @@ void CpuStream::synchronize() {
 void CpuStream::loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    has_work_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    has_work_.wait(lock, [this] { return stop_ || (!queue_.empty() && !held_); });
     if (queue_.empty()) return;  // stop_ and drained
     std::function<void()> work = std::move(queue_.front());
     queue_.pop_front();

@@ -19,6 +19,10 @@ class CpuStream {
   CpuStream& operator=(const CpuStream&) = delete;
 
   void enqueue(std::function<void()> work);
+  // Work enqueued after hold() waits until release() or synchronize(), so
+  // that the worker then runs it back to back instead of waking per task.
+  void hold();
+  void release();
   // Waits until everything enqueued so far has run; rethrows the first
   // exception a task threw since the last synchronize.
   void synchronize();
@@ -28,7 +32,7 @@ class CpuStream {
   std::mutex mu_;
   std::condition_variable has_work_, idle_;
   std::deque<std::function<void()>> queue_;
-  bool busy_ = false, stop_ = false;
+  bool busy_ = false, stop_ = false, held_ = false;
   std::exception_ptr error_;
   std::thread worker_;
 };

@@ -91,6 +91,13 @@ class Device {
   // on the calling thread. An exception from `fn` surfaces at synchronize() (CPU)
   // or here (CUDA).
   virtual void host_task(std::function<void()> fn) = 0;
+  // Work enqueued between begin_batch() and end_batch() may start no earlier
+  // than end_batch() (or a synchronize()). The CPU backend's worker then runs
+  // a sample's transfers back to back instead of being woken once per
+  // operation while both ranks' workers busy-wait in MPI for each other. No-op
+  // where the device queues work itself (CUDA).
+  virtual void begin_batch() {}
+  virtual void end_batch() {}
   // The backend's stream handle for libraries that enqueue on it (cudaStream_t
   // on CUDA, for NCCL); nullptr on the CPU backend.
   virtual void* native_stream() const = 0;

@@ -148,6 +148,23 @@ TEST_CASE("the CPU stream runs work in order after the enqueue call returns", "[
   s.synchronize();  // the error is reported once
 }
 
+TEST_CASE("held work waits for release or synchronize, then runs in order", "[cpu][stream]") {
+  CpuStream s;
+  std::atomic<int> ran{0};
+  s.hold();
+  s.enqueue([&] { ran = ran * 10 + 1; });
+  s.enqueue([&] { ran = ran * 10 + 2; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  CHECK(ran == 0);  // held
+  s.release();
+  s.synchronize();
+  CHECK(ran == 12);
+  s.hold();
+  s.enqueue([&] { ran = ran * 10 + 3; });
+  s.synchronize();  // a host that waits releases the hold instead of waiting forever
+  CHECK(ran == 123);
+}
+
 TEST_CASE("copies verify in every direction and a copy that did not happen fails", "[copy]") {
   CpuDevice dev;
   CaseContext ctx{dev};
