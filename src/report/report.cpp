@@ -243,12 +243,14 @@ std::string render_json(const std::vector<ReportRow>& rows) {
       o["slowest_ratio"] = r.slowest_ratio;
       o["max_verify_error"] = r.max_verify_error;
     }
-    if (r.gflops) o["gflops"] = *r.gflops;
-    if (r.total_gflops) o["total_gflops"] = *r.total_gflops;
-    if (r.gbps) o["gbps"] = *r.gbps;
-    if (r.total_gbps) o["total_gbps"] = *r.total_gbps;
-    if (r.speedup) o["speedup"] = *r.speedup;
-    if (r.efficiency) o["efficiency"] = *r.efficiency;
+    // Numbers that only some rows have: absent rather than null.
+    const std::pair<const char*, const std::optional<double>*> optional_numbers[] = {
+        {"gflops", &r.gflops},         {"total_gflops", &r.total_gflops}, {"gbps", &r.gbps},
+        {"total_gbps", &r.total_gbps}, {"speedup", &r.speedup},           {"efficiency", &r.efficiency},
+        {"op_time_s", &r.op_time_s},   {"algbw_gbps", &r.algbw_gbps},     {"busbw_gbps", &r.busbw_gbps}};
+    for (const auto& [key, value] : optional_numbers) {
+      if (*value) o[key] = **value;
+    }
     o["status"] = r.status;
     if (!r.status_reason.empty()) o["status_reason"] = r.status_reason;
     if (!r.scope.empty()) {
@@ -258,9 +260,6 @@ std::string render_json(const std::vector<ReportRow>& rows) {
       o["group_size"] = r.group_size;
       o["wrong_elements"] = r.wrong_elements;
     }
-    if (r.op_time_s) o["op_time_s"] = *r.op_time_s;
-    if (r.algbw_gbps) o["algbw_gbps"] = *r.algbw_gbps;
-    if (r.busbw_gbps) o["busbw_gbps"] = *r.busbw_gbps;
     if (!r.note.empty()) o["note"] = r.note;
     arr.push_back(std::move(o));
   }

@@ -66,6 +66,25 @@ class ScratchTest(unittest.TestCase):
         return p
 
 
+class InputErrorTest(ScratchTest):
+    """Bad input: one clear line on stderr, exit code 2, and no result file written."""
+
+    def assert_input_error(self, proc, *fragments, out=None):
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        self.assertTrue(lines[0].startswith("gpuscale: error: "), lines[0])
+        for frag in fragments:
+            self.assertIn(frag, lines[0])
+        if out:
+            self.assertFalse(os.path.exists(out), "a result file was written")
+
+    def run_config(self, text, *extra):
+        cfg = self.write("bad.toml", text)
+        out = self.path("out.h5")
+        return cfg, out, gpuscale("run", cfg, "-o", out, *extra)
+
+
 def rank_pids(marker, rank):
     """PIDs of gpuscale processes of this test (their command line holds `marker`) with the given MPI rank."""
     pids = []

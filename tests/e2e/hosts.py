@@ -35,15 +35,8 @@ import textwrap
 import threading
 import time
 
-MPIEXEC = os.environ.get("MPIEXEC", "mpirun")
+from common import ENV, MPIEXEC  # what the ranks need: as root, one BLAS thread per rank
 
-# What the ranks need (as root, and one BLAS thread per rank on a small machine).
-ENV = dict(os.environ)
-ENV.update({
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-})
 # Forwarded to every rank with `mpirun -x`: a real rsh/ssh agent would not
 # carry the environment to another host.
 FORWARD = ["OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "OPENBLAS_NUM_THREADS"]

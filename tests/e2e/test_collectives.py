@@ -14,7 +14,7 @@ import unittest
 import h5py
 import numpy as np
 
-from common import ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, ScratchTest, gpuscale, mpirun, rank_pids
+from common import ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, ScratchTest, gpuscale, mpirun, rank_pids
 
 OPS = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv", "pairs"]
 SIZE = {"fp32": 4, "fp64": 8, "fp16": 2, "bf16": 2}
@@ -183,22 +183,7 @@ class SweepFourRanks(Sweep, unittest.TestCase):
     ranks = 4
 
 
-class BadTransferInput(ScratchTest):
-    def assert_input_error(self, proc, *fragments, out=None):
-        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
-        lines = proc.stderr.strip().splitlines()
-        self.assertEqual(len(lines), 1, proc.stderr)
-        self.assertTrue(lines[0].startswith("gpuscale: error: "), lines[0])
-        for frag in fragments:
-            self.assertIn(frag, lines[0])
-        if out:
-            self.assertFalse(os.path.exists(out), "a result file was written")
-
-    def run_config(self, text, *extra):
-        cfg = self.write("bad.toml", text)
-        out = self.path("out.h5")
-        return cfg, out, gpuscale("run", cfg, "-o", out, *extra)
-
+class BadTransferInput(InputErrorTest):
     def test_nccl_without_a_gpu(self):
         cfg, out, p = self.run_config(CONFIG.replace('backend = "cpu"', 'backend = "cpu"\ncomm = "nccl"'))
         self.assert_input_error(p, 'comm "nccl" needs the CUDA backend, and this run uses the cpu backend (use comm '

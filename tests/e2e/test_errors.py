@@ -4,7 +4,7 @@ import hashlib
 import os
 import unittest
 
-from common import SMALL_CONFIG, ScratchTest, gpuscale, mpirun
+from common import SMALL_CONFIG, InputErrorTest, gpuscale, mpirun
 
 
 def digest(path):
@@ -12,22 +12,7 @@ def digest(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
-class BadInput(ScratchTest):
-    def assert_input_error(self, proc, *fragments, out=None):
-        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
-        lines = proc.stderr.strip().splitlines()
-        self.assertEqual(len(lines), 1, proc.stderr)
-        self.assertTrue(lines[0].startswith("gpuscale: error: "), lines[0])
-        for frag in fragments:
-            self.assertIn(frag, lines[0])
-        if out:
-            self.assertFalse(os.path.exists(out), "a result file was written")
-
-    def run_config(self, text, *extra):
-        cfg = self.write("bad.toml", text)
-        out = self.path("out.h5")
-        return cfg, out, gpuscale("run", cfg, "-o", out, *extra)
-
+class BadInput(InputErrorTest):
     def test_unknown_key(self):
         cfg, out, p = self.run_config(SMALL_CONFIG.replace("ops = 20", "opz = 20"))
         self.assert_input_error(p, cfg + ":13:1:", "unknown key 'opz'", "did you mean 'ops'?", "valid keys:", out=out)
