@@ -184,14 +184,17 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
                " wrong element(s) on a rank");
     }
   }
-  std::vector<std::size_t> width(head.size(), 0);
+  if (!transfers) {  // no row has a bus bandwidth: leave the column out
+    for (auto& row : cells) row.erase(row.begin() + 12);
+  }
+  std::vector<std::size_t> width(cells[0].size(), 0);
   for (const auto& row : cells) {
     for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
   }
   for (const auto& row : cells) {
     std::string line;
     for (std::size_t i = 0; i < row.size(); ++i) {
-      const bool left = i == 1 || i == 2 || i == 5 || i == 16;
+      const bool left = i == 1 || i == 2 || i == 5 || i == row.size() - 1;
       const std::string pad(width[i] - row[i].size(), ' ');
       line += (i ? "  " : "") + (left ? row[i] + pad : pad + row[i]);
     }
