@@ -24,6 +24,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/metrics.hpp"
 #include "core/plan.hpp"
 #include "core/stats.hpp"
 #include "device/cpu_device.hpp"
@@ -82,15 +83,6 @@ std::vector<double> bare_loop(CollOp op, const CollShape& s, int iters, int reps
   GPUSCALE_MPI(MPI_Reduce(t.data(), sum.data(), reps, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD));
   for (auto& x : sum) x /= size;
   return sum;
-}
-
-// Rank 0: per-op seconds of each sample, the mean over ranks of device_time_s [ranks][reps].
-std::vector<double> harness_samples(const CaseRecord& rec, int iters) {
-  std::vector<double> t(rec.reps, 0.0);
-  for (int r = 0; r < rec.ranks; ++r) {
-    for (int i = 0; i < rec.reps; ++i) t[i] += rec.device_time_s[r * rec.reps + i] / rec.ranks / iters;
-  }
-  return t;
 }
 
 std::string size_label(long long b) {
@@ -152,7 +144,7 @@ int main(int argc, char** argv) {
             continue;
           }
           if (world.rank() == 0) {
-            const auto h = harness_samples(rec, iters);
+            const auto h = mean_op_times(rec.device_time_s, rec.ranks, rec.reps, iters);
             harness.insert(harness.end(), h.begin(), h.end());
           }
         }

@@ -3,7 +3,6 @@
 namespace gpuscale {
 
 std::string data_comm_unsupported(const std::string& kind, const std::string& op, DType t) {
-  if (t == DType::tf32) return "dtype tf32 is a math mode of gemm, not a transfer type (use fp32)";
   const bool sums = op == "allreduce" || op == "reduce_scatter" || op == "reduce";
   if (kind == "mpi" && sums && (t == DType::fp16 || t == DType::bf16)) {
     return "op '" + op + "' with dtype " + dtype_name(t) +

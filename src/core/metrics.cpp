@@ -15,15 +15,6 @@ void check_shape(const std::vector<double>& x, int ranks, int reps) {
 }
 }  // namespace
 
-std::vector<double> serial_totals(const std::vector<double>& d, int ranks, int reps) {
-  check_shape(d, ranks, reps);
-  std::vector<double> out(reps, 0.0);
-  for (int r = 0; r < ranks; ++r) {
-    for (int i = 0; i < reps; ++i) out[i] += d[static_cast<std::size_t>(r) * reps + i];
-  }
-  return out;
-}
-
 std::vector<double> serial_turn_totals(const std::vector<double>& start, const std::vector<double>& end,
                                        const std::vector<std::int64_t>& turn, int ranks, int reps) {
   check_shape(start, ranks, reps);

@@ -9,12 +9,9 @@ namespace gpuscale {
 
 // Samples are stored [ranks][reps], row-major: x[r * reps + i].
 
-// serial mode: ranks ran one after another, so sample i took the sum over ranks.
-std::vector<double> serial_totals(const std::vector<double>& durations, int ranks, int reps);
-
-// serial mode with turns: the ranks of one turn ran together and turns ran
-// one after another, so sample i took the sum over turns of the turn's
-// makespan. With every rank its own turn this is serial_totals of the durations.
+// serial mode: the ranks of one turn ran together and turns ran one after
+// another, so sample i took the sum over turns of the turn's makespan. With
+// every rank its own turn (device-local work) that is the sum of durations.
 std::vector<double> serial_turn_totals(const std::vector<double>& start, const std::vector<double>& end,
                                        const std::vector<std::int64_t>& turn, int ranks, int reps);
 

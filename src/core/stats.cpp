@@ -18,6 +18,12 @@ double quantile(std::vector<double> s, double q) {
 
 double median(const std::vector<double>& s) { return quantile(s, 0.5); }
 
+double mean(const std::vector<double>& s) {
+  double sum = 0;
+  for (double x : s) sum += x;
+  return s.empty() ? 0.0 : sum / static_cast<double>(s.size());
+}
+
 double minimum(const std::vector<double>& s) {
   if (s.empty()) throw std::invalid_argument("minimum of an empty sample");
   return *std::min_element(s.begin(), s.end());

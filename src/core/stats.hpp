@@ -10,6 +10,7 @@ namespace gpuscale {
 // Throws std::invalid_argument on an empty sample.
 double quantile(std::vector<double> samples, double q);
 double median(const std::vector<double>& samples);
+double mean(const std::vector<double>& samples);  // 0 for none
 double minimum(const std::vector<double>& samples);
 double maximum(const std::vector<double>& samples);
 

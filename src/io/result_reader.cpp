@@ -123,11 +123,7 @@ RunRecord read_result_file(const std::string& path) {
     c.wall_start_s = h5::read_doubles(id, "wall_start");
     c.wall_end_s = h5::read_doubles(id, "wall_end");
     c.verify_error = h5::read_doubles(id, "verify_error");
-    if (h5::exists(id, "turn")) {
-      c.turn = h5::read_ints(id, "turn");
-    } else {  // schema 1.0: every rank took its own turn
-      for (int r = 0; r < c.ranks; ++r) c.turn.push_back(r);
-    }
+    if (h5::exists(id, "turn")) c.turn = h5::read_ints(id, "turn");  // schema 1.0 has none
     if (!c.scope.empty()) {
       c.wrong_elements = h5::read_ints(id, "wrong_elements");
       c.op_bytes = h5::read_doubles(id, "op_bytes");

@@ -49,16 +49,6 @@ std::string format_seconds(double s) {
   return fmt("%.3g us", s * 1e6);
 }
 
-namespace {
-
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
-}
-
-}  // namespace
-
 std::vector<ReportRow> build_report(const RunRecord& run) {
   std::vector<ReportRow> rows;
   for (const auto& c : run.cases) {
@@ -80,7 +70,11 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
     r.groups = c.groups;
     for (auto n : c.group_size) r.group_size = std::max(r.group_size, static_cast<int>(n));
     r.note = c.note;
-    r.turns = c.turn.empty() ? c.ranks : static_cast<int>(*std::max_element(c.turn.begin(), c.turn.end()) + 1);
+    std::vector<std::int64_t> turn = c.turn;
+    if (turn.empty()) {  // none recorded (schema 1.0): each rank alone
+      for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
+    }
+    r.turns = turn.empty() ? 0 : static_cast<int>(*std::max_element(turn.begin(), turn.end()) + 1);
     if (c.status == "skipped") {  // nothing ran
       r.median_s = r.min_s = r.p95_s = r.enqueue_median_s = std::nan("");
       rows.push_back(std::move(r));
@@ -88,10 +82,6 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
     }
 
     const auto dur = durations(c.wall_start_s, c.wall_end_s);
-    std::vector<std::int64_t> turn = c.turn;
-    if (turn.empty()) {  // none given: each rank alone
-      for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
-    }
     const auto samples = c.mode == "serial" ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turn, c.ranks, c.reps)
                                             : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
     r.median_s = median(samples);

@@ -22,7 +22,8 @@ TEST_CASE("quantiles interpolate between closest ranks like numpy", "[stats]") {
 TEST_CASE("serial sample time is the sum over ranks; parallel is the makespan", "[metrics]") {
   // 2 ranks x 3 reps, row-major [rank][rep].
   const std::vector<double> d{1, 2, 3, 10, 20, 30};
-  CHECK(serial_totals(d, 2, 3) == std::vector<double>{11, 22, 33});
+  const std::vector<double> zero(6, 0.0);
+  CHECK(serial_turn_totals(zero, d, {0, 1}, 2, 3) == std::vector<double>{11, 22, 33});
   const std::vector<double> start{0.0, 1.0, 2.0, 0.1, 1.2, 1.9};
   const std::vector<double> end{0.5, 1.4, 2.6, 0.7, 1.3, 2.5};
   const auto m = makespans(start, end, 2, 3);
@@ -30,7 +31,7 @@ TEST_CASE("serial sample time is the sum over ranks; parallel is the makespan", 
   CHECK(m[1] == Approx(0.4));
   CHECK(m[2] == Approx(0.7));
   CHECK(rank_medians(d, 2, 3) == std::vector<double>{2, 20});
-  CHECK_THROWS_AS(serial_totals(d, 4, 3), std::invalid_argument);
+  CHECK_THROWS_AS(serial_turn_totals(zero, d, {0, 1, 2, 3}, 4, 3), std::invalid_argument);
 }
 
 TEST_CASE("gemm flops and speedup and efficiency", "[metrics]") {
