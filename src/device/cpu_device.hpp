@@ -19,6 +19,8 @@ class CpuDevice final : public Device {
   void gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override;
   void sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) override;
+  void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r,
+                    std::size_t count) override;
   void synchronize() override { stream_.synchronize(); }
   std::unique_ptr<DeviceEvent> create_event() override;
   double elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const override;
@@ -31,6 +33,7 @@ class CpuDevice final : public Device {
 
  private:
   DeviceInfo info_;
+  int threads_ = 1;  // set_threads: OpenBLAS's threads and multiply_add's
   CpuStream stream_;
 };
 

@@ -8,7 +8,7 @@ import struct
 import unittest
 
 EM_CUDA = 190
-KERNELS = ("gemm_naive", "gemm_tiled", "gemm_tensor", "sum_squares")
+KERNELS = ("gemm_naive", "gemm_tiled", "gemm_tensor", "sum_squares", "multiply_add")
 
 
 def cuda_images(data):

@@ -1,0 +1,166 @@
+#include "workloads/elementwise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace gpuscale {
+
+WorkloadSchema elementwise_schema() {
+  WorkloadSchema s;
+  s.name = "elementwise";
+  s.description = "r += a*b over `elements` values, `ops` passes per timed sample; memory bound, bandwidth in GB/s";
+  s.params = {
+      {"elements", ParamType::Int, "elements of each of a, b, r", Value{std::int64_t{1} << 24}, 1, {}},
+      {"dtype", ParamType::String, "fp32 | fp64", Value{std::string("fp32")}, 0, {"fp32", "fp64"}},
+      {"ops", ParamType::Int, "passes of r += a*b per timed sample", Value{std::int64_t{10}}, 1, {}},
+  };
+  return s;
+}
+
+namespace {
+
+// 4 TiB of fp32 per buffer: beyond any memory, and far from overflowing a byte count.
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+// Nonzero quarters: -1, -3/4, ..., -1/4, 1/4, ..., 1.
+double quarter(std::uint64_t bits) {
+  const int k = static_cast<int>(bits & 7);
+  return (k < 4 ? k - 4 : k - 3) / 4.0;
+}
+
+// Elements staged through host memory at a time where the device's memory is not the host's.
+constexpr std::size_t kChunk = std::size_t{1} << 22;
+
+// Writes the inputs of elements [begin, begin + n) to a, b, r.
+template <class T>
+void fill(std::uint64_t seed, std::size_t begin, std::size_t n, T* a, T* b, T* r) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const ElementwiseInputs in = elementwise_inputs(seed, begin + i);
+    a[i] = static_cast<T>(in.a);
+    b[i] = static_cast<T>(in.b);
+    r[i] = static_cast<T>(in.r0);
+  }
+}
+
+template <class T>
+void upload(Device& dev, DeviceBuffer& a, DeviceBuffer& b, DeviceBuffer& r, std::uint64_t seed, std::size_t count) {
+  auto at = [](DeviceBuffer& buf, std::size_t i) { return static_cast<T*>(buf.data()) + i; };
+  if (dev.buffers_on_host()) {  // written in place: every page is touched before anything is timed
+    fill(seed, 0, count, at(a, 0), at(b, 0), at(r, 0));
+    return;
+  }
+  const std::size_t chunk = std::min(count, kChunk);
+  std::vector<T> ha(chunk), hb(chunk), hr(chunk);
+  for (std::size_t begin = 0; begin < count; begin += kChunk) {
+    const std::size_t n = std::min(kChunk, count - begin);
+    fill(seed, begin, n, ha.data(), hb.data(), hr.data());
+    dev.copy_async(at(a, begin), ha.data(), n * sizeof(T), CopyKind::h2d);
+    dev.copy_async(at(b, begin), hb.data(), n * sizeof(T), CopyKind::h2d);
+    dev.copy_async(at(r, begin), hr.data(), n * sizeof(T), CopyKind::h2d);
+    dev.synchronize();  // before the chunks are refilled
+  }
+}
+
+template <class T>
+Verification check(Device& dev, const DeviceBuffer& r, std::uint64_t seed, std::size_t count, std::int64_t passes,
+                   double tolerance) {
+  dev.synchronize();
+  std::vector<T> host;
+  if (!dev.buffers_on_host()) host.resize(std::min(count, kChunk));
+  const double n = static_cast<double>(passes);
+  Verification v;
+  v.tolerance = tolerance;
+  for (std::size_t begin = 0; begin < count; begin += kChunk) {
+    const std::size_t len = std::min(kChunk, count - begin);
+    const T* got = static_cast<const T*>(r.data()) + begin;
+    if (!host.empty()) {
+      dev.copy_async(host.data(), got, len * sizeof(T), CopyKind::d2h);
+      dev.synchronize();
+      got = host.data();
+    }
+    for (std::size_t i = 0; i < len; ++i) {
+      const ElementwiseInputs in = elementwise_inputs(seed, begin + i);
+      const double expected = in.r0 + n * (in.a * in.b);  // exact in double while the dtype's values are exact
+      const double scale = std::max(1.0, std::abs(in.r0) + n * std::abs(in.a * in.b));
+      double err = std::abs(static_cast<double>(got[i]) - expected) / scale;
+      if (!(err <= tolerance)) {
+        ++v.wrong_elements;
+        if (std::isnan(err)) err = std::numeric_limits<double>::infinity();
+      }
+      v.max_error = std::max(v.max_error, err);
+    }
+  }
+  v.ok = v.wrong_elements == 0;
+  return v;
+}
+
+}  // namespace
+
+std::string elementwise_unsupported(const Params& p, const RunTarget&) {
+  const std::int64_t n = p.get_int("elements");
+  if (n > kMaxElements) {
+    return "key 'elements' = " + std::to_string(n) + " is too large (at most " + std::to_string(kMaxElements) + ")";
+  }
+  return "";
+}
+
+ElementwiseInputs elementwise_inputs(std::uint64_t seed, std::size_t i) {
+  const std::uint64_t h = splitmix64(seed * 0xD1B54A32D192ED03ULL + i);
+  const double r0 = static_cast<double>(static_cast<int>((h >> 6) & 31) - 16) / 16.0;  // [-1, 15/16]
+  return {quarter(h), quarter(h >> 3), r0};
+}
+
+double elementwise_tolerance(DType t, std::int64_t passes) {
+  // |r| <= 1 + n and every value is a multiple of 1/16: exact below 2^digits / 16.
+  const int digits = t == DType::fp64 ? 53 : 24;
+  const double n = static_cast<double>(passes);
+  if ((1.0 + n) * 16.0 < std::ldexp(1.0, digits)) return 0.0;
+  return n * std::ldexp(1.0, 1 - digits);
+}
+
+ElementwiseWorkload::ElementwiseWorkload(const Params& p)
+    : elements_(static_cast<std::size_t>(p.get_int("elements"))),
+      dtype_(parse_dtype(p.get_string("dtype"))),
+      ops_(p.get_int("ops")) {}
+
+void ElementwiseWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
+  Device& dev = ctx.dev;
+  seed_ = seed;
+  passes_ = 0;
+  const std::size_t bytes = elements_ * dtype_size(dtype_);
+  a_ = dev.alloc(bytes);
+  b_ = dev.alloc(bytes);
+  r_ = dev.alloc(bytes);
+  if (dtype_ == DType::fp64) {
+    upload<double>(dev, a_, b_, r_, seed, elements_);
+  } else {
+    upload<float>(dev, a_, b_, r_, seed, elements_);
+  }
+}
+
+void ElementwiseWorkload::run_sample(CaseContext& ctx) {
+  for (std::int64_t i = 0; i < ops_; ++i) ctx.dev.multiply_add(dtype_, a_, b_, r_, elements_);
+  passes_ += ops_;
+}
+
+double ElementwiseWorkload::bytes_per_sample() const {
+  // Each pass reads a, b and r and writes r.
+  return static_cast<double>(ops_) * static_cast<double>(elements_) * 4.0 * static_cast<double>(dtype_size(dtype_));
+}
+
+Verification ElementwiseWorkload::verify(CaseContext& ctx) {
+  const double tol = elementwise_tolerance(dtype_, passes_);
+  if (dtype_ == DType::fp64) return check<double>(ctx.dev, r_, seed_, elements_, passes_, tol);
+  return check<float>(ctx.dev, r_, seed_, elements_, passes_, tol);
+}
+
+}  // namespace gpuscale
