@@ -45,22 +45,28 @@ void CopyWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
     const std::uint64_t r = rng();
     std::memcpy(pattern_.data() + i, &r, std::min<std::size_t>(8, bytes_ - i));
   }
+  // The destination starts as the pattern's complement, so a copy that never
+  // ran fails on every byte, whatever the allocator hands back.
+  std::vector<unsigned char> poison(bytes_);
+  for (std::size_t i = 0; i < bytes_; ++i) poison[i] = static_cast<unsigned char>(~pattern_[i]);
   switch (kind_) {
     case CopyKind::h2d:
       src_ = dev.alloc_host(bytes_, pinned_);
       std::memcpy(src_.data(), pattern_.data(), bytes_);
       dst_ = dev.alloc(bytes_);
+      dev.copy_to_device(dst_, poison.data(), bytes_);
       break;
     case CopyKind::d2h:
       src_ = dev.alloc(bytes_);
       dev.copy_to_device(src_, pattern_.data(), bytes_);
       dst_ = dev.alloc_host(bytes_, pinned_);
-      std::memset(dst_.data(), 0, bytes_);
+      std::memcpy(dst_.data(), poison.data(), bytes_);
       break;
     case CopyKind::d2d:
       src_ = dev.alloc(bytes_);
       dev.copy_to_device(src_, pattern_.data(), bytes_);
       dst_ = dev.alloc(bytes_);
+      dev.copy_to_device(dst_, poison.data(), bytes_);
       break;
   }
 }

@@ -88,6 +88,10 @@ void GemmOperands::setup(Device& dev, const GemmProblem& p, std::uint64_t seed) 
   a_ = upload(dev, a_host_, p.dtype);
   b_ = upload(dev, b_host_, p.dtype);
   c_ = dev.alloc(m * n * dtype_size(p.dtype));
+  // C starts as NaN, so a multiplication that never ran cannot verify on
+  // memory that still holds an earlier case's result.
+  const std::vector<unsigned char> nan_bytes(c_.bytes(), 0xFF);
+  dev.copy_to_device(c_, nan_bytes.data(), nan_bytes.size());
 }
 
 std::vector<double> GemmOperands::download_c(Device& dev) const {

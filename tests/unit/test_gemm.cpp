@@ -2,11 +2,13 @@
 // fail it; what the CPU backend cannot run is refused before it runs.
 #include <catch2/catch.hpp>
 
-#include <cmath>
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <thread>
 
+#include "common/forwarding_device.hpp"
 #include "device/backend.hpp"
 #include "device/capabilities.hpp"
 #include "device/cpu_device.hpp"
@@ -31,30 +33,41 @@ Params gemm_params(std::int64_t m, std::int64_t n, std::int64_t k, const std::st
 }
 
 // A device whose gemm result is off by one in a single entry.
-class FaultyDevice final : public Device {
+class FaultyDevice final : public testing::ForwardingDevice {
  public:
-  const DeviceInfo& info() const override { return cpu_.info(); }
-  DeviceBuffer alloc(std::size_t b) override { return cpu_.alloc(b); }
-  HostBuffer alloc_host(std::size_t b, bool pinned) override { return cpu_.alloc_host(b, pinned); }
-  void copy_async(void* d, const void* s, std::size_t b, CopyKind k) override { cpu_.copy_async(d, s, b, k); }
   void gemm(GemmImpl i, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) override {
     cpu_.gemm(i, t, s, a, b, c);
     cpu_.synchronize();
     static_cast<double*>(c.data())[0] += 1.0;
   }
-  void sum_squares(DType t, const DeviceBuffer& x, std::size_t n, DeviceBuffer& acc, bool accumulate) override {
-    cpu_.sum_squares(t, x, n, acc, accumulate);
-  }
-  void synchronize() override { cpu_.synchronize(); }
-  std::unique_ptr<DeviceEvent> create_event() override { return cpu_.create_event(); }
-  double elapsed_s(const DeviceEvent& a, const DeviceEvent& b) const override { return cpu_.elapsed_s(a, b); }
-  void set_threads(int n) override { cpu_.set_threads(n); }
-  bool buffers_on_host() const override { return true; }
-  void host_task(std::function<void()> fn) override { cpu_.host_task(std::move(fn)); }
-  void* native_stream() const override { return nullptr; }
+};
 
- private:
-  CpuDevice cpu_;
+// Host memory that starts out holding a sentinel byte in every page, and a
+// copy that checks, when it is issued, that no 4 KiB page of a host source
+// still holds only the sentinel: the workload wrote its data before timing.
+class SentinelHostDevice final : public testing::ForwardingDevice {
+ public:
+  static constexpr unsigned char kSentinel = 0xA5;
+  HostBuffer alloc_host(std::size_t b, bool pinned) override {
+    HostBuffer h = cpu_.alloc_host(b, pinned);
+    std::memset(h.data(), kSentinel, b);
+    host_.push_back(h.data());
+    return h;
+  }
+  void copy_async(void* d, const void* s, std::size_t b, CopyKind k) override {
+    if (std::find(host_.begin(), host_.end(), s) != host_.end()) {
+      const auto* p = static_cast<const unsigned char*>(s);
+      for (std::size_t page = 0; page < b; page += 4096) {
+        const std::size_t end = std::min(b, page + 4096);
+        unwritten_pages += std::all_of(p + page, p + end, [](unsigned char x) { return x == kSentinel; });
+      }
+      ++checked_copies;
+    }
+    cpu_.copy_async(d, s, b, k);
+  }
+  std::vector<const void*> host_;
+  int unwritten_pages = 0;
+  int checked_copies = 0;
 };
 }  // namespace
 
@@ -177,8 +190,9 @@ TEST_CASE("copies verify in every direction and a copy that did not happen fails
       p.set("ops", std::int64_t{2});
       CopyWorkload w(p);
       w.setup(ctx, 11);
-      Verification before = w.verify(ctx);
-      if (dir != "d2d") CHECK_FALSE(before.ok);  // nothing copied yet (d2d: fresh memory may hold anything)
+      const Verification before = w.verify(ctx);
+      CHECK_FALSE(before.ok);  // nothing copied yet, whatever the allocator handed back
+      CHECK(before.max_error == 4099.0);
       w.run_sample(ctx);
       dev.synchronize();
       const Verification v = w.verify(ctx);
@@ -218,4 +232,34 @@ TEST_CASE("backend auto falls back to the CPU and says why and cuda without a de
   CHECK(a.reason == "no usable CUDA device: " + none.reason + "; running on the CPU backend");
   CHECK(choose_backend("cpu", none).backend == "cpu");
   CHECK_THROWS_WITH(choose_backend("cuda", none), "backend \"cuda\" cannot run: no usable CUDA device: " + none.reason);
+}
+
+TEST_CASE("the CPU backend records no graphs and says so", "[graph]") {
+  CpuDevice dev;
+  bool ran = false;
+  CHECK_THROWS_WITH(dev.capture([&] { ran = true; }),
+                    "the cpu backend cannot record work into a graph (CUDA graphs need the CUDA backend)");
+  CHECK_FALSE(ran);
+}
+
+TEST_CASE("host memory of a copy holds its data in every page before the first copy is issued", "[copy]") {
+  // A never-written pageable buffer maps the kernel's zero page, and copying
+  // from it reports bandwidth no real data reaches (docs/metrics.md).
+  for (const std::string host : {"pageable", "pinned"}) {
+    SentinelHostDevice dev;
+    CaseContext ctx{dev};
+    Params p;
+    p.set("bytes", std::int64_t{5 * 4096 + 7});
+    p.set("direction", std::string("h2d"));
+    p.set("host", host);
+    p.set("ops", std::int64_t{2});
+    CopyWorkload w(p);
+    w.setup(ctx, 3);
+    w.run_sample(ctx);
+    dev.synchronize();
+    INFO(host);
+    CHECK(dev.checked_copies == 2);
+    CHECK(dev.unwritten_pages == 0);
+    CHECK(w.verify(ctx).ok);
+  }
 }
