@@ -117,8 +117,13 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   if (stop_all(comm, disagree)) return kExitUsage;
 
   const auto device = make_device(p.backend, comm.local_rank());
+  // NVML, loaded at run time: a machine without a driver runs without telemetry and the file says why.
+  const GpuTelemetry telemetry = device->info().kind == "cuda"
+                                     ? open_gpu_telemetry(device->info().pci_bus_id)
+                                     : GpuTelemetry{"the CPU backend has no GPU telemetry", nullptr, {}};
   CommonClock clock(comm);
-  auto table = gather_rank_table(comm, device->info(), clock.offset());
+  std::vector<LinkRecord> links;
+  auto table = gather_rank_table(comm, device->info(), clock.offset(), rank_gpu(device->info(), telemetry), &links);
   if (stop_all(comm, root && !p.cfg.defaults.share_devices ? shared_device_error(table) : "")) return kExitUsage;
   // NCCL refuses ranks that share a GPU (share_devices = true): auto falls back to MPI, "nccl" is an error.
   CommChoice comm_choice = p.comm;
@@ -159,6 +164,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     if (const char* j = std::getenv("SLURM_JOB_ID")) run.slurm_job_id = j;
     run.environment = relevant_environment();
     run.ranks = table;
+    run.links = links;
     run.nodes = comm.node_count();
     writer = std::make_unique<ResultWriter>(output, opt.force, run);
     std::printf("writing %s\n", output.c_str());
@@ -170,6 +176,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   Watchdog watchdog("rank " + std::to_string(comm.rank()) + " on " + comm.hostname());
   watchdog.on_timeout([&groups] { groups.abort_all(); });
   Runner runner(comm, *device, &groups, clock, p.backend.backend, static_cast<std::uint64_t>(p.cfg.defaults.seed));
+  runner.set_telemetry(telemetry.source.get(), kTelemetryIntervalS);
   int failed = 0;
   for (const auto& c : p.plan) {
     if (root) {

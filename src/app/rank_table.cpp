@@ -8,7 +8,38 @@
 
 namespace gpuscale {
 
-std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const DeviceInfo& dev, const ClockOffset& start) {
+RankGpu rank_gpu(const DeviceInfo& dev, const GpuTelemetry& telemetry) {
+  RankGpu g;
+  g.telemetry = telemetry.source ? "nvml" : "not available: " + telemetry.unavailable;
+  g.info = telemetry.info;
+  if (!dev.pci_bus_id.empty()) {
+    g.numa_node = pci_numa_node(dev.pci_bus_id);
+    g.local_cpulist = pci_local_cpulist(dev.pci_bus_id);
+  }
+  return g;
+}
+
+namespace {
+// Peers as "bus id|nvlinks|ancestor" lines, to travel in one gathered string.
+std::string encode_peers(const std::vector<PeerLink>& peers) {
+  std::string s;
+  for (const auto& p : peers) s += p.pci_bus_id + "|" + std::to_string(p.nvlinks) + "|" + p.common_ancestor + "\n";
+  return s;
+}
+
+void decode_peers(int rank, const std::string& s, std::vector<LinkRecord>& out) {
+  std::istringstream lines(s);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const auto a = line.find('|'), b = line.find('|', a + 1);
+    if (a == std::string::npos || b == std::string::npos) continue;
+    out.push_back({rank, line.substr(0, a), std::stoi(line.substr(a + 1, b - a - 1)), line.substr(b + 1)});
+  }
+}
+}  // namespace
+
+std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const DeviceInfo& dev, const ClockOffset& start,
+                                          const RankGpu& gpu, std::vector<LinkRecord>* links) {
   const auto host = comm.gather(comm.hostname());
   const auto node = comm.gather(comm.node_index());
   const auto lrank = comm.gather(comm.local_rank());
@@ -19,6 +50,14 @@ std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const Dev
   const auto uuid = comm.gather(dev.uuid);
   const auto pci = comm.gather(dev.pci_bus_id);
   const auto off = comm.gather(std::vector<double>{start.offset_s, start.uncertainty_s});
+  const GpuStatic& gi = gpu.info;
+  constexpr std::size_t kGpuNumbers = 9;
+  const auto num = comm.gather(std::vector<double>{
+      gi.max_sm_clock_mhz, gi.max_mem_clock_mhz, gi.power_limit_w, double(gi.pcie_gen), double(gi.pcie_width),
+      double(gi.pcie_max_gen), double(gi.pcie_max_width), double(gi.nvlinks_active), double(gpu.numa_node)});
+  const auto tel = comm.gather(gpu.telemetry);
+  const auto cpus = comm.gather(gpu.local_cpulist);
+  const auto peers = comm.gather(encode_peers(gi.peers));
   std::vector<RankRecord> out;
   for (std::size_t r = 0; r < host.size(); ++r) {
     RankRecord rr;
@@ -34,6 +73,19 @@ std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const Dev
     rr.clock_offset_start_s = off[2 * r];
     rr.clock_uncertainty_start_s = off[2 * r + 1];
     rr.clock_offset_end_s = rr.clock_uncertainty_end_s = std::numeric_limits<double>::quiet_NaN();
+    const double* g = &num[kGpuNumbers * r];
+    rr.telemetry = tel[r];
+    rr.max_sm_clock_mhz = g[0];
+    rr.max_mem_clock_mhz = g[1];
+    rr.power_limit_w = g[2];
+    rr.pcie_gen = static_cast<int>(g[3]);
+    rr.pcie_width = static_cast<int>(g[4]);
+    rr.pcie_max_gen = static_cast<int>(g[5]);
+    rr.pcie_max_width = static_cast<int>(g[6]);
+    rr.nvlinks_active = static_cast<int>(g[7]);
+    rr.numa_node = static_cast<int>(g[8]);
+    rr.local_cpulist = cpus[r];
+    if (links) decode_peers(static_cast<int>(r), peers[r], *links);
     out.push_back(rr);
   }
   return out;

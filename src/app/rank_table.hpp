@@ -8,11 +8,24 @@
 #include "comm/mpi_communicator.hpp"
 #include "device/device.hpp"
 #include "io/result_model.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace gpuscale {
 
-// Collective; the table on rank 0, {} elsewhere.
-std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const DeviceInfo& dev, const ClockOffset& start);
+// What this rank knows of its GPU (all unknown on the CPU backend).
+struct RankGpu {
+  std::string telemetry;  // "nvml" | "not available: why"
+  GpuStatic info;
+  int numa_node = -1;
+  std::string local_cpulist;
+};
+// This rank's GPU facts: the telemetry's static part and the PCI device's NUMA affinity.
+RankGpu rank_gpu(const DeviceInfo& dev, const GpuTelemetry& telemetry);
+
+// Collective; the table on rank 0, {} elsewhere. With `links`, also every
+// rank's links to the other GPUs of its node (rank 0).
+std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const DeviceInfo& dev, const ClockOffset& start,
+                                          const RankGpu& gpu = {}, std::vector<LinkRecord>* links = nullptr);
 // Collective; fills the end offsets of `table` on rank 0.
 void gather_end_offsets(const MpiCommunicator& comm, const ClockOffset& end, std::vector<RankRecord>& table);
 

@@ -96,17 +96,16 @@ Value convert(const toml::node& n, const ParamSpec& spec, const std::string& con
   }
   if (spec.type == ParamType::Int || spec.type == ParamType::Float) {
     const double x = spec.type == ParamType::Int ? static_cast<double>(std::get<std::int64_t>(v)) : std::get<double>(v);
-    if (x < spec.min) {
+    if (x < spec.min || (spec.min_exclusive && x <= spec.min)) {
       std::ostringstream os;
+      os << key << (spec.min_exclusive ? " must be greater than " : " must be at least ");
       if (spec.type == ParamType::Int) {
-        os << key << " must be at least " << static_cast<long long>(spec.min) << ", got " << to_string(v);
+        os << static_cast<long long>(spec.min);
       } else {
-        os << key << " must be greater than " << spec.min << ", got " << to_string(v);
+        os << spec.min;
       }
+      os << ", got " << to_string(v);
       fail(n.source(), os.str());
-    }
-    if (spec.type == ParamType::Float && spec.min == 0.0 && x <= 0.0) {
-      fail(n.source(), key + " must be greater than 0, got " + to_string(v));
     }
   }
   if (spec.type == ParamType::String && !spec.choices.empty()) {
@@ -185,9 +184,12 @@ std::vector<ParamSpec> defaults_specs() {
       {"comm", ParamType::String, "auto | mpi | nccl: what moves data between ranks", Value{std::string("auto")}, 0,
        comm_choices()},
       {"warmup", ParamType::Int, "untimed samples before the timed ones", Value{std::int64_t{2}}, 0, {}},
+      {"warmup_s", ParamType::Float,
+       "warm up for at least this many seconds as well (default: 0.5 on the CUDA backend, 0 on the CPU)",
+       std::nullopt, 0, {}},
       {"reps", ParamType::Int, "timed samples per rank", Value{std::int64_t{10}}, 1, {}},
-      {"threads", ParamType::Int, "BLAS threads per rank (CPU backend)", Value{std::int64_t{1}}, 1, {}},
-      {"timeout", ParamType::Float, "seconds a case may run before the job is aborted", Value{600.0}, 0, {}},
+      {"threads", ParamType::Int, "threads per rank on the CPU backend (BLAS, elementwise loops)", Value{std::int64_t{1}}, 1, {}},
+      {"timeout", ParamType::Float, "seconds a case may run before the job is aborted", Value{600.0}, 0, {}, true},
       {"seed", ParamType::Int, "seed of the input generator", Value{std::int64_t{42}}, 0, {}},
       {"share_devices", ParamType::Bool, "allow ranks of one node to share a GPU", Value{false}, 0, {}},
   };
@@ -205,6 +207,7 @@ std::vector<ParamSpec> common_specs(const Defaults& d) {
   std::vector<ParamSpec> out;
   for (auto& s : specs) {
     if (s.key == "warmup") s.default_value = Value{d.warmup};
+    else if (s.key == "warmup_s") s.default_value = d.warmup_s ? std::optional<Value>(Value{*d.warmup_s}) : std::nullopt;
     else if (s.key == "reps") s.default_value = Value{d.reps};
     else if (s.key == "threads") s.default_value = Value{d.threads};
     else continue;
@@ -356,6 +359,7 @@ void parse_defaults(const toml::table& t, Defaults& d) {
     if (key == "backend") d.backend = std::get<std::string>(v);
     else if (key == "comm") d.comm = std::get<std::string>(v);
     else if (key == "warmup") d.warmup = std::get<std::int64_t>(v);
+    else if (key == "warmup_s") d.warmup_s = std::get<double>(v);
     else if (key == "reps") d.reps = std::get<std::int64_t>(v);
     else if (key == "threads") d.threads = std::get<std::int64_t>(v);
     else if (key == "timeout") d.timeout_s = std::get<double>(v);

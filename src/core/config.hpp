@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,7 @@ struct Defaults {
   std::string backend = "auto";  // auto | cpu | cuda
   std::string comm = "auto";     // auto | mpi | nccl: what moves data between ranks
   std::int64_t warmup = 2;
+  std::optional<double> warmup_s;  // unset: the backend's (runner/warmup.hpp)
   std::int64_t reps = 10;
   std::int64_t threads = 1;      // BLAS threads per rank
   double timeout_s = 600.0;      // per case, per rank

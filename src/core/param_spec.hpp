@@ -23,6 +23,7 @@ struct ParamSpec {
   std::optional<Value> default_value;  // nullopt: optional, absent unless given
   double min = -std::numeric_limits<double>::infinity();  // Int and Float
   std::vector<std::string> choices;                       // String; empty = any
+  bool min_exclusive = false;                             // values must be greater than min
 };
 
 // The parameters every experiment has besides its workload's own.

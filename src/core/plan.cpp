@@ -5,7 +5,7 @@
 namespace gpuscale {
 
 const std::vector<std::string>& runner_param_keys() {
-  static const std::vector<std::string> v{"warmup", "reps", "threads"};
+  static const std::vector<std::string> v{"warmup", "warmup_s", "reps", "threads"};
   return v;
 }
 

@@ -44,4 +44,8 @@ std::int64_t Params::get_int(const std::string& key) const { return std::get<std
 
 const std::string& Params::get_string(const std::string& key) const { return std::get<std::string>(at(key)); }
 
+double Params::get_double(const std::string& key) const { return std::get<double>(at(key)); }
+
+bool Params::get_bool(const std::string& key) const { return std::get<bool>(at(key)); }
+
 }  // namespace gpuscale

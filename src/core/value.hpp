@@ -22,6 +22,8 @@ class Params {
   const Value& at(const std::string& key) const;  // throws std::out_of_range
   std::int64_t get_int(const std::string& key) const;
   const std::string& get_string(const std::string& key) const;
+  double get_double(const std::string& key) const;
+  bool get_bool(const std::string& key) const;
 
   const std::vector<std::pair<std::string, Value>>& items() const { return items_; }
   bool operator==(const Params& o) const { return items_ == o.items_; }

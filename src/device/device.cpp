@@ -29,6 +29,10 @@ const std::vector<std::string>& gemm_impl_names() {
   return v;
 }
 
+std::unique_ptr<DeviceGraph> Device::capture(const std::function<void()>&) {
+  throw RuntimeError("the " + info().kind + " backend cannot record work into a graph (CUDA graphs need the CUDA backend)");
+}
+
 void Device::copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes) {
   if (dst.bytes() < bytes) throw RuntimeError("copy_to_device: buffer smaller than the copy");
   copy_async(dst.data(), src, bytes, CopyKind::h2d);

@@ -45,6 +45,14 @@ class DeviceEvent {
   virtual void record() = 0;
 };
 
+// Stream work recorded once and replayed as a whole (a CUDA graph): one
+// launch call instead of one per operation.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  virtual void launch() = 0;  // enqueues one replay on the device's stream
+};
+
 struct GemmShape {
   int m = 0, n = 0, k = 0;
 };
@@ -74,6 +82,9 @@ class Device {
                     DeviceBuffer& c) = 0;
   // acc (one double on the device) = (accumulate ? acc : 0) + sum of x[i]^2.
   virtual void sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) = 0;
+  // r[i] += a[i] * b[i] for i < count, one pass; fp32 and fp64 (the CPU backend splits it over set_threads threads).
+  virtual void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r,
+                            std::size_t count) = 0;
 
   virtual void synchronize() = 0;
   virtual std::unique_ptr<DeviceEvent> create_event() = 0;
@@ -101,6 +112,11 @@ class Device {
   // The backend's stream handle for libraries that enqueue on it (cudaStream_t
   // on CUDA, for NCCL); nullptr on the CPU backend.
   virtual void* native_stream() const = 0;
+
+  // Records the work `enqueue` puts on the stream into a graph, without running
+  // it. Throws RuntimeError where the backend has no graphs (CPU) or when the
+  // work cannot be recorded (it waits for the device, or uses another stream).
+  virtual std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue);
 
   // Blocking helpers: enqueue the copy and wait for it.
   void copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes);

@@ -166,13 +166,13 @@ std::vector<std::string> child_names(hid_t group) {
 }
 
 void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& v, hsize_t rows, hsize_t cols,
-                   const char* unit, const std::string& description) {
+                   const char* unit, const std::string& description, double unit_si) {
   if (v.size() != rows * (cols ? cols : 1)) throw RuntimeError("dataset '" + name + "': size does not match its shape");
   H5Id d = new_dataset(parent, name, H5T_NATIVE_DOUBLE, rows, cols);
   GPUSCALE_H5(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
   if (unit) {
     write_attr(d.get(), "unit", std::string(unit));
-    write_attr(d.get(), "unitSI", 1.0);
+    write_attr(d.get(), "unitSI", unit_si);
   }
   if (!description.empty()) write_attr(d.get(), "description", description);
 }

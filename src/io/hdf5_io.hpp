@@ -31,9 +31,9 @@ Value read_value_attr(hid_t obj, const std::string& name);  // by the stored typ
 std::vector<std::string> attr_names(hid_t obj);              // in creation order when tracked
 
 // Datasets of shape [rows][cols] (cols = 0: 1-D of `rows`), with optional unit
-// attributes (`unit`, `unitSI`) and a description.
+// attributes (`unit`, `unitSI`: the factor to the SI unit, e.g. 1e6 for MHz) and a description.
 void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& v, hsize_t rows, hsize_t cols,
-                   const char* unit, const std::string& description);
+                   const char* unit, const std::string& description, double unit_si = 1.0);
 void write_ints(hid_t parent, const std::string& name, const std::vector<std::int64_t>& v);
 void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& v);
 // Overwrites the values of an existing dataset of the same size.

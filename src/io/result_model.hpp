@@ -3,6 +3,7 @@
 // docs/results-format.md.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -13,7 +14,7 @@
 
 namespace gpuscale {
 
-constexpr const char* kSchemaVersion = "1.1";
+constexpr const char* kSchemaVersion = "1.2";
 
 struct RankRecord {
   std::string hostname;
@@ -25,6 +26,30 @@ struct RankRecord {
   // This rank's clock minus rank 0's, at the start and the end of the run.
   double clock_offset_start_s = 0.0, clock_uncertainty_start_s = 0.0;
   double clock_offset_end_s = 0.0, clock_uncertainty_end_s = 0.0;
+  // The GPU's telemetry: "nvml", or "not available: why" (the CPU backend, no driver, ...).
+  std::string telemetry;
+  // The GPU, once per run (NaN / -1 / "" where unknown).
+  double max_sm_clock_mhz = NAN, max_mem_clock_mhz = NAN, power_limit_w = NAN;
+  int pcie_gen = -1, pcie_width = -1, pcie_max_gen = -1, pcie_max_width = -1, nvlinks_active = -1;
+  int numa_node = -1;          // of the GPU's PCI device
+  std::string local_cpulist;  // CPUs close to the GPU, e.g. "0-15"
+};
+
+// How a rank's GPU reaches another GPU of its node (NVML's view).
+struct LinkRecord {
+  int rank = 0;
+  std::string peer_pci_bus_id;
+  int nvlinks = 0;              // active NVLinks straight to the peer
+  std::string common_ancestor;  // internal | single | multiple | hostbridge | node | system; "" unknown
+};
+
+// GPU readings during a case, one row per reading, all ranks in one table.
+struct CaseTelemetry {
+  std::vector<std::int64_t> rank;
+  std::vector<double> time_s;  // common clock
+  std::vector<double> sm_clock_mhz, mem_clock_mhz, temperature_c, power_w;  // NaN: not readable
+  std::vector<std::int64_t> clock_event_reasons;                            // NVML bitmask; -1: not readable
+  std::size_t size() const { return rank.size(); }
 };
 
 struct CaseRecord {
@@ -46,6 +71,11 @@ struct CaseRecord {
   double verify_tolerance = 0.0;
   // [ranks]: in serial mode the ranks of one turn ran together, turns one after another (0..turns-1).
   std::vector<std::int64_t> turn;
+  // Warm-up: [ranks] samples each rank ran before its timed ones, and their
+  // device times [ranks][warmup_width] (the first 1000 per rank; NaN past a rank's count).
+  std::vector<std::int64_t> warmup_samples;
+  int warmup_width = 0;
+  std::vector<double> warmup_device_time_s;
 
   // Transfers only (scope empty for device-local workloads).
   std::string scope;  // "world" | "intra-node" | "inter-node"
@@ -55,6 +85,10 @@ struct CaseRecord {
   std::vector<std::int64_t> wrong_elements;                 // [ranks], of the verification
   std::vector<double> op_bytes;    // [ranks], bytes of one operation (nccl-tests' size) in the rank's group
   std::vector<double> bus_factor;  // [ranks], busbw / algbw for the rank's group size
+
+  // Readings of each rank's GPU from the start of warm-up to the end of the timed samples.
+  CaseTelemetry telemetry;
+  double telemetry_interval_s = 0.0;  // 0: no rank had telemetry
 };
 
 struct RunRecord {
@@ -72,6 +106,7 @@ struct RunRecord {
   std::string status;  // "running" | "complete" | "failed: ..."
   std::vector<std::pair<std::string, std::string>> environment;
   std::vector<RankRecord> ranks;
+  std::vector<LinkRecord> links;  // every rank's GPU to the other GPUs of its node
   int nodes = 1;
   std::vector<CaseRecord> cases;
 };

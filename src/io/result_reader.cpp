@@ -80,6 +80,43 @@ RunRecord read_result_file(const std::string& path) {
       rr.clock_uncertainty_end_s = u1.at(r);
       run.ranks.push_back(rr);
     }
+    if (h5::exists(id, "telemetry")) {  // schema 1.2 on: the GPU of each rank
+      const auto tel = h5::read_strings(id, "telemetry");
+      const auto sm = h5::read_doubles(id, "max_sm_clock");
+      const auto mem = h5::read_doubles(id, "max_mem_clock");
+      const auto power = h5::read_doubles(id, "power_limit");
+      const auto gen = h5::read_ints(id, "pcie_gen");
+      const auto width = h5::read_ints(id, "pcie_width");
+      const auto max_gen = h5::read_ints(id, "pcie_max_gen");
+      const auto max_width = h5::read_ints(id, "pcie_max_width");
+      const auto nvlinks = h5::read_ints(id, "nvlinks_active");
+      const auto numa = h5::read_ints(id, "numa_node");
+      const auto cpus = h5::read_strings(id, "local_cpulist");
+      for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+        RankRecord& rr = run.ranks[r];
+        rr.telemetry = tel.at(r);
+        rr.max_sm_clock_mhz = sm.at(r);
+        rr.max_mem_clock_mhz = mem.at(r);
+        rr.power_limit_w = power.at(r);
+        rr.pcie_gen = static_cast<int>(gen.at(r));
+        rr.pcie_width = static_cast<int>(width.at(r));
+        rr.pcie_max_gen = static_cast<int>(max_gen.at(r));
+        rr.pcie_max_width = static_cast<int>(max_width.at(r));
+        rr.nvlinks_active = static_cast<int>(nvlinks.at(r));
+        rr.numa_node = static_cast<int>(numa.at(r));
+        rr.local_cpulist = cpus.at(r);
+      }
+    }
+  }
+  if (h5::exists(f, "links")) {
+    H5Id g = h5::open_group(f, "links");
+    const auto rank = h5::read_ints(g.get(), "rank");
+    const auto peer = h5::read_strings(g.get(), "peer_pci_bus_id");
+    const auto nvlinks = h5::read_ints(g.get(), "nvlinks");
+    const auto ancestor = h5::read_strings(g.get(), "common_ancestor");
+    for (std::size_t i = 0; i < rank.size(); ++i) {
+      run.links.push_back({static_cast<int>(rank[i]), peer.at(i), static_cast<int>(nvlinks.at(i)), ancestor.at(i)});
+    }
   }
   H5Id cases = h5::open_group(f, "cases");
   for (const auto& name : h5::child_names(cases.get())) {
@@ -124,6 +161,24 @@ RunRecord read_result_file(const std::string& path) {
     c.wall_end_s = h5::read_doubles(id, "wall_end");
     c.verify_error = h5::read_doubles(id, "verify_error");
     if (h5::exists(id, "turn")) c.turn = h5::read_ints(id, "turn");  // schema 1.0 has none
+    if (h5::exists(id, "warmup_samples")) c.warmup_samples = h5::read_ints(id, "warmup_samples");  // 1.2 on
+    if (h5::exists(id, "warmup_device_time")) {
+      c.warmup_device_time_s = h5::read_doubles(id, "warmup_device_time");
+      c.warmup_width = c.ranks > 0 ? static_cast<int>(c.warmup_device_time_s.size() / c.ranks) : 0;
+    }
+    if (h5::exists(id, "telemetry")) {
+      H5Id tg = h5::open_group(id, "telemetry");
+      const hid_t tid = tg.get();
+      CaseTelemetry& t = c.telemetry;
+      c.telemetry_interval_s = h5::read_double_attr(tid, "interval");
+      t.rank = h5::read_ints(tid, "rank");
+      t.time_s = h5::read_doubles(tid, "time");
+      t.sm_clock_mhz = h5::read_doubles(tid, "sm_clock");
+      t.mem_clock_mhz = h5::read_doubles(tid, "mem_clock");
+      t.temperature_c = h5::read_doubles(tid, "temperature");
+      t.power_w = h5::read_doubles(tid, "power");
+      t.clock_event_reasons = h5::read_ints(tid, "clock_event_reasons");
+    }
     if (!c.scope.empty()) {
       c.wrong_elements = h5::read_ints(id, "wrong_elements");
       c.op_bytes = h5::read_doubles(id, "op_bytes");

@@ -77,6 +77,37 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
                     column<double>(rs, &RankRecord::clock_uncertainty_end_s), n, 0, "s",
                     "half the least round trip of the end estimate");
 
+  // The GPU of each rank: telemetry, clocks, power limit, PCIe and NVLink, NUMA affinity.
+  h5::write_strings(g, "telemetry", column<std::string>(rs, &RankRecord::telemetry));
+  h5::write_doubles(g, "max_sm_clock", column<double>(rs, &RankRecord::max_sm_clock_mhz), n, 0, "MHz",
+                    "the GPU's maximum SM clock (NaN: unknown)", 1e6);
+  h5::write_doubles(g, "max_mem_clock", column<double>(rs, &RankRecord::max_mem_clock_mhz), n, 0, "MHz",
+                    "the GPU's maximum memory clock (NaN: unknown)", 1e6);
+  h5::write_doubles(g, "power_limit", column<double>(rs, &RankRecord::power_limit_w), n, 0, "W",
+                    "the GPU's enforced power limit (NaN: unknown)");
+  h5::write_ints(g, "pcie_gen", column<std::int64_t>(rs, &RankRecord::pcie_gen));
+  h5::write_ints(g, "pcie_width", column<std::int64_t>(rs, &RankRecord::pcie_width));
+  h5::write_ints(g, "pcie_max_gen", column<std::int64_t>(rs, &RankRecord::pcie_max_gen));
+  h5::write_ints(g, "pcie_max_width", column<std::int64_t>(rs, &RankRecord::pcie_max_width));
+  h5::write_ints(g, "nvlinks_active", column<std::int64_t>(rs, &RankRecord::nvlinks_active));
+  h5::write_ints(g, "numa_node", column<std::int64_t>(rs, &RankRecord::numa_node));
+  h5::write_strings(g, "local_cpulist", column<std::string>(rs, &RankRecord::local_cpulist));
+  {
+    H5Id links = h5::create_group(f, "links");
+    std::vector<std::int64_t> rank, nvlinks;
+    std::vector<std::string> peer, ancestor;
+    for (const auto& l : run.links) {
+      rank.push_back(l.rank);
+      peer.push_back(l.peer_pci_bus_id);
+      nvlinks.push_back(l.nvlinks);
+      ancestor.push_back(l.common_ancestor);
+    }
+    h5::write_ints(links.get(), "rank", rank);
+    h5::write_strings(links.get(), "peer_pci_bus_id", peer);
+    h5::write_ints(links.get(), "nvlinks", nvlinks);
+    h5::write_strings(links.get(), "common_ancestor", ancestor);
+  }
+
   cases_ = h5::create_group(f, "cases");
   flush();
 }
@@ -118,6 +149,11 @@ void ResultWriter::write_case(const CaseRecord& c) {
   }
   const auto ranks = static_cast<hsize_t>(c.ranks), reps = static_cast<hsize_t>(c.reps);
   h5::write_ints(id, "turn", c.turn);
+  h5::write_ints(id, "warmup_samples", c.warmup_samples);
+  if (c.warmup_width > 0) {
+    h5::write_doubles(id, "warmup_device_time", c.warmup_device_time_s, ranks, static_cast<hsize_t>(c.warmup_width),
+                      "s", "device time of each warm-up sample [rank][sample], the first 1000; NaN past the rank's count");
+  }
   if (!c.scope.empty()) {
     h5::write_ints(id, "wrong_elements", c.wrong_elements);
     h5::write_doubles(id, "op_bytes", c.op_bytes, ranks, 0, "B",
@@ -132,6 +168,20 @@ void ResultWriter::write_case(const CaseRecord& c) {
                     "sample start on the common clock (s since the run's epoch on rank 0) [rank][rep]");
   h5::write_doubles(id, "wall_end", c.wall_end_s, ranks, reps, "s",
                     "sample end, after synchronize, on the common clock [rank][rep]");
+  if (c.telemetry.size() > 0) {
+    const CaseTelemetry& t = c.telemetry;
+    H5Id tg = h5::create_group(id, "telemetry");
+    const hid_t tid = tg.get();
+    const hsize_t rows = t.size();
+    h5::write_attr(tid, "interval", c.telemetry_interval_s);
+    h5::write_ints(tid, "rank", t.rank);
+    h5::write_doubles(tid, "time", t.time_s, rows, 0, "s", "when the reading was taken, on the common clock");
+    h5::write_doubles(tid, "sm_clock", t.sm_clock_mhz, rows, 0, "MHz", "SM clock (NaN: not readable)", 1e6);
+    h5::write_doubles(tid, "mem_clock", t.mem_clock_mhz, rows, 0, "MHz", "memory clock (NaN: not readable)", 1e6);
+    h5::write_doubles(tid, "temperature", t.temperature_c, rows, 0, "degC", "GPU temperature (NaN: not readable)");
+    h5::write_doubles(tid, "power", t.power_w, rows, 0, "W", "power draw (NaN: not readable)");
+    h5::write_ints(tid, "clock_event_reasons", t.clock_event_reasons);
+  }
   h5::write_doubles(id, "verify_error", c.verify_error, ranks, 0, nullptr,
                     c.scope.empty() ? "the workload's verification error per rank (docs/metrics.md)"
                                     : "result elements that differ from the expected ones, per rank");

@@ -15,11 +15,11 @@ namespace gpuscale {
 
 namespace {
 
-// Parameters that identify a case for pairing and display: all but warmup/reps.
+// Parameters that identify a case for pairing and display: all but the warm-up and reps.
 Params identity_params(const Params& p) {
   Params out;
   for (const auto& [k, v] : p.items()) {
-    if (k != "warmup" && k != "reps") out.set(k, v);
+    if (k != "warmup" && k != "warmup_s" && k != "reps") out.set(k, v);
   }
   return out;
 }
@@ -37,6 +37,70 @@ std::string fmt(const char* f, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
+}
+
+// "" unless some rank's first timed sample is much slower than that rank's median.
+std::string cold_start_flag(const CaseRecord& c) {
+  if (c.reps < 3) return "";
+  double worst = 0.0;
+  int worst_rank = 0;
+  for (int r = 0; r < c.ranks; ++r) {
+    const auto first = c.device_time_s.begin() + static_cast<std::ptrdiff_t>(r) * c.reps;
+    const double ratio = *first / median(std::vector<double>(first, first + c.reps));
+    if (ratio > worst) {
+      worst = ratio;
+      worst_rank = r;
+    }
+  }
+  if (!(worst > kColdStartRatio)) return "";
+  return "cold: the first timed sample took " + fmt("%.2fx", worst) + " the median on rank " +
+         std::to_string(worst_rank) + " (more warm-up: warmup_s)";
+}
+
+// NVML's clock event reasons that lower clocks below what the load asks for
+// (nvml.h, nvmlClocksEventReason*); idle, application clocks, sync boost and
+// display clocks are not counted.
+constexpr std::pair<std::int64_t, const char*> kClockLimits[] = {
+    {0x4, "sw_power_cap"}, {0x8, "hw_slowdown"}, {0x20, "sw_thermal"}, {0x40, "hw_thermal"}, {0x80, "hw_power_brake"}};
+
+// A case whose median SM clock during its timed samples was below this share
+// of the GPU's maximum is flagged.
+constexpr double kLowClockShare = 0.9;
+
+// Flags from the GPU readings taken during each rank's timed samples.
+void telemetry_flags(const RunRecord& run, const CaseRecord& c, std::vector<std::string>& flags) {
+  const CaseTelemetry& t = c.telemetry;
+  if (t.size() == 0 || c.reps == 0) return;
+  std::string limited;  // "sw_power_cap on rank 0, ..." once per reason
+  std::string low;
+  for (int r = 0; r < c.ranks; ++r) {
+    const auto first = c.wall_start_s.begin() + static_cast<std::ptrdiff_t>(r) * c.reps;
+    const double from = *std::min_element(first, first + c.reps);
+    const auto last = c.wall_end_s.begin() + static_cast<std::ptrdiff_t>(r) * c.reps;
+    const double to = *std::max_element(last, last + c.reps);
+    std::int64_t reasons = 0;
+    std::vector<double> sm;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.rank[i] != r || t.time_s[i] < from || t.time_s[i] > to) continue;
+      if (t.clock_event_reasons[i] > 0) reasons |= t.clock_event_reasons[i];
+      if (std::isfinite(t.sm_clock_mhz[i])) sm.push_back(t.sm_clock_mhz[i]);
+    }
+    for (const auto& [bit, name] : kClockLimits) {
+      if ((reasons & bit) && limited.find(name) == std::string::npos) {
+        limited += std::string(limited.empty() ? "" : ", ") + name + " (rank " + std::to_string(r) + ")";
+      }
+    }
+    const double max_clock = static_cast<std::size_t>(r) < run.ranks.size() ? run.ranks[r].max_sm_clock_mhz : NAN;
+    if (low.empty() && !sm.empty() && std::isfinite(max_clock) && max_clock > 0) {
+      const double m = median(sm);
+      if (m < kLowClockShare * max_clock) {
+        low = "clocks: the SM clock was " + fmt("%.0f MHz", m) + " (median), " + fmt("%.0f%%", 100 * m / max_clock) +
+              " of its " + fmt("%.0f MHz", max_clock) + " maximum, on rank " + std::to_string(r);
+      }
+    }
+  }
+  if (!limited.empty()) flags.push_back("throttled: " + limited);
+  if (!low.empty()) flags.push_back(low);
 }
 
 }  // namespace
@@ -106,6 +170,8 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
     r.slowest_rank = static_cast<int>(std::max_element(meds.begin(), meds.end()) - meds.begin());
     r.slowest_ratio = meds[r.slowest_rank] / median(meds);
     r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
+    if (std::string f = cold_start_flag(c); !f.empty()) r.flags.push_back(std::move(f));
+    telemetry_flags(run, c, r.flags);
     rows.push_back(std::move(r));
   }
   // Pair each parallel row with the serial row of the same experiment,
@@ -168,6 +234,7 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
                      ran && r.ranks > 1 ? "r" + std::to_string(r.slowest_rank) + fmt(" %.2fx", r.slowest_ratio) : "-",
                      r.status});
     add_note(r.note);
+    for (const auto& f : r.flags) add_note("case " + std::to_string(r.case_index) + ": " + f);
     if (!ran) add_note("skipped: case " + std::to_string(r.case_index) + ": " + r.status_reason);
     if (r.status == "verify-failed" && !r.scope.empty()) {
       add_note("verify-failed: case " + std::to_string(r.case_index) + ": up to " + std::to_string(r.wrong_elements) +
@@ -254,6 +321,7 @@ std::string render_json(const std::vector<ReportRow>& rows) {
       o["wrong_elements"] = r.wrong_elements;
     }
     if (!r.note.empty()) o["note"] = r.note;
+    if (!r.flags.empty()) o["flags"] = r.flags;
     arr.push_back(std::move(o));
   }
   return arr.dump(2) + "\n";
@@ -264,7 +332,7 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
   os.precision(9);
   os << "file,case,name,workload,mode,backend,ranks,nodes,reps,params,median_s,min_s,p95_s,enqueue_median_s,gflops,"
         "total_gflops,gbps,total_gbps,speedup,efficiency,slowest_rank,slowest_ratio,max_verify_error,status,"
-        "scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,status_reason\n";
+        "scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,status_reason,flags\n";
   auto opt = [&](const std::optional<double>& v) {
     if (v) os << *v;
   };
@@ -296,7 +364,9 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
     }
     os << ',';
     if (!r.scope.empty() && ran) os << r.wrong_elements;
-    os << ',' << quoted(r.status_reason) << '\n';
+    std::string flags;
+    for (const auto& f : r.flags) flags += (flags.empty() ? "" : "; ") + f;
+    os << ',' << quoted(r.status_reason) << ',' << quoted(flags) << '\n';
   }
   return os.str();
 }

@@ -41,7 +41,13 @@ struct ReportRow {
   double slowest_ratio = 1.0;  // slowest rank's median / median of the rank medians
   double max_verify_error = 0.0;
   std::string note;  // the workload's note on how it ran (e.g. memcpy on the CPU backend)
+  // What a reader should doubt about this case's numbers (ran cold, throttled, clocks below the maximum).
+  std::vector<std::string> flags;
 };
+
+// A case whose first timed sample took more than this times its rank's
+// median device time is flagged as having run cold.
+constexpr double kColdStartRatio = 1.25;
 
 std::vector<ReportRow> build_report(const RunRecord& run);
 

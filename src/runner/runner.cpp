@@ -1,6 +1,8 @@
 #include "runner/runner.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "comm/mpi_check.hpp"
 #include "core/error.hpp"
@@ -32,6 +34,9 @@ std::pair<int, int> compact_turn(const MpiCommunicator& comm, int mine) {
   return {index, static_cast<int>(all.size())};
 }
 
+// Warm-up samples whose device times the file keeps, per rank and case (the count is always kept).
+constexpr std::size_t kWarmupSamplesKept = 1000;
+
 std::vector<std::int64_t> to_int64(const std::vector<double>& v) {
   return std::vector<std::int64_t>(v.begin(), v.end());
 }
@@ -40,8 +45,38 @@ std::vector<std::int64_t> to_int64(const std::vector<int>& v) { return std::vect
 
 }  // namespace
 
+// Collective: every rank's readings into one table on rank 0.
+void Runner::gather_telemetry(const std::vector<TelemetrySample>& mine, CaseRecord& rec) const {
+  std::vector<double> flat;  // 6 numbers per reading; the reasons, small integers, travel exactly as doubles
+  for (const auto& s : mine) {
+    flat.insert(flat.end(), {s.time_s, s.sm_clock_mhz, s.mem_clock_mhz, s.temperature_c, s.power_w,
+                             static_cast<double>(s.clock_event_reasons)});
+  }
+  const auto counts = comm_.gather(static_cast<int>(mine.size()));
+  const auto all = comm_.gather(flat);
+  double interval = telemetry_ ? telemetry_interval_s_ : 0.0;
+  GPUSCALE_MPI(MPI_Allreduce(MPI_IN_PLACE, &interval, 1, MPI_DOUBLE, MPI_MAX, comm_.comm()));
+  rec.telemetry_interval_s = interval;
+  CaseTelemetry& t = rec.telemetry;
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    for (int i = 0; i < counts[r]; ++i, at += 6) {
+      t.rank.push_back(static_cast<std::int64_t>(r));
+      t.time_s.push_back(all[at]);
+      t.sm_clock_mhz.push_back(all[at + 1]);
+      t.mem_clock_mhz.push_back(all[at + 2]);
+      t.temperature_c.push_back(all[at + 3]);
+      t.power_w.push_back(all[at + 4]);
+      t.clock_event_reasons.push_back(static_cast<std::int64_t>(all[at + 5]));
+    }
+  }
+}
+
+double default_warmup_s(const std::string& backend) { return backend == "cuda" ? 0.5 : 0.0; }
+
 CaseRecord Runner::run(const Case& c) {
   const int warmup = static_cast<int>(c.params.get_int("warmup"));
+  const double warmup_s = c.params.has("warmup_s") ? c.params.get_double("warmup_s") : default_warmup_s(backend_);
   const int reps = static_cast<int>(c.params.get_int("reps"));
   dev_.set_threads(static_cast<int>(c.params.get_int("threads")));
 
@@ -65,6 +100,7 @@ CaseRecord Runner::run(const Case& c) {
   rec.reps = reps;
   rec.warmup = warmup;
   rec.params = c.params;
+  if (!rec.params.has("warmup_s")) rec.params.set("warmup_s", warmup_s);  // the value used
   if (ctx.group) {
     rec.scope = scope_name(ctx.group->scope);
     rec.comm = ctx.data().kind();
@@ -83,6 +119,9 @@ CaseRecord Runner::run(const Case& c) {
 
   // Different inputs per rank, the same ones on every run with this seed.
   w->setup(ctx, seed_ + 1000003ULL * static_cast<std::uint64_t>(comm_.rank()) + c.index);
+  // graph = true: the sample's work is recorded once, here, and replayed by every sample.
+  std::unique_ptr<DeviceGraph> graph;
+  if (uses_graph(c.params)) graph = dev_.capture([&] { w->run_sample(ctx); });
   // No rank's timed work may overlap another rank's setup (allocation, input generation).
   comm_.idle_barrier();
 
@@ -91,27 +130,57 @@ CaseRecord Runner::run(const Case& c) {
   auto ev1 = dev_.create_event();
   // A transfer's sample starts on the stream once all of it is enqueued (see Device::begin_batch).
   const bool batch = ctx.group != nullptr;
+  // One sample; returns its device time. i < 0: a warm-up sample, not kept with the timed ones.
   auto sample = [&](int i) {
     const double t0 = clock_.now();
     if (batch) dev_.begin_batch();
     ev0->record();
-    w->run_sample(ctx);
+    if (graph) {
+      graph->launch();
+    } else {
+      w->run_sample(ctx);
+    }
     ev1->record();
     if (batch) dev_.end_batch();
     const double queued = clock_.now();  // the launch calls have returned
     ctx.synchronize();
     const double t1 = clock_.now();
+    const double device_s = dev_.elapsed_s(*ev0, *ev1);
     if (i >= 0) {
       start[i] = t0;
       end[i] = t1;
       enqueue[i] = queued - t0;
-      time[i] = dev_.elapsed_s(*ev0, *ev1);
+      time[i] = device_s;
+    }
+    return device_s;
+  };
+
+  // Warm-up: untimed samples until every rank of `unit` has run at least
+  // `warmup` of them and for at least `warmup_s` seconds (GPU clocks ramp up
+  // from idle). The ranks stop together: a transfer's ranks must run as many.
+  std::vector<double> warm_times;
+  std::int64_t warm_count = 0;
+  auto warm_up = [&](MPI_Comm unit) {
+    const double t0 = clock_.now();
+    while (true) {
+      int done = warm_count >= warmup && clock_.now() - t0 >= warmup_s ? 1 : 0;
+      GPUSCALE_MPI(MPI_Allreduce(MPI_IN_PLACE, &done, 1, MPI_INT, MPI_LAND, unit));
+      if (done) return;
+      const double t = sample(-1);
+      if (warm_times.size() < kWarmupSamplesKept) warm_times.push_back(t);
+      ++warm_count;
     }
   };
 
+  std::optional<TelemetrySampler> sampler;
+  if (telemetry_) {
+    sampler.emplace(*telemetry_, telemetry_interval_s_, [this] { return clock_.now(); });
+    sampler->start();
+  }
+
   const auto [my_turn, turns] = compact_turn(comm_, w->turn(ctx, comm_.rank()));
   if (c.mode == "parallel") {
-    for (int i = 0; i < warmup; ++i) sample(-1);
+    warm_up(comm_.comm());
     for (int i = 0; i < reps; ++i) {
       comm_.barrier();
       sample(i);
@@ -123,7 +192,7 @@ CaseRecord Runner::run(const Case& c) {
     const CommHandle unit_h(unit);
     for (int turn = 0; turn < turns; ++turn) {
       if (turn == my_turn) {
-        for (int i = 0; i < warmup; ++i) sample(-1);
+        warm_up(unit);
         for (int i = 0; i < reps; ++i) {
           GPUSCALE_MPI(MPI_Barrier(unit));
           sample(i);
@@ -134,6 +203,7 @@ CaseRecord Runner::run(const Case& c) {
   } else {
     throw RuntimeError("unknown mode '" + c.mode + "'");
   }
+  const std::vector<TelemetrySample> readings = sampler ? sampler->stop() : std::vector<TelemetrySample>{};
   const Verification v = w->verify(ctx);
 
   rec.flops_per_sample = w->flops_per_sample();
@@ -146,6 +216,14 @@ CaseRecord Runner::run(const Case& c) {
   rec.wall_end_s = comm_.gather(end);
   rec.verify_error = comm_.gather(std::vector<double>{v.max_error});
   rec.turn = to_int64(comm_.gather(my_turn));
+  rec.warmup_samples = to_int64(comm_.gather(static_cast<int>(warm_count)));
+  // Ranks ran different numbers of warm-up samples: rows padded with NaN to the longest.
+  int width = static_cast<int>(warm_times.size());
+  GPUSCALE_MPI(MPI_Allreduce(MPI_IN_PLACE, &width, 1, MPI_INT, MPI_MAX, comm_.comm()));
+  warm_times.resize(static_cast<std::size_t>(width), std::nan(""));
+  rec.warmup_width = width;
+  rec.warmup_device_time_s = comm_.gather(warm_times);
+  gather_telemetry(readings, rec);
   if (ctx.group) {
     rec.wrong_elements = to_int64(comm_.gather(std::vector<double>{static_cast<double>(v.wrong_elements)}));
     rec.op_bytes = comm_.gather(std::vector<double>{w->op_bytes()});
@@ -160,6 +238,8 @@ CaseRecord Runner::run(const Case& c) {
     rec.wall_end_s = end;
     rec.verify_error = {v.max_error};
     rec.turn = {my_turn};
+    rec.warmup_samples = {warm_count};
+    rec.warmup_device_time_s = warm_times;
   }
   return rec;
 }

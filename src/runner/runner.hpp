@@ -18,8 +18,13 @@
 #include "core/plan.hpp"
 #include "device/device.hpp"
 #include "io/result_model.hpp"
+#include "telemetry/telemetry.hpp"
 
 namespace gpuscale {
+
+// Seconds of warm-up before a case's timed samples when the case sets no
+// `warmup_s`: 0.5 on the CUDA backend (clocks leave idle, first kernels load), 0 on the CPU.
+double default_warmup_s(const std::string& backend);
 
 class Runner {
  public:
@@ -27,6 +32,13 @@ class Runner {
   Runner(const MpiCommunicator& comm, Device& dev, Groups* groups, const CommonClock& clock, std::string backend,
          std::uint64_t seed)
       : comm_(comm), dev_(dev), groups_(groups), clock_(clock), backend_(std::move(backend)), seed_(seed) {}
+
+  // Reads this rank's GPU every `interval_s` from the start of each case's
+  // warm-up to its last timed sample (null: no telemetry on this rank).
+  void set_telemetry(TelemetrySource* source, double interval_s) {
+    telemetry_ = source;
+    telemetry_interval_s_ = interval_s;
+  }
 
   // Collective. The full record on rank 0; elsewhere only this rank's part.
   CaseRecord run(const Case& c);
@@ -38,6 +50,13 @@ class Runner {
   const CommonClock& clock_;
   std::string backend_;
   std::uint64_t seed_;
+  void gather_telemetry(const std::vector<TelemetrySample>& mine, CaseRecord& rec) const;
+
+  TelemetrySource* telemetry_ = nullptr;
+  double telemetry_interval_s_ = 0.0;
 };
+
+// Readings every 50 ms: a few per second-long case, without disturbing it.
+constexpr double kTelemetryIntervalS = 0.05;
 
 }  // namespace gpuscale

@@ -16,6 +16,7 @@ WorkloadSchema async_schema() {
                       Value{std::string("end")}, 0, {"end", "each"}});
   s.params.push_back({"log_norm", ParamType::String, "none | host: copy the norm out every op | device: once",
                       Value{std::string("none")}, 0, {"none", "host", "device"}});
+  s.params.push_back(graph_param());
   return s;
 }
 

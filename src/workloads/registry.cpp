@@ -7,6 +7,7 @@
 #include "workloads/async_probe.hpp"
 #include "workloads/collective.hpp"
 #include "workloads/copy.hpp"
+#include "workloads/elementwise.hpp"
 #include "workloads/gemm.hpp"
 #include "workloads/workload.hpp"
 
@@ -14,7 +15,19 @@ namespace gpuscale {
 
 namespace {
 
-std::string gemm_unsupported_on(const Params& p, const RunTarget& t) { return gemm_problem_unsupported(p, t.backend); }
+std::string gemm_unsupported_on(const Params& p, const RunTarget& t) {
+  const std::string why = gemm_problem_unsupported(p, t.backend);
+  return why.empty() ? graph_unsupported(p, t) : why;
+}
+
+std::string async_unsupported_on(const Params& p, const RunTarget& t) {
+  if (std::string why = gemm_unsupported_on(p, t); !why.empty()) return why;
+  if (uses_graph(p) && (p.get_string("sync") == "each" || p.get_string("log_norm") == "host")) {
+    return "graph = true cannot record sync = \"each\" or log_norm = \"host\": the host waits for the device "
+           "inside the sample";
+  }
+  return "";
+}
 
 WorkloadEntry collective_entry() {
   WorkloadEntry e{collective_schema(), [](const Params& p) { return std::make_unique<CollectiveWorkload>(p); },
@@ -32,10 +45,27 @@ const std::vector<WorkloadEntry>& workload_registry() {
       {gemm_schema(), [](const Params& p) { return std::make_unique<GemmWorkload>(p); }, gemm_unsupported_on},
       {copy_schema(), [](const Params& p) { return std::make_unique<CopyWorkload>(p); },
        [](const Params&, const RunTarget&) { return std::string(); }},
-      {async_schema(), [](const Params& p) { return std::make_unique<AsyncProbeWorkload>(p); }, gemm_unsupported_on},
+      {async_schema(), [](const Params& p) { return std::make_unique<AsyncProbeWorkload>(p); }, async_unsupported_on},
       collective_entry(),
+      {elementwise_schema(), [](const Params& p) { return std::make_unique<ElementwiseWorkload>(p); },
+       elementwise_unsupported},
   };
   return entries;
+}
+
+ParamSpec graph_param() {
+  // Optional (absent means false), so that labels of eager cases stay as they were.
+  return {"graph", ParamType::Bool, "true: record a sample's work once as a CUDA graph and replay it (CUDA backend)",
+          std::nullopt, 0, {}};
+}
+
+bool uses_graph(const Params& p) { return p.has("graph") && p.get_bool("graph"); }
+
+std::string graph_unsupported(const Params& p, const RunTarget& target) {
+  if (uses_graph(p) && target.backend != "cuda") {
+    return "graph = true needs the CUDA backend (CUDA graphs)";
+  }
+  return "";
 }
 
 std::vector<WorkloadSchema> workload_schemas() {

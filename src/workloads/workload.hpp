@@ -92,6 +92,13 @@ struct WorkloadEntry {
   std::function<bool(const Params&)> single_turn = [](const Params&) { return false; };
 };
 
+// `graph = true`: the runner records one sample's work into a device graph
+// once, after setup, and every sample (warm-up included) replays it.
+ParamSpec graph_param();
+bool uses_graph(const Params& p);  // the case has `graph` and it is true
+// "" when the target can replay the case's work as a graph, else why not.
+std::string graph_unsupported(const Params& p, const RunTarget& target);
+
 // The explicit list of workloads, in the order `--help` shows them.
 const std::vector<WorkloadEntry>& workload_registry();
 std::vector<WorkloadSchema> workload_schemas();

@@ -172,7 +172,7 @@ class Sweep:
         self.assertIn(f"scope=intra-node (1x{self.ranks})", r.stdout)
         csv = gpuscale("report", self.out, "--format", "csv").stdout.splitlines()
         self.assertTrue(csv[0].endswith("scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,"
-                                        "status_reason"))
+                                        "status_reason,flags"))
 
 
 class SweepTwoRanks(Sweep, unittest.TestCase):

@@ -7,6 +7,8 @@
 
 #include "comm/clock_sync.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "common/forwarding_device.hpp"
+#include "core/clock.hpp"
 #include "core/config.hpp"
 #include "core/plan.hpp"
 #include "device/cpu_device.hpp"
@@ -123,5 +125,72 @@ TEST_CASE("parallel mode: each sample starts on every rank after all ranks ended
       start = std::min(start, rec.wall_start_s[r * reps + i]);
     }
     CHECK(start >= prev_end - slack);
+  }
+}
+
+namespace {
+CaseRecord run_warmup_case(const MpiCommunicator& comm, const std::string& mode, const std::string& warmup_keys) {
+  const Config cfg = parse_config("[[experiment]]\nname = \"w\"\nworkload = \"gemm\"\nsize = 32\nops = 2\nreps = 3\n" +
+                                      warmup_keys + "modes = [\"" + mode + "\"]\n",
+                                  "w.toml", {}, workload_schemas());
+  CpuDevice dev;
+  CommonClock clock(comm);
+  Runner runner(comm, dev, nullptr, clock, "cpu", 42);
+  return runner.run(expand(cfg).at(0));
+}
+}  // namespace
+
+TEST_CASE("warm-up runs at least `warmup` samples for at least `warmup_s`, and ranks together stop together",
+          "[mpi][warmup]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const int n = comm.size();
+  // Every rank runs the three cases (they are collective); rank 0 checks what was gathered.
+  const double t0 = clock_now();
+  const CaseRecord by_time = run_warmup_case(comm, "parallel", "warmup = 2\nwarmup_s = 0.15\n");
+  const double took = clock_now() - t0;
+  const CaseRecord by_count = run_warmup_case(comm, "serial", "warmup = 3\n");
+  const CaseRecord none = run_warmup_case(comm, "parallel", "warmup = 0\nwarmup_s = 0\n");
+  CHECK(took >= 0.15);
+  if (comm.rank() != 0) return;
+
+  INFO("by time, in parallel: every rank ran the same number, well over the count");
+  REQUIRE(by_time.warmup_samples.size() == static_cast<std::size_t>(n));
+  CHECK(by_time.warmup_samples[0] > 2);  // a 32x32 gemm takes microseconds: time, not the count, ended it
+  for (auto s : by_time.warmup_samples) CHECK(s == by_time.warmup_samples[0]);
+  CHECK(by_time.params.get_double("warmup_s") == 0.15);
+  CHECK(by_time.warmup_width == std::min<std::int64_t>(by_time.warmup_samples[0], 1000));
+  REQUIRE(by_time.warmup_device_time_s.size() == static_cast<std::size_t>(n * by_time.warmup_width));
+  CHECK(std::all_of(by_time.warmup_device_time_s.begin(), by_time.warmup_device_time_s.end(),
+                    [](double t) { return t > 0.0; }));
+
+  INFO("by count only (the CPU backend's default): exactly `warmup` samples on every rank, each timed");
+  CHECK(by_count.params.get_double("warmup_s") == 0.0);  // the default that was used is recorded
+  CHECK(by_count.warmup_samples == std::vector<std::int64_t>(n, 3));
+  REQUIRE(by_count.warmup_width == 3);
+  CHECK(std::all_of(by_count.warmup_device_time_s.begin(), by_count.warmup_device_time_s.end(),
+                    [](double t) { return t > 0.0; }));
+
+  INFO("none at all");
+  CHECK(none.warmup_samples == std::vector<std::int64_t>(n, 0));
+  CHECK(none.warmup_width == 0);
+  CHECK(none.warmup_device_time_s.empty());
+  CHECK(none.status == "ok");
+}
+
+TEST_CASE("graph = true: the sample's work is recorded once and every sample replays it, verified", "[mpi][graph]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const Config cfg = parse_config("[[experiment]]\nname = \"g\"\nworkload = \"gemm\"\nsize = 24\nops = 5\nwarmup = 2\n"
+                                  "reps = 4\ngraph = true\nmodes = [\"parallel\"]\n",
+                                  "g.toml", {}, workload_schemas());
+  testing::RecordingDevice dev;
+  CommonClock clock(comm);
+  Runner runner(comm, dev, nullptr, clock, "cpu", 42);
+  const CaseRecord rec = runner.run(expand(cfg).at(0));
+  CHECK(dev.recorded == 5);     // run_sample ran once, into the graph
+  CHECK(dev.eager_gemms == 0);  // and never again
+  CHECK(dev.replays == 2 + 4);  // one replay per warm-up and timed sample
+  if (comm.rank() == 0) {
+    CHECK(rec.status == "ok");
+    CHECK(rec.params.get_bool("graph"));
   }
 }

@@ -80,7 +80,7 @@ TEST_CASE("a typo in an experiment key names the line and suggests the key", "[c
 TEST_CASE("a typo in [defaults] lists the valid keys", "[config][errors]") {
   const auto e = error_of("[defaults]\nrepz = 3\n[[experiment]]\nworkload = \"gemm\"\n");
   CHECK(e == "exp.toml:2:1: unknown key 'repz' in [defaults] (did you mean 'reps'?); valid keys: backend, comm, warmup, "
-             "reps, threads, timeout, seed, share_devices");
+             "warmup_s, reps, threads, timeout, seed, share_devices");
 }
 
 TEST_CASE("a value of the wrong type says what was expected and what was found", "[config][errors]") {
@@ -108,7 +108,7 @@ TEST_CASE("an unknown dtype lists the valid ones and the nearest", "[config][err
 TEST_CASE("unknown workload and backend and mode are refused with the choices", "[config][errors]") {
   CHECK(error_of("[[experiment]]\nworkload = \"gemn\"\n") ==
         "exp.toml:2:12: experiment #1: unknown workload \"gemn\" (did you mean 'gemm'?); valid workloads: gemm, copy, "
-        "async, collective");
+        "async, collective, elementwise");
   CHECK(error_of("[defaults]\nbackend = \"gpu\"\n[[experiment]]\nworkload = \"gemm\"\n").find(
             "[defaults] key 'backend' must be one of auto, cpu, cuda; got \"gpu\"") != std::string::npos);
   CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nmodes = [\"serial\", \"paralel\"]\n") ==
@@ -119,7 +119,7 @@ TEST_CASE("unknown workload and backend and mode are refused with the choices", 
 TEST_CASE("structural mistakes are explained", "[config][errors]") {
   CHECK(error_of("[defaults]\nreps = 3\n") == "exp.toml: no experiments: add at least one [[experiment]] table");
   CHECK(error_of("[[experiment]]\nname = \"x\"\n") ==
-        "exp.toml:1:1: experiment 'x': missing key 'workload' (one of gemm, copy, async, collective)");
+        "exp.toml:1:1: experiment 'x': missing key 'workload' (one of gemm, copy, async, collective, elementwise)");
   CHECK(error_of("[experiment]\nworkload = \"gemm\"\n").find("write each as [[experiment]]") != std::string::npos);
   CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nsize = []\n").find("empty list") != std::string::npos);
   CHECK(error_of("[[experiment]]\nname = \"a\"\nworkload = \"gemm\"\n[[experiment]]\nname = \"a\"\nworkload = "
@@ -200,4 +200,51 @@ TEST_CASE("a malformed range says how to write one", "[config][range][errors]") 
   CHECK(error_of(head + "{ from = 1, upto = 8, factor = 2 }\n").find("unknown range key 'upto'") != std::string::npos);
   CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\ndtype = { from = 1, to = 2, step = 1 }\n")
             .find("key 'dtype' must be a string, got a table") != std::string::npos);
+}
+
+TEST_CASE("warm-up by time: seconds from [defaults] or an experiment, zero allowed, negative refused", "[config][warmup]") {
+  auto warmup_s_of = [](const Config& c, std::size_t e) -> std::vector<Value> {
+    for (const auto& [key, vals] : c.experiments.at(e).params) {
+      if (key == "warmup_s") return vals;
+    }
+    return {};
+  };
+  const std::string two = "[[experiment]]\nname = \"a\"\nworkload = \"gemm\"\n"
+                          "[[experiment]]\nname = \"b\"\nworkload = \"gemm\"\nwarmup_s = [0, 1.5]\n";
+  // Not given: absent, and the runner uses the backend's default.
+  CHECK(warmup_s_of(parse(two), 0).empty());
+  CHECK(warmup_s_of(parse("[defaults]\nwarmup_s = 0.25\n" + two), 0) == std::vector<Value>{0.25});
+  CHECK(warmup_s_of(parse(two), 1) == std::vector<Value>{0.0, 1.5});
+  CHECK(error_of("[defaults]\nwarmup_s = -1\n[[experiment]]\nworkload = \"gemm\"\n") ==
+        "exp.toml:2:12: [defaults] key 'warmup_s' must be at least 0, got -1");
+  CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nwarmup_s = \"long\"\n") ==
+        "exp.toml:3:12: experiment #1: key 'warmup_s' must be a number, got string \"long\"");
+}
+
+TEST_CASE("graph = true is refused on the CPU backend and where the host waits inside the sample", "[config][graph]") {
+  const RunTarget cpu{"cpu", "mpi"}, cuda{"cuda", "nccl"};
+  auto params = [](const std::string& workload, const std::vector<std::pair<std::string, Value>>& extra) {
+    std::string text = "[[experiment]]\nname = \"x\"\nworkload = \"" + workload + "\"\nmodes = [\"parallel\"]\n";
+    for (const auto& [k, v] : extra) {
+      text += k + " = " + (std::holds_alternative<std::string>(v) ? "\"" + to_string(v) + "\"" : to_string(v)) + "\n";
+    }
+    return parse(text).experiments.at(0);
+  };
+  auto why = [&](const std::string& workload, const std::vector<std::pair<std::string, Value>>& extra,
+                 const RunTarget& t) {
+    const Experiment e = params(workload, extra);
+    Params p;
+    for (const auto& [k, vals] : e.params) p.set(k, vals.at(0));
+    return find_workload(workload).unsupported(p, t);
+  };
+  CHECK(why("gemm", {{"graph", true}}, cpu) == "graph = true needs the CUDA backend (CUDA graphs)");
+  CHECK(why("gemm", {{"graph", true}, {"dtype", std::string("fp32")}}, cuda).empty());
+  CHECK(why("gemm", {{"graph", false}}, cpu).empty());
+  CHECK(why("async", {{"graph", true}}, cuda).empty());
+  CHECK(why("async", {{"graph", true}, {"log_norm", std::string("device")}}, cuda).empty());
+  const std::string waits = "graph = true cannot record sync = \"each\" or log_norm = \"host\": the host waits for the "
+                            "device inside the sample";
+  CHECK(why("async", {{"graph", true}, {"sync", std::string("each")}}, cuda) == waits);
+  CHECK(why("async", {{"graph", true}, {"log_norm", std::string("host")}}, cuda) == waits);
+  CHECK(why("async", {{"sync", std::string("each")}}, cuda).empty());  // eager: fine
 }

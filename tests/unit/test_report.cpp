@@ -133,3 +133,61 @@ TEST_CASE("two ranks of one node on one GPU are refused; other nodes or CPUs are
   for (auto& r : t) r.device_uuid.clear();  // CPU ranks have no UUID
   CHECK(shared_device_error(t).empty());
 }
+
+TEST_CASE("a case whose first timed sample is much slower than its median is flagged cold", "[report][warmup]") {
+  RunRecord run;
+  CaseRecord warm = timed_case(0, "parallel", 2, 5, 0.1);
+  CaseRecord cold = timed_case(1, "parallel", 2, 5, 0.1);
+  cold.device_time_s[5] = 0.1 * 1.5 * 1.4;  // rank 1's first sample: 1.4x its median
+  CaseRecord barely = timed_case(2, "parallel", 2, 5, 0.1);
+  barely.device_time_s[0] = 0.1 * 1.2;  // 1.2x: within the margin
+  run.cases = {warm, cold, barely};
+  const auto rows = build_report(run);
+  CHECK(rows[0].flags.empty());
+  REQUIRE(rows[1].flags.size() == 1);
+  CHECK(rows[1].flags[0] == "cold: the first timed sample took 1.40x the median on rank 1 (more warm-up: warmup_s)");
+  CHECK(rows[2].flags.empty());
+  const std::string table = render_table("f.h5", run, rows);
+  CHECK(table.find("note: case 1: cold: the first timed sample took 1.40x") != std::string::npos);
+  const auto json = nlohmann::json::parse(render_json(rows));
+  CHECK(json[1]["flags"][0] == rows[1].flags[0]);
+  CHECK_FALSE(json[0].contains("flags"));
+  CHECK(render_csv(rows).find(",\"cold: the first timed sample took 1.40x the median on rank 1") != std::string::npos);
+}
+
+TEST_CASE("GPU readings during the timed samples flag throttling and low clocks, not idle time around them",
+          "[report][telemetry]") {
+  RunRecord run;
+  run.ranks.resize(2);
+  run.ranks[0].max_sm_clock_mhz = run.ranks[1].max_sm_clock_mhz = 2000;
+  CaseRecord c = timed_case(0, "parallel", 2, 5, 0.1);  // samples from t = 0 to about 40.15
+  auto reading = [&c](int rank, double t, double sm, std::int64_t reasons) {
+    c.telemetry.rank.push_back(rank);
+    c.telemetry.time_s.push_back(t);
+    c.telemetry.sm_clock_mhz.push_back(sm);
+    c.telemetry.mem_clock_mhz.push_back(2600);
+    c.telemetry.temperature_c.push_back(50);
+    c.telemetry.power_w.push_back(300);
+    c.telemetry.clock_event_reasons.push_back(reasons);
+  };
+  // Before the first sample the GPU idled at a low clock: not counted.
+  reading(0, -1.0, 300, 0x1);
+  reading(1, -1.0, 300, 0x1);
+  for (double t : {5.0, 15.0, 25.0}) {
+    reading(0, t, 1950, 0);             // rank 0: near its maximum, nothing limits it
+    reading(1, t, 1400, 0x4 | 0x40);    // rank 1: power cap and hardware thermal slowdown
+  }
+  run.cases = {c};
+  auto rows = build_report(run);
+  REQUIRE(rows[0].flags.size() == 2);
+  CHECK(rows[0].flags[0] == "throttled: sw_power_cap (rank 1), hw_thermal (rank 1)");
+  CHECK(rows[0].flags[1] == "clocks: the SM clock was 1400 MHz (median), 70% of its 2000 MHz maximum, on rank 1");
+
+  // The same GPU at full clock with only idle and sync-boost reasons: nothing to flag.
+  CaseRecord fine = timed_case(0, "parallel", 2, 5, 0.1);
+  c.telemetry.sm_clock_mhz.assign(c.telemetry.size(), 1990);
+  c.telemetry.clock_event_reasons.assign(c.telemetry.size(), 0x1 | 0x10);
+  fine.telemetry = c.telemetry;
+  run.cases = {fine};
+  CHECK(build_report(run)[0].flags.empty());
+}

@@ -161,3 +161,67 @@ TEST_CASE("reading something that is not a result file says so", "[hdf5][errors]
   CHECK_THROWS_WITH(read_result_file(path), path + ": not an HDF5 file");
   fs::remove(path);
 }
+
+TEST_CASE("warm-up samples, GPU facts, links and telemetry round-trip with their units", "[hdf5][telemetry]") {
+  const std::string path = temp_path("gpu.h5");
+  fs::remove(path);
+  RunRecord run = sample_run();
+  run.ranks[0].telemetry = "nvml";
+  run.ranks[0].max_sm_clock_mhz = 1980;
+  run.ranks[0].power_limit_w = 700;
+  run.ranks[0].pcie_gen = 5;
+  run.ranks[0].pcie_width = 16;
+  run.ranks[0].nvlinks_active = 18;
+  run.ranks[0].numa_node = 1;
+  run.ranks[0].local_cpulist = "0-15";
+  run.ranks[1].telemetry = "not available: the CPU backend has no GPU telemetry";
+  run.links = {{0, "0000:1b:00.0", 18, "node"}, {0, "0000:3b:00.0", 0, "system"}};
+  CaseRecord c = sample_case(0, "parallel");
+  c.warmup_samples = {3, 1};
+  c.warmup_width = 3;
+  c.warmup_device_time_s = {0.3, 0.2, 0.1, 0.4, std::nan(""), std::nan("")};
+  c.telemetry_interval_s = 0.05;
+  c.telemetry.rank = {0, 0};
+  c.telemetry.time_s = {0.0, 0.05};
+  c.telemetry.sm_clock_mhz = {345, 1980};
+  c.telemetry.mem_clock_mhz = {2619, 2619};
+  c.telemetry.temperature_c = {30, 41};
+  c.telemetry.power_w = {70.5, std::nan("")};
+  c.telemetry.clock_event_reasons = {1, -1};
+  CaseRecord bare = sample_case(1, "parallel");  // no warm-up, no telemetry
+  bare.warmup_samples = {0, 0};
+  {
+    ResultWriter w(path, false, run);
+    w.write_case(c);
+    w.write_case(bare);
+    w.finish(true, "complete", run.ranks);
+  }
+  const RunRecord back = read_result_file(path);
+  CHECK(back.ranks[0].telemetry == "nvml");
+  CHECK(back.ranks[0].max_sm_clock_mhz == 1980);
+  CHECK(std::isnan(back.ranks[0].max_mem_clock_mhz));
+  CHECK(back.ranks[0].power_limit_w == 700);
+  CHECK(back.ranks[0].pcie_gen == 5);
+  CHECK(back.ranks[0].pcie_max_gen == -1);
+  CHECK(back.ranks[0].nvlinks_active == 18);
+  CHECK(back.ranks[0].numa_node == 1);
+  CHECK(back.ranks[0].local_cpulist == "0-15");
+  CHECK(back.ranks[1].telemetry == "not available: the CPU backend has no GPU telemetry");
+  REQUIRE(back.links.size() == 2);
+  CHECK(back.links[0].peer_pci_bus_id == "0000:1b:00.0");
+  CHECK(back.links[0].nvlinks == 18);
+  CHECK(back.links[1].common_ancestor == "system");
+  const CaseRecord& got = back.cases[0];
+  CHECK(got.warmup_samples == c.warmup_samples);
+  REQUIRE(got.warmup_width == 3);
+  CHECK(got.warmup_device_time_s[3] == 0.4);
+  CHECK(std::isnan(got.warmup_device_time_s[5]));
+  CHECK(got.telemetry_interval_s == 0.05);
+  CHECK(got.telemetry.rank == c.telemetry.rank);
+  CHECK(got.telemetry.sm_clock_mhz == c.telemetry.sm_clock_mhz);
+  CHECK(got.telemetry.clock_event_reasons == c.telemetry.clock_event_reasons);
+  CHECK(std::isnan(got.telemetry.power_w[1]));
+  CHECK(back.cases[1].warmup_width == 0);
+  CHECK(back.cases[1].telemetry.size() == 0);
+  fs::remove(path);
+}

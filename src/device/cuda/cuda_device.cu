@@ -12,6 +12,7 @@
 #include "device/capabilities.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda_device.hpp"
+#include "elementwise.hpp"
 #include "gemm_kernels.hpp"
 
 namespace gpuscale {
@@ -29,7 +30,25 @@ struct EventDeleter {
 };
 using StreamPtr = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDeleter>;
 using CublasPtr = std::unique_ptr<std::remove_pointer_t<cublasHandle_t>, CublasDeleter>;
+struct GraphExecDeleter {
+  void operator()(cudaGraphExec_t g) const noexcept { cudaGraphExecDestroy(g); }
+};
+struct GraphDeleter {
+  void operator()(cudaGraph_t g) const noexcept { cudaGraphDestroy(g); }
+};
 using EventPtr = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDeleter>;
+using GraphExecPtr = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDeleter>;
+using GraphPtr = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, GraphDeleter>;
+
+class CudaGraph final : public DeviceGraph {
+ public:
+  CudaGraph(GraphExecPtr exec, cudaStream_t s) : exec_(std::move(exec)), stream_(s) {}
+  void launch() override { GPUSCALE_CUDA(cudaGraphLaunch(exec_.get(), stream_)); }
+
+ private:
+  GraphExecPtr exec_;
+  cudaStream_t stream_;
+};
 
 class CudaEvent final : public DeviceEvent {
  public:
@@ -82,6 +101,10 @@ class CudaDevice final : public Device {
     GPUSCALE_CUBLAS(cublasCreate(&h));
     cublas_.reset(h);
     GPUSCALE_CUBLAS(cublasSetStream(h, s));
+    // A workspace of our own, so that cuBLAS allocates nothing while a graph
+    // is being captured (cublasSetStream resets it: set it after).
+    workspace_ = alloc(kCublasWorkspaceBytes);
+    GPUSCALE_CUBLAS(cublasSetWorkspace(h, workspace_.data(), workspace_.bytes()));
   }
 
   ~CudaDevice() override { cudaStreamSynchronize(stream_.get()); }  // errors were the caller's to collect
@@ -139,6 +162,18 @@ class CudaDevice final : public Device {
                                               stream_.get()));
   }
 
+  void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r,
+                    std::size_t count) override {
+    if (t != DType::fp64 && t != DType::fp32) {
+      throw RuntimeError(std::string("multiply_add: dtype ") + dtype_name(t) + " is not supported (fp64, fp32)");
+    }
+    const std::size_t bytes = count * dtype_size(t);
+    if (a.bytes() < bytes || b.bytes() < bytes || r.bytes() < bytes) {
+      throw RuntimeError("multiply_add: a buffer is smaller than the count");
+    }
+    GPUSCALE_CUDA(kernels::launch_multiply_add(t, a.data(), b.data(), r.data(), count, stream_.get()));
+  }
+
   void synchronize() override { GPUSCALE_CUDA(cudaStreamSynchronize(stream_.get())); }
 
   std::unique_ptr<DeviceEvent> create_event() override { return std::make_unique<CudaEvent>(stream_.get()); }
@@ -161,6 +196,25 @@ class CudaDevice final : public Device {
 
   void* native_stream() const override { return stream_.get(); }
 
+  std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue) override {
+    cudaStream_t s = stream_.get();
+    GPUSCALE_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue();
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      cudaStreamEndCapture(s, &partial);  // leaves the stream usable; the first error is the one to report
+      GraphPtr discard(partial);
+      throw;
+    }
+    cudaGraph_t g = nullptr;
+    GPUSCALE_CUDA(cudaStreamEndCapture(s, &g));
+    GraphPtr graph(g);
+    cudaGraphExec_t exec = nullptr;
+    GPUSCALE_CUDA(cudaGraphInstantiate(&exec, graph.get(), 0));
+    return std::make_unique<CudaGraph>(GraphExecPtr(exec), s);
+  }
+
  private:
   // Row-major C = A * B is column-major C^T = B^T * A^T: cuBLAS gets B first.
   void vendor_gemm(DType t, GemmShape s, const void* a, const void* b, void* c) {
@@ -181,8 +235,12 @@ class CudaDevice final : public Device {
                                  c, type, s.n, compute, CUBLAS_GEMM_DEFAULT));
   }
 
+  // What PyTorch gives cuBLAS on Hopper; enough for every algorithm of our shapes.
+  static constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+
   DeviceInfo info_;
   StreamPtr stream_;
+  DeviceBuffer workspace_;  // declared before the handle, so it outlives it
   CublasPtr cublas_;
 };
 
