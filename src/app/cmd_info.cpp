@@ -21,7 +21,9 @@ int cmd_info(int* argc, char*** argv) {
   MpiCommunicator comm(MPI_COMM_WORLD);
   const auto dev = make_device(choice, comm.local_rank());
   const ClockOffset offset = estimate_clock_offset(comm);
-  const auto table = gather_rank_table(comm, dev->info(), offset);
+  const GpuTelemetry telemetry = open_device_telemetry(dev->info());
+  std::vector<LinkRecord> links;
+  const auto table = gather_rank_table(comm, dev->info(), offset, rank_gpu(dev->info(), telemetry), &links);
   std::string cuda_line = cuda.built ? "CUDA runtime " + cuda.runtime_version + ": " +
                                            (cuda.usable ? std::to_string(cuda.device_count) + " device(s)" : cuda.reason)
                                      : cuda.reason;
@@ -30,7 +32,7 @@ int cmd_info(int* argc, char*** argv) {
   if (comm.rank() == 0) {
     std::printf("gpuscale %s: %d rank(s) on %d node(s); %s\n", software_version().c_str(), comm.size(),
                 comm.node_count(), software_dependencies(cuda).c_str());
-    std::printf("%s", format_rank_table(table, notes).c_str());
+    std::printf("%s%s", format_rank_table(table, notes).c_str(), format_gpu_facts(table, links).c_str());
     // One CUDA line per distinct answer (ranks on one node usually agree).
     std::vector<std::string> seen;
     for (std::size_t r = 0; r < cuda_lines.size(); ++r) {

@@ -118,9 +118,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
 
   const auto device = make_device(p.backend, comm.local_rank());
   // NVML, loaded at run time: a machine without a driver runs without telemetry and the file says why.
-  const GpuTelemetry telemetry = device->info().kind == "cuda"
-                                     ? open_gpu_telemetry(device->info().pci_bus_id)
-                                     : GpuTelemetry{"the CPU backend has no GPU telemetry", nullptr, {}};
+  const GpuTelemetry telemetry = open_device_telemetry(device->info());
   CommonClock clock(comm);
   std::vector<LinkRecord> links;
   auto table = gather_rank_table(comm, device->info(), clock.offset(), rank_gpu(device->info(), telemetry), &links);
@@ -148,7 +146,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     std::printf("backend %s: %s\n", p.backend.backend.c_str(), p.backend.reason.c_str());
     std::printf("comm %s: %s\n", comm_choice.comm.c_str(), comm_choice.reason.c_str());
     for (const auto& n : p.plan_notes) std::printf("note: %s\n", n.c_str());
-    std::printf("%s", format_rank_table(table, {}).c_str());
+    std::printf("%s%s", format_rank_table(table, {}).c_str(), format_gpu_facts(table, links).c_str());
     RunRecord run;
     run.software_version = software_version();
     run.date = iso8601_now();

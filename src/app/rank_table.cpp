@@ -3,10 +3,39 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <sstream>
 
 namespace gpuscale {
+
+GpuTelemetry open_device_telemetry(const DeviceInfo& dev) {
+  if (dev.kind != "cuda") return {"the CPU backend has no GPU telemetry", nullptr, {}};
+  return open_gpu_telemetry(dev.pci_bus_id);  // NVML is loaded now: a machine without a driver says why
+}
+
+std::string format_gpu_facts(const std::vector<RankRecord>& table, const std::vector<LinkRecord>& links) {
+  std::ostringstream os;
+  auto known = [](int v) { return v >= 0 ? std::to_string(v) : std::string("?"); };
+  for (std::size_t r = 0; r < table.size(); ++r) {
+    const RankRecord& t = table[r];
+    if (t.device_kind != "cuda") continue;
+    os << "  rank " << r << " GPU " << t.device_pci_bus_id << ": telemetry " << t.telemetry;
+    if (t.telemetry == "nvml") {
+      os << "; PCIe gen " << known(t.pcie_gen) << " x" << known(t.pcie_width) << " (max gen " << known(t.pcie_max_gen)
+         << " x" << known(t.pcie_max_width) << "); NVLinks up " << known(t.nvlinks_active);
+      if (std::isfinite(t.max_sm_clock_mhz)) os << "; max SM clock " << t.max_sm_clock_mhz << " MHz";
+      if (std::isfinite(t.power_limit_w)) os << "; power limit " << t.power_limit_w << " W";
+    }
+    os << "; NUMA node " << known(t.numa_node) << (t.local_cpulist.empty() ? "" : ", CPUs " + t.local_cpulist) << "\n";
+    for (const auto& l : links) {
+      if (l.rank != static_cast<int>(r)) continue;
+      os << "    to " << l.peer_pci_bus_id << ": " << l.nvlinks << " NVLink(s), common ancestor "
+         << (l.common_ancestor.empty() ? "?" : l.common_ancestor) << "\n";
+    }
+  }
+  return os.str();
+}
 
 RankGpu rank_gpu(const DeviceInfo& dev, const GpuTelemetry& telemetry) {
   RankGpu g;

@@ -19,8 +19,12 @@ struct RankGpu {
   int numa_node = -1;
   std::string local_cpulist;
 };
+// NVML for this rank's GPU; on the CPU backend "not available" and why.
+GpuTelemetry open_device_telemetry(const DeviceInfo& dev);
 // This rank's GPU facts: the telemetry's static part and the PCI device's NUMA affinity.
 RankGpu rank_gpu(const DeviceInfo& dev, const GpuTelemetry& telemetry);
+// One line per rank with a GPU: telemetry, PCIe, NVLink, NUMA, clocks; then its links.
+std::string format_gpu_facts(const std::vector<RankRecord>& table, const std::vector<LinkRecord>& links);
 
 // Collective; the table on rank 0, {} elsewhere. With `links`, also every
 // rank's links to the other GPUs of its node (rank 0).

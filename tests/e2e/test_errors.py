@@ -34,6 +34,23 @@ class BadInput(InputErrorTest):
         self.assert_input_error(p, cfg + ":12:18:", "key 'dtype' must be one of fp64, fp32, tf32, fp16, bf16; "
                                 "got \"fp8\"", out=out)
 
+    def test_a_graph_on_the_cpu_backend(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG.replace("ops = 20", "ops = 20\ngraph = true"))
+        self.assert_input_error(p, "case [0] small size=64 dtype=fp64 impl=vendor ops=20 graph=true [serial]: graph = "
+                                "true needs the CUDA backend (CUDA graphs); this run uses the CPU backend", out=out)
+        c = gpuscale("check", cfg)
+        self.assert_input_error(c, "graph = true needs the CUDA backend (CUDA graphs)")
+
+    def test_a_graph_of_work_the_host_waits_for(self):
+        cfg = self.write("g.toml", '[defaults]\nbackend = "cuda"\n[[experiment]]\nworkload = "async"\nsync = "each"\n'
+                                   'graph = true\n')
+        self.assert_input_error(gpuscale("check", cfg), "graph = true cannot record sync = \"each\" or "
+                                "log_norm = \"host\": the host waits for the device inside the sample")
+
+    def test_negative_warmup_seconds(self):
+        cfg, out, p = self.run_config(SMALL_CONFIG.replace("warmup = 1", "warmup = 1\nwarmup_s = -0.5"))
+        self.assert_input_error(p, cfg + ":5:12:", "[defaults] key 'warmup_s' must be at least 0, got -0.5", out=out)
+
     def test_a_dtype_the_cpu_backend_lacks(self):
         cfg, out, p = self.run_config(SMALL_CONFIG.replace('"fp32"]', '"fp16"]'))
         self.assert_input_error(p, "case [2] small size=64 dtype=fp16 impl=vendor ops=20 [serial]: gemm impl 'vendor' "

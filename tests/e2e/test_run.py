@@ -51,6 +51,25 @@ class RunTwoRanks(ScratchTest):
             self.assertTrue(np.all(np.abs(off) <= unc + 1e-9), (off, unc))
             self.assertTrue(np.all(np.isfinite(ranks["clock_offset_end"][()])))
 
+    def test_warmup_is_kept_and_the_cpu_backend_says_why_it_has_no_telemetry(self):
+        with h5py.File(self.out, "r") as f:
+            ranks = f["ranks"]
+            self.assertEqual([s(t) for t in ranks["telemetry"][()]],
+                             ["not available: the CPU backend has no GPU telemetry"] * 2)
+            self.assertTrue(np.all(np.isnan(ranks["max_sm_clock"][()])))
+            self.assertEqual(s(ranks["max_sm_clock"].attrs["unit"]), "MHz")
+            self.assertEqual(ranks["max_sm_clock"].attrs["unitSI"], 1e6)
+            self.assertEqual(list(ranks["pcie_gen"][()]), [-1, -1])
+            self.assertEqual(len(f["links/rank"]), 0)
+            for k, c in f["cases"].items():
+                self.assertNotIn("telemetry", c, k)
+                # SMALL_CONFIG: warmup = 1 and the CPU backend's warmup_s = 0: exactly one warm-up sample each.
+                self.assertEqual(c["parameters"].attrs["warmup_s"], 0.0)
+                self.assertEqual(list(c["warmup_samples"][()]), [1, 1])
+                w = c["warmup_device_time"][()]
+                self.assertEqual(w.shape, (2, 1))
+                self.assertTrue(np.all(w > 0), k)
+
     def test_every_raw_sample_is_kept_with_units(self):
         with h5py.File(self.out, "r") as f:
             cases = f["cases"]

@@ -1,7 +1,10 @@
 // The CUDA backend on a real device: every supported gemm (dtype x impl,
 // odd shapes included) verifies against the host reference, copies in every
 // direction verify byte for byte, the async probe verifies its norms, and
-// events time work. Exit 77 (skipped) where no CUDA device is usable.
+// events time work; elementwise verifies at odd lengths; a CUDA graph of a
+// sample replays and verifies, and a capture that waits for the device fails
+// clearly and leaves the device usable; NVML reads the GPU. Exit 77
+// (skipped) where no CUDA device is usable.
 #include <cstdio>
 #include <string>
 
@@ -9,7 +12,9 @@
 #include "device/capabilities.hpp"
 #include "device/cuda_status.hpp"
 #include "workloads/async_probe.hpp"
+#include "telemetry/telemetry.hpp"
 #include "workloads/copy.hpp"
+#include "workloads/elementwise.hpp"
 #include "workloads/gemm.hpp"
 
 using namespace gpuscale;
@@ -99,6 +104,57 @@ int main() {
       expect(v.ok, "async sync=" + sync + " log_norm=" + log + " error " + std::to_string(v.max_error));
     }
   }
+  for (const std::string dtype : {"fp32", "fp64"}) {
+    for (const std::int64_t elements : {std::int64_t{1}, std::int64_t{1000003}, std::int64_t{1} << 22}) {
+      Params p;
+      p.set("elements", elements);
+      p.set("dtype", dtype);
+      p.set("ops", std::int64_t{7});
+      ElementwiseWorkload w(p);
+      w.setup(ctx, 5);
+      for (int i = 0; i < 3; ++i) w.run_sample(ctx);
+      const Verification v = w.verify(ctx);
+      expect(v.ok, "elementwise " + dtype + " " + std::to_string(elements) + ": " + std::to_string(v.wrong_elements) +
+                       " wrong");
+    }
+  }
+
+  {  // A graph of one sample, replayed: the result verifies and a replay enqueues in one call.
+    GemmWorkload w(gemm_params(128, 96, 64, "fp32", "vendor"));
+    w.setup(ctx, 8);
+    auto graph = dev->capture([&] { w.run_sample(ctx); });
+    for (int i = 0; i < 3; ++i) graph->launch();
+    dev->synchronize();
+    expect(w.verify(ctx).ok, "gemm replayed from a CUDA graph verifies");
+    std::string error;
+    try {
+      dev->capture([&] { dev->synchronize(); });
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    expect(!error.empty(), "a capture that waits for the device fails: " + error);
+    GemmWorkload after(gemm_params(64, 64, 64, "fp32", "vendor"));
+    after.setup(ctx, 9);
+    after.run_sample(ctx);
+    dev->synchronize();
+    expect(after.verify(ctx).ok, "the device works after a failed capture");
+  }
+
+  {  // NVML finds this GPU and reads plausible values.
+    const GpuTelemetry t = open_gpu_telemetry(dev->info().pci_bus_id);
+    expect(t.source != nullptr, "NVML telemetry: " + (t.unavailable.empty() ? std::string("nvml") : t.unavailable));
+    if (t.source) {
+      const TelemetrySample r = t.source->read();
+      char what[200];
+      std::snprintf(what, sizeof what, "readings: SM %.0f MHz (max %.0f), mem %.0f MHz, %.0f C, %.1f W (limit %.0f), "
+                    "reasons %lld, PCIe gen %d x%d, NVLinks %d, %zu peer(s)", r.sm_clock_mhz, t.info.max_sm_clock_mhz,
+                    r.mem_clock_mhz, r.temperature_c, r.power_w, t.info.power_limit_w,
+                    static_cast<long long>(r.clock_event_reasons), t.info.pcie_gen, t.info.pcie_width,
+                    t.info.nvlinks_active, t.info.peers.size());
+      expect(r.sm_clock_mhz > 0 && r.temperature_c > 0 && r.power_w > 0 && t.info.max_sm_clock_mhz > 0, what);
+    }
+  }
+
   std::printf("%d failure(s)\n", failures);
   return failures ? 1 : 0;
 }

@@ -191,3 +191,30 @@ TEST_CASE("GPU readings during the timed samples flag throttling and low clocks,
   run.cases = {fine};
   CHECK(build_report(run)[0].flags.empty());
 }
+
+TEST_CASE("run and info show each GPU's telemetry, links and NUMA affinity; CPU ranks show nothing", "[telemetry]") {
+  std::vector<RankRecord> table(3);
+  table[0].device_kind = "cuda";
+  table[0].device_pci_bus_id = "0000:18:00.0";
+  table[0].telemetry = "nvml";
+  table[0].pcie_gen = table[0].pcie_max_gen = 5;
+  table[0].pcie_width = table[0].pcie_max_width = 16;
+  table[0].nvlinks_active = 18;
+  table[0].max_sm_clock_mhz = 1980;
+  table[0].power_limit_w = 700;
+  table[0].numa_node = 0;
+  table[0].local_cpulist = "0-15";
+  table[1].device_kind = "cuda";
+  table[1].device_pci_bus_id = "0000:2a:00.0";
+  table[1].telemetry = "not available: libnvidia-ml.so.1 could not be loaded";
+  table[2].device_kind = "cpu";
+  const std::vector<LinkRecord> links{{0, "0000:2a:00.0", 18, "node"}, {1, "0000:18:00.0", 18, ""}};
+  const std::string s = format_gpu_facts(table, links);
+  CHECK(s ==
+        "  rank 0 GPU 0000:18:00.0: telemetry nvml; PCIe gen 5 x16 (max gen 5 x16); NVLinks up 18; max SM clock 1980 "
+        "MHz; power limit 700 W; NUMA node 0, CPUs 0-15\n"
+        "    to 0000:2a:00.0: 18 NVLink(s), common ancestor node\n"
+        "  rank 1 GPU 0000:2a:00.0: telemetry not available: libnvidia-ml.so.1 could not be loaded; NUMA node ?\n"
+        "    to 0000:18:00.0: 18 NVLink(s), common ancestor ?\n");
+  CHECK(format_gpu_facts({table[2]}, {}).empty());
+}
