@@ -66,6 +66,29 @@ class ScratchTest(unittest.TestCase):
         return p
 
 
+def s(x):
+    """h5py gives strings as bytes or str depending on how they were stored."""
+    return x.decode() if isinstance(x, bytes) else x
+
+
+class SharedRunTest(ScratchTest):
+    """One `gpuscale run` of CONFIG on RANKS ranks, shared by every test of the
+    class: `proc` is the finished mpirun, `out` the result file."""
+    CONFIG = ""
+    RANKS = 2
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = ScratchTest()
+        cls.shared.setUp()
+        cls.out = cls.shared.path("run.h5")
+        cls.proc = mpirun(cls.RANKS, "run", cls.shared.write("run.toml", cls.CONFIG), "-o", cls.out)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.shared.tearDown()
+
+
 class InputErrorTest(ScratchTest):
     """Bad input: one clear line on stderr, exit code 2, and no result file written."""
 

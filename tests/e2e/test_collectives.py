@@ -5,7 +5,6 @@ nccl-tests' formulas; bad input; and a rank that hangs or dies in the middle
 of a collective sweep."""
 import json
 import os
-import re
 import signal
 import subprocess
 import time

@@ -6,7 +6,7 @@ import unittest
 import h5py
 import numpy as np
 
-from common import InputErrorTest, ScratchTest, gpuscale, mpirun
+from common import InputErrorTest, SharedRunTest, gpuscale, s
 
 CONFIG = """
 [defaults]
@@ -36,21 +36,9 @@ dtype = "fp32"
 """
 
 
-def s(x):
-    return x.decode() if isinstance(x, bytes) else x
 
-
-class Elementwise(ScratchTest):
-    @classmethod
-    def setUpClass(cls):
-        cls.shared = ScratchTest()
-        cls.shared.setUp()
-        cls.out = cls.shared.path("e.h5")
-        cls.proc = mpirun(2, "run", cls.shared.write("e.toml", CONFIG), "-o", cls.out)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.shared.tearDown()
+class Elementwise(SharedRunTest):
+    CONFIG = CONFIG
 
     def test_the_run_succeeds(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)

@@ -6,7 +6,7 @@ import unittest
 import h5py
 import numpy as np
 
-from common import ScratchTest, gpuscale, mpirun
+from common import SharedRunTest, gpuscale, s
 
 CONFIG = """
 [defaults]
@@ -33,21 +33,9 @@ modes = ["parallel"]
 """
 
 
-def s(x):
-    return x.decode() if isinstance(x, bytes) else x
 
-
-class Workloads(ScratchTest):
-    @classmethod
-    def setUpClass(cls):
-        cls.shared = ScratchTest()
-        cls.shared.setUp()
-        cls.out = cls.shared.path("w.h5")
-        cls.proc = mpirun(2, "run", cls.shared.write("w.toml", CONFIG), "-o", cls.out)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.shared.tearDown()
+class Workloads(SharedRunTest):
+    CONFIG = CONFIG
 
     def cases(self, f, workload):
         return [f["cases"][k] for k in sorted(f["cases"]) if s(f["cases"][k].attrs["workload"]) == workload]
