@@ -1,4 +1,5 @@
 // gpuscale check: validate a config and print the expanded plan, no MPI.
+#include <algorithm>
 #include <cstdio>
 
 #include "app/commands.hpp"
@@ -36,6 +37,18 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
               comm.comm.c_str(), comm.reason.c_str(), cfg.defaults.timeout_s,
               static_cast<long long>(cfg.defaults.seed));
   for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
+  // check runs without the job, so it cannot see which ranks will share a GPU;
+  // it says up front what happens if some do.
+  const bool transfers = std::any_of(plan.begin(), plan.end(), [](const Case& c) {
+    return find_workload(c.workload).scope(c.params).has_value();
+  });
+  if (transfers && cfg.defaults.share_devices && comm.comm == "nccl") {
+    std::printf("note: share_devices = true: NCCL refuses two ranks on one GPU (\"Duplicate GPU detected\"), so %s\n",
+                cfg.defaults.comm == "nccl"
+                    ? "a job whose ranks share a GPU stops before any case runs, naming them; comm = \"auto\" or "
+                      "\"mpi\" moves their data with MPI instead"
+                    : "a job whose ranks share a GPU moves data with MPI (comm auto), and says so");
+  }
   for (const auto& c : plan) {
     std::printf("  [%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld\n", c.index, c.label().c_str(),
                 c.workload.c_str(), static_cast<long long>(c.params.get_int("warmup")),

@@ -55,9 +55,10 @@ std::string default_output(const std::string& config) {
   return path;
 }
 
-std::string summary_line(const CaseRecord& rec) {
+std::string summary_line(const CaseRecord& rec, const std::vector<RankRecord>& ranks) {
   if (rec.status == "skipped") return "skipped: " + rec.status_reason;
   RunRecord one;
+  one.ranks = ranks;  // each GPU's maximum clock, for the flags
   one.cases.push_back(rec);
   const ReportRow r = build_report(one).front();
   std::string s = "median " + format_seconds(r.median_s) +
@@ -67,6 +68,7 @@ std::string summary_line(const CaseRecord& rec) {
   if (r.gbps) std::snprintf(buf, sizeof buf, ", %.2f GB/s per rank", *r.gbps);
   if (r.algbw_gbps) std::snprintf(buf, sizeof buf, ", algbw %.2f GB/s, busbw %.2f GB/s", *r.algbw_gbps, *r.busbw_gbps);
   s += buf;
+  for (const auto& f : r.flags) s += "; " + f;  // ran cold, throttled, clocks low
   if (rec.status == "ok") return s + ", verified";
   if (!rec.scope.empty()) return s + ", VERIFICATION FAILED (" + std::to_string(r.wrong_elements) + " wrong elements)";
   return s + ", VERIFICATION FAILED (max error " + std::to_string(r.max_verify_error) + ")";
@@ -190,7 +192,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
         TerminationGuard guard;
         writer->write_case(rec);
       }
-      std::printf(" %s\n", summary_line(rec).c_str());
+      std::printf(" %s\n", summary_line(rec, table).c_str());
       std::fflush(stdout);
     }
   }

@@ -217,6 +217,17 @@ class BadTransferInput(InputErrorTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("comm mpi (comm auto: MPI on the cpu backend)", p.stdout)
         self.assertIn("note: experiment 'sweep': one group takes every turn", p.stdout)
+        self.assertNotIn("share_devices", p.stdout)
+
+    def test_check_says_what_happens_to_ranks_that_share_a_gpu(self):
+        cfg = self.write("c.toml", CONFIG.replace('backend = "cpu"', 'backend = "cuda"\nshare_devices = true'))
+        p = gpuscale("check", cfg)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("note: share_devices = true: NCCL refuses two ranks on one GPU (\"Duplicate GPU detected\"), so "
+                      "a job whose ranks share a GPU moves data with MPI (comm auto), and says so", p.stdout)
+        p = gpuscale("check", cfg, "--set", "defaults.comm=nccl")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("a job whose ranks share a GPU stops before any case runs, naming them", p.stdout)
 
 
 class OldFiles(ScratchTest):

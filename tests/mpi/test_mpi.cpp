@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "comm/clock_sync.hpp"
@@ -193,4 +194,68 @@ TEST_CASE("graph = true: the sample's work is recorded once and every sample rep
     CHECK(rec.status == "ok");
     CHECK(rec.params.get_bool("graph"));
   }
+}
+
+namespace {
+// A GPU that reads 1000 + rank MHz, 40 + rank degrees, and counts its readings.
+class FakeGpu final : public TelemetrySource {
+ public:
+  explicit FakeGpu(int rank) : rank_(rank) {}
+  TelemetrySample read() override {
+    ++reads;
+    TelemetrySample s;
+    s.sm_clock_mhz = 1000 + rank_;
+    s.temperature_c = 40 + rank_;
+    s.clock_event_reasons = 0;
+    return s;
+  }
+  std::atomic<int> reads{0};
+
+ private:
+  int rank_;
+};
+}  // namespace
+
+TEST_CASE("each rank's GPU readings during a case reach rank 0 as one table, within the case's time",
+          "[mpi][telemetry]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const Config cfg = parse_config("[[experiment]]\nname = \"t\"\nworkload = \"gemm\"\nsize = 32\nops = 2\nwarmup = 1\n"
+                                  "warmup_s = 0.1\nreps = 3\nmodes = [\"parallel\"]\n",
+                                  "t.toml", {}, workload_schemas());
+  CpuDevice dev;
+  CommonClock clock(comm);
+  FakeGpu gpu(comm.rank());
+  Runner runner(comm, dev, nullptr, clock, "cpu", 42);
+  const double before = clock.now();
+  runner.set_telemetry(&gpu, 0.01);
+  const CaseRecord rec = runner.run(expand(cfg).at(0));
+  runner.set_telemetry(nullptr, 0.0);
+  const CaseRecord without = runner.run(expand(cfg).at(0));
+  const double after = clock.now();
+  CHECK(gpu.reads >= 2 + 8);  // start, end, and every 10 ms of at least 0.1 s of warm-up
+  if (comm.rank() != 0) return;
+  const CaseTelemetry& t = rec.telemetry;
+  CHECK(rec.telemetry_interval_s == 0.01);
+  REQUIRE(t.size() >= static_cast<std::size_t>(comm.size()) * 10);
+  for (int r = 0; r < comm.size(); ++r) CHECK(std::count(t.rank.begin(), t.rank.end(), r) >= 10);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    CHECK(t.sm_clock_mhz[i] == 1000 + t.rank[i]);
+    CHECK(t.temperature_c[i] == 40 + t.rank[i]);
+    CHECK(std::isnan(t.power_w[i]));  // not readable: NaN, as the fake said
+    CHECK(t.clock_event_reasons[i] == 0);
+    // On the common clock, within the run (the ranks' clocks agree within microseconds here).
+    CHECK(t.time_s[i] >= before - 1e-3);
+    CHECK(t.time_s[i] <= after + 1e-3);
+    if (i > 0 && t.rank[i] == t.rank[i - 1]) CHECK(t.time_s[i] > t.time_s[i - 1]);
+  }
+  // The last reading of each rank comes after its last timed sample ended.
+  for (int r = 0; r < comm.size(); ++r) {
+    double last = -1e300;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      if (t.rank[i] == r) last = std::max(last, t.time_s[i]);
+    }
+    CHECK(last >= rec.wall_end_s[static_cast<std::size_t>(r) * rec.reps + rec.reps - 1] - 1e-3);
+  }
+  CHECK(without.telemetry.size() == 0);
+  CHECK(without.telemetry_interval_s == 0.0);
 }
