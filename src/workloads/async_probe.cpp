@@ -31,6 +31,11 @@ void AsyncProbeWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
   operands_.setup(dev, problem_, seed);
   acc_ = dev.alloc(sizeof(double));
   acc_host_ = dev.alloc_host(sizeof(double), true);
+  // NaN until a norm lands: pinned memory handed back from an earlier case
+  // may hold the very value this case should produce.
+  const double nan = std::nan("");
+  std::memcpy(acc_host_.data(), &nan, sizeof nan);
+  last_norm_sq_ = nan;
 }
 
 void AsyncProbeWorkload::run_sample(CaseContext& ctx) {
