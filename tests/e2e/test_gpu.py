@@ -74,7 +74,7 @@ class ShippedConfigs(ScratchTest):
                 self.assertGreaterEqual(c["warmup_samples"][0], c.attrs["warmup"], k)
 
     def test_gemm_sweep_with_telemetry(self):
-        out = self.run_config("gpu-gemm-sweep.toml")
+        out = self.run_config("gpu-gemm-sweep.toml", "defaults.reps=5")
         self.check_cases(out)
         with h5py.File(out, "r") as f:
             ranks = f["ranks"]
@@ -100,7 +100,7 @@ class ShippedConfigs(ScratchTest):
             self.assertTrue((t["clock_event_reasons"][()] >= 0).all())
 
     def test_copies(self):
-        self.check_cases(self.run_config("copies.toml"))
+        self.check_cases(self.run_config("copies.toml", "defaults.reps=5"))
 
     def test_async(self):
         self.check_cases(self.run_config("async.toml"))
