@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -26,15 +28,36 @@ namespace {
 // Completion time of the work enqueued before it, set by the stream's worker.
 class CpuEvent final : public DeviceEvent {
  public:
-  explicit CpuEvent(CpuStream& s) : stream_(s) {}
+  explicit CpuEvent(CpuDevice& dev) : dev_(dev) {}
   void record() override {
-    stream_.enqueue([this] { t_ = clock_now(); });
+    dev_.stream().enqueue([this] { t_ = clock_now(); });
   }
   double time() const { return t_; }
 
  private:
-  CpuStream& stream_;
+  CpuDevice& dev_;
   double t_ = 0.0;
+};
+
+// Set by one lane's worker when it reaches it; another lane's worker blocks on it.
+class Fence {
+ public:
+  void signal() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return done_; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
 };
 
 template <class T>
@@ -112,14 +135,45 @@ std::string blas_version() {
 CpuDevice::CpuDevice() {
   info_.kind = "cpu";
   info_.name = cpu_model_name();
+  for (auto& l : lanes_) l = std::make_unique<CpuStream>();
 }
 
 CpuDevice::~CpuDevice() {
   try {
-    stream_.synchronize();
+    synchronize();
   } catch (...) {
     // The error was the caller's to collect; a destructor must not throw.
   }
+}
+
+void CpuDevice::wait(Lane waiter, Lane on) {
+  if (waiter == on) return;  // a lane is in order already
+  auto fence = std::make_shared<Fence>();
+  // A fence covers the work enqueued on `on` so far, never later work: lanes
+  // cannot wait for each other in a cycle, as with CUDA events.
+  lanes_[static_cast<int>(on)]->enqueue([fence] { fence->signal(); });
+  lanes_[static_cast<int>(waiter)]->enqueue([fence] { fence->wait(); });
+}
+
+void CpuDevice::synchronize() {
+  // Every lane, each error surfacing once; the first one is rethrown.
+  std::exception_ptr first;
+  for (auto& l : lanes_) {
+    try {
+      l->synchronize();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+void CpuDevice::begin_batch() {
+  for (auto& l : lanes_) l->hold();
+}
+
+void CpuDevice::end_batch() {
+  for (auto& l : lanes_) l->release();
 }
 
 DeviceBuffer CpuDevice::alloc(std::size_t bytes) { return host_alloc(bytes); }
@@ -127,7 +181,7 @@ DeviceBuffer CpuDevice::alloc(std::size_t bytes) { return host_alloc(bytes); }
 HostBuffer CpuDevice::alloc_host(std::size_t bytes, bool) { return host_alloc(bytes); }
 
 void CpuDevice::copy_async(void* dst, const void* src, std::size_t bytes, CopyKind) {
-  stream_.enqueue([=] { std::memcpy(dst, src, bytes); });
+  stream().enqueue([=] { std::memcpy(dst, src, bytes); });
 }
 
 void CpuDevice::gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
@@ -142,17 +196,17 @@ void CpuDevice::gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a,
   void* pc = c.data();
   if (impl == GemmImpl::naive) {
     if (t == DType::fp64) {
-      stream_.enqueue([=] { naive_gemm(s, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc)); });
+      stream().enqueue([=] { naive_gemm(s, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc)); });
     } else {
-      stream_.enqueue([=] { naive_gemm(s, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc)); });
+      stream().enqueue([=] { naive_gemm(s, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc)); });
     }
   } else if (t == DType::fp64) {
-    stream_.enqueue([=] {
+    stream().enqueue([=] {
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0, static_cast<const double*>(pa), s.k,
                   static_cast<const double*>(pb), s.n, 0.0, static_cast<double*>(pc), s.n);
     });
   } else {
-    stream_.enqueue([=] {
+    stream().enqueue([=] {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, static_cast<const float*>(pa), s.k,
                   static_cast<const float*>(pb), s.n, 0.0f, static_cast<float*>(pc), s.n);
     });
@@ -165,7 +219,7 @@ void CpuDevice::sum_squares(DType t, const DeviceBuffer& x, std::size_t count, D
   }
   const void* px = x.data();
   auto* out = static_cast<double*>(acc.data());
-  stream_.enqueue([=] {
+  stream().enqueue([=] {
     std::vector<double> v(count);
     decode(px, count, t, v.data());
     double s = accumulate ? *out : 0.0;
@@ -188,12 +242,12 @@ void CpuDevice::multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer&
   void* pr = r.data();
   const int threads = threads_;  // the value when enqueued, as for any stream-ordered argument
   if (t == DType::fp64) {
-    stream_.enqueue([=] {
+    stream().enqueue([=] {
       multiply_add_split(static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pr),
                          count, threads);
     });
   } else {
-    stream_.enqueue([=] {
+    stream().enqueue([=] {
       multiply_add_split(static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pr), count,
                          threads);
     });
@@ -205,7 +259,7 @@ void CpuDevice::set_threads(int threads) {
   threads_ = threads < 1 ? 1 : threads;
 }
 
-std::unique_ptr<DeviceEvent> CpuDevice::create_event() { return std::make_unique<CpuEvent>(stream_); }
+std::unique_ptr<DeviceEvent> CpuDevice::create_event() { return std::make_unique<CpuEvent>(*this); }
 
 double CpuDevice::elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const {
   return static_cast<const CpuEvent&>(stop).time() - static_cast<const CpuEvent&>(start).time();

@@ -1,7 +1,10 @@
-// The CPU backend: host memory and OpenBLAS, with a worker thread as its
-// stream (CpuStream), so work is asynchronous as on a GPU. "Device" memory is
+// The CPU backend: host memory and OpenBLAS, with a worker thread as each
+// lane's stream (CpuStream), so work is asynchronous as on a GPU. "Device" memory is
 // ordinary host memory, and pinned host memory is the same as pageable.
 #pragma once
+
+#include <array>
+#include <memory>
 
 #include "device/cpu_stream.hpp"
 #include "device/device.hpp"
@@ -21,20 +24,27 @@ class CpuDevice final : public Device {
   void sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) override;
   void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r,
                     std::size_t count) override;
-  void synchronize() override { stream_.synchronize(); }
+  void use_lane(Lane l) override { lane_ = l; }
+  Lane lane() const override { return lane_; }
+  void wait(Lane waiter, Lane on) override;
+  void synchronize() override;
   std::unique_ptr<DeviceEvent> create_event() override;
   double elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const override;
   void set_threads(int threads) override;
   bool buffers_on_host() const override { return true; }
-  void host_task(std::function<void()> fn) override { stream_.enqueue(std::move(fn)); }
+  void host_task(std::function<void()> fn) override { stream().enqueue(std::move(fn)); }
   void* native_stream() const override { return nullptr; }
-  void begin_batch() override { stream_.hold(); }
-  void end_batch() override { stream_.release(); }
+  void begin_batch() override;
+  void end_batch() override;
+  // The current lane's stream.
+  CpuStream& stream() { return *lanes_[static_cast<int>(lane_)]; }
 
  private:
   DeviceInfo info_;
   int threads_ = 1;  // set_threads: OpenBLAS's threads and multiply_add's
-  CpuStream stream_;
+  // One worker thread per lane, so work on different lanes really overlaps.
+  std::array<std::unique_ptr<CpuStream>, kLanes> lanes_;
+  Lane lane_ = Lane::compute;
 };
 
 // "Intel(R) Xeon(R) ..." from /proc/cpuinfo, or "unknown CPU".

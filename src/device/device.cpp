@@ -29,6 +29,20 @@ const std::vector<std::string>& gemm_impl_names() {
   return v;
 }
 
+const char* lane_name(Lane l) {
+  switch (l) {
+    case Lane::compute: return "compute";
+    case Lane::copy: return "copy";
+    case Lane::comm: return "comm";
+  }
+  return "?";
+}
+
+void Device::join_lanes() {
+  wait(Lane::compute, Lane::copy);
+  wait(Lane::compute, Lane::comm);
+}
+
 std::unique_ptr<DeviceGraph> Device::capture(const std::function<void()>&) {
   throw RuntimeError("the " + info().kind + " backend cannot record work into a graph (CUDA graphs need the CUDA backend)");
 }

@@ -66,6 +66,13 @@ const std::vector<std::string>& gemm_impl_names();
 
 enum class CopyKind { h2d, d2h, d2d };
 
+// A device's streams: work on different lanes may run at the same time, in
+// order within a lane, and across lanes only where Device::wait says so.
+// The data plane runs on the lane that is current when it is called.
+enum class Lane { compute, copy, comm };
+constexpr int kLanes = 3;
+const char* lane_name(Lane l);
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -74,6 +81,16 @@ class Device {
   virtual DeviceBuffer alloc(std::size_t bytes) = 0;
   // pinned: page-locked where the backend has such a thing.
   virtual HostBuffer alloc_host(std::size_t bytes, bool pinned) = 0;
+
+  // The lane that stream-ordered work, events and host tasks go to from now
+  // on (Lane::compute until changed). The runner starts every sample on compute.
+  virtual void use_lane(Lane l) = 0;
+  virtual Lane lane() const = 0;
+  // Work enqueued on `waiter` from now on starts after everything enqueued on
+  // `on` so far has completed (CUDA: an event recorded on `on`, waited for on `waiter`).
+  virtual void wait(Lane waiter, Lane on) = 0;
+  // Every lane's work so far before anything enqueued on compute from now on.
+  void join_lanes();
 
   // Stream-ordered work; each returns once enqueued.
   virtual void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind) = 0;
@@ -86,7 +103,8 @@ class Device {
   virtual void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r,
                             std::size_t count) = 0;
 
-  virtual void synchronize() = 0;
+  virtual void synchronize() = 0;  // every lane
+  // An event records on the lane that is current when record() is called.
   virtual std::unique_ptr<DeviceEvent> create_event() = 0;
   // Seconds of device time between two recorded events (after synchronize).
   virtual double elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const = 0;

@@ -2,7 +2,11 @@
 // a CpuDevice, so a test overrides only the call it wants to change.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <functional>
+#include <thread>
 #include <memory>
 #include <vector>
 
@@ -26,6 +30,9 @@ class ForwardingDevice : public Device {
   void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r, std::size_t n) override {
     cpu_.multiply_add(t, a, b, r, n);
   }
+  void use_lane(Lane l) override { cpu_.use_lane(l); }
+  Lane lane() const override { return cpu_.lane(); }
+  void wait(Lane waiter, Lane on) override { cpu_.wait(waiter, on); }
   void synchronize() override { cpu_.synchronize(); }
   std::unique_ptr<DeviceEvent> create_event() override { return cpu_.create_event(); }
   double elapsed_s(const DeviceEvent& a, const DeviceEvent& b) const override { return cpu_.elapsed_s(a, b); }
@@ -102,5 +109,48 @@ inline std::unique_ptr<DeviceGraph> RecordingDevice::capture(const std::function
   recording_ = false;
   return std::make_unique<Graph>(*this, std::move(steps_));
 }
+
+// Makes a pipeline's overlap deterministic. Matmul i (i > 0) waits until
+// the copy of result i-1 has landed, and that copy waits until matmul i has
+// begun: a pipeline that copies each result while the next matmul runs
+// passes straight through, with copy i-1 inside matmul i's interval whatever
+// the scheduler does. One that copies only after all matmuls makes matmul 1
+// wait in vain for 2 s (`timed_out`; later ones then no longer wait).
+class HandshakeDevice final : public ForwardingDevice {
+ public:
+  explicit HandshakeDevice(int ops) : ops_(ops) {}  // the pipeline's matmuls per sample
+  void gemm(GemmImpl i, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) override {
+    const int index = gemms_++;  // counted over all samples: each sample's copies all land before the next
+    cpu_.host_task([this, index] {
+      ++started_;
+      wait_until([&] { return copies_done_ >= index; });
+    });
+    cpu_.gemm(i, t, s, a, b, c);
+  }
+  void copy_async(void* d, const void* s, std::size_t b, CopyKind k) override {
+    if (k != CopyKind::d2h) return cpu_.copy_async(d, s, b, k);
+    const int index = copies_++;
+    const int sample_start = index - index % ops_;  // matmuls of earlier samples
+    cpu_.host_task([this, index, sample_start] {
+      wait_until([&] { return started_ >= sample_start + std::min(index - sample_start + 2, ops_); });
+    });
+    cpu_.copy_async(d, s, b, k);
+    cpu_.host_task([this] { ++copies_done_; });
+  }
+  std::atomic<bool> timed_out{false};
+
+ private:
+  template <class Ready>
+  void wait_until(Ready ready) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!timed_out && !ready()) {
+      if (std::chrono::steady_clock::now() > until) timed_out = true;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+  int ops_;
+  int gemms_ = 0, copies_ = 0;                        // enqueued (host thread)
+  std::atomic<int> started_{0}, copies_done_{0};    // reached (lane workers)
+};
 
 }  // namespace gpuscale::testing

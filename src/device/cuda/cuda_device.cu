@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -50,18 +51,25 @@ class CudaGraph final : public DeviceGraph {
   cudaStream_t stream_;
 };
 
+EventPtr new_event(unsigned flags) {
+  cudaEvent_t e = nullptr;
+  GPUSCALE_CUDA(cudaEventCreateWithFlags(&e, flags));
+  return EventPtr(e);
+}
+
+// Records on the stream of the lane that is current at record() time.
 class CudaEvent final : public DeviceEvent {
  public:
-  explicit CudaEvent(cudaStream_t s) : stream_(s) {
-    cudaEvent_t e = nullptr;
-    GPUSCALE_CUDA(cudaEventCreate(&e));
-    event_.reset(e);
+  explicit CudaEvent(const Device& dev, const std::array<cudaStream_t, kLanes>& streams)
+      : dev_(dev), streams_(streams), event_(new_event(cudaEventDefault)) {}
+  void record() override {
+    GPUSCALE_CUDA(cudaEventRecord(event_.get(), streams_[static_cast<int>(dev_.lane())]));
   }
-  void record() override { GPUSCALE_CUDA(cudaEventRecord(event_.get(), stream_)); }
   cudaEvent_t get() const { return event_.get(); }
 
  private:
-  cudaStream_t stream_;
+  const Device& dev_;
+  const std::array<cudaStream_t, kLanes>& streams_;
   EventPtr event_;
 };
 
@@ -94,20 +102,39 @@ class CudaDevice final : public Device {
     info_.name = prop.name;
     info_.uuid = uuid_string(prop.uuid);
     info_.pci_bus_id = pci;
-    cudaStream_t s = nullptr;
-    GPUSCALE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    stream_.reset(s);
-    cublasHandle_t h = nullptr;
-    GPUSCALE_CUBLAS(cublasCreate(&h));
-    cublas_.reset(h);
-    GPUSCALE_CUBLAS(cublasSetStream(h, s));
-    // A workspace of our own, so that cuBLAS allocates nothing while a graph
-    // is being captured (cublasSetStream resets it: set it after).
-    workspace_ = alloc(kCublasWorkspaceBytes);
-    GPUSCALE_CUBLAS(cublasSetWorkspace(h, workspace_.data(), workspace_.bytes()));
+    for (int l = 0; l < kLanes; ++l) {
+      LaneState& lane = lanes_[l];
+      cudaStream_t s = nullptr;
+      GPUSCALE_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      lane.stream.reset(s);
+      streams_[l] = s;
+      lane.fence = new_event(cudaEventDisableTiming);
+      cublasHandle_t h = nullptr;
+      GPUSCALE_CUBLAS(cublasCreate(&h));
+      lane.blas.reset(h);
+      GPUSCALE_CUBLAS(cublasSetStream(h, s));
+      // A workspace of the lane's own, so that cuBLAS allocates nothing while a
+      // graph is being captured and lanes never share one (cublasSetStream
+      // resets it: set it after).
+      lane.workspace = alloc(kCublasWorkspaceBytes);
+      GPUSCALE_CUBLAS(cublasSetWorkspace(h, lane.workspace.data(), lane.workspace.bytes()));
+    }
   }
 
-  ~CudaDevice() override { cudaStreamSynchronize(stream_.get()); }  // errors were the caller's to collect
+  ~CudaDevice() override {  // errors were the caller's to collect
+    for (auto s : streams_) cudaStreamSynchronize(s);
+  }
+
+  void use_lane(Lane l) override { lane_ = l; }
+  Lane lane() const override { return lane_; }
+
+  void wait(Lane waiter, Lane on) override {
+    if (waiter == on) return;
+    // cudaStreamWaitEvent waits for the record made just before it: one fence per lane suffices.
+    LaneState& from = lanes_[static_cast<int>(on)];
+    GPUSCALE_CUDA(cudaEventRecord(from.fence.get(), from.stream.get()));
+    GPUSCALE_CUDA(cudaStreamWaitEvent(streams_[static_cast<int>(waiter)], from.fence.get(), 0));
+  }
 
   const DeviceInfo& info() const override { return info_; }
 
@@ -129,7 +156,7 @@ class CudaDevice final : public Device {
   }
 
   void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind) override {
-    GPUSCALE_CUDA(cudaMemcpyAsync(dst, src, bytes, memcpy_kind(kind), stream_.get()));
+    GPUSCALE_CUDA(cudaMemcpyAsync(dst, src, bytes, memcpy_kind(kind), stream()));
   }
 
   void gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
@@ -139,7 +166,7 @@ class CudaDevice final : public Device {
     if (a.bytes() < e * s.m * s.k || b.bytes() < e * s.k * s.n || c.bytes() < e * s.m * s.n) {
       throw RuntimeError("gemm: a buffer is smaller than the matrix shape");
     }
-    void* st = stream_.get();
+    void* st = stream();
     switch (impl) {
       case GemmImpl::vendor: return vendor_gemm(t, s, a.data(), b.data(), c.data());
       case GemmImpl::naive:
@@ -159,7 +186,7 @@ class CudaDevice final : public Device {
       throw RuntimeError("sum_squares: a buffer is smaller than the count");
     }
     GPUSCALE_CUDA(kernels::launch_sum_squares(t, x.data(), count, static_cast<double*>(acc.data()), accumulate,
-                                              stream_.get()));
+                                              stream()));
   }
 
   void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r,
@@ -171,12 +198,14 @@ class CudaDevice final : public Device {
     if (a.bytes() < bytes || b.bytes() < bytes || r.bytes() < bytes) {
       throw RuntimeError("multiply_add: a buffer is smaller than the count");
     }
-    GPUSCALE_CUDA(kernels::launch_multiply_add(t, a.data(), b.data(), r.data(), count, stream_.get()));
+    GPUSCALE_CUDA(kernels::launch_multiply_add(t, a.data(), b.data(), r.data(), count, stream()));
   }
 
-  void synchronize() override { GPUSCALE_CUDA(cudaStreamSynchronize(stream_.get())); }
+  void synchronize() override {
+    for (auto s : streams_) GPUSCALE_CUDA(cudaStreamSynchronize(s));
+  }
 
-  std::unique_ptr<DeviceEvent> create_event() override { return std::make_unique<CudaEvent>(stream_.get()); }
+  std::unique_ptr<DeviceEvent> create_event() override { return std::make_unique<CudaEvent>(*this, streams_); }
 
   double elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const override {
     float ms = 0.0f;
@@ -194,10 +223,10 @@ class CudaDevice final : public Device {
     fn();
   }
 
-  void* native_stream() const override { return stream_.get(); }
+  void* native_stream() const override { return stream(); }
 
   std::unique_ptr<DeviceGraph> capture(const std::function<void()>& enqueue) override {
-    cudaStream_t s = stream_.get();
+    cudaStream_t s = stream();
     GPUSCALE_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     try {
       enqueue();
@@ -218,7 +247,7 @@ class CudaDevice final : public Device {
  private:
   // Row-major C = A * B is column-major C^T = B^T * A^T: cuBLAS gets B first.
   void vendor_gemm(DType t, GemmShape s, const void* a, const void* b, void* c) {
-    cublasHandle_t h = cublas_.get();
+    cublasHandle_t h = lanes_[static_cast<int>(lane_)].blas.get();
     if (t == DType::fp64) {
       const double one = 1.0, zero = 0.0;
       GPUSCALE_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one, b, CUDA_R_64F, s.n, a, CUDA_R_64F,
@@ -238,10 +267,19 @@ class CudaDevice final : public Device {
   // What PyTorch gives cuBLAS on Hopper; enough for every algorithm of our shapes.
   static constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
 
+  cudaStream_t stream() const { return streams_[static_cast<int>(lane_)]; }
+
+  struct LaneState {
+    StreamPtr stream;
+    EventPtr fence;           // recorded by wait() on this lane
+    DeviceBuffer workspace;   // declared before the handle, so it outlives it
+    CublasPtr blas;
+  };
+
   DeviceInfo info_;
-  StreamPtr stream_;
-  DeviceBuffer workspace_;  // declared before the handle, so it outlives it
-  CublasPtr cublas_;
+  std::array<LaneState, kLanes> lanes_;
+  std::array<cudaStream_t, kLanes> streams_{};
+  Lane lane_ = Lane::compute;
 };
 
 }  // namespace
