@@ -52,6 +52,14 @@ struct CaseTelemetry {
   std::size_t size() const { return rank.size(); }
 };
 
+// Named intervals inside the timed samples (workloads that mark them), one row per interval.
+struct CasePhases {
+  std::vector<std::string> names;                  // e.g. "compute", "transfer"
+  std::vector<std::int64_t> rank, sample, phase;  // phase: index into names
+  std::vector<double> start_s, end_s;              // common clock, inside the sample's wall_start..wall_end
+  std::size_t size() const { return rank.size(); }
+};
+
 struct CaseRecord {
   std::size_t index = 0;
   std::string experiment, workload, mode, backend;
@@ -85,6 +93,8 @@ struct CaseRecord {
   std::vector<std::int64_t> wrong_elements;                 // [ranks], of the verification
   std::vector<double> op_bytes;    // [ranks], bytes of one operation (nccl-tests' size) in the rank's group
   std::vector<double> bus_factor;  // [ranks], busbw / algbw for the rank's group size
+
+  CasePhases phases;
 
   // Readings of each rank's GPU from the start of warm-up to the end of the timed samples.
   CaseTelemetry telemetry;

@@ -166,6 +166,16 @@ RunRecord read_result_file(const std::string& path) {
       c.warmup_device_time_s = h5::read_doubles(id, "warmup_device_time");
       c.warmup_width = c.ranks > 0 ? static_cast<int>(c.warmup_device_time_s.size() / c.ranks) : 0;
     }
+    if (h5::exists(id, "phases")) {
+      H5Id pg = h5::open_group(id, "phases");
+      CasePhases& ph = c.phases;
+      ph.names = h5::read_strings(pg.get(), "names");
+      ph.rank = h5::read_ints(pg.get(), "rank");
+      ph.sample = h5::read_ints(pg.get(), "sample");
+      ph.phase = h5::read_ints(pg.get(), "phase");
+      ph.start_s = h5::read_doubles(pg.get(), "start");
+      ph.end_s = h5::read_doubles(pg.get(), "end");
+    }
     if (h5::exists(id, "telemetry")) {
       H5Id tg = h5::open_group(id, "telemetry");
       const hid_t tid = tg.get();

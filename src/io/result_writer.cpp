@@ -168,6 +168,18 @@ void ResultWriter::write_case(const CaseRecord& c) {
                     "sample start on the common clock (s since the run's epoch on rank 0) [rank][rep]");
   h5::write_doubles(id, "wall_end", c.wall_end_s, ranks, reps, "s",
                     "sample end, after synchronize, on the common clock [rank][rep]");
+  if (c.phases.size() > 0) {
+    const CasePhases& ph = c.phases;
+    H5Id pg = h5::create_group(id, "phases");
+    const hid_t pid = pg.get();
+    const hsize_t rows = ph.size();
+    h5::write_strings(pid, "names", ph.names);
+    h5::write_ints(pid, "rank", ph.rank);
+    h5::write_ints(pid, "sample", ph.sample);
+    h5::write_ints(pid, "phase", ph.phase);
+    h5::write_doubles(pid, "start", ph.start_s, rows, 0, "s", "interval start on the common clock");
+    h5::write_doubles(pid, "end", ph.end_s, rows, 0, "s", "interval end on the common clock");
+  }
   if (c.telemetry.size() > 0) {
     const CaseTelemetry& t = c.telemetry;
     H5Id tg = h5::create_group(id, "telemetry");

@@ -103,6 +103,34 @@ void telemetry_flags(const RunRecord& run, const CaseRecord& c, std::vector<std:
   if (!low.empty()) flags.push_back(low);
 }
 
+// Phase sums per (rank, sample), and from them exposed transfer and overlap.
+void phase_numbers(const CaseRecord& c, ReportRow& r) {
+  const CasePhases& p = c.phases;
+  if (p.size() == 0 || c.reps == 0) return;
+  const std::size_t samples = static_cast<std::size_t>(c.ranks) * c.reps;
+  std::vector<std::vector<double>> sums(p.names.size(), std::vector<double>(samples, 0.0));
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const std::size_t at = static_cast<std::size_t>(p.rank[i]) * c.reps + static_cast<std::size_t>(p.sample[i]);
+    if (at < samples) sums[p.phase[i]][at] += p.end_s[i] - p.start_s[i];
+  }
+  for (std::size_t k = 0; k < p.names.size(); ++k) r.phase_s.emplace_back(p.names[k], median(sums[k]));
+  const auto find = [&](const char* name) -> const std::vector<double>* {
+    const auto it = std::find(p.names.begin(), p.names.end(), name);
+    return it == p.names.end() ? nullptr : &sums[it - p.names.begin()];
+  };
+  const auto* compute = find("compute");
+  const auto* transfer = find("transfer");
+  if (!compute || !transfer) return;
+  std::vector<double> exposed, overlap;
+  for (std::size_t at = 0; at < samples; ++at) {
+    const double t = c.device_time_s[at], cs = (*compute)[at], xs = (*transfer)[at];
+    exposed.push_back(std::max(0.0, t - cs));
+    if (xs > 0) overlap.push_back(std::clamp((cs + xs - t) / xs, 0.0, 1.0));
+  }
+  r.exposed_transfer_s = median(exposed);
+  if (!overlap.empty()) r.overlap_fraction = median(overlap);
+}
+
 }  // namespace
 
 std::string format_seconds(double s) {
@@ -172,6 +200,7 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
     r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
     if (std::string f = cold_start_flag(c); !f.empty()) r.flags.push_back(std::move(f));
     telemetry_flags(run, c, r.flags);
+    phase_numbers(c, r);
     rows.push_back(std::move(r));
   }
   // Pair each parallel row with the serial row of the same experiment,
@@ -235,6 +264,13 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
                      r.status});
     add_note(r.note);
     for (const auto& f : r.flags) add_note("case " + std::to_string(r.case_index) + ": " + f);
+    if (!r.phase_s.empty()) {
+      std::string n = "case " + std::to_string(r.case_index) + ": phases";
+      for (const auto& [name, t] : r.phase_s) n += " " + name + " " + format_seconds(t);
+      if (r.exposed_transfer_s) n += "; exposed transfer " + format_seconds(*r.exposed_transfer_s);
+      if (r.overlap_fraction) n += fmt(", overlap %.0f%%", *r.overlap_fraction * 100);
+      add_note(n);
+    }
     if (!ran) add_note("skipped: case " + std::to_string(r.case_index) + ": " + r.status_reason);
     if (r.status == "verify-failed" && !r.scope.empty()) {
       add_note("verify-failed: case " + std::to_string(r.case_index) + ": up to " + std::to_string(r.wrong_elements) +
@@ -307,7 +343,8 @@ std::string render_json(const std::vector<ReportRow>& rows) {
     const std::pair<const char*, const std::optional<double>*> optional_numbers[] = {
         {"gflops", &r.gflops},         {"total_gflops", &r.total_gflops}, {"gbps", &r.gbps},
         {"total_gbps", &r.total_gbps}, {"speedup", &r.speedup},           {"efficiency", &r.efficiency},
-        {"op_time_s", &r.op_time_s},   {"algbw_gbps", &r.algbw_gbps},     {"busbw_gbps", &r.busbw_gbps}};
+        {"op_time_s", &r.op_time_s},   {"algbw_gbps", &r.algbw_gbps},     {"busbw_gbps", &r.busbw_gbps},
+        {"exposed_transfer_s", &r.exposed_transfer_s}, {"overlap_fraction", &r.overlap_fraction}};
     for (const auto& [key, value] : optional_numbers) {
       if (*value) o[key] = **value;
     }
@@ -322,6 +359,11 @@ std::string render_json(const std::vector<ReportRow>& rows) {
     }
     if (!r.note.empty()) o["note"] = r.note;
     if (!r.flags.empty()) o["flags"] = r.flags;
+    if (!r.phase_s.empty()) {
+      nlohmann::json ph = nlohmann::json::object();
+      for (const auto& [name, t] : r.phase_s) ph[name] = t;
+      o["phase_s"] = ph;
+    }
     arr.push_back(std::move(o));
   }
   return arr.dump(2) + "\n";
@@ -332,7 +374,8 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
   os.precision(9);
   os << "file,case,name,workload,mode,backend,ranks,nodes,reps,params,median_s,min_s,p95_s,enqueue_median_s,gflops,"
         "total_gflops,gbps,total_gbps,speedup,efficiency,slowest_rank,slowest_ratio,max_verify_error,status,"
-        "scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,status_reason,flags\n";
+        "scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,status_reason,flags,"
+        "exposed_transfer_s,overlap_fraction\n";
   auto opt = [&](const std::optional<double>& v) {
     if (v) os << *v;
   };
@@ -366,7 +409,11 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
     if (!r.scope.empty() && ran) os << r.wrong_elements;
     std::string flags;
     for (const auto& f : r.flags) flags += (flags.empty() ? "" : "; ") + f;
-    os << ',' << quoted(r.status_reason) << ',' << quoted(flags) << '\n';
+    os << ',' << quoted(r.status_reason) << ',' << quoted(flags) << ',';
+    opt(r.exposed_transfer_s);
+    os << ',';
+    opt(r.overlap_fraction);
+    os << '\n';
   }
   return os.str();
 }

@@ -41,6 +41,13 @@ struct ReportRow {
   double slowest_ratio = 1.0;  // slowest rank's median / median of the rank medians
   double max_verify_error = 0.0;
   std::string note;  // the workload's note on how it ran (e.g. memcpy on the CPU backend)
+  // Workloads that mark phases: each phase's time in a sample (the sum of its
+  // intervals; median over ranks and samples), in the order they appeared.
+  std::vector<std::pair<std::string, double>> phase_s;
+  // With phases "compute" and "transfer": the transfer time the compute did
+  // not hide (sample time - compute), and the hidden share of the transfer
+  // ((compute + transfer - sample time) / transfer, in [0, 1]); medians over ranks and samples.
+  std::optional<double> exposed_transfer_s, overlap_fraction;
   // What a reader should doubt about this case's numbers (ran cold, throttled, clocks below the maximum).
   std::vector<std::string> flags;
 };

@@ -72,6 +72,40 @@ void Runner::gather_telemetry(const std::vector<TelemetrySample>& mine, CaseReco
   }
 }
 
+// Collective: every rank's phase intervals into one table on rank 0, with
+// the phase names of all ranks (in the order they first appear).
+void Runner::gather_phases(const CasePhases& mine, CaseRecord& rec) const {
+  std::vector<double> flat;  // sample, phase, start, end per interval
+  for (std::size_t i = 0; i < mine.sample.size(); ++i) {
+    flat.insert(flat.end(), {static_cast<double>(mine.sample[i]), static_cast<double>(mine.phase[i]), mine.start_s[i],
+                             mine.end_s[i]});
+  }
+  std::string names;
+  for (const auto& n : mine.names) names += n + "\n";
+  const auto all_names = comm_.gather(names);
+  const auto counts = comm_.gather(static_cast<int>(mine.sample.size()));
+  const auto all = comm_.gather(flat);
+  CasePhases& p = rec.phases;
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    std::vector<int> to_global;  // this rank's phase index -> index in p.names
+    std::size_t from = 0;
+    for (std::size_t nl; (nl = all_names[r].find('\n', from)) != std::string::npos; from = nl + 1) {
+      const std::string n = all_names[r].substr(from, nl - from);
+      auto it = std::find(p.names.begin(), p.names.end(), n);
+      if (it == p.names.end()) it = p.names.insert(p.names.end(), n);
+      to_global.push_back(static_cast<int>(it - p.names.begin()));
+    }
+    for (int i = 0; i < counts[r]; ++i, at += 4) {
+      p.rank.push_back(static_cast<std::int64_t>(r));
+      p.sample.push_back(static_cast<std::int64_t>(all[at]));
+      p.phase.push_back(to_global.at(static_cast<std::size_t>(all[at + 1])));
+      p.start_s.push_back(all[at + 2]);
+      p.end_s.push_back(all[at + 3]);
+    }
+  }
+}
+
 double default_warmup_s(const std::string& backend) { return backend == "cuda" ? 0.5 : 0.0; }
 
 CaseRecord Runner::run(const Case& c) {
@@ -84,6 +118,9 @@ CaseRecord Runner::run(const Case& c) {
   std::unique_ptr<Workload> w = entry.make(c.params);
   CaseContext ctx{dev_};
   ctx.nodes = comm_.node_count();
+  PhaseLog phases(dev_);
+  ctx.phases = &phases;
+  CasePhases my_phases;  // this rank's intervals of the timed samples
   if (const auto scope = entry.scope(c.params)) {
     if (!groups_) throw RuntimeError("case " + c.label() + " moves data between ranks, but this runner has no data plane");
     ctx.group = &groups_->get(*scope);
@@ -130,16 +167,25 @@ CaseRecord Runner::run(const Case& c) {
   auto ev1 = dev_.create_event();
   // A transfer's sample starts on the stream once all of it is enqueued (see Device::begin_batch).
   const bool batch = ctx.group != nullptr;
+  const bool lanes = w->uses_lanes();
   // One sample; returns its device time. i < 0: a warm-up sample, not kept with the timed ones.
   auto sample = [&](int i) {
     const double t0 = clock_.now();
     if (batch) dev_.begin_batch();
+    dev_.use_lane(Lane::compute);
+    phases.start_sample();
     ev0->record();
+    if (lanes) {  // every lane starts with the sample...
+      dev_.wait(Lane::copy, Lane::compute);
+      dev_.wait(Lane::comm, Lane::compute);
+    }
     if (graph) {
       graph->launch();
     } else {
       w->run_sample(ctx);
     }
+    dev_.use_lane(Lane::compute);
+    if (lanes) dev_.join_lanes();  // ...and ends before its end event
     ev1->record();
     if (batch) dev_.end_batch();
     const double queued = clock_.now();  // the launch calls have returned
@@ -151,6 +197,13 @@ CaseRecord Runner::run(const Case& c) {
       end[i] = t1;
       enqueue[i] = queued - t0;
       time[i] = device_s;
+      // On the common clock: the sample's start plus the device time since its first event.
+      for (const auto& iv : phases.intervals(*ev0)) {
+        my_phases.sample.push_back(i);
+        my_phases.phase.push_back(iv.phase);
+        my_phases.start_s.push_back(t0 + iv.begin_s);
+        my_phases.end_s.push_back(t0 + iv.end_s);
+      }
     }
     return device_s;
   };
@@ -224,6 +277,8 @@ CaseRecord Runner::run(const Case& c) {
   rec.warmup_width = width;
   rec.warmup_device_time_s = comm_.gather(warm_times);
   gather_telemetry(readings, rec);
+  my_phases.names = phases.names();
+  gather_phases(my_phases, rec);
   if (ctx.group) {
     rec.wrong_elements = to_int64(comm_.gather(std::vector<double>{static_cast<double>(v.wrong_elements)}));
     rec.op_bytes = comm_.gather(std::vector<double>{w->op_bytes()});

@@ -51,6 +51,7 @@ class Runner {
   std::string backend_;
   std::uint64_t seed_;
   void gather_telemetry(const std::vector<TelemetrySample>& mine, CaseRecord& rec) const;
+  void gather_phases(const CasePhases& mine, CaseRecord& rec) const;
 
   TelemetrySource* telemetry_ = nullptr;
   double telemetry_interval_s_ = 0.0;

@@ -103,13 +103,23 @@ std::vector<double> GemmOperands::download_c(Device& dev) const {
 }
 
 Verification GemmOperands::verify(Device& dev, long double* c_sum_squares) const {
-  const auto m = static_cast<std::size_t>(p_.shape.m), n = static_cast<std::size_t>(p_.shape.n),
-             k = static_cast<std::size_t>(p_.shape.k);
   const std::vector<double> c = download_c(dev);
   if (c_sum_squares) {
     *c_sum_squares = 0.0L;
     for (double x : c) *c_sum_squares += static_cast<long double>(x) * x;
   }
+  return verify_values(c);
+}
+
+Verification GemmOperands::verify_host(const void* c_stored) const {
+  std::vector<double> c(c_count());
+  decode(c_stored, c.size(), p_.dtype, c.data());
+  return verify_values(c);
+}
+
+Verification GemmOperands::verify_values(const std::vector<double>& c) const {
+  const auto m = static_cast<std::size_t>(p_.shape.m), n = static_cast<std::size_t>(p_.shape.n),
+             k = static_cast<std::size_t>(p_.shape.k);
   // Corners plus a fixed pseudo-random sample of entries.
   std::vector<std::pair<std::size_t, std::size_t>> at{{0, 0}, {m - 1, n - 1}, {0, n - 1}, {m - 1, 0}};
   std::mt19937_64 rng(12345);

@@ -35,15 +35,20 @@ class GemmOperands {
  public:
   void setup(Device& dev, const GemmProblem& p, std::uint64_t seed);
   void multiply(Device& dev) { dev.gemm(p_.impl, p_.dtype, p_.shape, a_, b_, c_); }
+  // C = A * B into another buffer of C's size.
+  void multiply_into(Device& dev, DeviceBuffer& c) const { dev.gemm(p_.impl, p_.dtype, p_.shape, a_, b_, c); }
   // Checks C; with `c_sum_squares`, also returns the sum of c^2 over C as
   // stored on the device, in long double, from the same download.
   Verification verify(Device& dev, long double* c_sum_squares = nullptr) const;
+  // Checks a C that is in host memory, stored in the problem's dtype.
+  Verification verify_host(const void* c_stored) const;
   const GemmProblem& problem() const { return p_; }
   const DeviceBuffer& c() const { return c_; }
   std::size_t c_count() const { return static_cast<std::size_t>(p_.shape.m) * p_.shape.n; }
 
  private:
   std::vector<double> download_c(Device& dev) const;
+  Verification verify_values(const std::vector<double>& c) const;
   GemmProblem p_;
   std::vector<double> a_host_, b_host_;
   DeviceBuffer a_, b_, c_;

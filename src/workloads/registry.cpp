@@ -9,6 +9,7 @@
 #include "workloads/copy.hpp"
 #include "workloads/elementwise.hpp"
 #include "workloads/gemm.hpp"
+#include "workloads/pipeline.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -49,6 +50,8 @@ const std::vector<WorkloadEntry>& workload_registry() {
       collective_entry(),
       {elementwise_schema(), [](const Params& p) { return std::make_unique<ElementwiseWorkload>(p); },
        elementwise_unsupported},
+      {pipeline_schema(), [](const Params& p) { return std::make_unique<PipelineWorkload>(p); },
+       [](const Params& p, const RunTarget& t) { return gemm_problem_unsupported(p, t.backend); }},
   };
   return entries;
 }

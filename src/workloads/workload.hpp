@@ -13,6 +13,7 @@
 #include "core/param_spec.hpp"
 #include "core/value.hpp"
 #include "device/device.hpp"
+#include "workloads/phases.hpp"
 
 namespace gpuscale {
 
@@ -28,8 +29,9 @@ struct Verification {
 // never reach for MPI or NCCL themselves.
 struct CaseContext {
   Device& dev;
-  Group* group = nullptr;  // null for device-local workloads
-  int nodes = 1;           // nodes of the job
+  Group* group = nullptr;     // null for device-local workloads
+  int nodes = 1;              // nodes of the job
+  PhaseLog* phases = nullptr;  // where a workload marks named intervals of its samples
 
   DataComm& data() const { return *group->data; }
   int rank() const { return group ? group->rank : 0; }  // within the group
@@ -72,6 +74,11 @@ class Workload {
   // algorithm bandwidth to bus bandwidth; 0 for device-local workloads.
   virtual double op_bytes() const { return 0.0; }
   virtual double bus_factor(const CaseContext&) const { return 0.0; }
+
+  // True when a sample puts work on lanes besides compute (Device::use_lane):
+  // the runner then lets every lane start with the sample and joins them all
+  // before its end event, so the sample's time covers every lane.
+  virtual bool uses_lanes() const { return false; }
 };
 
 // The choices that decide whether a case can run before anything starts.

@@ -171,7 +171,7 @@ class Sweep:
         self.assertIn(f"scope=intra-node (1x{self.ranks})", r.stdout)
         csv = gpuscale("report", self.out, "--format", "csv").stdout.splitlines()
         self.assertTrue(csv[0].endswith("scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,"
-                                        "status_reason,flags"))
+                                        "status_reason,flags,exposed_transfer_s,overlap_fraction"))
 
 
 class SweepTwoRanks(Sweep, unittest.TestCase):

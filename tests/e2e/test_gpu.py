@@ -5,6 +5,7 @@ plausible values, a CUDA graph replays the lesson's matmuls with one launch,
 and ranks that share the GPU are refused NCCL up front.
 
 Exits 77 (skipped) where no CUDA device is usable: never reported as passed."""
+import json
 import os
 import sys
 import unittest
@@ -129,6 +130,16 @@ class ShippedConfigs(ScratchTest):
                   f"(graph/eager {by[True][1] / by[False][1]:.2f}); enqueue eager {by[False][0] * 1e3:.2f} ms, "
                   f"graph {by[True][0] * 1e3:.3f} ms", file=sys.stderr)
             self.assertLess(by[True][0], 0.1 * by[False][0])
+
+    def test_pipeline_hides_at_least_half_of_the_copying(self):
+        out = self.run_config("overlap.toml")
+        self.check_cases(out)
+        rows = json.loads(gpuscale("report", out, "--format", "json").stdout)
+        for row in rows:
+            print(f"pipeline {row['params']}: overlap {row['overlap_fraction']:.2f}, "
+                  f"exposed transfer {row['exposed_transfer_s'] * 1e3:.2f} ms", file=sys.stderr)
+            if row["params"]["overlap"] and row["params"]["host"] == "pinned":
+                self.assertGreaterEqual(row["overlap_fraction"], 0.5, row)
 
     def test_collectives_on_one_rank(self):
         self.check_cases(self.run_config("collectives.toml", "defaults.reps=3", "bytes={from=8,to=16777216,factor=16}"))

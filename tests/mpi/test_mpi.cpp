@@ -259,3 +259,42 @@ TEST_CASE("each rank's GPU readings during a case reach rank 0 as one table, wit
   CHECK(without.telemetry.size() == 0);
   CHECK(without.telemetry_interval_s == 0.0);
 }
+
+TEST_CASE("pipeline phases in the file: inside their sample, and overlapping exactly when overlap = true",
+          "[mpi][pipeline]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  for (const bool overlap : {true, false}) {
+    const Config cfg = parse_config(std::string("[[experiment]]\nname = \"p\"\nworkload = \"pipeline\"\nsize = 64\n"
+                                                "ops = 4\nwarmup = 1\nreps = 3\nmodes = [\"parallel\"]\noverlap = ") +
+                                        (overlap ? "true" : "false") + "\n",
+                                    "p.toml", {}, workload_schemas());
+    testing::HandshakeDevice dev(4);  // makes the overlap deterministic (see its comment)
+    CommonClock clock(comm);
+    Runner runner(comm, dev, nullptr, clock, "cpu", 42);
+    const CaseRecord rec = runner.run(expand(cfg).at(0));
+    CHECK(dev.timed_out == !overlap);
+    if (comm.rank() != 0) continue;
+    INFO("overlap = " << overlap);
+    CHECK(rec.status == "ok");
+    const CasePhases& p = rec.phases;
+    REQUIRE(p.names == std::vector<std::string>{"compute", "transfer"});
+    REQUIRE(p.size() == static_cast<std::size_t>(comm.size() * 3 * 8));  // ranks x reps x (4 matmuls + 4 copies)
+    int overlapping = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const std::size_t at = static_cast<std::size_t>(p.rank[i] * rec.reps + p.sample[i]);
+      CHECK(p.end_s[i] >= p.start_s[i]);
+      CHECK(p.start_s[i] >= rec.wall_start_s[at]);
+      CHECK(p.end_s[i] <= rec.wall_end_s[at]);
+      if (p.phase[i] != 0) continue;
+      for (std::size_t j = 0; j < p.size(); ++j) {
+        overlapping += p.phase[j] == 1 && p.rank[j] == p.rank[i] && p.sample[j] == p.sample[i] &&
+                       p.start_s[j] < p.end_s[i] && p.start_s[i] < p.end_s[j];
+      }
+    }
+    if (overlap) {
+      CHECK(overlapping >= comm.size() * 3 * 3);  // copy i inside matmul i+1, every rank and sample
+    } else {
+      CHECK(overlapping == 0);
+    }
+  }
+}

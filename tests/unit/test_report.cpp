@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "app/rank_table.hpp"
 #include "report/report.hpp"
@@ -217,4 +218,39 @@ TEST_CASE("run and info show each GPU's telemetry, links and NUMA affinity; CPU 
         "  rank 1 GPU 0000:2a:00.0: telemetry not available: libnvidia-ml.so.1 could not be loaded; NUMA node ?\n"
         "    to 0000:18:00.0: 18 NVLink(s), common ancestor ?\n");
   CHECK(format_gpu_facts({table[2]}, {}).empty());
+}
+
+TEST_CASE("phases give each phase's time, the exposed transfer and the overlap fraction", "[report][phases]") {
+  RunRecord run;
+  CaseRecord c = timed_case(0, "parallel", 2, 5, 0.1);  // device time 0.1 (rank 0), 0.15 (rank 1) per sample
+  c.phases.names = {"compute", "transfer"};
+  for (int r = 0; r < 2; ++r) {
+    for (int i = 0; i < 5; ++i) {
+      const double t0 = c.wall_start_s[static_cast<std::size_t>(r * 5 + i)];
+      // compute 0.08 in two intervals; transfer 0.04, of which 0.02 runs after the compute
+      for (auto [phase, a, b] : {std::tuple<int, double, double>{0, 0.0, 0.05}, {0, 0.05, 0.08}, {1, 0.06, 0.10}}) {
+        c.phases.rank.push_back(r);
+        c.phases.sample.push_back(i);
+        c.phases.phase.push_back(phase);
+        c.phases.start_s.push_back(t0 + a);
+        c.phases.end_s.push_back(t0 + b);
+      }
+    }
+  }
+  run.cases = {c};
+  const auto rows = build_report(run);
+  REQUIRE(rows[0].phase_s.size() == 2);
+  CHECK(rows[0].phase_s[0].first == "compute");
+  CHECK(rows[0].phase_s[0].second == Approx(0.08));
+  CHECK(rows[0].phase_s[1].second == Approx(0.04));
+  // Rank 0: sample 0.1 -> exposed 0.02, hidden 0.08 + 0.04 - 0.1 = 0.02 of 0.04 (50 %); rank 1: sample 0.15 ->
+  // exposed 0.07, hidden 0 (0 %). Medians over the ten (rank, sample) pairs.
+  REQUIRE(rows[0].exposed_transfer_s);
+  CHECK(*rows[0].exposed_transfer_s == Approx((0.02 + 0.07) / 2));
+  CHECK(*rows[0].overlap_fraction == Approx(0.25));
+  CHECK(render_table("f.h5", run, rows).find("note: case 0: phases compute 80 ms transfer 40 ms; exposed transfer "
+                                            "45 ms, overlap 25%") != std::string::npos);
+  const auto json = nlohmann::json::parse(render_json(rows));
+  CHECK(json[0]["phase_s"]["transfer"] == Approx(0.04));
+  CHECK(json[0]["overlap_fraction"] == Approx(0.25));
 }

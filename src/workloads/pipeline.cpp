@@ -1,0 +1,113 @@
+#include "workloads/pipeline.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace gpuscale {
+
+WorkloadSchema pipeline_schema() {
+  WorkloadSchema s;
+  s.name = "pipeline";
+  s.description = "`ops` matmuls, each result copied to the host on another stream: compute/transfer overlap";
+  s.params = gemm_problem_specs(512, "fp64");
+  s.params.push_back({"ops", ParamType::Int, "matmuls (and copies of their results) per timed sample",
+                      Value{std::int64_t{8}}, 1, {}});
+  s.params.push_back({"overlap", ParamType::Bool,
+                      "true: copy each result while the next matmul runs | false: all matmuls, then all copies",
+                      Value{true}, 0, {}});
+  s.params.push_back({"host", ParamType::String, "host memory the results go to: pinned | pageable",
+                      Value{std::string("pinned")}, 0, {"pinned", "pageable"}});
+  return s;
+}
+
+PipelineWorkload::PipelineWorkload(const Params& p)
+    : problem_(gemm_problem(p)),
+      ops_(p.get_int("ops")),
+      overlap_(p.get_bool("overlap")),
+      pinned_(p.get_string("host") == "pinned") {}
+
+std::size_t PipelineWorkload::c_bytes() const {
+  return static_cast<std::size_t>(problem_.shape.m) * problem_.shape.n * dtype_size(problem_.dtype);
+}
+
+void PipelineWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
+  Device& dev = ctx.dev;
+  operands_.setup(dev, problem_, seed);
+  c_.clear();
+  host_.clear();
+  for (std::int64_t i = 0; i < ops_; ++i) {
+    c_.push_back(dev.alloc(c_bytes()));
+    host_.push_back(dev.alloc_host(c_bytes(), pinned_));
+    // NaN until a result lands: a copy that never happened cannot verify.
+    std::memset(host_.back().data(), 0xFF, c_bytes());
+  }
+}
+
+void PipelineWorkload::run_sample(CaseContext& ctx) {
+  Device& dev = ctx.dev;
+  PhaseLog* log = ctx.phases;
+  auto begin = [log](const char* phase) { return log ? log->begin(phase) : -1; };
+  auto end = [log](int interval) {
+    if (log) log->end(interval);
+  };
+  auto multiply = [&](std::size_t i) {
+    dev.use_lane(Lane::compute);
+    const int m = begin("compute");
+    operands_.multiply_into(dev, c_[i]);
+    end(m);
+  };
+  auto copy_out = [&](std::size_t i) {
+    dev.use_lane(Lane::copy);
+    const int t = begin("transfer");
+    dev.copy_async(host_[i].data(), c_[i].data(), c_bytes(), CopyKind::d2h);
+    end(t);
+  };
+  const auto n = static_cast<std::size_t>(ops_);
+  if (overlap_) {
+    for (std::size_t i = 0; i < n; ++i) {
+      multiply(i);
+      dev.wait(Lane::copy, Lane::compute);  // this result is ready; the next matmul goes on meanwhile
+      copy_out(i);
+    }
+  } else {
+    for (std::size_t i = 0; i < n; ++i) multiply(i);
+    dev.wait(Lane::copy, Lane::compute);
+    for (std::size_t i = 0; i < n; ++i) copy_out(i);
+  }
+  dev.use_lane(Lane::compute);
+}
+
+double PipelineWorkload::flops_per_sample() const { return static_cast<double>(ops_) * problem_.flops(); }
+
+double PipelineWorkload::bytes_per_sample() const { return static_cast<double>(ops_) * static_cast<double>(c_bytes()); }
+
+Verification PipelineWorkload::verify(CaseContext& ctx) {
+  ctx.dev.synchronize();
+  Verification all;
+  all.ok = true;
+  for (const auto& h : host_) {
+    const Verification v = operands_.verify_host(h.data());
+    all.tolerance = v.tolerance;
+    all.ok = all.ok && v.ok;
+    all.max_error = std::max(all.max_error, std::isnan(v.max_error) ? INFINITY : v.max_error);
+  }
+  return all;
+}
+
+std::string PipelineWorkload::note(const CaseContext& ctx) const {
+  if (ctx.dev.info().kind != "cpu") return "";
+  std::string n = "CPU backend: the compute and copy lanes are two worker threads; they overlap only where each has "
+                  "a core of its own";
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2) {
+    n += ", and this rank may run on 1 core only (mpirun binds a rank to a core by default: use --bind-to none or "
+         "--map-by slot:PE=2)";
+  }
+  return n;
+}
+
+}  // namespace gpuscale
