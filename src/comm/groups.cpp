@@ -1,6 +1,7 @@
 #include "comm/groups.hpp"
 
 #include <stdexcept>
+#include <string>
 
 #include "comm/mpi_check.hpp"
 
@@ -59,9 +60,40 @@ Group& Groups::get(Scope s) {
   return groups_.emplace(s, std::move(g)).first->second;
 }
 
+Group& Groups::first(int n) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = firsts_.find(n); it != firsts_.end()) return it->second;
+  }
+  if (n < 1 || n > world_.size()) {
+    throw std::invalid_argument("a group of the first " + std::to_string(n) + " ranks of " +
+                                std::to_string(world_.size()));
+  }
+  Group g;
+  g.scope = Scope::world;
+  const bool in = world_.rank() < n;
+  MPI_Comm c = MPI_COMM_NULL;
+  GPUSCALE_MPI(MPI_Comm_split(world_.comm(), in ? 0 : MPI_UNDEFINED, world_.rank(), &c));
+  if (in) {
+    g.control = CommHandle(c);
+    g.rank = world_.rank();
+    g.size = n;
+    g.data = make_(c, dev_);
+  } else {
+    g.index = -1;
+    g.rank = -1;
+    g.size = 0;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return firsts_.emplace(n, std::move(g)).first->second;
+}
+
 void Groups::abort_all() noexcept {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [scope, g] : groups_) {
+    if (g.data) g.data->abort();
+  }
+  for (auto& [n, g] : firsts_) {
     if (g.data) g.data->abort();
   }
 }

@@ -30,12 +30,13 @@ int scope_group_index(Scope s, int node_index, int local_rank);
 
 struct Group {
   Scope scope = Scope::world;
-  int index = 0;  // this rank's group
+  int index = 0;  // this rank's group; -1: this rank is not in any (Groups::first)
   int count = 1;  // groups in the scope
-  int rank = 0;   // this rank within its group
-  int size = 1;   // ranks in this rank's group
+  int rank = 0;   // this rank within its group (-1 outside)
+  int size = 1;   // ranks in this rank's group (0 outside)
   CommHandle control;               // MPI communicator of the group (ranks ordered as in the world)
-  std::unique_ptr<DataComm> data;   // the group's data plane
+  std::unique_ptr<DataComm> data;   // the group's data plane; null outside
+  bool member() const { return index >= 0; }
 };
 
 // Makes the data-plane communicator of a group (collective over `group`).
@@ -46,6 +47,9 @@ class Groups {
   Groups(const MpiCommunicator& world, Device& dev, DataCommFactory make);
   // Collective over the world the first time a scope is asked for.
   Group& get(Scope s);
+  // One group of world ranks 0..n-1 (n <= world size); the other ranks get a
+  // Group that says they are outside it. Collective the first time n is asked for.
+  Group& first(int n);
   // Aborts every data-plane communicator made so far (hang safety); callable
   // from another thread.
   void abort_all() noexcept;
@@ -56,6 +60,7 @@ class Groups {
   DataCommFactory make_;
   std::mutex mu_;  // guards groups_ against abort_all from the watchdog
   std::map<Scope, Group> groups_;
+  std::map<int, Group> firsts_;
 };
 
 }  // namespace gpuscale

@@ -39,12 +39,31 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// Ranks that took part: all, except those outside the case's group (group
+// index -1: a distributed_gemm with group_size below the job's ranks).
+std::vector<bool> taking_part(const CaseRecord& c) {
+  std::vector<bool> in(static_cast<std::size_t>(c.ranks), true);
+  for (std::size_t r = 0; r < c.group.size() && r < in.size(); ++r) in[r] = c.group[r] >= 0;
+  return in;
+}
+
+// The [rank][rep] rows of the ranks that took part, one after another.
+std::vector<double> rows_of(const std::vector<double>& x, int reps, const std::vector<bool>& in) {
+  std::vector<double> out;
+  for (std::size_t r = 0; r < in.size(); ++r) {
+    if (in[r]) out.insert(out.end(), x.begin() + r * reps, x.begin() + (r + 1) * reps);
+  }
+  return out;
+}
+
 // "" unless some rank's first timed sample is much slower than that rank's median.
 std::string cold_start_flag(const CaseRecord& c) {
   if (c.reps < 3) return "";
+  const auto in = taking_part(c);
   double worst = 0.0;
   int worst_rank = 0;
   for (int r = 0; r < c.ranks; ++r) {
+    if (!in[r]) continue;
     const auto first = c.device_time_s.begin() + static_cast<std::ptrdiff_t>(r) * c.reps;
     const double ratio = *first / median(std::vector<double>(first, first + c.reps));
     if (ratio > worst) {
@@ -113,6 +132,10 @@ void phase_numbers(const CaseRecord& c, ReportRow& r) {
     const std::size_t at = static_cast<std::size_t>(p.rank[i]) * c.reps + static_cast<std::size_t>(p.sample[i]);
     if (at < samples) sums[p.phase[i]][at] += p.end_s[i] - p.start_s[i];
   }
+  // Ranks outside the case's group did nothing: leave them out.
+  const auto in = taking_part(c);
+  for (auto& v : sums) v = rows_of(v, c.reps, in);
+  const std::vector<double> time = rows_of(c.device_time_s, c.reps, in);
   for (std::size_t k = 0; k < p.names.size(); ++k) r.phase_s.emplace_back(p.names[k], median(sums[k]));
   const auto find = [&](const char* name) -> const std::vector<double>* {
     const auto it = std::find(p.names.begin(), p.names.end(), name);
@@ -122,8 +145,8 @@ void phase_numbers(const CaseRecord& c, ReportRow& r) {
   const auto* transfer = find("transfer");
   if (!compute || !transfer) return;
   std::vector<double> exposed, overlap;
-  for (std::size_t at = 0; at < samples; ++at) {
-    const double t = c.device_time_s[at], cs = (*compute)[at], xs = (*transfer)[at];
+  for (std::size_t at = 0; at < time.size(); ++at) {
+    const double t = time[at], cs = (*compute)[at], xs = (*transfer)[at];
     exposed.push_back(std::max(0.0, t - cs));
     if (xs > 0) overlap.push_back(std::clamp((cs + xs - t) / xs, 0.0, 1.0));
   }
@@ -181,27 +204,51 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
     r.p95_s = quantile(samples, 0.95);
     r.enqueue_median_s = median(c.enqueue_s);
     // Work of all ranks over the time it took (for serial, one after another).
-    if (!c.scope.empty()) {
+    const auto in = taking_part(c);
+    const auto part = static_cast<int>(std::count(in.begin(), in.end(), true));
+    const std::vector<double> device = rows_of(c.device_time_s, c.reps, in);
+    if (!c.scope.empty() && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {  // a transfer as nccl-tests counts it
       const int iters = c.params.has("iters") ? static_cast<int>(c.params.get_int("iters")) : 1;
       r.op_time_s = median(mean_op_times(c.device_time_s, c.ranks, c.reps, iters));
       r.algbw_gbps = mean(c.op_bytes) / *r.op_time_s / 1e9;
       r.busbw_gbps = *r.algbw_gbps * mean(c.bus_factor);
-      for (auto w : c.wrong_elements) r.wrong_elements = std::max(r.wrong_elements, w);
     } else if (c.flops_per_sample > 0) {
-      r.gflops = c.flops_per_sample / median(c.device_time_s) / 1e9;
-      r.total_gflops = c.flops_per_sample * c.ranks / r.median_s / 1e9;
+      r.gflops = c.flops_per_sample / median(device) / 1e9;
+      r.total_gflops = c.flops_per_sample * part / r.median_s / 1e9;
     } else if (c.bytes_per_sample > 0) {
-      r.gbps = c.bytes_per_sample / median(c.device_time_s) / 1e9;
-      r.total_gbps = c.bytes_per_sample * c.ranks / r.median_s / 1e9;
+      r.gbps = c.bytes_per_sample / median(device) / 1e9;
+      r.total_gbps = c.bytes_per_sample * part / r.median_s / 1e9;
     }
+    for (auto w : c.wrong_elements) r.wrong_elements = std::max(r.wrong_elements, w);
     const auto meds = rank_medians(dur, c.ranks, c.reps);
-    r.slowest_rank = static_cast<int>(std::max_element(meds.begin(), meds.end()) - meds.begin());
-    r.slowest_ratio = meds[r.slowest_rank] / median(meds);
+    std::vector<double> part_meds;
+    for (int q = 0; q < c.ranks; ++q) {
+      if (!in[q]) continue;
+      part_meds.push_back(meds[q]);
+      if (part_meds.size() == 1 || meds[q] > meds[r.slowest_rank]) r.slowest_rank = q;
+    }
+    r.slowest_ratio = meds[r.slowest_rank] / median(part_meds);
     r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
     if (std::string f = cold_start_flag(c); !f.empty()) r.flags.push_back(std::move(f));
     telemetry_flags(run, c, r.flags);
     phase_numbers(c, r);
     rows.push_back(std::move(r));
+  }
+  // Strong scaling: a row with `group_size` g > 1 is set against the row of
+  // the same experiment and parameters with group_size = 1.
+  for (auto& p : rows) {
+    if (p.status == "skipped" || !p.params.has("group_size") || p.params.get_int("group_size") < 2) continue;
+    Params one = p.params;
+    one.set("group_size", std::int64_t{1});
+    for (const auto& b : rows) {
+      if (b.status != "skipped" && b.name == p.name && b.mode == p.mode && b.params == one && b.ranks == p.ranks &&
+          b.nodes == p.nodes) {
+        p.speedup = speedup(b.median_s, p.median_s);
+        p.efficiency = *p.speedup / static_cast<double>(p.params.get_int("group_size"));
+        p.scaling_baseline = b.case_index;
+        break;
+      }
+    }
   }
   // Pair each parallel row with the serial row of the same experiment,
   // parameters, ranks and nodes.
@@ -252,7 +299,7 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
     const bool ran = r.status != "skipped";
     std::string label = r.params_label;
     if (!r.scope.empty()) {
-      transfers = true;
+      transfers = transfers || r.busbw_gbps.has_value() || !ran;
       if (ran) label += " (" + std::to_string(r.groups) + "x" + std::to_string(r.group_size) + ")";
     }
     cells.push_back({std::to_string(r.case_index), r.name, r.mode, std::to_string(r.ranks), std::to_string(r.nodes),
@@ -264,6 +311,10 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
                      r.status});
     add_note(r.note);
     for (const auto& f : r.flags) add_note("case " + std::to_string(r.case_index) + ": " + f);
+    if (r.scaling_baseline) {
+      add_note("case " + std::to_string(r.case_index) + ": speedup and eff against case " +
+               std::to_string(*r.scaling_baseline) + " (group_size = 1), eff = speedup / group_size");
+    }
     if (!r.phase_s.empty()) {
       std::string n = "case " + std::to_string(r.case_index) + ": phases";
       for (const auto& [name, t] : r.phase_s) n += " " + name + " " + format_seconds(t);

@@ -28,8 +28,11 @@ struct ReportRow {
   std::optional<double> total_gflops;  // all ranks: ranks * flops per sample / median_s
   std::optional<double> gbps;          // bandwidth workloads: bytes per sample / median device time, 1e9 B/s
   std::optional<double> total_gbps;    // all ranks: ranks * bytes per sample / median_s
-  std::optional<double> speedup;       // parallel rows with a serial twin
-  std::optional<double> efficiency;    // speedup / the serial twin's turns
+  std::optional<double> speedup;       // parallel rows with a serial twin, or strong scaling (below)
+  std::optional<double> efficiency;    // speedup / the serial twin's turns, or / group_size
+  // Strong scaling (distributed_gemm): rows with group_size g > 1 get speedup
+  // = the group_size = 1 row's median / theirs, efficiency = speedup / g; this is that row's case.
+  std::optional<std::size_t> scaling_baseline;
   // Transfers: the scope, its groups, and nccl-tests' numbers: the time of
   // one operation (mean over ranks of device time / iters, median over
   // samples), algbw = bytes / that time, busbw = algbw x the bus factor.

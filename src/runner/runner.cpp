@@ -123,7 +123,9 @@ CaseRecord Runner::run(const Case& c) {
   CasePhases my_phases;  // this rank's intervals of the timed samples
   if (const auto scope = entry.scope(c.params)) {
     if (!groups_) throw RuntimeError("case " + c.label() + " moves data between ranks, but this runner has no data plane");
-    ctx.group = &groups_->get(*scope);
+    const int first = entry.group_size(c.params);
+    // A group larger than the job is the workload's to skip (skip_reason), with the world as its group meanwhile.
+    ctx.group = first > 0 && first <= comm_.size() ? &groups_->first(first) : &groups_->get(*scope);
   }
 
   CaseRecord rec;
@@ -140,7 +142,7 @@ CaseRecord Runner::run(const Case& c) {
   if (!rec.params.has("warmup_s")) rec.params.set("warmup_s", warmup_s);  // the value used
   if (ctx.group) {
     rec.scope = scope_name(ctx.group->scope);
-    rec.comm = ctx.data().kind();
+    rec.comm = ctx.group->data ? ctx.data().kind() : "";  // rank 0, which writes it, is in every group
     rec.groups = ctx.group->count;
     rec.group = to_int64(comm_.gather(ctx.group->index));
     rec.group_rank = to_int64(comm_.gather(ctx.group->rank));

@@ -7,6 +7,7 @@
 #include "workloads/async_probe.hpp"
 #include "workloads/collective.hpp"
 #include "workloads/copy.hpp"
+#include "workloads/distributed_gemm.hpp"
 #include "workloads/elementwise.hpp"
 #include "workloads/gemm.hpp"
 #include "workloads/pipeline.hpp"
@@ -39,6 +40,16 @@ WorkloadEntry collective_entry() {
   return e;
 }
 
+WorkloadEntry distributed_gemm_entry() {
+  WorkloadEntry e{distributed_gemm_schema(),
+                  [](const Params& p) { return std::make_unique<DistributedGemmWorkload>(p); },
+                  distributed_gemm_unsupported};
+  e.scope = [](const Params&) { return std::optional<Scope>(Scope::world); };
+  e.group_size = [](const Params& p) { return p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : 0; };
+  e.single_turn = [](const Params&) { return true; };  // one group: serial and parallel are the same
+  return e;
+}
+
 }  // namespace
 
 const std::vector<WorkloadEntry>& workload_registry() {
@@ -52,6 +63,7 @@ const std::vector<WorkloadEntry>& workload_registry() {
        elementwise_unsupported},
       {pipeline_schema(), [](const Params& p) { return std::make_unique<PipelineWorkload>(p); },
        [](const Params& p, const RunTarget& t) { return gemm_problem_unsupported(p, t.backend); }},
+      distributed_gemm_entry(),
   };
   return entries;
 }

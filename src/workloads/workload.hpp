@@ -39,7 +39,7 @@ struct CaseContext {
   // Waits for the sample's work; through the data plane when there is one,
   // so that its errors (a dead peer) surface.
   void synchronize() const {
-    if (group) {
+    if (group && group->data) {
       group->data->synchronize();
     } else {
       dev.synchronize();
@@ -94,6 +94,9 @@ struct WorkloadEntry {
   std::function<std::string(const Params&, const RunTarget&)> unsupported;
   // The scope of a case's group, for transfers; empty for device-local workloads.
   std::function<std::optional<Scope>(const Params&)> scope = [](const Params&) { return std::optional<Scope>(); };
+  // n > 0: the case runs in one group of world ranks 0..n-1 instead of the
+  // scope's groups (Groups::first); the other ranks sit it out.
+  std::function<int(const Params&)> group_size = [](const Params&) { return 0; };
   // True when serial and parallel are one and the same for a case on any job
   // (a single group takes every turn): the plan then runs it once, as parallel.
   std::function<bool(const Params&)> single_turn = [](const Params&) { return false; };

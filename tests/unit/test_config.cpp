@@ -105,10 +105,18 @@ TEST_CASE("an unknown dtype lists the valid ones and the nearest", "[config][err
         "you mean 'fp16'?)");
 }
 
+// Every registered workload, as the messages list them.
+std::string all_workloads() {
+  std::string s;
+  for (const auto& w : workload_schemas()) s += (s.empty() ? "" : ", ") + w.name;
+  return s;
+}
+
 TEST_CASE("unknown workload and backend and mode are refused with the choices", "[config][errors]") {
+  CHECK(all_workloads().rfind("gemm, copy, async, collective, elementwise, pipeline, distributed_gemm", 0) == 0);
   CHECK(error_of("[[experiment]]\nworkload = \"gemn\"\n") ==
-        "exp.toml:2:12: experiment #1: unknown workload \"gemn\" (did you mean 'gemm'?); valid workloads: gemm, copy, "
-        "async, collective, elementwise, pipeline");
+        "exp.toml:2:12: experiment #1: unknown workload \"gemn\" (did you mean 'gemm'?); valid workloads: " +
+            all_workloads());
   CHECK(error_of("[defaults]\nbackend = \"gpu\"\n[[experiment]]\nworkload = \"gemm\"\n").find(
             "[defaults] key 'backend' must be one of auto, cpu, cuda; got \"gpu\"") != std::string::npos);
   CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nmodes = [\"serial\", \"paralel\"]\n") ==
@@ -119,8 +127,7 @@ TEST_CASE("unknown workload and backend and mode are refused with the choices", 
 TEST_CASE("structural mistakes are explained", "[config][errors]") {
   CHECK(error_of("[defaults]\nreps = 3\n") == "exp.toml: no experiments: add at least one [[experiment]] table");
   CHECK(error_of("[[experiment]]\nname = \"x\"\n") ==
-        "exp.toml:1:1: experiment 'x': missing key 'workload' (one of gemm, copy, async, collective, elementwise, "
-        "pipeline)");
+        "exp.toml:1:1: experiment 'x': missing key 'workload' (one of " + all_workloads() + ")");
   CHECK(error_of("[experiment]\nworkload = \"gemm\"\n").find("write each as [[experiment]]") != std::string::npos);
   CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nsize = []\n").find("empty list") != std::string::npos);
   CHECK(error_of("[[experiment]]\nname = \"a\"\nworkload = \"gemm\"\n[[experiment]]\nname = \"a\"\nworkload = "

@@ -254,3 +254,46 @@ TEST_CASE("phases give each phase's time, the exposed transfer and the overlap f
   CHECK(json[0]["phase_s"]["transfer"] == Approx(0.04));
   CHECK(json[0]["overlap_fraction"] == Approx(0.25));
 }
+
+TEST_CASE("strong scaling: group_size rows against the group_size = 1 row; ranks outside the group left out",
+          "[report][scaling]") {
+  // Two ranks; group_size 1 (rank 1 sits out, its samples take no time) and group_size 2.
+  auto scaled = [](std::size_t index, int g, double each) {
+    CaseRecord c = timed_case(index, "parallel", 2, 5, each);
+    c.workload = "distributed_gemm";
+    c.scope = "world";
+    c.params.set("group_size", std::int64_t{g});
+    c.flops_per_sample = 2e6 / g;  // rank 0's share
+    c.group = {0, g > 1 ? 0 : -1};
+    c.group_size = {g, g > 1 ? g : 0};
+    c.op_bytes = {0, 0};
+    c.bus_factor = {0, 0};
+    c.wrong_elements = {0, 0};
+    if (g == 1) {
+      for (int i = 0; i < 5; ++i) {  // rank 1 did nothing
+        c.device_time_s[5 + i] = 1e-6;
+        c.wall_end_s[5 + i] = c.wall_start_s[5 + i] + 1e-6;
+      }
+    }
+    return c;
+  };
+  RunRecord run;
+  run.cases = {scaled(0, 1, 0.2), scaled(1, 2, 0.1)};
+  const auto rows = build_report(run);
+  // g = 1: makespan 0.2 (rank 0); per-rank rate from rank 0 alone, not the idle rank's microseconds.
+  CHECK(rows[0].median_s == Approx(0.2));
+  REQUIRE(rows[0].gflops);
+  CHECK(*rows[0].gflops == Approx(2e6 / 0.2 / 1e9));
+  CHECK(*rows[0].total_gflops == Approx(2e6 / 0.2 / 1e9));
+  CHECK(rows[0].slowest_rank == 0);
+  CHECK_FALSE(rows[0].speedup);
+  CHECK_FALSE(rows[0].busbw_gbps);  // not a transfer as nccl-tests counts one
+  // g = 2: makespan 0.15 (rank 1 is the straggler at 1.5x): speedup 0.2 / 0.15, efficiency half of it.
+  REQUIRE(rows[1].speedup);
+  CHECK(*rows[1].speedup == Approx(0.2 / 0.15));
+  CHECK(*rows[1].efficiency == Approx(0.2 / 0.15 / 2));
+  CHECK(rows[1].scaling_baseline == std::optional<std::size_t>(0));
+  CHECK(*rows[1].total_gflops == Approx(2 * 1e6 / 0.15 / 1e9));  // the whole product over the makespan
+  CHECK(render_table("f.h5", run, rows).find("note: case 1: speedup and eff against case 0 (group_size = 1)") !=
+        std::string::npos);
+}

@@ -1,0 +1,177 @@
+#include "workloads/distributed_gemm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/error.hpp"
+#include "core/metrics.hpp"
+
+namespace gpuscale {
+
+namespace {
+// A and B, as every rank can regenerate any entry: multiples of 1/256 in [-1, 1).
+constexpr std::uint64_t kSeedA = 0xA5A5A5A5ULL, kSeedB = 0x5A5A5A5AULL;
+
+double entry(std::uint64_t seed, std::uint64_t i) {
+  std::uint64_t x = seed * 0x9E3779B97F4A7C15ULL + i;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  x ^= x >> 31;
+  return static_cast<double>(static_cast<int>(x % 512) - 256) / 256.0;
+}
+
+double a_at(const GemmShape& s, std::size_t i, std::size_t l) { return entry(kSeedA, i * s.k + l); }
+double b_at(const GemmShape& s, std::size_t l, std::size_t j) { return entry(kSeedB, l * s.n + j); }
+
+DeviceBuffer upload(Device& dev, const std::vector<double>& v, DType t) {
+  std::vector<unsigned char> bytes(v.size() * dtype_size(t));
+  encode(v.data(), v.size(), t, bytes.data());
+  DeviceBuffer b = dev.alloc(bytes.size());
+  dev.copy_to_device(b, bytes.data(), bytes.size());
+  return b;
+}
+}  // namespace
+
+WorkloadSchema distributed_gemm_schema() {
+  WorkloadSchema s;
+  s.name = "distributed_gemm";
+  s.description = "one m x n x k product split over a group of ranks, B blocks around a ring; strong scaling";
+  s.params = gemm_problem_specs(1024, "fp64");
+  s.params.push_back({"group_size", ParamType::Int,
+                      "ranks 0..group_size-1 share the problem, the others sit it out (default: all ranks)",
+                      std::nullopt, 1, {}});
+  s.params.push_back({"overlap", ParamType::Bool,
+                      "true: pass the next B block around the ring during the block product | false: after it",
+                      Value{true}, 0, {}});
+  return s;
+}
+
+std::string distributed_gemm_unsupported(const Params& p, const RunTarget& target) {
+  return gemm_problem_unsupported(p, target.backend);
+}
+
+DistributedGemmWorkload::DistributedGemmWorkload(const Params& p)
+    : problem_(gemm_problem(p)),
+      overlap_(p.get_bool("overlap")),
+      group_size_(p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : 0) {}
+
+std::string DistributedGemmWorkload::skip_reason(const CaseContext& ctx) const {
+  if (group_size_ > 0 && ctx.group->member() && ctx.group->size < group_size_) {  // the runner gave the world
+    return "group_size = " + std::to_string(group_size_) + " needs at least " + std::to_string(group_size_) +
+           " ranks; this job has " + std::to_string(ctx.group->size);
+  }
+  const int g = ctx.group->member() ? ctx.group->size : 0;
+  if (g > 0 && (problem_.shape.m % g != 0 || problem_.shape.n % g != 0)) {
+    return "m = " + std::to_string(problem_.shape.m) + " and n = " + std::to_string(problem_.shape.n) +
+           " must be multiples of the group's " + std::to_string(g) + " ranks";
+  }
+  return "";
+}
+
+void DistributedGemmWorkload::setup(CaseContext& ctx, std::uint64_t) {
+  Device& dev = ctx.dev;
+  rank_ = ctx.group->member() ? ctx.group->rank : -1;
+  if (rank_ < 0) return;
+  g_ = ctx.group->size;
+  const GemmShape& s = problem_.shape;
+  rows_ = s.m / g_;
+  cols_ = s.n / g_;
+  std::vector<double> a(static_cast<std::size_t>(rows_) * s.k), b(static_cast<std::size_t>(s.k) * cols_);
+  for (int i = 0; i < rows_; ++i) {
+    for (int l = 0; l < s.k; ++l) a[static_cast<std::size_t>(i) * s.k + l] = a_at(s, rank_ * rows_ + i, l);
+  }
+  for (int l = 0; l < s.k; ++l) {
+    for (int j = 0; j < cols_; ++j) b[static_cast<std::size_t>(l) * cols_ + j] = b_at(s, l, rank_ * cols_ + j);
+  }
+  a_ = upload(dev, a, problem_.dtype);
+  own_ = upload(dev, b, problem_.dtype);
+  b_[0] = dev.alloc(own_.bytes());
+  b_[1] = dev.alloc(own_.bytes());
+  const std::vector<unsigned char> nan_bytes(static_cast<std::size_t>(rows_) * cols_ * dtype_size(problem_.dtype),
+                                             0xFF);
+  c_.clear();
+  for (int j = 0; j < g_; ++j) {
+    c_.push_back(dev.alloc(nan_bytes.size()));
+    dev.copy_to_device(c_.back(), nan_bytes.data(), nan_bytes.size());  // NaN until computed
+  }
+}
+
+void DistributedGemmWorkload::run_sample(CaseContext& ctx) {
+  if (rank_ < 0) return;  // sits this case out
+  Device& dev = ctx.dev;
+  PhaseLog* log = ctx.phases;
+  auto begin = [log](const char* phase) { return log ? log->begin(phase) : -1; };
+  auto end = [log](int interval) {
+    if (log) log->end(interval);
+  };
+  const GemmShape block{rows_, cols_, problem_.shape.k};
+  const std::size_t count = static_cast<std::size_t>(problem_.shape.k) * cols_;
+  const int next = (rank_ + 1) % g_, prev = (rank_ + g_ - 1) % g_;
+  // Step s multiplies with the block at hand: its own at step 0, then the one received in step s-1.
+  auto at = [this](int s) -> const DeviceBuffer& { return s == 0 ? own_ : b_[s % 2]; };
+  auto pass = [&](int s) {  // sends the block at hand on, receives the next one
+    dev.use_lane(Lane::comm);
+    const int t = begin("transfer");
+    ctx.data().sendrecv(at(s).data(), next, b_[(s + 1) % 2].data(), prev, count, problem_.dtype);
+    end(t);
+  };
+  for (int s = 0; s < g_; ++s) {
+    const bool more = s + 1 < g_;
+    if (s > 0) dev.wait(Lane::compute, Lane::comm);  // the block received in step s-1
+    if (overlap_ && more) {
+      // Receiving overwrites the buffer step s-1's product read: wait for that product, not for step s's.
+      dev.wait(Lane::comm, Lane::compute);
+      pass(s);
+    }
+    dev.use_lane(Lane::compute);
+    const int m = begin("compute");
+    const int j = (rank_ + g_ - s) % g_;  // the block at hand started on rank j: C's column block j
+    dev.gemm(problem_.impl, problem_.dtype, block, a_, at(s), c_[j]);
+    end(m);
+    if (!overlap_ && more) {
+      dev.wait(Lane::comm, Lane::compute);
+      pass(s);
+    }
+  }
+  dev.use_lane(Lane::compute);
+}
+
+double DistributedGemmWorkload::flops_per_sample() const {
+  return rank_ < 0 ? 0.0 : gemm_flops(rows_, problem_.shape.n, problem_.shape.k);
+}
+
+Verification DistributedGemmWorkload::verify(CaseContext& ctx) {
+  Verification v;
+  v.tolerance = gemm_tolerance(problem_.dtype, problem_.shape.k);
+  v.ok = true;
+  if (rank_ < 0) return v;
+  Device& dev = ctx.dev;
+  const GemmShape& s = problem_.shape;
+  std::mt19937_64 rng(12345 + static_cast<std::uint64_t>(rank_));
+  std::vector<unsigned char> bytes(c_[0].bytes());
+  std::vector<double> c(static_cast<std::size_t>(rows_) * cols_);
+  for (int j = 0; j < g_; ++j) {
+    dev.copy_to_host(bytes.data(), c_[j], bytes.size());
+    decode(bytes.data(), c.size(), problem_.dtype, c.data());
+    std::vector<std::pair<int, int>> at{{0, 0}, {rows_ - 1, cols_ - 1}};
+    for (int q = 0; q < 16; ++q) at.emplace_back(static_cast<int>(rng() % rows_), static_cast<int>(rng() % cols_));
+    for (auto [i, jj] : at) {
+      const std::size_t gi = static_cast<std::size_t>(rank_) * rows_ + i, gj = static_cast<std::size_t>(j) * cols_ + jj;
+      long double ref = 0.0L, mag = 0.0L;
+      for (int l = 0; l < s.k; ++l) {
+        const long double t = static_cast<long double>(a_at(s, gi, l)) * b_at(s, l, gj);
+        ref += t;
+        mag += std::fabs(t);
+      }
+      const long double diff = std::fabs(c[static_cast<std::size_t>(i) * cols_ + jj] - ref);
+      const double err = static_cast<double>(mag > 0 ? diff / mag : diff);
+      if (!(err <= v.tolerance)) ++v.wrong_elements;
+      v.max_error = std::max(v.max_error, std::isnan(err) ? INFINITY : err);
+    }
+  }
+  v.ok = v.wrong_elements == 0;
+  return v;
+}
+
+}  // namespace gpuscale
