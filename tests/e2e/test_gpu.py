@@ -141,6 +141,9 @@ class ShippedConfigs(ScratchTest):
             if row["params"]["overlap"] and row["params"]["host"] == "pinned":
                 self.assertGreaterEqual(row["overlap_fraction"], 0.5, row)
 
+    def test_distributed_gemm_on_one_rank(self):
+        self.run_config("distributed-gemm.toml")  # group_size 2 and 4 are skipped on one rank
+
     def test_collectives_on_one_rank(self):
         self.check_cases(self.run_config("collectives.toml", "defaults.reps=3", "bytes={from=8,to=16777216,factor=16}"))
 
@@ -163,6 +166,18 @@ class SharedGpu(ScratchTest):
         with h5py.File(self.path("b.h5"), "r") as f:
             self.assertEqual(s(f.attrs["comm"]), "mpi")
             self.assertIn("NCCL refuses", s(f.attrs["commReason"]))
+
+    def test_distributed_gemm_on_two_ranks_sharing_the_gpu(self):
+        out = self.path("d.h5")
+        p = mpirun(2, "run", os.path.join(SOURCE, "configs", "distributed-gemm.toml"), "-o", out,
+                   "--set", "defaults.backend=cuda", "--set", "defaults.share_devices=true", timeout=600)
+        self.assertEqual(p.returncode, 0, p.stdout[-2000:] + p.stderr[-2000:])
+        print(gpuscale("report", out).stdout, file=sys.stderr)
+        with h5py.File(out, "r") as f:
+            ran = [c for c in f["cases"].values() if s(c.attrs["status"]) != "skipped"]
+            self.assertEqual(len(ran), 4)  # group_size 1 and 2, overlap off and on
+            for c in ran:
+                self.assertEqual(s(c.attrs["status"]), "ok")
 
 
 if __name__ == "__main__":
