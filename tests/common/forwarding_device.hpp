@@ -153,4 +153,50 @@ class HandshakeDevice final : public ForwardingDevice {
   std::atomic<int> started_{0}, copies_done_{0};    // reached (lane workers)
 };
 
+// Makes distributed_gemm's overlap deterministic. The ring transfer of step
+// s (a host task on the comm lane: MPI) waits until the block product of
+// step s has begun, and that product waits until the transfer has begun.
+// With the transfer enqueued before the product on another lane (overlap =
+// true) both go through and the transfer lies inside the product's interval;
+// enqueued after the product (false), the product waits in vain for 2 s
+// (`timed_out`; later waits then give up at once).
+class RingHandshakeDevice final : public ForwardingDevice {
+ public:
+  explicit RingHandshakeDevice(int group_size) : g_(group_size) {}
+  void gemm(GemmImpl i, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) override {
+    const int index = gemms_++;  // counted over all samples
+    const int sample = index / g_, step = index % g_;
+    const int needed = sample * (g_ - 1) + std::min(step + 1, g_ - 1);  // transfers begun by now
+    cpu_.host_task([this, needed] {
+      ++gemms_begun_;
+      wait_until([&] { return transfers_begun_ >= needed; });
+    });
+    cpu_.gemm(i, t, s, a, b, c);
+  }
+  void host_task(std::function<void()> fn) override {
+    if (lane() != Lane::comm) return cpu_.host_task(std::move(fn));
+    const int index = transfers_++;
+    const int product = index / (g_ - 1) * g_ + index % (g_ - 1);  // the product of the same step
+    cpu_.host_task([this, product, fn = std::move(fn)] {
+      wait_until([&] { return gemms_begun_ > product; });
+      ++transfers_begun_;
+      fn();
+    });
+  }
+  std::atomic<bool> timed_out{false};
+
+ private:
+  template <class Ready>
+  void wait_until(Ready ready) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!timed_out && !ready()) {
+      if (std::chrono::steady_clock::now() > until) timed_out = true;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+  int g_;
+  int gemms_ = 0, transfers_ = 0;                         // enqueued (host thread)
+  std::atomic<int> gemms_begun_{0}, transfers_begun_{0};  // reached by the lanes
+};
+
 }  // namespace gpuscale::testing

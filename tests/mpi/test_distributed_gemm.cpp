@@ -32,8 +32,9 @@ class WrongProductDevice final : public testing::ForwardingDevice {
 
 template <class Dev>
 struct DgRig {
-  explicit DgRig(const MpiCommunicator& comm)
-      : clock(comm), groups(comm, dev, make_mpi_data_comm), runner(comm, dev, &groups, clock, "cpu", 7) {}
+  template <class... DevArgs>
+  explicit DgRig(const MpiCommunicator& comm, DevArgs... args)
+      : dev(args...), clock(comm), groups(comm, dev, make_mpi_data_comm), runner(comm, dev, &groups, clock, "cpu", 7) {}
   Dev dev;
   CommonClock clock;
   Groups groups;
@@ -106,5 +107,33 @@ TEST_CASE("distributed_gemm: a group larger than the job is skipped, a wrong blo
   if (comm.rank() == 0) {
     CHECK(rec.status == "verify-failed");
     CHECK(rec.wrong_elements[0] == 2);  // entry (0, 0) of each of its 2 blocks
+  }
+}
+
+TEST_CASE("distributed_gemm phases: each ring transfer inside its block product exactly when overlap = true",
+          "[mpi][distributed_gemm]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const int g = comm.size();
+  for (const bool overlap : {true, false}) {
+    DgRig<testing::RingHandshakeDevice> rig(comm, g);  // makes the overlap deterministic (see its comment)
+    const CaseRecord rec = rig.runner.run(dg_case(g, overlap));
+    CHECK(rig.dev.timed_out == !overlap);
+    if (comm.rank() != 0) continue;
+    INFO("overlap = " << overlap);
+    CHECK(rec.status == "ok");
+    const CasePhases& p = rec.phases;
+    int overlapping = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      if (p.names[p.phase[i]] != "compute") continue;
+      for (std::size_t j = 0; j < p.size(); ++j) {
+        overlapping += p.names[p.phase[j]] == "transfer" && p.rank[j] == p.rank[i] && p.sample[j] == p.sample[i] &&
+                       p.start_s[j] < p.end_s[i] && p.start_s[i] < p.end_s[j];
+      }
+    }
+    if (overlap) {
+      CHECK(overlapping >= g * rec.reps * (g - 1));  // every transfer overlaps its step's product
+    } else {
+      CHECK(overlapping == 0);
+    }
   }
 }
