@@ -13,8 +13,9 @@
 namespace gpuscale {
 
 // Collective over `group`: its rank 0 creates the unique id and sends it with
-// MPI_Bcast; every rank then joins with ncclCommInitRank on dev's stream.
-// `dev` must be a CUDA device.
+// MPI_Bcast; every rank then joins with ncclCommInitRank. Each operation goes
+// to the stream of dev's current lane at the time of the call, so `dev` must
+// be a CUDA device that outlives the communicator.
 std::unique_ptr<DataComm> make_nccl_data_comm(MPI_Comm group, Device& dev);
 
 // The NCCL library's version, "2.28.9".

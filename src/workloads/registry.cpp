@@ -8,6 +8,7 @@
 #include "workloads/collective.hpp"
 #include "workloads/copy.hpp"
 #include "workloads/distributed_gemm.hpp"
+#include "workloads/dp_step.hpp"
 #include "workloads/elementwise.hpp"
 #include "workloads/gemm.hpp"
 #include "workloads/pipeline.hpp"
@@ -40,6 +41,15 @@ WorkloadEntry collective_entry() {
   return e;
 }
 
+// Like collective: the groups of its scope, and with one group of all ranks serial is parallel.
+WorkloadEntry dp_step_entry() {
+  WorkloadEntry e{dp_step_schema(), [](const Params& p) { return std::make_unique<DpStepWorkload>(p); },
+                  dp_step_unsupported};
+  e.scope = [](const Params& p) { return std::optional<Scope>(parse_scope(p.get_string("scope"))); };
+  e.single_turn = [](const Params& p) { return p.get_string("scope") == "world"; };
+  return e;
+}
+
 WorkloadEntry distributed_gemm_entry() {
   WorkloadEntry e{distributed_gemm_schema(),
                   [](const Params& p) { return std::make_unique<DistributedGemmWorkload>(p); },
@@ -64,6 +74,7 @@ const std::vector<WorkloadEntry>& workload_registry() {
       {pipeline_schema(), [](const Params& p) { return std::make_unique<PipelineWorkload>(p); },
        [](const Params& p, const RunTarget& t) { return gemm_problem_unsupported(p, t.backend); }},
       distributed_gemm_entry(),
+      dp_step_entry(),
   };
   return entries;
 }

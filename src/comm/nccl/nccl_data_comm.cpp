@@ -1,16 +1,18 @@
 // NcclDataComm: the data plane as NCCL calls on the rank's CUDA stream, one
-// communicator per group. synchronize() polls the stream and NCCL's async
+// communicator per group. synchronize() polls the streams and NCCL's async
 // error so that a dead peer ends in an error instead of a hang.
 #include "comm/nccl_data_comm.hpp"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "comm/mpi_check.hpp"
 #include "core/error.hpp"
@@ -51,10 +53,14 @@ const char* at(const void* p, std::size_t elements, DType t) {
 }
 char* at(void* p, std::size_t elements, DType t) { return static_cast<char*>(p) + elements * dtype_size(t); }
 
+// Every call goes to the stream of the device's current lane (Device::use_lane),
+// taken at call time, not the one current when the communicator was made: a
+// workload that puts its transfers on the comm lane gets them there, next to
+// its compute, as the MPI data plane does. synchronize() waits for each stream
+// used since the last one, and the current one (where the runner's sample ends).
 class NcclDataComm final : public DataComm {
  public:
-  NcclDataComm(ncclComm_t comm, cudaStream_t stream, int rank, int size)
-      : comm_(comm), stream_(stream), rank_(rank), size_(size) {}
+  NcclDataComm(ncclComm_t comm, Device& dev, int rank, int size) : comm_(comm), dev_(dev), rank_(rank), size_(size) {}
 
   // Claims the comm as abort() does, so that a late abort() leaves it alone.
   ~NcclDataComm() override {
@@ -66,7 +72,8 @@ class NcclDataComm final : public DataComm {
     std::lock_guard<std::timed_mutex> lock(mu_);
     // Unfinished work may wait on a peer that is gone, and ncclCommDestroy
     // would wait with it; abort does not.
-    const bool idle = cudaStreamQuery(stream_) == cudaSuccess;
+    bool idle = true;
+    for (cudaStream_t s : used_) idle = idle && cudaStreamQuery(s) == cudaSuccess;
     if (errored_ || !idle) {
       ncclCommAbort(comm_);
     } else {
@@ -82,45 +89,49 @@ class NcclDataComm final : public DataComm {
   int size() const override { return size_; }
 
   void allreduce(const void* send, void* recv, std::size_t count, DType t) override {
-    enqueue([&] { GPUSCALE_NCCL(ncclAllReduce(send, recv, count, nccl_type(t), ncclSum, comm_, stream_)); });
+    enqueue([&](cudaStream_t st) {
+      GPUSCALE_NCCL(ncclAllReduce(send, recv, count, nccl_type(t), ncclSum, comm_, st));
+    });
   }
 
   void allgather(const void* send, void* recv, std::size_t send_count, DType t) override {
-    enqueue([&] { GPUSCALE_NCCL(ncclAllGather(send, recv, send_count, nccl_type(t), comm_, stream_)); });
+    enqueue([&](cudaStream_t st) { GPUSCALE_NCCL(ncclAllGather(send, recv, send_count, nccl_type(t), comm_, st)); });
   }
 
   void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t) override {
-    enqueue([&] {
-      GPUSCALE_NCCL(ncclReduceScatter(send, recv, recv_count, nccl_type(t), ncclSum, comm_, stream_));
+    enqueue([&](cudaStream_t st) {
+      GPUSCALE_NCCL(ncclReduceScatter(send, recv, recv_count, nccl_type(t), ncclSum, comm_, st));
     });
   }
 
   void broadcast(const void* send, void* recv, std::size_t count, DType t, int root) override {
-    enqueue([&] { GPUSCALE_NCCL(ncclBroadcast(send, recv, count, nccl_type(t), root, comm_, stream_)); });
+    enqueue([&](cudaStream_t st) { GPUSCALE_NCCL(ncclBroadcast(send, recv, count, nccl_type(t), root, comm_, st)); });
   }
 
   void reduce(const void* send, void* recv, std::size_t count, DType t, int root) override {
-    enqueue([&] { GPUSCALE_NCCL(ncclReduce(send, recv, count, nccl_type(t), ncclSum, root, comm_, stream_)); });
+    enqueue([&](cudaStream_t st) {
+      GPUSCALE_NCCL(ncclReduce(send, recv, count, nccl_type(t), ncclSum, root, comm_, st));
+    });
   }
 
   // As nccl-tests does it: one send and one receive per peer in one group.
   void alltoall(const void* send, void* recv, std::size_t count, DType t) override {
-    enqueue([&] {
+    enqueue([&](cudaStream_t st) {
       grouped([&] {
         for (int p = 0; p < size_; ++p) {
           const std::size_t offset = static_cast<std::size_t>(p) * count;
-          GPUSCALE_NCCL(ncclSend(at(send, offset, t), count, nccl_type(t), p, comm_, stream_));
-          GPUSCALE_NCCL(ncclRecv(at(recv, offset, t), count, nccl_type(t), p, comm_, stream_));
+          GPUSCALE_NCCL(ncclSend(at(send, offset, t), count, nccl_type(t), p, comm_, st));
+          GPUSCALE_NCCL(ncclRecv(at(recv, offset, t), count, nccl_type(t), p, comm_, st));
         }
       });
     });
   }
 
   void sendrecv(const void* send, int to, void* recv, int from, std::size_t count, DType t) override {
-    enqueue([&] {
+    enqueue([&](cudaStream_t st) {
       grouped([&] {
-        GPUSCALE_NCCL(ncclSend(send, count, nccl_type(t), to, comm_, stream_));
-        GPUSCALE_NCCL(ncclRecv(recv, count, nccl_type(t), from, comm_, stream_));
+        GPUSCALE_NCCL(ncclSend(send, count, nccl_type(t), to, comm_, st));
+        GPUSCALE_NCCL(ncclRecv(recv, count, nccl_type(t), from, comm_, st));
       });
     });
   }
@@ -128,16 +139,30 @@ class NcclDataComm final : public DataComm {
   // Polls rather than blocks in cudaStreamSynchronize, as nccl-tests does:
   // a peer that died leaves the kernels spinning, and only the async error says so.
   void synchronize() override {
+    {
+      // The current lane's stream as well: a sample ends there (the runner
+      // joins its lanes into it), and its compute may outlast our transfers.
+      std::lock_guard<std::timed_mutex> lock(mu_);
+      ensure_usable();
+      use(current_stream());
+    }
     for (;;) {
       {
         std::lock_guard<std::timed_mutex> lock(mu_);
         ensure_usable();
-        const cudaError_t rc = cudaStreamQuery(stream_);
-        if (rc == cudaSuccess) return;
-        if (rc != cudaErrorNotReady) {
-          errored_ = true;
-          cuda_check(rc, "cudaStreamQuery(stream)", __FILE__, __LINE__);
+        // Streams that finished are done with; the rest are polled again.
+        std::vector<cudaStream_t> busy;
+        for (cudaStream_t s : used_) {
+          const cudaError_t rc = cudaStreamQuery(s);
+          if (rc == cudaSuccess) continue;
+          if (rc != cudaErrorNotReady) {
+            errored_ = true;
+            cuda_check(rc, "cudaStreamQuery(stream)", __FILE__, __LINE__);
+          }
+          busy.push_back(s);
         }
+        used_ = std::move(busy);
+        if (used_.empty()) return;
         ncclResult_t async = ncclSuccess;
         const ncclResult_t q = ncclCommGetAsyncError(comm_, &async);
         if (q != ncclSuccess) async = q;
@@ -183,12 +208,25 @@ class NcclDataComm final : public DataComm {
     released_ = true;
   }
 
+  cudaStream_t current_stream() const {
+    auto* s = static_cast<cudaStream_t>(dev_.native_stream());
+    if (s == nullptr) throw RuntimeError("the NCCL data plane needs the device's CUDA stream, and it has none");
+    return s;
+  }
+
+  // mu_ held.
+  void use(cudaStream_t s) {
+    if (std::find(used_.begin(), used_.end(), s) == used_.end()) used_.push_back(s);
+  }
+
   template <class F>
   void enqueue(F&& f) {
     std::lock_guard<std::timed_mutex> lock(mu_);
     ensure_usable();
     try {
-      f();
+      const cudaStream_t s = current_stream();
+      use(s);
+      f(s);
     } catch (...) {
       errored_ = true;
       throw;
@@ -209,7 +247,8 @@ class NcclDataComm final : public DataComm {
   }
 
   ncclComm_t comm_;
-  cudaStream_t stream_;  // the Device's; it must outlive this
+  Device& dev_;  // its streams must outlive this
+  std::vector<cudaStream_t> used_;  // enqueued on since the last synchronize (mu_ held)
   int rank_, size_;
   std::timed_mutex mu_;
   std::atomic<bool> aborted_{false};   // abort was started (at most once)
@@ -222,8 +261,9 @@ class NcclDataComm final : public DataComm {
 std::unique_ptr<DataComm> make_nccl_data_comm(MPI_Comm group, Device& dev) {
   if (dev.info().kind != "cuda")
     throw RuntimeError("the NCCL data plane needs a CUDA device, not a '" + dev.info().kind + "' one");
-  auto* stream = static_cast<cudaStream_t>(dev.native_stream());
-  if (stream == nullptr) throw RuntimeError("the NCCL data plane needs the device's CUDA stream, and it has none");
+  if (dev.native_stream() == nullptr) {
+    throw RuntimeError("the NCCL data plane needs the device's CUDA stream, and it has none");
+  }
 
   int rank = 0, size = 0;
   GPUSCALE_MPI(MPI_Comm_rank(group, &rank));
@@ -248,7 +288,7 @@ std::unique_ptr<DataComm> make_nccl_data_comm(MPI_Comm group, Device& dev) {
 
   ncclComm_t comm = nullptr;
   GPUSCALE_NCCL(ncclCommInitRank(&comm, size, msg.id, rank));
-  return std::make_unique<NcclDataComm>(comm, stream, rank, size);
+  return std::make_unique<NcclDataComm>(comm, dev, rank, size);
 }
 
 std::string nccl_version() {

@@ -1,0 +1,369 @@
+#include "workloads/dp_step.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+
+#include "device/capabilities.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+constexpr double kMaxValue = 2;  // inputs and loss gradients are integers in [-2, 2]
+
+std::uint64_t next_random(std::uint64_t& state) {  // splitmix64
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+double small_integer(std::uint64_t& state) {
+  return static_cast<double>(next_random(state) % 5) - kMaxValue;
+}
+
+// Integers up to 2^24 (fp32) or 2^53 (fp64) are exact, and so is every sum of them that stays there.
+double exact_limit(DType t) {
+  return std::ldexp(1.0, t == DType::fp64 ? std::numeric_limits<double>::digits : std::numeric_limits<float>::digits);
+}
+
+// Rows of the batch whose input is not zero: every partial sum of a gradient
+// element, in the matmul and over a group of n (rank r scaled by r + 1), is
+// at most 2 * 2 * rows * n(n+1)/2, which must stay exact. 0: not even one row.
+std::int64_t live_rows(std::int64_t batch, int n, DType t) {
+  const double ranks_sum = 0.5 * n * (n + 1.0);
+  const double rows = std::floor(exact_limit(t) / (kMaxValue * kMaxValue * ranks_sum));
+  return static_cast<std::int64_t>(std::min(static_cast<double>(batch), rows));
+}
+
+// Column i of a matrix is sign[i] times column from[i] of another.
+struct ColumnMap {
+  std::vector<int> from, sign;
+};
+
+ColumnMap identity_map(int n) {
+  ColumnMap m{std::vector<int>(static_cast<std::size_t>(n)), std::vector<int>(static_cast<std::size_t>(n), 1)};
+  for (int i = 0; i < n; ++i) m.from[static_cast<std::size_t>(i)] = i;
+  return m;
+}
+
+// X_{l+1} = X_l W_l, with W_l[i][perm[i]] = sign[i]: column perm[i] of
+// X_{l+1} is sign[i] times column i of X_l.
+ColumnMap forward(const ColumnMap& x, const std::vector<int>& perm, const std::vector<int>& sign) {
+  ColumnMap next = x;
+  for (std::size_t i = 0; i < perm.size(); ++i) {
+    const auto to = static_cast<std::size_t>(perm[i]);
+    next.from[to] = x.from[i];
+    next.sign[to] = sign[i] * x.sign[i];
+  }
+  return next;
+}
+
+// G_l = G_{l+1} W_l^T: column i of G_l is sign[i] times column perm[i] of G_{l+1}.
+ColumnMap backward(const ColumnMap& g, const std::vector<int>& perm, const std::vector<int>& sign) {
+  ColumnMap next = g;
+  for (std::size_t i = 0; i < perm.size(); ++i) {
+    const auto from = static_cast<std::size_t>(perm[i]);
+    next.from[i] = g.from[from];
+    next.sign[i] = sign[i] * g.sign[from];
+  }
+  return next;
+}
+
+// A window into `whole`, for calls that take a DeviceBuffer; `whole` owns the memory and outlives it.
+DeviceBuffer window(const DeviceBuffer& whole, std::size_t offset_bytes, std::size_t bytes) {
+  return DeviceBuffer(static_cast<char*>(whole.data()) + offset_bytes, bytes, [](void*) noexcept {});
+}
+
+void upload(Device& dev, DeviceBuffer& dst, const std::vector<double>& values, DType t) {
+  std::vector<unsigned char> bytes(values.size() * dtype_size(t));
+  encode(values.data(), values.size(), t, bytes.data());
+  dev.copy_to_device(dst, bytes.data(), bytes.size());
+}
+
+}  // namespace
+
+WorkloadSchema dp_step_schema() {
+  WorkloadSchema s;
+  s.name = "dp_step";
+  s.description = "a data-parallel training step: forward and backward matmuls of `layers` layers, weight gradients "
+                  "summed over the group with allreduce in buckets, overlapped with the backward or after it";
+  s.params = {
+      {"hidden", ParamType::Int, "width of every layer: weights are hidden x hidden", Value{std::int64_t{512}}, 1, {}},
+      {"batch", ParamType::Int, "rows of the local batch on each rank", Value{std::int64_t{64}}, 1, {}},
+      {"layers", ParamType::Int, "layers: a forward and two backward matmuls each", Value{std::int64_t{8}}, 1, {}},
+      {"dtype", ParamType::String, "fp32 | fp64", Value{std::string("fp32")}, 0, {"fp32", "fp64"}},
+      {"bucket_bytes", ParamType::Int, "gradient bytes per allreduce, about: consecutive layers' gradients, last "
+       "layer first, until a bucket holds at least this many (as PyTorch DDP's bucket_cap_mb)",
+       Value{std::int64_t{25} << 20}, 1, {}},
+      {"overlap", ParamType::Bool, "true: reduce each bucket while the backward of earlier layers runs | false: all "
+       "of the backward, then every allreduce", Value{true}, 0, {}},
+      {"scope", ParamType::String, "world (all ranks) | intra-node (a group per node) | inter-node (a group per "
+       "local rank, one rank per node)", Value{std::string("world")}, 0, scope_names()},
+  };
+  return s;
+}
+
+std::string dp_step_unsupported(const Params& p, const RunTarget& target) {
+  for (const char* key : {"hidden", "batch", "layers"}) {
+    if (p.get_int(key) > INT_MAX) {
+      return std::string("key '") + key + "' must be at most " + std::to_string(INT_MAX);
+    }
+  }
+  const DType t = parse_dtype(p.get_string("dtype"));
+  if (std::string why = gemm_unsupported(target.backend, GemmImpl::vendor, t); !why.empty()) return why;
+  return data_comm_unsupported(target.comm, "allreduce", t);
+}
+
+DpStepWorkload::DpStepWorkload(const Params& p)
+    : hidden_(static_cast<int>(p.get_int("hidden"))),
+      batch_(static_cast<int>(p.get_int("batch"))),
+      layers_(static_cast<int>(p.get_int("layers"))),
+      dtype_(parse_dtype(p.get_string("dtype"))),
+      bucket_bytes_(static_cast<std::size_t>(p.get_int("bucket_bytes"))),
+      overlap_(p.get_bool("overlap")),
+      scope_(parse_scope(p.get_string("scope"))) {
+  // As PyTorch DDP fills its buckets: gradients in the order the backward
+  // makes them, a bucket closed once it holds at least bucket_bytes.
+  Bucket b{layers_ - 1, layers_ - 1, 0, 0};
+  for (int l = layers_ - 1; l >= 0; --l) {
+    b.low = l;
+    b.count += square();
+    if (b.count * dtype_size(dtype_) >= bucket_bytes_ || l == 0) {
+      buckets_.push_back(b);
+      b = Bucket{l - 1, l - 1, b.offset + b.count, 0};
+    }
+  }
+}
+
+std::size_t DpStepWorkload::grad_offset(int layer) const {
+  return static_cast<std::size_t>(layers_ - 1 - layer) * square();
+}
+
+std::string DpStepWorkload::skip_reason(const CaseContext& ctx) const {
+  if (scope_ == Scope::inter_node && ctx.nodes < 2) {
+    return "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node";
+  }
+  if (live_rows(batch_, ctx.size(), dtype_) < 1) {
+    return "a group of " + std::to_string(ctx.size()) + " ranks sums more than " + dtype_name(dtype_) +
+           " holds exactly, so the gradients cannot be verified; use dtype fp64";
+  }
+  return "";
+}
+
+void DpStepWorkload::setup(CaseContext& ctx, std::uint64_t) {
+  Device& dev = ctx.dev;
+  rank_ = ctx.rank();
+  size_ = ctx.size();
+  const auto h = static_cast<std::size_t>(hidden_), rows = static_cast<std::size_t>(batch_);
+  const std::size_t e = dtype_size(dtype_);
+
+  // The same model and data on every rank (a seed from the shape, not the
+  // rank's): rank r's input is scaled by r + 1, so the group's sum is the
+  // gradient of one rank times n(n+1)/2, and a missing or doubled rank shows.
+  std::uint64_t state = 0x64705F73746570ULL ^ (static_cast<std::uint64_t>(hidden_) << 40) ^
+                        (static_cast<std::uint64_t>(batch_) << 16) ^ static_cast<std::uint64_t>(layers_);
+  perm_.assign(static_cast<std::size_t>(layers_), {});
+  sign_.assign(static_cast<std::size_t>(layers_), {});
+  for (int l = 0; l < layers_; ++l) {
+    auto& perm = perm_[static_cast<std::size_t>(l)];
+    auto& sign = sign_[static_cast<std::size_t>(l)];
+    perm = identity_map(hidden_).from;
+    for (std::size_t i = h - 1; i > 0; --i) std::swap(perm[i], perm[next_random(state) % (i + 1)]);
+    sign.resize(h);
+    for (auto& s : sign) s = next_random(state) % 2 ? 1 : -1;
+  }
+  const auto live = static_cast<std::size_t>(live_rows(batch_, size_, dtype_));
+  x0_.assign(rows * h, 0.0);
+  g_out_.assign(rows * h, 0.0);
+  for (std::size_t i = 0; i < live * h; ++i) x0_[i] = small_integer(state);
+  for (auto& g : g_out_) g = small_integer(state);
+
+  w_.clear();
+  wt_.clear();
+  std::vector<double> w(h * h), wt(h * h);
+  for (int l = 0; l < layers_; ++l) {
+    std::fill(w.begin(), w.end(), 0.0);
+    std::fill(wt.begin(), wt.end(), 0.0);
+    for (std::size_t i = 0; i < h; ++i) {
+      const auto j = static_cast<std::size_t>(perm_[static_cast<std::size_t>(l)][i]);
+      w[i * h + j] = wt[j * h + i] = sign_[static_cast<std::size_t>(l)][i];
+    }
+    w_.push_back(dev.alloc(h * h * e));
+    wt_.push_back(dev.alloc(h * h * e));
+    upload(dev, w_.back(), w, dtype_);
+    upload(dev, wt_.back(), wt, dtype_);
+  }
+
+  // X_l^T, made here from X_0 and the weights (X_{l+1} = X_l W_l permutes and
+  // signs X_l's columns); the forward's own X_l are computed every sample.
+  const double scale = rank_ + 1.0;
+  act_.clear();
+  act_t_.clear();
+  for (int l = 0; l <= layers_; ++l) act_.push_back(dev.alloc(rows * h * e));
+  std::vector<double> x(rows * h);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = scale * x0_[i];
+  upload(dev, act_[0], x, dtype_);
+  ColumnMap fwd = identity_map(hidden_);
+  std::vector<double> xt(h * rows);
+  for (int l = 0; l < layers_; ++l) {
+    for (std::size_t i = 0; i < h; ++i) {
+      for (std::size_t b = 0; b < rows; ++b) {
+        xt[i * rows + b] = scale * fwd.sign[i] * x0_[b * h + static_cast<std::size_t>(fwd.from[i])];
+      }
+    }
+    act_t_.push_back(dev.alloc(h * rows * e));
+    upload(dev, act_t_.back(), xt, dtype_);
+    fwd = forward(fwd, perm_[static_cast<std::size_t>(l)], sign_[static_cast<std::size_t>(l)]);
+  }
+
+  act_grad_.clear();
+  for (int l = 0; l <= layers_; ++l) act_grad_.push_back(dev.alloc(rows * h * e));
+  upload(dev, act_grad_.back(), g_out_, dtype_);
+
+  grad_view_.clear();
+  grads_ = dev.alloc(static_cast<std::size_t>(layers_) * h * h * e);
+  for (int l = 0; l < layers_; ++l) grad_view_.push_back(window(grads_, grad_offset(l) * e, h * h * e));
+  poison_gradients(dev);
+}
+
+void DpStepWorkload::poison_gradients(Device& dev) {
+  // NaN: a gradient that no matmul or allreduce wrote cannot verify.
+  const std::size_t total = grads_.bytes();
+  const std::vector<unsigned char> poison(std::min<std::size_t>(total, 16 << 20), 0xff);
+  for (std::size_t at = 0; at < total; at += poison.size()) {
+    dev.copy_async(static_cast<char*>(grads_.data()) + at, poison.data(), std::min(poison.size(), total - at),
+                   CopyKind::h2d);
+  }
+  dev.synchronize();
+}
+
+void DpStepWorkload::reduce(CaseContext& ctx, const Bucket& b) {
+  ctx.dev.use_lane(Lane::comm);
+  const int t = ctx.phases ? ctx.phases->begin("transfer") : -1;
+  void* g = static_cast<char*>(grads_.data()) + b.offset * dtype_size(dtype_);
+  ctx.data().allreduce(g, g, b.count, dtype_);  // in place, as DDP reduces its bucket
+  if (ctx.phases) ctx.phases->end(t);
+  ctx.dev.use_lane(Lane::compute);
+}
+
+void DpStepWorkload::run_sample(CaseContext& ctx) {
+  Device& dev = ctx.dev;
+  PhaseLog* log = ctx.phases;
+  const GemmShape forward{batch_, hidden_, hidden_};      // X_l W_l, and G_{l+1} W_l^T
+  const GemmShape weight_grad{hidden_, hidden_, batch_};  // X_l^T G_{l+1}
+  const GemmImpl impl = GemmImpl::vendor;
+  dev.use_lane(Lane::compute);
+  for (std::size_t l = 0; l < w_.size(); ++l) {
+    const int c = log ? log->begin("compute") : -1;
+    dev.gemm(impl, dtype_, forward, act_[l], w_[l], act_[l + 1]);
+    if (log) log->end(c);
+  }
+  auto bucket = buckets_.begin();
+  for (int l = layers_ - 1; l >= 0; --l) {
+    const auto i = static_cast<std::size_t>(l);
+    const int c = log ? log->begin("compute") : -1;
+    dev.gemm(impl, dtype_, forward, act_grad_[i + 1], wt_[i], act_grad_[i]);
+    dev.gemm(impl, dtype_, weight_grad, act_t_[i], act_grad_[i + 1], grad_view_[i]);
+    if (log) log->end(c);
+    if (overlap_ && l == bucket->low) {
+      dev.wait(Lane::comm, Lane::compute);  // this bucket's gradients are done; the backward goes on meanwhile
+      reduce(ctx, *bucket++);
+    }
+  }
+  if (!overlap_) {
+    dev.wait(Lane::comm, Lane::compute);
+    for (const Bucket& b : buckets_) reduce(ctx, b);
+  }
+  dev.use_lane(Lane::compute);
+}
+
+double DpStepWorkload::flops_per_sample() const {
+  return 3.0 * layers_ * 2.0 * batch_ * static_cast<double>(square());
+}
+
+double DpStepWorkload::bytes_per_sample() const {
+  return static_cast<double>(layers_) * static_cast<double>(square() * dtype_size(dtype_));
+}
+
+// One more step afresh (its gradients start as NaN), then every element of
+// every reduced gradient against the exact sum. The weights permute and sign
+// columns, so X_l and G_{l+1} are X_0 and G_layers with their columns
+// rearranged, and dW_l[i][j] = s_i t_j M[p_i][q_j] with M = X_0^T G_layers:
+// one reference matmul on the host for all layers.
+Verification DpStepWorkload::verify(CaseContext& ctx) {
+  Device& dev = ctx.dev;
+  poison_gradients(dev);
+  CaseContext step = ctx;
+  step.phases = nullptr;  // not a timed sample
+  dev.use_lane(Lane::compute);
+  dev.wait(Lane::comm, Lane::compute);
+  run_sample(step);
+  dev.join_lanes();
+  ctx.synchronize();
+
+  const auto h = static_cast<std::size_t>(hidden_), rows = static_cast<std::size_t>(batch_);
+  std::vector<unsigned char> bytes(grads_.bytes());
+  dev.copy_to_host(bytes.data(), grads_, bytes.size());
+  std::vector<double> got(static_cast<std::size_t>(layers_) * h * h);
+  decode(bytes.data(), got.size(), dtype_, got.data());
+
+  std::vector<double> m(h * h, 0.0);
+  for (std::size_t b = 0; b < rows; ++b) {
+    for (std::size_t i = 0; i < h; ++i) {
+      const double x = x0_[b * h + i];
+      if (x == 0) continue;
+      const double* g = &g_out_[b * h];
+      double* row = &m[i * h];
+      for (std::size_t j = 0; j < h; ++j) row[j] += x * g[j];
+    }
+  }
+  // Column maps of X_l (forward from X_0) and of G_{l+1} (backward from G_layers).
+  std::vector<ColumnMap> x_map{identity_map(hidden_)};
+  for (std::size_t l = 0; l + 1 < perm_.size(); ++l) x_map.push_back(forward(x_map.back(), perm_[l], sign_[l]));
+  const double ranks_sum = 0.5 * size_ * (size_ + 1.0);
+  Verification v;
+  ColumnMap g_map = identity_map(hidden_);  // of G_{l+1}
+  for (int l = layers_ - 1; l >= 0; --l) {
+    const ColumnMap& xm = x_map[static_cast<std::size_t>(l)];
+    const double* dw = &got[grad_offset(l)];
+    for (std::size_t i = 0; i < h; ++i) {
+      const double* mrow = &m[static_cast<std::size_t>(xm.from[i]) * h];
+      for (std::size_t j = 0; j < h; ++j) {
+        const double want = ranks_sum * xm.sign[i] * g_map.sign[j] * mrow[g_map.from[j]];
+        if (!(dw[i * h + j] == want)) ++v.wrong_elements;
+      }
+    }
+    g_map = backward(g_map, perm_[static_cast<std::size_t>(l)], sign_[static_cast<std::size_t>(l)]);
+  }
+  v.max_error = static_cast<double>(v.wrong_elements);
+  v.tolerance = 0.0;
+  v.ok = v.wrong_elements == 0;
+  return v;
+}
+
+std::string DpStepWorkload::note(const CaseContext& ctx) const {
+  const std::string kind = ctx.dev.info().kind;
+  if (kind == "cuda" && ctx.group && ctx.group->data && std::string(ctx.data().kind()) == "mpi") {
+    return "comm = mpi on the CUDA backend: each allreduce's host step waits for the whole device, so the "
+           "backward and the allreduces cannot overlap";
+  }
+  if (kind != "cpu") return "";
+  std::string n = "CPU backend: the compute and comm lanes are two worker threads; they overlap only where each has "
+                  "a core of its own";
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2) {
+    n += ", and this rank may run on 1 core only (mpirun binds a rank to a core by default: use --bind-to none or "
+         "--map-by slot:PE=2)";
+  }
+  return n;
+}
+
+int DpStepWorkload::turn(const CaseContext& ctx, int) const { return ctx.group->index; }
+
+}  // namespace gpuscale
