@@ -29,6 +29,7 @@ class DistributedGemmWorkload final : public Workload {
   double flops_per_sample() const override;  // this rank's share: 2 (m/g) n k
   double bytes_per_sample() const override { return 0.0; }
   Verification verify(CaseContext& ctx) override;
+  std::string note(const CaseContext& ctx) const override { return cpu_lanes_note(ctx.dev, "compute and comm"); }
   int turn(const CaseContext&, int) const override { return 0; }  // one group: serial is parallel
   bool uses_lanes() const override { return true; }
 

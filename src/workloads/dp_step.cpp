@@ -1,7 +1,5 @@
 #include "workloads/dp_step.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -352,16 +350,7 @@ std::string DpStepWorkload::note(const CaseContext& ctx) const {
     return "comm = mpi on the CUDA backend: each allreduce's host step waits for the whole device, so the "
            "backward and the allreduces cannot overlap";
   }
-  if (kind != "cpu") return "";
-  std::string n = "CPU backend: the compute and comm lanes are two worker threads; they overlap only where each has "
-                  "a core of its own";
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2) {
-    n += ", and this rank may run on 1 core only (mpirun binds a rank to a core by default: use --bind-to none or "
-         "--map-by slot:PE=2)";
-  }
-  return n;
+  return cpu_lanes_note(ctx.dev, "compute and comm");
 }
 
 int DpStepWorkload::turn(const CaseContext& ctx, int) const { return ctx.group->index; }

@@ -1,5 +1,7 @@
 #include "workloads/phases.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 
 #include "core/error.hpp"
@@ -42,6 +44,19 @@ std::vector<PhaseLog::Interval> PhaseLog::intervals(const DeviceEvent& start) co
     out.push_back({m.phase, dev_.elapsed_s(start, *m.begin), dev_.elapsed_s(start, *m.end)});
   }
   return out;
+}
+
+std::string cpu_lanes_note(const Device& dev, const std::string& lanes) {
+  if (dev.info().kind != "cpu") return "";
+  std::string n = "CPU backend: the " + lanes + " lanes are worker threads; they overlap only where each has a core "
+                  "of its own";
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2) {
+    n += ", and this rank may run on 1 core only (mpirun binds a rank to a core by default: use --bind-to none or "
+         "--map-by slot:PE=2)";
+  }
+  return n;
 }
 
 }  // namespace gpuscale

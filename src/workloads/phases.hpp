@@ -46,4 +46,9 @@ class PhaseLog {
   std::vector<Mark> marks_;
 };
 
+// The note of a workload whose `lanes` (e.g. "compute and copy") run at once:
+// on the CPU backend they are worker threads that need a core each, and a
+// rank that mpirun bound to one core cannot overlap them. "" elsewhere.
+std::string cpu_lanes_note(const Device& dev, const std::string& lanes);
+
 }  // namespace gpuscale

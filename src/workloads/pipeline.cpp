@@ -1,7 +1,5 @@
 #include "workloads/pipeline.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -98,16 +96,7 @@ Verification PipelineWorkload::verify(CaseContext& ctx) {
 }
 
 std::string PipelineWorkload::note(const CaseContext& ctx) const {
-  if (ctx.dev.info().kind != "cpu") return "";
-  std::string n = "CPU backend: the compute and copy lanes are two worker threads; they overlap only where each has "
-                  "a core of its own";
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2) {
-    n += ", and this rank may run on 1 core only (mpirun binds a rank to a core by default: use --bind-to none or "
-         "--map-by slot:PE=2)";
-  }
-  return n;
+  return cpu_lanes_note(ctx.dev, "compute and copy");
 }
 
 }  // namespace gpuscale

@@ -110,13 +110,31 @@ inline std::unique_ptr<DeviceGraph> RecordingDevice::capture(const std::function
   return std::make_unique<Graph>(*this, std::move(steps_));
 }
 
+// A device whose lanes wait for each other on purpose, to make an overlap
+// deterministic in a test: wait_until gives up after 2 s and sets timed_out,
+// and from then on no wait waits (so a lane order that cannot overlap ends).
+class HandshakingDevice : public ForwardingDevice {
+ public:
+  std::atomic<bool> timed_out{false};
+
+ protected:
+  template <class Ready>
+  void wait_until(Ready ready) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (!timed_out && !ready()) {
+      if (std::chrono::steady_clock::now() > until) timed_out = true;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+};
+
 // Makes a pipeline's overlap deterministic. Matmul i (i > 0) waits until
 // the copy of result i-1 has landed, and that copy waits until matmul i has
 // begun: a pipeline that copies each result while the next matmul runs
 // passes straight through, with copy i-1 inside matmul i's interval whatever
 // the scheduler does. One that copies only after all matmuls makes matmul 1
 // wait in vain for 2 s (`timed_out`; later ones then no longer wait).
-class HandshakeDevice final : public ForwardingDevice {
+class HandshakeDevice final : public HandshakingDevice {
  public:
   explicit HandshakeDevice(int ops) : ops_(ops) {}  // the pipeline's matmuls per sample
   void gemm(GemmImpl i, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) override {
@@ -137,17 +155,8 @@ class HandshakeDevice final : public ForwardingDevice {
     cpu_.copy_async(d, s, b, k);
     cpu_.host_task([this] { ++copies_done_; });
   }
-  std::atomic<bool> timed_out{false};
 
  private:
-  template <class Ready>
-  void wait_until(Ready ready) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (!timed_out && !ready()) {
-      if (std::chrono::steady_clock::now() > until) timed_out = true;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-  }
   int ops_;
   int gemms_ = 0, copies_ = 0;                        // enqueued (host thread)
   std::atomic<int> started_{0}, copies_done_{0};    // reached (lane workers)
@@ -160,7 +169,7 @@ class HandshakeDevice final : public ForwardingDevice {
 // true) both go through and the transfer lies inside the product's interval;
 // enqueued after the product (false), the product waits in vain for 2 s
 // (`timed_out`; later waits then give up at once).
-class RingHandshakeDevice final : public ForwardingDevice {
+class RingHandshakeDevice final : public HandshakingDevice {
  public:
   explicit RingHandshakeDevice(int group_size) : g_(group_size) {}
   void gemm(GemmImpl i, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) override {
@@ -183,17 +192,8 @@ class RingHandshakeDevice final : public ForwardingDevice {
       fn();
     });
   }
-  std::atomic<bool> timed_out{false};
 
  private:
-  template <class Ready>
-  void wait_until(Ready ready) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (!timed_out && !ready()) {
-      if (std::chrono::steady_clock::now() > until) timed_out = true;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-  }
   int g_;
   int gemms_ = 0, transfers_ = 0;                         // enqueued (host thread)
   std::atomic<int> gemms_begun_{0}, transfers_begun_{0};  // reached by the lanes

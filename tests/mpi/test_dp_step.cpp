@@ -95,7 +95,7 @@ class CorruptingComm final : public CommDecorator {
 // compute interval whatever the scheduler does. One that reduces only after
 // the whole backward has no matmul left to begin: its allreduce waits in
 // vain for 2 s (`timed_out`; later ones then no longer wait).
-class BucketHandshakeDevice final : public testing::ForwardingDevice {
+class BucketHandshakeDevice final : public testing::HandshakingDevice {
  public:
   void gemm(GemmImpl i, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) override {
     if (armed_ > 0) {
@@ -123,17 +123,8 @@ class BucketHandshakeDevice final : public testing::ForwardingDevice {
     reduced_ = false;
     armed_ = 0;
   }
-  std::atomic<bool> timed_out{false};
 
  private:
-  template <class Ready>
-  void wait_until(Ready ready) {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    while (!timed_out && !ready()) {
-      if (std::chrono::steady_clock::now() > until) timed_out = true;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-  }
   bool reduced_ = false;                              // an allreduce was enqueued since the last synchronize
   int armed_ = 0, rounds_ = 0;                        // host thread
   std::atomic<int> reduce_begun_{0}, matmul_begun_{0};  // lane workers
