@@ -24,13 +24,6 @@ double entry(std::uint64_t seed, std::uint64_t i) {
 double a_at(const GemmShape& s, std::size_t i, std::size_t l) { return entry(kSeedA, i * s.k + l); }
 double b_at(const GemmShape& s, std::size_t l, std::size_t j) { return entry(kSeedB, l * s.n + j); }
 
-DeviceBuffer upload(Device& dev, const std::vector<double>& v, DType t) {
-  std::vector<unsigned char> bytes(v.size() * dtype_size(t));
-  encode(v.data(), v.size(), t, bytes.data());
-  DeviceBuffer b = dev.alloc(bytes.size());
-  dev.copy_to_device(b, bytes.data(), bytes.size());
-  return b;
-}
 }  // namespace
 
 WorkloadSchema distributed_gemm_schema() {
@@ -84,8 +77,8 @@ void DistributedGemmWorkload::setup(CaseContext& ctx, std::uint64_t) {
   for (int l = 0; l < s.k; ++l) {
     for (int j = 0; j < cols_; ++j) b[static_cast<std::size_t>(l) * cols_ + j] = b_at(s, l, rank_ * cols_ + j);
   }
-  a_ = upload(dev, a, problem_.dtype);
-  own_ = upload(dev, b, problem_.dtype);
+  a_ = upload_values(dev, a, problem_.dtype);
+  own_ = upload_values(dev, b, problem_.dtype);
   b_[0] = dev.alloc(own_.bytes());
   b_[1] = dev.alloc(own_.bytes());
   const std::vector<unsigned char> nan_bytes(static_cast<std::size_t>(rows_) * cols_ * dtype_size(problem_.dtype),

@@ -42,14 +42,15 @@ std::vector<double> random_matrix(std::size_t count, std::mt19937_64& rng) {
   return v;
 }
 
-DeviceBuffer upload(Device& dev, const std::vector<double>& v, DType t) {
+}  // namespace
+
+DeviceBuffer upload_values(Device& dev, const std::vector<double>& v, DType t) {
   std::vector<unsigned char> bytes(v.size() * dtype_size(t));
   encode(v.data(), v.size(), t, bytes.data());
   DeviceBuffer b = dev.alloc(bytes.size());
   dev.copy_to_device(b, bytes.data(), bytes.size());
   return b;
 }
-}  // namespace
 
 double GemmProblem::flops() const { return gemm_flops(shape.m, shape.n, shape.k); }
 
@@ -85,8 +86,8 @@ void GemmOperands::setup(Device& dev, const GemmProblem& p, std::uint64_t seed) 
              k = static_cast<std::size_t>(p.shape.k);
   a_host_ = random_matrix(m * k, rng);
   b_host_ = random_matrix(k * n, rng);
-  a_ = upload(dev, a_host_, p.dtype);
-  b_ = upload(dev, b_host_, p.dtype);
+  a_ = upload_values(dev, a_host_, p.dtype);
+  b_ = upload_values(dev, b_host_, p.dtype);
   c_ = dev.alloc(m * n * dtype_size(p.dtype));
   // C starts as NaN, so a multiplication that never ran cannot verify on
   // memory that still holds an earlier case's result.

@@ -27,6 +27,9 @@ std::vector<ParamSpec> gemm_problem_specs(std::int64_t default_size, const std::
 GemmProblem gemm_problem(const Params& p);
 std::string gemm_problem_unsupported(const Params& p, const std::string& backend);
 
+// `v` stored in dtype `t` in a new device buffer (values exact in every dtype, as gemm's inputs).
+DeviceBuffer upload_values(Device& dev, const std::vector<double>& v, DType t);
+
 // Rounding bound of |c - ref| / sum|a*b| for k terms: accumulation in the
 // compute precision plus rounding C to its storage type.
 double gemm_tolerance(DType t, int k);

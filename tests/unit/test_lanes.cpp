@@ -34,7 +34,7 @@ struct Timed {
 };
 
 // One pipeline sample with its phases, as the runner times it.
-Timed pipeline_sample(CpuDevice& dev, PipelineWorkload& w, PhaseLog& log) {
+Timed pipeline_sample(Device& dev, PipelineWorkload& w, PhaseLog& log) {
   CaseContext ctx{dev};
   ctx.phases = &log;
   log.start_sample();
@@ -166,17 +166,9 @@ TEST_CASE("pipeline: with overlap = true each copy runs while the next matmul wa
     PipelineWorkload w(pipeline_params(overlap));
     w.setup(ctx, 4);
     PhaseLog log(dev);
-    ctx.phases = &log;
-    log.start_sample();
-    auto ev0 = dev.create_event();
-    ev0->record();
-    dev.wait(Lane::copy, Lane::compute);
-    w.run_sample(ctx);
-    dev.join_lanes();
-    dev.synchronize();
+    const auto iv = pipeline_sample(dev, w, log).intervals;
     INFO("overlap = " << overlap);
     CHECK(dev.timed_out == !overlap);
-    const auto iv = log.intervals(*ev0);
     int overlapping = 0;
     for (const auto& c : iv) {
       for (const auto& x : iv) overlapping += c.phase == 0 && x.phase == 1 && overlaps(c, x);
