@@ -33,6 +33,7 @@ int cmd_info(int* argc, char*** argv) {
     std::printf("gpuscale %s: %d rank(s) on %d node(s); %s\n", software_version().c_str(), comm.size(),
                 comm.node_count(), software_dependencies(cuda).c_str());
     std::printf("%s%s", format_rank_table(table, notes).c_str(), format_gpu_facts(table, links).c_str());
+    for (const auto& w : oversubscription_warnings(table)) std::printf("  WARNING: %s\n", w.c_str());
     // One CUDA line per distinct answer (ranks on one node usually agree).
     std::vector<std::string> seen;
     for (std::size_t r = 0; r < cuda_lines.size(); ++r) {

@@ -149,6 +149,8 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     std::printf("comm %s: %s\n", comm_choice.comm.c_str(), comm_choice.reason.c_str());
     for (const auto& n : p.plan_notes) std::printf("note: %s\n", n.c_str());
     std::printf("%s%s", format_rank_table(table, {}).c_str(), format_gpu_facts(table, links).c_str());
+    const auto warnings = oversubscription_warnings(table);
+    for (const auto& w : warnings) std::printf("WARNING: %s\n", w.c_str());
     RunRecord run;
     run.software_version = software_version();
     run.date = iso8601_now();
@@ -165,6 +167,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     run.environment = relevant_environment();
     run.ranks = table;
     run.links = links;
+    run.warnings = warnings;
     run.nodes = comm.node_count();
     writer = std::make_unique<ResultWriter>(output, opt.force, run);
     std::printf("writing %s\n", output.c_str());

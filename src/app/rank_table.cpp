@@ -1,9 +1,11 @@
 #include "app/rank_table.hpp"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 
@@ -49,6 +51,22 @@ RankGpu rank_gpu(const DeviceInfo& dev, const GpuTelemetry& telemetry) {
 }
 
 namespace {
+// This process's CPU affinity as a list ("0-3,8") and its size.
+std::pair<std::string, int> cpu_affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return {"", 0};
+  std::string list;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    list += (list.empty() ? "" : ",") + std::to_string(c) + (last > c ? "-" + std::to_string(last) : "");
+    c = last;
+  }
+  return {list, CPU_COUNT(&set)};
+}
+
 // Peers as "bus id|nvlinks|ancestor" lines, to travel in one gathered string.
 std::string encode_peers(const std::vector<PeerLink>& peers) {
   std::string s;
@@ -87,6 +105,13 @@ std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const Dev
   const auto tel = comm.gather(gpu.telemetry);
   const auto cpus = comm.gather(gpu.local_cpulist);
   const auto peers = comm.gather(encode_peers(gi.peers));
+  const auto [affinity, available] = cpu_affinity();
+  const auto cpu_list = comm.gather(affinity);
+  const auto cores = comm.gather(std::vector<double>{static_cast<double>(available),
+                                                     static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)),
+                                                     start.shared ? 1.0 : 0.0});
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const auto cuda_visible = comm.gather(std::string(visible ? visible : ""));
   std::vector<RankRecord> out;
   for (std::size_t r = 0; r < host.size(); ++r) {
     RankRecord rr;
@@ -102,6 +127,11 @@ std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const Dev
     rr.clock_offset_start_s = off[2 * r];
     rr.clock_uncertainty_start_s = off[2 * r + 1];
     rr.clock_offset_end_s = rr.clock_uncertainty_end_s = std::numeric_limits<double>::quiet_NaN();
+    rr.clock_shared = cores[3 * r + 2] != 0.0;
+    rr.cpu_affinity = cpu_list[r];
+    rr.cores_available = static_cast<int>(cores[3 * r]);
+    rr.node_cores = static_cast<int>(cores[3 * r + 1]);
+    rr.cuda_visible_devices = cuda_visible[r];
     const double* g = &num[kGpuNumbers * r];
     rr.telemetry = tel[r];
     rr.max_sm_clock_mhz = g[0];
@@ -141,6 +171,19 @@ std::string shared_device_ranks(const std::vector<RankRecord>& table) {
   return "";
 }
 
+std::vector<std::string> oversubscription_warnings(const std::vector<RankRecord>& table) {
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < table.size(); ++r) {
+    const RankRecord& t = table[r];
+    if (t.local_rank != 0 || t.node_cores <= 0 || t.local_size <= t.node_cores) continue;  // one line per node
+    out.push_back("node " + t.hostname + ": " + std::to_string(t.local_size) + " ranks on " +
+                  std::to_string(t.node_cores) +
+                  " cores: ranks that run at once compete for cores, so parallel times and speedups understate what "
+                  "the hardware can do");
+  }
+  return out;
+}
+
 std::string shared_device_error(const std::vector<RankRecord>& table) {
   const std::string shared = shared_device_ranks(table);
   if (shared.empty()) return "";
@@ -154,7 +197,11 @@ std::string format_rank_table(const std::vector<RankRecord>& table, const std::v
     const auto& t = table[r];
     std::ostringstream off;
     off.precision(3);
-    off << t.clock_offset_start_s * 1e6 << " +- " << t.clock_uncertainty_start_s * 1e6 << " us";
+    if (t.clock_shared) {
+      off << "0 (rank 0's clock)";
+    } else {
+      off << t.clock_offset_start_s * 1e6 << " +- " << t.clock_uncertainty_start_s * 1e6 << " us";
+    }
     cells.push_back({std::to_string(r), t.hostname, std::to_string(t.node_index),
                      std::to_string(t.local_rank) + "/" + std::to_string(t.local_size), t.device_kind,
                      t.device_name + (t.device_uuid.empty() ? "" : " " + t.device_uuid + " " + t.device_pci_bus_id),

@@ -33,6 +33,9 @@ std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const Dev
 // Collective; fills the end offsets of `table` on rank 0.
 void gather_end_offsets(const MpiCommunicator& comm, const ClockOffset& end, std::vector<RankRecord>& table);
 
+// One line per node with more ranks than online CPUs (oversubscribed: parallel numbers mean little).
+std::vector<std::string> oversubscription_warnings(const std::vector<RankRecord>& table);
+
 // "" unless two ranks of one node use the same GPU (same UUID); then "ranks A and B on HOST share GPU UUID".
 std::string shared_device_ranks(const std::vector<RankRecord>& table);
 // "" unless two ranks of one node use the same GPU (same UUID), which would

@@ -1,18 +1,27 @@
 #include "comm/clock_sync.hpp"
 
 #include <limits>
+#include <vector>
 
 #include "comm/mpi_check.hpp"
 #include "core/clock.hpp"
 
 namespace gpuscale {
 
-ClockOffset estimate_clock_offset(const MpiCommunicator& comm, int rounds) {
+ClockOffset estimate_clock_offset(const MpiCommunicator& comm, int rounds, bool share_node_clock) {
   constexpr int kTag = 7301;
   ClockOffset mine;
   const MPI_Comm c = comm.comm();
-  // Rank 0 measures against each rank in turn; the others answer once a round.
+  // Ranks on rank 0's node read the same clock (one kernel's monotonic
+  // clock): offset 0 by construction, nothing to estimate.
+  std::vector<int> node(static_cast<std::size_t>(comm.size()));
+  const int my_node = comm.node_index();
+  GPUSCALE_MPI(MPI_Allgather(&my_node, 1, MPI_INT, node.data(), 1, MPI_INT, c));
+  auto shares = [&](int r) { return r == 0 || (share_node_clock && node[static_cast<std::size_t>(r)] == node[0]); };
+  mine.shared = shares(comm.rank());
+  // Rank 0 measures against each other-node rank in turn; that rank answers once a round.
   for (int peer = 1; peer < comm.size(); ++peer) {
+    if (shares(peer)) continue;
     if (comm.rank() == 0) {
       double best_rtt = std::numeric_limits<double>::infinity();
       ClockOffset best;

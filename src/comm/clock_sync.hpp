@@ -13,10 +13,13 @@ namespace gpuscale {
 struct ClockOffset {
   double offset_s = 0.0;       // this rank's clock minus rank 0's clock
   double uncertainty_s = 0.0;  // half the best round trip
+  bool shared = false;         // on rank 0's node: the same clock, offset 0 by construction
 };
 
-// Collective. Each rank gets its own offset (rank 0: zero).
-ClockOffset estimate_clock_offset(const MpiCommunicator& comm, int rounds = 20);
+// Collective. Each rank gets its own offset: 0 (exactly, shared) on rank 0's
+// node, estimated by ping-pong on other nodes (on every rank but 0 with
+// `share_node_clock` false, as a test of the estimate).
+ClockOffset estimate_clock_offset(const MpiCommunicator& comm, int rounds = 20, bool share_node_clock = true);
 
 // Maps this rank's clock_now() readings to seconds since a run-wide epoch on
 // rank 0's clock.

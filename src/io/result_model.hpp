@@ -26,6 +26,12 @@ struct RankRecord {
   // This rank's clock minus rank 0's, at the start and the end of the run.
   double clock_offset_start_s = 0.0, clock_uncertainty_start_s = 0.0;
   double clock_offset_end_s = 0.0, clock_uncertainty_end_s = 0.0;
+  bool clock_shared = false;  // on rank 0's node: its very clock, offsets 0 by construction
+  // Where the rank may run: the CPUs of its affinity ("0-3"), how many, the
+  // node's online CPUs, and CUDA_VISIBLE_DEVICES as the rank saw it ("" unset).
+  std::string cpu_affinity;
+  int cores_available = 0, node_cores = 0;
+  std::string cuda_visible_devices;
   // The GPU's telemetry: "nvml", or "not available: why" (the CPU backend, no driver, ...).
   std::string telemetry;
   // The GPU, once per run (NaN / -1 / "" where unknown).
@@ -117,6 +123,7 @@ struct RunRecord {
   std::vector<std::pair<std::string, std::string>> environment;
   std::vector<RankRecord> ranks;
   std::vector<LinkRecord> links;  // every rank's GPU to the other GPUs of its node
+  std::vector<std::string> warnings;  // what makes the numbers doubtful (e.g. more ranks than cores), one per line
   int nodes = 1;
   std::vector<CaseRecord> cases;
 };

@@ -40,6 +40,14 @@ RunRecord read_result_file(const std::string& path) {
   run.comm = h5::has_attr(f, "comm") ? h5::read_string_attr(f, "comm") : "";
   run.comm_reason = h5::has_attr(f, "commReason") ? h5::read_string_attr(f, "commReason") : "";
   run.slurm_job_id = h5::read_string_attr(f, "slurmJobId");
+  if (h5::has_attr(f, "warnings")) {  // schema 1.2 on
+    const std::string w = h5::read_string_attr(f, "warnings");
+    for (std::size_t from = 0; from < w.size();) {
+      const std::size_t nl = std::min(w.find('\n', from), w.size());
+      run.warnings.push_back(w.substr(from, nl - from));
+      from = nl + 1;
+    }
+  }
   run.nodes = static_cast<int>(h5::read_int_attr(f, "nodes"));
   run.complete = h5::read_int_attr(f, "complete") != 0;
   run.status = h5::read_string_attr(f, "status");
@@ -79,6 +87,21 @@ RunRecord read_result_file(const std::string& path) {
       rr.clock_offset_end_s = o1.at(r);
       rr.clock_uncertainty_end_s = u1.at(r);
       run.ranks.push_back(rr);
+    }
+    if (h5::exists(id, "cpu_affinity")) {  // schema 1.2 on: where each rank may run
+      const auto shared = h5::read_ints(id, "clock_shared");
+      const auto affinity = h5::read_strings(id, "cpu_affinity");
+      const auto available = h5::read_ints(id, "cores_available");
+      const auto node_cores = h5::read_ints(id, "node_cores");
+      const auto visible = h5::read_strings(id, "cuda_visible_devices");
+      for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+        RankRecord& rr = run.ranks[r];
+        rr.clock_shared = shared.at(r) != 0;
+        rr.cpu_affinity = affinity.at(r);
+        rr.cores_available = static_cast<int>(available.at(r));
+        rr.node_cores = static_cast<int>(node_cores.at(r));
+        rr.cuda_visible_devices = visible.at(r);
+      }
     }
     if (h5::exists(id, "telemetry")) {  // schema 1.2 on: the GPU of each rank
       const auto tel = h5::read_strings(id, "telemetry");

@@ -47,6 +47,9 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
   h5::write_attr(f, "slurmJobId", run.slurm_job_id);
   h5::write_attr(f, "ranks", static_cast<std::int64_t>(run.ranks.size()));
   h5::write_attr(f, "nodes", static_cast<std::int64_t>(run.nodes));
+  std::string warnings;
+  for (const auto& w : run.warnings) warnings += (warnings.empty() ? "" : "\n") + w;
+  h5::write_attr(f, "warnings", warnings);
   h5::write_attr(f, "complete", std::int64_t{0});
   h5::write_attr(f, "status", std::string("running"));
 
@@ -77,6 +80,11 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
                     column<double>(rs, &RankRecord::clock_uncertainty_end_s), n, 0, "s",
                     "half the least round trip of the end estimate");
 
+  h5::write_ints(g, "clock_shared", column<std::int64_t>(rs, &RankRecord::clock_shared));
+  h5::write_strings(g, "cpu_affinity", column<std::string>(rs, &RankRecord::cpu_affinity));
+  h5::write_ints(g, "cores_available", column<std::int64_t>(rs, &RankRecord::cores_available));
+  h5::write_ints(g, "node_cores", column<std::int64_t>(rs, &RankRecord::node_cores));
+  h5::write_strings(g, "cuda_visible_devices", column<std::string>(rs, &RankRecord::cuda_visible_devices));
   // The GPU of each rank: telemetry, clocks, power limit, PCIe and NVLink, NUMA affinity.
   h5::write_strings(g, "telemetry", column<std::string>(rs, &RankRecord::telemetry));
   h5::write_doubles(g, "max_sm_clock", column<double>(rs, &RankRecord::max_sm_clock_mhz), n, 0, "MHz",

@@ -277,6 +277,7 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
   std::ostringstream os;
   os << path << ": gpuscale " << run.software_version << ", " << run.date << ", " << run.ranks.size() << " rank(s) on "
      << run.nodes << " node(s), backend " << run.backend << "\n";
+  for (const auto& w : run.warnings) os << "WARNING: " << w << "\n";
   if (!run.complete) {
     os << "WARNING: the run did not complete (status: " << run.status << "); " << rows.size()
        << " finished case(s) below\n";

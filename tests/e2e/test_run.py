@@ -46,10 +46,25 @@ class RunTwoRanks(ScratchTest):
             self.assertEqual(list(ranks["local_rank"][()]), [0, 1])
             self.assertEqual([s(k) for k in ranks["device_kind"][()]], ["cpu", "cpu"])
             self.assertEqual(s(ranks["clock_offset_start"].attrs["unit"]), "s")
-            # One host, one clock: offsets within their uncertainty of zero.
+            # One host, one clock: rank 0's clock itself, offsets 0 by construction.
+            self.assertEqual(list(ranks["clock_shared"][()]), [1, 1])
+            self.assertEqual(list(ranks["clock_offset_start"][()]), [0.0, 0.0])
             off, unc = ranks["clock_offset_start"][()], ranks["clock_uncertainty_start"][()]
             self.assertTrue(np.all(np.abs(off) <= unc + 1e-9), (off, unc))
             self.assertTrue(np.all(np.isfinite(ranks["clock_offset_end"][()])))
+
+    def test_where_each_rank_may_run_is_recorded(self):
+        cores = os.cpu_count()
+        with h5py.File(self.out, "r") as f:
+            ranks = f["ranks"]
+            self.assertEqual(list(ranks["node_cores"][()]), [cores, cores])
+            for r in range(2):
+                self.assertGreaterEqual(ranks["cores_available"][r], 1)
+                self.assertRegex(s(ranks["cpu_affinity"][r]), r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+            if cores >= 2:  # 2 ranks fit
+                self.assertEqual(s(f.attrs["warnings"]), "")
+            else:
+                self.assertIn("2 ranks on 1 cores", s(f.attrs["warnings"]))
 
     def test_warmup_is_kept_and_the_cpu_backend_says_why_it_has_no_telemetry(self):
         with h5py.File(self.out, "r") as f:
@@ -204,6 +219,25 @@ class ShippedConfigs(ScratchTest):
             p = gpuscale("check", os.path.join(configs, n))
             self.assertEqual(p.returncode, 0, n + ": " + p.stderr)
             self.assertRegex(p.stdout, r"\d+ case\(s\)")
+
+
+class MoreRanksThanCores(ScratchTest):
+    def test_a_warning_in_the_output_and_the_file(self):
+        cores = os.cpu_count()
+        if cores > 8:
+            self.skipTest(f"{cores} cores: {cores + 1} ranks are too many for a test")
+        ranks = cores + 1
+        out = self.path("over.h5")
+        cfg = self.write("small.toml", SMALL_CONFIG.replace('dtype = ["fp64", "fp32"]', 'dtype = "fp64"'))
+        p = mpirun(ranks, "run", cfg, "-o", out, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        want = (f"{ranks} ranks on {cores} cores: ranks that run at once compete for cores, so parallel times and "
+                "speedups understate what the hardware can do")
+        self.assertIn("WARNING: node ", p.stdout)
+        self.assertIn(want, p.stdout)
+        with h5py.File(out, "r") as f:
+            self.assertIn(want, s(f.attrs["warnings"]))
+        self.assertIn(want, gpuscale("report", out).stdout)
 
 
 if __name__ == "__main__":

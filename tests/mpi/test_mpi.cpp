@@ -57,11 +57,20 @@ TEST_CASE("gather brings every rank's values to rank 0 in rank order", "[mpi]") 
   CHECK_FALSE(comm.any(false));
 }
 
-TEST_CASE("clock offsets on one host are zero within their stated uncertainty", "[mpi][clock]") {
+TEST_CASE("ranks on rank 0's node share its clock: offset 0 by construction", "[mpi][clock]") {
   MpiCommunicator comm(MPI_COMM_WORLD);
   const ClockOffset o = estimate_clock_offset(comm);
+  CHECK(o.shared);
+  CHECK(o.offset_s == 0.0);
+  CHECK(o.uncertainty_s == 0.0);
+}
+
+TEST_CASE("the ping-pong estimate on one host is zero within its stated uncertainty", "[mpi][clock]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  const ClockOffset o = estimate_clock_offset(comm, 20, false);  // estimate even where the clock is shared
   // Same machine, same steady clock: the true offset is 0, and the estimate is
   // off by at most half the round trip it kept.
+  CHECK(o.shared == (comm.rank() == 0));
   CHECK(o.uncertainty_s >= 0.0);
   CHECK(std::fabs(o.offset_s) <= o.uncertainty_s + 1e-9);
   if (comm.rank() == 0) CHECK(o.offset_s == 0.0);

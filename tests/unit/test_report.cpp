@@ -297,3 +297,27 @@ TEST_CASE("strong scaling: group_size rows against the group_size = 1 row; ranks
   CHECK(render_table("f.h5", run, rows).find("note: case 1: speedup and eff against case 0 (group_size = 1)") !=
         std::string::npos);
 }
+
+TEST_CASE("a node with more ranks than cores gets one warning; the rank table says which clocks are rank 0's",
+          "[report][ranks]") {
+  std::vector<RankRecord> table(5);
+  for (int r = 0; r < 5; ++r) {
+    table[r].hostname = r < 3 ? "a" : "b";
+    table[r].node_index = r < 3 ? 0 : 1;
+    table[r].local_rank = r < 3 ? r : r - 3;
+    table[r].local_size = r < 3 ? 3 : 2;
+    table[r].node_cores = 2;
+    table[r].clock_shared = r < 3;
+    table[r].clock_offset_start_s = r < 3 ? 0.0 : 12e-6;
+    table[r].clock_uncertainty_start_s = r < 3 ? 0.0 : 3e-6;
+  }
+  const auto w = oversubscription_warnings(table);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0] == "node a: 3 ranks on 2 cores: ranks that run at once compete for cores, so parallel times and speedups "
+                "understate what the hardware can do");
+  const std::string t = format_rank_table(table, {});
+  CHECK(t.find("0 (rank 0's clock)") != std::string::npos);
+  CHECK(t.find("12 +- 3 us") != std::string::npos);
+  table[0].node_cores = 0;  // unknown: no warning
+  CHECK(oversubscription_warnings(table).empty());
+}

@@ -176,6 +176,12 @@ TEST_CASE("warm-up samples, GPU facts, links and telemetry round-trip with their
   run.ranks[0].local_cpulist = "0-15";
   run.ranks[1].telemetry = "not available: the CPU backend has no GPU telemetry";
   run.links = {{0, "0000:1b:00.0", 18, "node"}, {0, "0000:3b:00.0", 0, "system"}};
+  run.warnings = {"node a: 3 ranks on 2 cores", "second line"};
+  run.ranks[0].clock_shared = true;
+  run.ranks[0].cpu_affinity = "0-3,8";
+  run.ranks[0].cores_available = 5;
+  run.ranks[0].node_cores = 16;
+  run.ranks[0].cuda_visible_devices = "2,3";
   CaseRecord c = sample_case(0, "parallel");
   c.warmup_samples = {3, 1};
   c.warmup_width = 3;
@@ -207,6 +213,13 @@ TEST_CASE("warm-up samples, GPU facts, links and telemetry round-trip with their
   CHECK(back.ranks[0].numa_node == 1);
   CHECK(back.ranks[0].local_cpulist == "0-15");
   CHECK(back.ranks[1].telemetry == "not available: the CPU backend has no GPU telemetry");
+  CHECK(back.warnings == run.warnings);
+  CHECK(back.ranks[0].clock_shared);
+  CHECK_FALSE(back.ranks[1].clock_shared);
+  CHECK(back.ranks[0].cpu_affinity == "0-3,8");
+  CHECK(back.ranks[0].cores_available == 5);
+  CHECK(back.ranks[0].node_cores == 16);
+  CHECK(back.ranks[0].cuda_visible_devices == "2,3");
   REQUIRE(back.links.size() == 2);
   CHECK(back.links[0].peer_pci_bus_id == "0000:1b:00.0");
   CHECK(back.links[0].nvlinks == 18);
