@@ -45,14 +45,33 @@ void check_output_path(const std::string& out, bool force) {
   }
 }
 
-// results/<config stem>-<timestamp>.h5, never an existing file.
-std::string default_output(const std::string& config) {
+// results/<config stem>[-job<SLURM_JOB_ID>]-<timestamp>[-N].h5: the first
+// candidate from `first` on that does not exist yet.
+std::string default_output(const std::string& config, int first = 1) {
   const std::string stem = fs::path(config).stem().string();
   fs::create_directories("results");
-  std::string base = "results/" + stem + "-" + compact_timestamp_now();
-  std::string path = base + ".h5";
-  for (int i = 2; fs::exists(path); ++i) path = base + "-" + std::to_string(i) + ".h5";
+  const char* job = std::getenv("SLURM_JOB_ID");
+  std::string base = "results/" + stem + (job && *job ? std::string("-job") + job : "") + "-" + compact_timestamp_now();
+  std::string path = first <= 1 ? base + ".h5" : base + "-" + std::to_string(first) + ".h5";
+  for (int i = std::max(first, 1) + 1; fs::exists(path); ++i) path = base + "-" + std::to_string(i) + ".h5";
   return path;
+}
+
+// Creates the file without overwriting one that appeared since the name was
+// checked (another run writing the same name at the same second): a default
+// name moves on to the next free one, a name given with -o is an error.
+std::unique_ptr<ResultWriter> create_writer(std::string& path, bool named, bool force, const RunRecord& run,
+                                           const std::string& config) {
+  for (int attempt = 2;; ++attempt) {
+    try {
+      return std::make_unique<ResultWriter>(path, force, run);
+    } catch (const std::exception&) {
+      std::error_code ec;
+      if (force || !fs::exists(path, ec) || attempt > 100) throw;
+      if (named) throw InputError(path + ": the file was created by someone else since it was checked; choose another -o");
+      path = default_output(config, attempt);
+    }
+  }
 }
 
 std::string summary_line(const CaseRecord& rec, const std::vector<RankRecord>& ranks) {
@@ -138,8 +157,8 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   if (stop_all(comm, comm_error)) return kExitUsage;
   comm_choice.comm = comm.broadcast(comm_choice.comm);
   comm_choice.reason = comm.broadcast(comm_choice.reason);
-  const std::string output = comm.broadcast(root ? (opt.output.empty() ? default_output(opt.config) : opt.output)
-                                                 : std::string());
+  std::string output = comm.broadcast(root ? (opt.output.empty() ? default_output(opt.config) : opt.output)
+                                           : std::string());
 
   std::unique_ptr<ResultWriter> writer;
   if (root) {
@@ -169,7 +188,8 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     run.links = links;
     run.warnings = warnings;
     run.nodes = comm.node_count();
-    writer = std::make_unique<ResultWriter>(output, opt.force, run);
+    run.cases_planned = p.plan.size();
+    writer = create_writer(output, !opt.output.empty(), opt.force, run, opt.config);
     std::printf("writing %s\n", output.c_str());
     std::fflush(stdout);
   }

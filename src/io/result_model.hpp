@@ -118,6 +118,8 @@ struct RunRecord {
   std::string backend, backend_reason;
   std::string comm, comm_reason;  // what moved data between ranks, and why
   std::string slurm_job_id;
+  std::size_t cases_planned = 0;  // cases the run set out to run (0: unknown, older files)
+  std::string last_update;        // ISO 8601 time of the last flush: a writer that vanished stops updating it
   bool complete = false;
   std::string status;  // "running" | "complete" | "failed: ..."
   std::vector<std::pair<std::string, std::string>> environment;

@@ -50,6 +50,8 @@ RunRecord read_result_file(const std::string& path) {
   }
   run.nodes = static_cast<int>(h5::read_int_attr(f, "nodes"));
   run.complete = h5::read_int_attr(f, "complete") != 0;
+  if (h5::has_attr(f, "casesPlanned")) run.cases_planned = static_cast<std::size_t>(h5::read_int_attr(f, "casesPlanned"));
+  if (h5::has_attr(f, "lastUpdate")) run.last_update = h5::read_string_attr(f, "lastUpdate");
   run.status = h5::read_string_attr(f, "status");
   {
     H5Id env = h5::open_group(f, "environment");

@@ -1,6 +1,7 @@
 #include "io/result_writer.hpp"
 
 #include <cstdio>
+#include <ctime>
 
 #include "io/hdf5_io.hpp"
 
@@ -50,6 +51,7 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
   std::string warnings;
   for (const auto& w : run.warnings) warnings += (warnings.empty() ? "" : "\n") + w;
   h5::write_attr(f, "warnings", warnings);
+  h5::write_attr(f, "casesPlanned", static_cast<std::int64_t>(run.cases_planned));
   h5::write_attr(f, "complete", std::int64_t{0});
   h5::write_attr(f, "status", std::string("running"));
 
@@ -220,6 +222,15 @@ void ResultWriter::finish(bool complete, const std::string& status, const std::v
   flush();
 }
 
-void ResultWriter::flush() { GPUSCALE_H5(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL)); }
+void ResultWriter::flush() {
+  // With every flush: a file whose writer died keeps an old time, a live one a recent one.
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  h5::write_attr(file_.get(), "lastUpdate", std::string(buf));
+  GPUSCALE_H5(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL));
+}
 
 }  // namespace gpuscale

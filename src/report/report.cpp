@@ -279,8 +279,11 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
      << run.nodes << " node(s), backend " << run.backend << "\n";
   for (const auto& w : run.warnings) os << "WARNING: " << w << "\n";
   if (!run.complete) {
-    os << "WARNING: the run did not complete (status: " << run.status << "); " << rows.size()
-       << " finished case(s) below\n";
+    os << "WARNING: the run did not complete (status: " << run.status << "); incomplete: " << rows.size();
+    if (run.cases_planned > 0) os << " of " << run.cases_planned;
+    os << " case(s) below";
+    if (!run.last_update.empty()) os << ", last update " << run.last_update;
+    os << "\n";
   }
   const std::vector<std::string> head{"#",      "name",    "mode",    "ranks",     "nodes",      "parameters",
                                       "median", "min",     "p95",     "enqueue",   "rate/rank",  "rate total",

@@ -60,6 +60,10 @@ class Partial(ScratchTest):
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
             self.assertEqual(s(f.attrs["status"]), "running")
+            self.assertEqual(f.attrs["casesPlanned"], 8)
+            last_update = s(f.attrs["lastUpdate"])  # the time of the last case written
+            self.assertRegex(last_update, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$")
+            self.assertGreaterEqual(last_update[:19], s(f.attrs["date"])[:19])
             cases = sorted(f["cases"].keys())
             self.assertGreaterEqual(len(cases), 2)
             self.assertLess(len(cases), 8)
@@ -67,7 +71,8 @@ class Partial(ScratchTest):
                 self.assertEqual(f["cases"][k]["device_time"].shape, (2, 3))
         r = gpuscale("report", out)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("WARNING: the run did not complete", r.stdout)
+        self.assertIn(f"WARNING: the run did not complete (status: running); incomplete: {len(cases)} of 8 case(s) "
+                      f"below, last update {last_update}", r.stdout)
 
     def test_a_case_past_its_timeout_aborts_the_job_with_a_message(self):
         cfg = self.write("t.toml", SLOW_CONFIG.replace("timeout = 120", "timeout = 0.5")
