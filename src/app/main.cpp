@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "app/commands.hpp"
@@ -15,6 +16,25 @@
 namespace gpuscale {
 
 void print_error(const std::string& message) { std::fprintf(stderr, "gpuscale: error: %s\n", message.c_str()); }
+
+namespace {
+
+// True unless a launcher started this process as a rank other than 0
+// (mpirun, srun): a mistake every rank finds before MPI starts is then
+// printed once, not once per rank.
+bool first_rank_or_alone() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* v = std::getenv(var)) return std::string(v) == "0";
+  }
+  return true;
+}
+
+// An error of the command line or the config, the same on every rank.
+void print_input_error(const std::string& message) {
+  if (first_rank_or_alone()) print_error(message);
+}
+
+}  // namespace
 
 namespace {
 
@@ -89,7 +109,7 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-') {
     const std::vector<std::string> commands{"run", "check", "report", "info"};
     if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
-      print_error("unknown command '" + std::string(argv[1]) + "'" + did_you_mean(argv[1], commands) +
+      print_input_error("unknown command '" + std::string(argv[1]) + "'" + did_you_mean(argv[1], commands) +
                   "; commands: " + join(commands, ", "));
       return kExitUsage;
     }
@@ -103,7 +123,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    print_error(std::string(e.what()) + "; see 'gpuscale --help'");
+    print_input_error(std::string(e.what()) + "; see 'gpuscale --help'");
     return kExitUsage;
   }
 
@@ -112,8 +132,8 @@ int main(int argc, char** argv) {
     if (*check) return cmd_check(check_config, check_sets);
     if (*report) return cmd_report(report_files, report_format);
     if (*info) return cmd_info(&argc, &argv);
-  } catch (const InputError& e) {
-    print_error(e.what());
+  } catch (const InputError& e) {  // found before MPI started (later ones say which rank)
+    print_input_error(e.what());
     return kExitUsage;
   } catch (const std::exception& e) {
     print_error(e.what());

@@ -83,6 +83,16 @@ class BadInput(InputErrorTest):
         self.assert_input_error(p, "case [0] small size=2000000", "key 'size' = 2000000 is too large (at most 1048576)",
                                 out=out)
 
+    def test_a_mistake_every_rank_finds_is_printed_once(self):
+        cfg = self.write("bad.toml", SMALL_CONFIG.replace("size = 64", "size = 0"))
+        out = self.path("bad.h5")
+        p = mpirun(2, "run", cfg, "-o", out)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        errors = [line for line in p.stderr.splitlines() if line.startswith("gpuscale: error: ")]
+        self.assertEqual(len(errors), 1, p.stderr)
+        self.assertIn("key 'size' must be at least 1, got 0", errors[0])
+        self.assertFalse(os.path.exists(out))
+
     def test_output_directory_missing(self):
         cfg = self.write("ok.toml", SMALL_CONFIG)
         p = gpuscale("run", cfg, "-o", self.path("no/such/dir/out.h5"))
