@@ -37,6 +37,7 @@
 #include "core/plan.hpp"
 #include "core/stats.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/cuda_handles.hpp"
 #include "device/cuda_device.hpp"
 #include "device/cuda_status.hpp"
 #include "device/device.hpp"
@@ -65,18 +66,7 @@ struct Settings {
   double warmup_s = 0.25;
 };
 
-// CudaDevice's cuBLAS workspace: its own 32 MiB (the size cuBLAS recommends for Hopper).
-constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
-
-struct StreamDeleter {
-  void operator()(cudaStream_t s) const noexcept { cudaStreamDestroy(s); }
-};
-struct CublasDeleter {
-  void operator()(cublasHandle_t h) const noexcept { cublasDestroy(h); }
-};
-struct EventDeleter {
-  void operator()(cudaEvent_t e) const noexcept { cudaEventDestroy(e); }
-};
+using namespace gpuscale::cuda;  // owning handles and the workspace size, as CudaDevice has them
 
 // Memory as the CudaDevice allocates it (device.hpp's Buffer frees it).
 Buffer device_memory(std::size_t bytes) {
@@ -148,10 +138,10 @@ class BareGpu {
     return ms * 1e-3;
   }
 
-  std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDeleter> stream_;
+  StreamPtr stream_;
   Buffer workspace_;  // declared before the handle, so it outlives it
-  std::unique_ptr<std::remove_pointer_t<cublasHandle_t>, CublasDeleter> blas_;
-  std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDeleter> start_, stop_;
+  CublasPtr blas_;
+  EventPtr start_, stop_;
 };
 
 // ---- gemm: row-major C = A * B, m = n = k = size, `ops` multiplications per sample.

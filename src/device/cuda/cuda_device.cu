@@ -12,6 +12,7 @@
 
 #include "device/capabilities.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/cuda_handles.hpp"
 #include "device/cuda_device.hpp"
 #include "elementwise.hpp"
 #include "gemm_kernels.hpp"
@@ -20,26 +21,7 @@ namespace gpuscale {
 
 namespace {
 
-struct StreamDeleter {
-  void operator()(cudaStream_t s) const noexcept { cudaStreamDestroy(s); }
-};
-struct CublasDeleter {
-  void operator()(cublasHandle_t h) const noexcept { cublasDestroy(h); }
-};
-struct EventDeleter {
-  void operator()(cudaEvent_t e) const noexcept { cudaEventDestroy(e); }
-};
-using StreamPtr = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, StreamDeleter>;
-using CublasPtr = std::unique_ptr<std::remove_pointer_t<cublasHandle_t>, CublasDeleter>;
-struct GraphExecDeleter {
-  void operator()(cudaGraphExec_t g) const noexcept { cudaGraphExecDestroy(g); }
-};
-struct GraphDeleter {
-  void operator()(cudaGraph_t g) const noexcept { cudaGraphDestroy(g); }
-};
-using EventPtr = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, EventDeleter>;
-using GraphExecPtr = std::unique_ptr<std::remove_pointer_t<cudaGraphExec_t>, GraphExecDeleter>;
-using GraphPtr = std::unique_ptr<std::remove_pointer_t<cudaGraph_t>, GraphDeleter>;
+using namespace cuda;  // the owning handles (cuda_handles.hpp)
 
 class CudaGraph final : public DeviceGraph {
  public:
@@ -263,9 +245,6 @@ class CudaDevice final : public Device {
     GPUSCALE_CUBLAS(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, &one, b, type, s.n, a, type, s.k, &zero,
                                  c, type, s.n, compute, CUBLAS_GEMM_DEFAULT));
   }
-
-  // What PyTorch gives cuBLAS on Hopper; enough for every algorithm of our shapes.
-  static constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
 
   cudaStream_t stream() const { return streams_[static_cast<int>(lane_)]; }
 
