@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "core/hash.hpp"
 #include "core/metrics.hpp"
 
 namespace gpuscale {
@@ -14,10 +15,7 @@ namespace {
 constexpr std::uint64_t kSeedA = 0xA5A5A5A5ULL, kSeedB = 0x5A5A5A5AULL;
 
 double entry(std::uint64_t seed, std::uint64_t i) {
-  std::uint64_t x = seed * 0x9E3779B97F4A7C15ULL + i;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  x ^= x >> 31;
+  const std::uint64_t x = mix64(seed * kGoldenGamma + i);
   return static_cast<double>(static_cast<int>(x % 512) - 256) / 256.0;
 }
 

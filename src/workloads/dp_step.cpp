@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/hash.hpp"
 #include "device/capabilities.hpp"
 
 namespace gpuscale {
@@ -13,11 +14,8 @@ namespace {
 
 constexpr double kMaxValue = 2;  // inputs and loss gradients are integers in [-2, 2]
 
-std::uint64_t next_random(std::uint64_t& state) {  // splitmix64
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+std::uint64_t next_random(std::uint64_t& state) {  // the SplitMix64 generator
+  return mix64(state += kGoldenGamma);
 }
 
 double small_integer(std::uint64_t& state) {

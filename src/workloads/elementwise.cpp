@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "core/hash.hpp"
+
 namespace gpuscale {
 
 WorkloadSchema elementwise_schema() {
@@ -23,13 +25,6 @@ namespace {
 
 // 4 TiB of fp32 per buffer: beyond any memory, and far from overflowing a byte count.
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 // Nonzero quarters: -1, -3/4, ..., -1/4, 1/4, ..., 1.
 double quarter(std::uint64_t bits) {
