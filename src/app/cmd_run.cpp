@@ -45,15 +45,14 @@ void check_output_path(const std::string& out, bool force) {
   }
 }
 
-// results/<config stem>[-job<SLURM_JOB_ID>]-<timestamp>[-N].h5: the first
-// candidate from `first` on that does not exist yet.
-std::string default_output(const std::string& config, int first = 1) {
+// results/<config stem>[-job<SLURM_JOB_ID>]-<timestamp>[-N].h5, not an existing file.
+std::string default_output(const std::string& config) {
   const std::string stem = fs::path(config).stem().string();
   fs::create_directories("results");
   const char* job = std::getenv("SLURM_JOB_ID");
   std::string base = "results/" + stem + (job && *job ? std::string("-job") + job : "") + "-" + compact_timestamp_now();
-  std::string path = first <= 1 ? base + ".h5" : base + "-" + std::to_string(first) + ".h5";
-  for (int i = std::max(first, 1) + 1; fs::exists(path); ++i) path = base + "-" + std::to_string(i) + ".h5";
+  std::string path = base + ".h5";
+  for (int i = 2; fs::exists(path); ++i) path = base + "-" + std::to_string(i) + ".h5";
   return path;
 }
 
@@ -69,7 +68,7 @@ std::unique_ptr<ResultWriter> create_writer(std::string& path, bool named, bool 
       std::error_code ec;
       if (force || !fs::exists(path, ec) || attempt > 100) throw;
       if (named) throw InputError(path + ": the file was created by someone else since it was checked; choose another -o");
-      path = default_output(config, attempt);
+      path = default_output(config);  // the name now taken is skipped
     }
   }
 }
