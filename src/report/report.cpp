@@ -57,9 +57,8 @@ std::vector<double> rows_of(const std::vector<double>& x, int reps, const std::v
 }
 
 // "" unless some rank's first timed sample is much slower than that rank's median.
-std::string cold_start_flag(const CaseRecord& c) {
+std::string cold_start_flag(const CaseRecord& c, const std::vector<bool>& in) {
   if (c.reps < 3) return "";
-  const auto in = taking_part(c);
   double worst = 0.0;
   int worst_rank = 0;
   for (int r = 0; r < c.ranks; ++r) {
@@ -123,7 +122,7 @@ void telemetry_flags(const RunRecord& run, const CaseRecord& c, std::vector<std:
 }
 
 // Phase sums per (rank, sample), and from them exposed transfer and overlap.
-void phase_numbers(const CaseRecord& c, ReportRow& r) {
+void phase_numbers(const CaseRecord& c, const std::vector<bool>& in, ReportRow& r) {
   const CasePhases& p = c.phases;
   if (p.size() == 0 || c.reps == 0) return;
   const std::size_t samples = static_cast<std::size_t>(c.ranks) * c.reps;
@@ -133,7 +132,6 @@ void phase_numbers(const CaseRecord& c, ReportRow& r) {
     if (at < samples) sums[p.phase[i]][at] += p.end_s[i] - p.start_s[i];
   }
   // Ranks outside the case's group did nothing: leave them out.
-  const auto in = taking_part(c);
   for (auto& v : sums) v = rows_of(v, c.reps, in);
   const std::vector<double> time = rows_of(c.device_time_s, c.reps, in);
   for (std::size_t k = 0; k < p.names.size(); ++k) r.phase_s.emplace_back(p.names[k], median(sums[k]));
@@ -229,9 +227,9 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
     }
     r.slowest_ratio = meds[r.slowest_rank] / median(part_meds);
     r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
-    if (std::string f = cold_start_flag(c); !f.empty()) r.flags.push_back(std::move(f));
+    if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
     telemetry_flags(run, c, r.flags);
-    phase_numbers(c, r);
+    phase_numbers(c, in, r);
     rows.push_back(std::move(r));
   }
   // Strong scaling: a row with `group_size` g > 1 is set against the row of
