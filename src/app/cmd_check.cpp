@@ -1,6 +1,7 @@
 // gpuscale check: validate a config and print the expanded plan, no MPI.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/commands.hpp"
 #include "comm/comm_choice.hpp"
@@ -13,7 +14,7 @@
 namespace gpuscale {
 
 int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
-  const Config cfg = load_config(config, sets, workload_schemas());
+  const Config cfg = load_config(config, sets, workload_schemas(), environment_defaults(std::getenv("SLURM_CPUS_PER_TASK")));
   auto plan = expand(cfg);
   const auto notes = drop_single_turn_serials(plan);
   // The plan is checked against the backend it asks for, even where that

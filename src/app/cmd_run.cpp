@@ -12,7 +12,8 @@
 #include "app/mpi_session.hpp"
 #include "app/rank_table.hpp"
 #include "app/run_metadata.hpp"
-#include "app/termination_guard.hpp"
+#include "app/run_file.hpp"
+#include "app/termination_signals.hpp"
 #include "comm/clock_sync.hpp"
 #include "comm/comm_choice.hpp"
 #include "comm/groups.hpp"
@@ -104,13 +105,19 @@ struct Prepared {
 // Everything that needs no MPI: a mistake here exits 2 before any rank starts work.
 Prepared prepare(const RunOptions& opt) {
   Prepared p;
-  p.cfg = load_config(opt.config, opt.sets, workload_schemas());
+  const char* cpus = std::getenv("SLURM_CPUS_PER_TASK");
+  const Defaults base = environment_defaults(cpus);
+  p.cfg = load_config(opt.config, opt.sets, workload_schemas(), base);
   p.plan = expand(p.cfg);
   if (!opt.output.empty()) check_output_path(opt.output, opt.force);
   p.cuda = probe_cuda();
   p.backend = choose_backend(p.cfg.defaults.backend, p.cuda);
   p.comm = choose_comm(p.cfg.defaults.comm, p.backend.backend, nccl_built());
   p.plan_notes = drop_single_turn_serials(p.plan);
+  if (base.threads != Defaults{}.threads && p.cfg.defaults.threads == base.threads) {
+    p.plan_notes.push_back("threads = " + std::to_string(base.threads) +
+                           " per rank from SLURM_CPUS_PER_TASK, where the config sets none");
+  }
   check_plan_runs_on(p.plan, {p.backend.backend, p.comm.comm});
   return p;
 }
@@ -123,8 +130,14 @@ bool stop_all(const MpiCommunicator& comm, const std::string& root_message) {
   return !m.empty();
 }
 
+// Rank 0's file, once it exists: a failure, a timeout or a signal ends it with its cause.
+std::shared_ptr<RunFile> g_run_file;
+
 int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& comm) {
   const bool root = comm.rank() == 0;
+  // Ranks other than 0 fire a little later, so that rank 0 records a timeout in the file first.
+  Watchdog watchdog("rank " + std::to_string(comm.rank()) + " on " + comm.hostname(), root ? 0.0 : 5.0);
+  watchdog.arm("the start of the run (common clock, rank table)", kRunEdgeTimeoutS);
   // All ranks must run the same backend.
   const auto backends = comm.gather(p.backend.backend);
   std::string disagree;
@@ -159,7 +172,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   std::string output = comm.broadcast(root ? (opt.output.empty() ? default_output(opt.config) : opt.output)
                                            : std::string());
 
-  std::unique_ptr<ResultWriter> writer;
+  std::shared_ptr<RunFile> file;
   if (root) {
     std::printf("gpuscale %s: %zu case(s) from %s on %d rank(s), %d node(s)\n", software_version().c_str(),
                 p.plan.size(), opt.config.c_str(), comm.size(), comm.node_count());
@@ -188,40 +201,50 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     run.warnings = warnings;
     run.nodes = comm.node_count();
     run.cases_planned = p.plan.size();
-    writer = create_writer(output, !opt.output.empty(), opt.force, run, opt.config);
+    file = std::make_shared<RunFile>(create_writer(output, !opt.output.empty(), opt.force, run, opt.config));
     std::printf("writing %s\n", output.c_str());
     std::fflush(stdout);
+    g_run_file = file;
+    set_termination_hook([file](int sig) {
+      file->end_early(std::string("aborted: ") + signal_name(sig) + " " + during(file->current()));
+    });
+    watchdog.on_timeout([file](const std::string& what, double seconds) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g", seconds);
+      file->end_early("timed out: " + what + " ran past its timeout of " + buf + " s");
+    });
   }
+  watchdog.disarm();
 
   // Each scope's group is made on first use and kept for the run.
   Groups groups(comm, *device, data_comm_factory(comm_choice.comm));
-  Watchdog watchdog("rank " + std::to_string(comm.rank()) + " on " + comm.hostname());
-  watchdog.on_timeout([&groups] { groups.abort_all(); });
+  watchdog.on_timeout([&groups](const std::string&, double) { groups.abort_all(); });
   Runner runner(comm, *device, &groups, clock, p.backend.backend, static_cast<std::uint64_t>(p.cfg.defaults.seed));
   runner.set_telemetry(telemetry.source.get(), kTelemetryIntervalS);
+  runner.set_watchdog(&watchdog, CaseTimeout{p.cfg.defaults.timeout_s});
   int failed = 0;
   for (const auto& c : p.plan) {
     if (root) {
+      file->set_current("case " + std::to_string(c.index) + " (" + c.label() + ")");
       std::printf("[%zu/%zu] %s ...", c.index + 1, p.plan.size(), c.label().c_str());
       std::fflush(stdout);
     }
-    watchdog.arm(c.label(), p.cfg.defaults.timeout_s);
     CaseRecord rec = runner.run(c);
-    watchdog.disarm();
     if (rec.status == "verify-failed") ++failed;
     if (root) {
-      {
-        TerminationGuard guard;
-        writer->write_case(rec);
-      }
+      file->write_case(rec);
       std::printf(" %s\n", summary_line(rec, table).c_str());
       std::fflush(stdout);
     }
   }
+  if (root) file->set_current("");
+  watchdog.arm("the end of the run (common clock)", kRunEdgeTimeoutS);
   gather_end_offsets(comm, estimate_clock_offset(comm), table);
+  watchdog.disarm();
   if (root) {
-    writer->finish(true, failed ? "complete; " + std::to_string(failed) + " case(s) failed verification" : "complete",
-                   table);
+    file->finish(failed ? "complete; " + std::to_string(failed) + " case(s) failed verification" : "complete", table);
+    set_termination_hook({});
+    g_run_file.reset();
     std::printf("done: %s (gpuscale report %s)\n", output.c_str(), output.c_str());
   }
   return failed ? kExitFailure : kExitOk;
@@ -230,6 +253,9 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
 }  // namespace
 
 int cmd_run(const RunOptions& opt, int* argc, char*** argv) {
+  // Before any thread starts (CUDA's, MPI's): SIGTERM and the like go to one thread of ours.
+  block_termination_signals();
+  start_termination_thread();
   const Prepared p = prepare(opt);  // InputError -> exit 2, before MPI starts
   MpiSession mpi(argc, argv);
   MpiCommunicator comm(MPI_COMM_WORLD);
@@ -237,8 +263,10 @@ int cmd_run(const RunOptions& opt, int* argc, char*** argv) {
     return run_plan(opt, p, comm);
   } catch (const std::exception& e) {
     // One rank failed: say where, and end the whole job so no rank waits forever.
-    print_error("rank " + std::to_string(comm.rank()) + " on " + comm.hostname() + ": " + e.what());
+    const std::string m = "rank " + std::to_string(comm.rank()) + " on " + comm.hostname() + ": " + e.what();
+    print_error(m);
     std::fflush(stderr);
+    if (g_run_file) g_run_file->end_early("failed: " + m);
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
     return kExitFailure;
   }

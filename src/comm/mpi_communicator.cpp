@@ -54,15 +54,34 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent) {
 
 void MpiCommunicator::barrier() const { GPUSCALE_MPI(MPI_Barrier(comm())); }
 
-void MpiCommunicator::idle_barrier() const {
-  MPI_Request req = MPI_REQUEST_NULL;
-  GPUSCALE_MPI(MPI_Ibarrier(comm(), &req));
+namespace {
+// Completes a nonblocking collective: spinning, or sleeping between tests.
+void wait_for(MPI_Request& req, bool idle) {
+  if (!idle) {
+    GPUSCALE_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    return;
+  }
   int done = 0;
   while (true) {
     GPUSCALE_MPI(MPI_Test(&req, &done, MPI_STATUS_IGNORE));
     if (done) return;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
+}
+}  // namespace
+
+void MpiCommunicator::idle_barrier() const {
+  MPI_Request req = MPI_REQUEST_NULL;
+  GPUSCALE_MPI(MPI_Ibarrier(comm(), &req));
+  wait_for(req, true);
+}
+
+double MpiCommunicator::max(double mine, bool idle) const {
+  double out = 0.0;
+  MPI_Request req = MPI_REQUEST_NULL;
+  GPUSCALE_MPI(MPI_Iallreduce(&mine, &out, 1, MPI_DOUBLE, MPI_MAX, comm(), &req));
+  wait_for(req, idle);
+  return out;
 }
 
 namespace {

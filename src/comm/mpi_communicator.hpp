@@ -55,6 +55,9 @@ class MpiCommunicator {
   int broadcast(int from_root) const;
   // Logical or of a flag over all ranks.
   bool any(bool mine) const;
+  // The largest of every rank's value, everywhere; with `idle` this rank
+  // waits for the others by sleeping, as in idle_barrier.
+  double max(double mine, bool idle) const;
 
  private:
   CommHandle world_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -189,7 +190,9 @@ std::vector<ParamSpec> defaults_specs() {
        std::nullopt, 0, {}},
       {"reps", ParamType::Int, "timed samples per rank", Value{std::int64_t{10}}, 1, {}},
       {"threads", ParamType::Int, "threads per rank on the CPU backend (BLAS, elementwise loops)", Value{std::int64_t{1}}, 1, {}},
-      {"timeout", ParamType::Float, "seconds a case may run before the job is aborted", Value{600.0}, 0, {}, true},
+      {"timeout", ParamType::Float,
+       "seconds a case may run before the job is aborted; 0: derived from the case's warm-up (docs/metrics.md)",
+       Value{0.0}, 0, {}},
       {"seed", ParamType::Int, "seed of the input generator", Value{std::int64_t{42}}, 0, {}},
       {"share_devices", ParamType::Bool, "allow ranks of one node to share a GPU", Value{false}, 0, {}},
   };
@@ -430,8 +433,9 @@ Experiment parse_experiment(const toml::table& t, std::size_t index, const Defau
 }  // namespace
 
 Config parse_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
-                    const std::vector<WorkloadSchema>& workloads) {
+                    const std::vector<WorkloadSchema>& workloads, const Defaults& base) {
   Config cfg;
+  cfg.defaults = base;
   cfg.source = source;
   cfg.text = text;
   cfg.overrides = overrides;
@@ -481,8 +485,18 @@ std::string read_text_file(const std::string& path) {
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides,
-                   const std::vector<WorkloadSchema>& workloads) {
-  return parse_config(read_text_file(path), path, overrides, workloads);
+                   const std::vector<WorkloadSchema>& workloads, const Defaults& base) {
+  return parse_config(read_text_file(path), path, overrides, workloads, base);
+}
+
+Defaults environment_defaults(const char* cpus_per_task) {
+  Defaults d;
+  if (cpus_per_task) {
+    char* end = nullptr;
+    const long n = std::strtol(cpus_per_task, &end, 10);
+    if (end != cpus_per_task && *end == '\0' && n >= 1 && n <= 4096) d.threads = n;
+  }
+  return d;
 }
 
 }  // namespace gpuscale

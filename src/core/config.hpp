@@ -21,7 +21,7 @@ struct Defaults {
   std::optional<double> warmup_s;  // unset: the backend's (runner/warmup.hpp)
   std::int64_t reps = 10;
   std::int64_t threads = 1;      // BLAS threads per rank
-  double timeout_s = 600.0;      // per case, per rank
+  double timeout_s = 0.0;        // per case, per rank; 0: derived from the case (runner/case_timeout.hpp)
   std::int64_t seed = 42;
   bool share_devices = false;    // ranks of one node may use the same GPU
 };
@@ -50,13 +50,19 @@ const std::vector<std::string>& mode_choices();
 // Parses and validates. Throws InputError with "SOURCE:LINE:COL: message".
 // `overrides` are "KEY=VALUE" strings: KEY is defaults.K, EXPERIMENT.K, or K
 // (a default when K is one, else every experiment whose workload has K).
+// `base` holds the defaults of keys the file leaves out of [defaults].
 Config parse_config(const std::string& text, const std::string& source,
                     const std::vector<std::string>& overrides,
-                    const std::vector<WorkloadSchema>& workloads);
+                    const std::vector<WorkloadSchema>& workloads, const Defaults& base = {});
 
 // Reads the file (InputError if it cannot) and parses it.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides,
-                   const std::vector<WorkloadSchema>& workloads);
+                   const std::vector<WorkloadSchema>& workloads, const Defaults& base = {});
+
+// The defaults where the job's environment says more than the built-in ones:
+// under Slurm, `threads` is the task's CPUs (SLURM_CPUS_PER_TASK) when set.
+// `cpus_per_task` is that variable's value (null: unset).
+Defaults environment_defaults(const char* cpus_per_task);
 
 std::string read_text_file(const std::string& path);  // InputError when unreadable
 

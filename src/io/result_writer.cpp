@@ -222,6 +222,12 @@ void ResultWriter::finish(bool complete, const std::string& status, const std::v
   flush();
 }
 
+void ResultWriter::mark_ended(const std::string& status) {
+  h5::write_attr(file_.get(), "complete", std::int64_t{0});
+  h5::write_attr(file_.get(), "status", status);
+  flush();
+}
+
 void ResultWriter::flush() {
   // With every flush: a file whose writer died keeps an old time, a live one a recent one.
   const std::time_t now = std::time(nullptr);

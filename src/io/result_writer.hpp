@@ -18,6 +18,8 @@ class ResultWriter {
   void write_case(const CaseRecord& c);
   // Marks the run complete (or not, with its status) and stores end clock offsets.
   void finish(bool complete, const std::string& status, const std::vector<RankRecord>& ranks);
+  // The run ended early: complete = 0 and how it ended ("aborted: SIGTERM ...").
+  void mark_ended(const std::string& status);
 
  private:
   void flush();

@@ -114,6 +114,31 @@ CaseRecord Runner::run(const Case& c) {
   const int reps = static_cast<int>(c.params.get_int("reps"));
   dev_.set_threads(static_cast<int>(c.params.get_int("threads")));
 
+  // The watchdog times setup and warm-up, then (timeout = auto) the timed
+  // samples by what warm-up showed; it is disarmed however the case ends.
+  const std::string what = "case " + c.label();
+  struct Disarm {
+    Watchdog* w;
+    ~Disarm() {
+      if (w) w->disarm();
+    }
+  } disarm{watchdog_};
+  auto arm_start = [&] {
+    if (watchdog_) {
+      watchdog_->arm(what, timeout_.start_s(warmup_s),
+                     timeout_.automatic() ? "timeout = auto: setup and warm-up get 60 s + 2 x warmup_s" : "");
+    }
+  };
+  // Collective: once every rank's warm-up ended (0 from a rank that ran none).
+  auto arm_timed = [&](double my_slowest_warmup_sample_s, bool idle) {
+    if (!watchdog_ || !timeout_.automatic()) return;
+    const double slowest = comm_.max(my_slowest_warmup_sample_s, idle);
+    watchdog_->arm(what, timeout_.timed_s(reps, slowest, warmup_s),
+                   slowest > 0 ? "timeout = auto: 10 x reps x the slowest warm-up sample, at least 30 s"
+                               : "timeout = auto: no warm-up sample to derive it from, 60 s + 2 x warmup_s");
+  };
+  arm_start();
+
   const WorkloadEntry& entry = find_workload(c.workload);
   std::unique_ptr<Workload> w = entry.make(c.params);
   CaseContext ctx{dev_};
@@ -210,21 +235,26 @@ CaseRecord Runner::run(const Case& c) {
     return device_s;
   };
 
-  // Warm-up: untimed samples until every rank of `unit` has run at least
-  // `warmup` of them and for at least `warmup_s` seconds (GPU clocks ramp up
-  // from idle). The ranks stop together: a transfer's ranks must run as many.
+  // Warm-up, collective over all ranks: untimed samples until every rank of
+  // this turn (`mine`) has run at least `warmup` of them and for at least
+  // `warmup_s` seconds (GPU clocks ramp up from idle). The ranks stop
+  // together: a transfer's ranks must run as many. Ranks outside the turn
+  // wait without spinning; afterwards every rank knows the slowest sample.
   std::vector<double> warm_times;
   std::int64_t warm_count = 0;
-  auto warm_up = [&](MPI_Comm unit) {
+  auto warm_up = [&](bool mine) {
     const double t0 = clock_.now();
+    double slowest = 0.0;
     while (true) {
-      int done = warm_count >= warmup && clock_.now() - t0 >= warmup_s ? 1 : 0;
-      GPUSCALE_MPI(MPI_Allreduce(MPI_IN_PLACE, &done, 1, MPI_INT, MPI_LAND, unit));
-      if (done) return;
+      const bool more = mine && (warm_count < warmup || clock_.now() - t0 < warmup_s);
+      if (comm_.max(more ? 1.0 : 0.0, !mine) == 0.0) break;
+      if (!mine) continue;
       const double t = sample(-1);
+      slowest = std::max(slowest, t);
       if (warm_times.size() < kWarmupSamplesKept) warm_times.push_back(t);
       ++warm_count;
     }
+    arm_timed(slowest, !mine);
   };
 
   std::optional<TelemetrySampler> sampler;
@@ -235,7 +265,7 @@ CaseRecord Runner::run(const Case& c) {
 
   const auto [my_turn, turns] = compact_turn(comm_, w->turn(ctx, comm_.rank()));
   if (c.mode == "parallel") {
-    warm_up(comm_.comm());
+    warm_up(true);
     for (int i = 0; i < reps; ++i) {
       comm_.barrier();
       sample(i);
@@ -246,8 +276,9 @@ CaseRecord Runner::run(const Case& c) {
     GPUSCALE_MPI(MPI_Comm_split(comm_.comm(), my_turn, comm_.rank(), &unit));
     const CommHandle unit_h(unit);
     for (int turn = 0; turn < turns; ++turn) {
+      if (turn > 0 && timeout_.automatic()) arm_start();
+      warm_up(turn == my_turn);
       if (turn == my_turn) {
-        warm_up(unit);
         for (int i = 0; i < reps; ++i) {
           GPUSCALE_MPI(MPI_Barrier(unit));
           sample(i);

@@ -18,6 +18,8 @@
 #include "core/plan.hpp"
 #include "device/device.hpp"
 #include "io/result_model.hpp"
+#include "runner/case_timeout.hpp"
+#include "runner/watchdog.hpp"
 #include "telemetry/telemetry.hpp"
 
 namespace gpuscale {
@@ -40,6 +42,12 @@ class Runner {
     telemetry_interval_s_ = interval_s;
   }
 
+  // Arms `watchdog` for every case it runs, by `timeout` (null: no watchdog).
+  void set_watchdog(Watchdog* watchdog, CaseTimeout timeout) {
+    watchdog_ = watchdog;
+    timeout_ = timeout;
+  }
+
   // Collective. The full record on rank 0; elsewhere only this rank's part.
   CaseRecord run(const Case& c);
 
@@ -55,6 +63,8 @@ class Runner {
 
   TelemetrySource* telemetry_ = nullptr;
   double telemetry_interval_s_ = 0.0;
+  Watchdog* watchdog_ = nullptr;
+  CaseTimeout timeout_;
 };
 
 // Readings every 50 ms: a few per second-long case, without disturbing it.

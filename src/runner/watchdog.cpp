@@ -9,7 +9,8 @@
 
 namespace gpuscale {
 
-Watchdog::Watchdog(std::string who) : who_(std::move(who)), thread_([this] { loop(); }) {}
+Watchdog::Watchdog(std::string who, double late_s)
+    : who_(std::move(who)), late_s_(late_s), thread_([this] { loop(); }) {}
 
 Watchdog::~Watchdog() {
   {
@@ -20,21 +21,22 @@ Watchdog::~Watchdog() {
   thread_.join();
 }
 
-void Watchdog::arm(const std::string& what, double seconds) {
+void Watchdog::arm(const std::string& what, double seconds, const std::string& why) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     armed_ = true;
     what_ = what;
+    why_ = why.empty() ? "" : " (" + why + ")";
     seconds_ = seconds;
     deadline_ = std::chrono::steady_clock::now() +
-                std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds + late_s_));
   }
   cv_.notify_all();
 }
 
-void Watchdog::on_timeout(std::function<void()> f) {
+void Watchdog::on_timeout(std::function<void(const std::string&, double)> f) {
   std::lock_guard<std::mutex> lock(mu_);
-  on_timeout_ = std::move(f);
+  on_timeout_.push_back(std::move(f));
 }
 
 void Watchdog::disarm() {
@@ -54,14 +56,14 @@ void Watchdog::loop() {
     }
     if (cv_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ && !stop_ &&
         std::chrono::steady_clock::now() >= deadline_) {
-      std::fprintf(stderr, "gpuscale: error: %s: case %s ran past its timeout of %g s; aborting the job\n",
-                   who_.c_str(), what_.c_str(), seconds_);
+      std::fprintf(stderr, "gpuscale: error: %s: %s ran past its timeout of %g s%s; aborting the job\n",
+                   who_.c_str(), what_.c_str(), seconds_, why_.c_str());
       std::fflush(stderr);
-      if (on_timeout_) {
-        // An abort may itself block (a proxy thread waiting on a dead peer): give it 5 s at most.
+      if (!on_timeout_.empty()) {
+        // An abort may itself block (a proxy thread waiting on a dead peer): give them 5 s at most.
         auto done = std::make_shared<std::atomic<bool>>(false);
-        std::thread([f = on_timeout_, done] {
-          f();
+        std::thread([fs = on_timeout_, what = what_, seconds = seconds_, done] {
+          for (const auto& f : fs) f(what, seconds);
           *done = true;
         }).detach();
         for (int i = 0; i < 500 && !*done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));

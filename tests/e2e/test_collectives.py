@@ -5,6 +5,7 @@ nccl-tests' formulas; bad input; and a rank that hangs or dies in the middle
 of a collective sweep."""
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -270,8 +271,9 @@ iters = { from = 1, to = 60, step = 1 }
 class Hang(ScratchTest):
     """A rank that stops calling (SIGSTOP: a hung peer) or dies (SIGKILL) in the middle of a collective sweep."""
 
-    def start_and_hit_rank_1(self, sig):
-        cfg = self.write("hang.toml", HANG_CONFIG)
+    def start_and_hit_rank_1(self, sig, config=HANG_CONFIG, after="[4/60]", delay=0.0):
+        """Runs `config` on 2 ranks and sends `sig` to rank 1 `delay` s after the output shows `after`."""
+        cfg = self.write("hang.toml", config)
         out = self.path("hang.h5")
         proc = subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -279,17 +281,18 @@ class Hang(ScratchTest):
         victims = []
         try:
             deadline = time.time() + 60
-            while "[4/60]" not in seen and time.time() < deadline:
+            while after not in seen and time.time() < deadline:
                 line = proc.stdout.readline()
                 if not line:
                     break
                 seen += line
-            self.assertIn("[4/60]", seen, seen)
+            self.assertIn(after, seen, seen)
+            time.sleep(delay)
             victims = rank_pids(out, 1)
             self.assertEqual(len(victims), 1, seen)
             hit = time.time()
             os.kill(victims[0], sig)
-            rest, err = proc.communicate(timeout=60)
+            rest, err = proc.communicate(timeout=90)
             took = time.time() - hit
         finally:
             if proc.poll() is None:
@@ -323,6 +326,23 @@ class Hang(ScratchTest):
                                  r"inplace=false iters=\d+ scope=world \[parallel\] ran past its timeout of 4 s; "
                                  r"aborting the job")
         self.assert_partial_file(out)
+
+    def test_without_a_timeout_a_hung_peer_ends_the_job_by_one_derived_from_warm_up(self):
+        # Quick samples (~1 ms), ~2 s of them per case: a peer stopped during them is noticed within 30 s, the
+        # floor of the derived timeout.
+        config = (HANG_CONFIG.replace("timeout = 4\n", "").replace("warmup = 0", "warmup = 2")
+                  .replace("reps = 5", "reps = 2000").replace("bytes = 4194304", "bytes = 65536")
+                  .replace("iters = { from = 1, to = 60, step = 1 }", "iters = [20, 21, 22, 23, 24, 25]"))
+        rc, stdout, stderr, took, out = self.start_and_hit_rank_1(signal.SIGSTOP, config, after="[1/6]", delay=0.5)
+        self.assertEqual(rc, 3, stdout + stderr)
+        self.assertRegex(stderr, r"gpuscale: error: rank 0 on \S+: case hang op=allreduce .* iters=2\d .*\[parallel\] "
+                                 r"ran past its timeout of 30 s \(timeout = auto: 10 x reps x the slowest warm-up "
+                                 r"sample, at least 30 s\); aborting the job")
+        bound = 30
+        self.assertLess(took, bound + 10, stderr)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f.attrs["complete"], 0)
+            self.assertRegex(s(f.attrs["status"]), rf"^timed out: case hang .* ran past its timeout of {bound} s$")
 
     def test_a_killed_peer_ends_the_job(self):
         rc, stdout, stderr, took, out = self.start_and_hit_rank_1(signal.SIGKILL)

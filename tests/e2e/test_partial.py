@@ -1,5 +1,8 @@
 """A run that ends early leaves a readable file with every finished case,
-marked incomplete: a rank killed mid-run, and a case past its timeout."""
+marked incomplete and saying how it ended: a rank killed mid-run, the job
+ended by SIGTERM (as mpirun and scancel do), a case past its timeout (set, or
+derived from the case)."""
+import re
 import os
 import signal
 import subprocess
@@ -59,7 +62,9 @@ class Partial(ScratchTest):
         self.assertNotEqual(proc.returncode, 0, seen)
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
-            self.assertEqual(s(f.attrs["status"]), "running")
+            status = s(f.attrs["status"])
+            # mpirun ends rank 0 with SIGTERM, unless MPI reported the dead peer to it first.
+            self.assertRegex(status, r"^(aborted: SIGTERM during case [2-7] \(slow size=512 .*\[parallel\]\)|failed: .+)$")
             self.assertEqual(f.attrs["casesPlanned"], 8)
             last_update = s(f.attrs["lastUpdate"])  # the time of the last case written
             self.assertRegex(last_update, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$")
@@ -71,8 +76,41 @@ class Partial(ScratchTest):
                 self.assertEqual(f["cases"][k]["device_time"].shape, (2, 3))
         r = gpuscale("report", out)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn(f"WARNING: the run did not complete (status: running); incomplete: {len(cases)} of 8 case(s) "
+        self.assertIn(f"WARNING: the run did not complete (status: {status}); incomplete: {len(cases)} of 8 case(s) "
                       f"below, last update {last_update}", r.stdout)
+
+    def test_sigterm_marks_the_file_aborted_in_the_case_it_hit(self):
+        cfg = self.write("slow.toml", SLOW_CONFIG)
+        out = self.path("term.h5")
+        proc = subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        seen = ""
+        try:
+            deadline = time.time() + 60
+            while "[4/8]" not in seen and time.time() < deadline:
+                line = proc.stdout.readline()
+                if not line:
+                    break
+                seen += line
+            self.assertIn("[4/8]", seen, seen)
+            proc.send_signal(signal.SIGTERM)  # what a user's Ctrl-C or a launcher's stop does to mpirun
+            rest, _ = proc.communicate(timeout=60)
+            seen += rest
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        self.assertNotEqual(proc.returncode, 0, seen)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f.attrs["complete"], 0)
+            status = s(f.attrs["status"])
+            self.assertRegex(status, r"^aborted: SIGTERM during case [3-7] \(slow size=512 dtype=fp64 impl=vendor "
+                                     r"ops=\d+ \[parallel\]\)$")
+            index = int(re.search(r"case (\d+)", status).group(1))
+            self.assertEqual(sorted(int(k) for k in f["cases"].keys()), list(range(index)))
+        r = gpuscale("report", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"WARNING: the run did not complete (status: {status})", r.stdout)
 
     def test_a_case_past_its_timeout_aborts_the_job_with_a_message(self):
         cfg = self.write("t.toml", SLOW_CONFIG.replace("timeout = 120", "timeout = 0.5")
@@ -82,10 +120,13 @@ class Partial(ScratchTest):
         p = subprocess.run([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV, capture_output=True,
                            text=True, timeout=120)
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
-        self.assertRegex(p.stderr, r"gpuscale: error: rank \d on \S+: case slow size=1024 dtype=fp64 impl=vendor ops=100 "
+        # Rank 0 fires first (the others 5 s later), so the file says why the run ended.
+        self.assertRegex(p.stderr, r"gpuscale: error: rank 0 on \S+: case slow size=1024 dtype=fp64 impl=vendor ops=100 "
                                    r"\[parallel\] ran past its timeout of 0.5 s; aborting the job")
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
+            self.assertEqual(s(f.attrs["status"]), "timed out: case slow size=1024 dtype=fp64 impl=vendor ops=100 "
+                                                   "[parallel] ran past its timeout of 0.5 s")
             self.assertEqual(len(f["cases"]), 0)
 
 

@@ -66,9 +66,26 @@ TEST_CASE("defaults fill what the file leaves out", "[config]") {
   CHECK(c.defaults.backend == "auto");
   CHECK(c.defaults.warmup == 2);
   CHECK(c.defaults.threads == 1);
-  CHECK(c.defaults.timeout_s == 600.0);
+  CHECK(c.defaults.timeout_s == 0.0);  // auto: derived from each case
   CHECK(c.experiments[0].name == "experiment #1");
   CHECK(c.experiments[0].modes == std::vector<std::string>{"serial", "parallel"});
+}
+
+TEST_CASE("under Slurm, threads default to the task's CPUs unless the config sets them", "[config]") {
+  CHECK(environment_defaults(nullptr).threads == 1);
+  CHECK(environment_defaults("4").threads == 4);
+  CHECK(environment_defaults("").threads == 1);
+  CHECK(environment_defaults("4(x2)").threads == 1);  // not a count: the built-in default
+  CHECK(environment_defaults("0").threads == 1);
+  const std::string one_default = "[[experiment]]\nworkload = \"gemm\"\n";
+  const Config from_slurm = parse_config(one_default, "exp.toml", {}, workload_schemas(), environment_defaults("4"));
+  CHECK(from_slurm.defaults.threads == 4);
+  const Config set = parse_config("[defaults]\nthreads = 2\n" + one_default, "exp.toml", {}, workload_schemas(),
+                                  environment_defaults("4"));
+  CHECK(set.defaults.threads == 2);
+  const Config overridden = parse_config(one_default, "exp.toml", {"threads=3"}, workload_schemas(),
+                                         environment_defaults("4"));
+  CHECK(overridden.defaults.threads == 3);
 }
 
 TEST_CASE("a typo in an experiment key names the line and suggests the key", "[config][errors]") {
@@ -95,8 +112,8 @@ TEST_CASE("zero or negative sizes are refused", "[config][errors]") {
         "exp.toml:3:8: experiment #1: key 'size' must be at least 1, got 0");
   CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\nsize = [64, -5]\n") ==
         "exp.toml:3:13: experiment #1: key 'size' must be at least 1, got -5");
-  CHECK(error_of("[defaults]\ntimeout = 0\n[[experiment]]\nworkload = \"gemm\"\n") ==
-        "exp.toml:2:11: [defaults] key 'timeout' must be greater than 0, got 0");
+  CHECK(error_of("[defaults]\ntimeout = -1\n[[experiment]]\nworkload = \"gemm\"\n") ==
+        "exp.toml:2:11: [defaults] key 'timeout' must be at least 0, got -1");
 }
 
 TEST_CASE("an unknown dtype lists the valid ones and the nearest", "[config][errors]") {

@@ -1,0 +1,31 @@
+// How long each stage of a case may run before the job is aborted. A fixed
+// `timeout` bounds the whole case; the default (timeout = 0, "auto") derives
+// the bound of the timed samples from the case's own warm-up, so that a dead
+// peer ends a quick case in seconds while a slow case is not cut short.
+#pragma once
+
+namespace gpuscale {
+
+struct CaseTimeout {
+  // Setup and warm-up (of each turn in serial mode): nothing is known yet.
+  static constexpr double kStartFloorS = 60.0;
+  // Timed samples and verification: `kFactor` times the expected time, at least `kTimedFloorS`.
+  static constexpr double kTimedFloorS = 30.0;
+  static constexpr double kFactor = 10.0;
+
+  double fixed_s = 0.0;  // > 0: the case's `timeout`, one bound for all of it
+
+  bool automatic() const { return fixed_s <= 0.0; }
+  // The bound from the start of the case (or of a serial turn) to the end of its warm-up.
+  double start_s(double warmup_s) const;
+  // The bound of `reps` timed samples and the verification once warm-up ran
+  // and its slowest sample (of any rank) took `slowest_warmup_sample_s`;
+  // without a warm-up sample (0) nothing is known and start_s applies again.
+  double timed_s(int reps, double slowest_warmup_sample_s, double warmup_s) const;
+};
+
+// Seconds the start of a run (the common clock, the rank table) and its end
+// (the end clock estimate) may take.
+constexpr double kRunEdgeTimeoutS = 120.0;
+
+}  // namespace gpuscale
