@@ -1,4 +1,5 @@
 // gpuscale report: read result files and print their rows, no MPI.
+#include <cstdio>
 #include <iostream>
 
 #include "app/commands.hpp"
@@ -8,12 +9,18 @@
 
 namespace gpuscale {
 
-int cmd_report(const std::vector<std::string>& files, const std::string& format) {
+int cmd_report(const std::vector<std::string>& files, const std::string& format, double pair_threshold) {
   const ReportFormat f = parse_report_format(format);
+  if (!(pair_threshold > 0 && pair_threshold <= 1)) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", pair_threshold);
+    throw InputError(std::string("--pair-threshold must be above 0 and at most 1 (a share of the best node pair's "
+                                 "bandwidth, e.g. 0.93); got ") + got);
+  }
   std::vector<ReportRow> all;
   for (const auto& path : files) {
     const RunRecord run = read_result_file(path);
-    auto rows = build_report(run);
+    auto rows = build_report(run, pair_threshold);
     for (auto& r : rows) r.file = path;
     if (f == ReportFormat::table) {
       std::cout << render_table(path, run, rows) << (files.size() > 1 ? "\n" : "");

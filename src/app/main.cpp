@@ -11,6 +11,7 @@
 #include "app/run_metadata.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "report/node_pairs.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -99,7 +100,12 @@ int main(int argc, char** argv) {
   auto* report = app.add_subcommand("report", "Summarize result files: one row per case, speedup of parallel over serial");
   report->add_option("files", report_files, "Result files (HDF5) written by 'gpuscale run'")->required();
   report->add_option("--format", report_format, "table | csv | json (numbers as numbers)");
+  double pair_threshold = kNodePairThreshold;
+  report->add_option("--pair-threshold", pair_threshold,
+                     "node-pairs cases: a pair below this share of the best pair's bandwidth is slow (default 0.93, "
+                     "as ClusterKit)");
   report->footer("Examples:\n  gpuscale report results/default.h5\n  gpuscale report results/default.h5 --format json\n"
+                 "  gpuscale report results/node-pairs.h5 --pair-threshold 0.9\n"
                  "Needs neither MPI nor mpirun.");
 
   auto* info = app.add_subcommand("info", "Show where every rank runs and which device it uses, and why");
@@ -130,7 +136,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(run_opt, &argc, &argv);
     if (*check) return cmd_check(check_config, check_sets);
-    if (*report) return cmd_report(report_files, report_format);
+    if (*report) return cmd_report(report_files, report_format, pair_threshold);
     if (*info) return cmd_info(&argc, &argv);
   } catch (const InputError& e) {  // found before MPI started (later ones say which rank)
     print_input_error(e.what());

@@ -16,6 +16,7 @@ Scope parse_scope(const std::string& s) {
   if (s == "world") return Scope::world;
   if (s == "intra-node") return Scope::intra_node;
   if (s == "inter-node") return Scope::inter_node;
+  if (s == "node-pairs") return Scope::node_pairs;
   throw std::invalid_argument("unknown scope '" + s + "'");
 }
 
@@ -24,6 +25,7 @@ const char* scope_name(Scope s) {
     case Scope::world: return "world";
     case Scope::intra_node: return "intra-node";
     case Scope::inter_node: return "inter-node";
+    case Scope::node_pairs: return "node-pairs";
   }
   return "?";
 }
@@ -33,6 +35,7 @@ int scope_group_index(Scope s, int node_index, int local_rank) {
     case Scope::world: return 0;
     case Scope::intra_node: return node_index;
     case Scope::inter_node: return local_rank;
+    case Scope::node_pairs: return local_rank == 0 ? 0 : -1;
   }
   return 0;
 }
@@ -51,11 +54,16 @@ Group& Groups::get(Scope s) {
   GPUSCALE_MPI(MPI_Allreduce(&g.index, &g.count, 1, MPI_INT, MPI_MAX, world_.comm()));
   g.count += 1;
   MPI_Comm c = MPI_COMM_NULL;
-  GPUSCALE_MPI(MPI_Comm_split(world_.comm(), g.index, world_.rank(), &c));
-  g.control = CommHandle(c);
-  GPUSCALE_MPI(MPI_Comm_rank(c, &g.rank));
-  GPUSCALE_MPI(MPI_Comm_size(c, &g.size));
-  g.data = make_(c, dev_);
+  GPUSCALE_MPI(MPI_Comm_split(world_.comm(), g.member() ? g.index : MPI_UNDEFINED, world_.rank(), &c));
+  if (g.member()) {
+    g.control = CommHandle(c);
+    GPUSCALE_MPI(MPI_Comm_rank(c, &g.rank));
+    GPUSCALE_MPI(MPI_Comm_size(c, &g.size));
+    g.data = make_(c, dev_);
+  } else {
+    g.rank = -1;
+    g.size = 0;
+  }
   std::lock_guard<std::mutex> lock(mu_);
   return groups_.emplace(s, std::move(g)).first->second;
 }

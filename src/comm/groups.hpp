@@ -1,7 +1,9 @@
 // The groups of ranks a transfer runs in, by scope:
 //   world:      one group of all ranks;
 //   intra-node: one group per node (the ranks of that node);
-//   inter-node: one group per local rank (that local rank of every node).
+//   inter-node: one group per local rank (that local rank of every node);
+//   node-pairs: one group of one rank per node (local rank 0 of each), for
+//               the node-pair sweep; the other ranks are outside it.
 // Each group has its MPI communicator (control: barriers) and its data-plane
 // communicator, made once per run on first use and kept (NCCL set-up is slow).
 #pragma once
@@ -19,18 +21,20 @@
 
 namespace gpuscale {
 
-enum class Scope { world, intra_node, inter_node };
+enum class Scope { world, intra_node, inter_node, node_pairs };
 Scope parse_scope(const std::string& s);  // throws std::invalid_argument
 const char* scope_name(Scope s);
+// The scopes in which every rank takes part: world, intra-node, inter-node (node-pairs is the collective's own).
 const std::vector<std::string>& scope_names();
 
 // Which group a rank belongs to in a scope: 0..groups-1, numbered in order
-// of their lowest rank (world: 0; intra-node: the node index; inter-node: the local rank).
+// of their lowest rank (world: 0; intra-node: the node index; inter-node: the
+// local rank; node-pairs: 0 for local rank 0, -1 (outside) for the others).
 int scope_group_index(Scope s, int node_index, int local_rank);
 
 struct Group {
   Scope scope = Scope::world;
-  int index = 0;  // this rank's group; -1: this rank is not in any (Groups::first)
+  int index = 0;  // this rank's group; -1: this rank is not in any (Groups::first, node-pairs)
   int count = 1;  // groups in the scope
   int rank = 0;   // this rank within its group (-1 outside)
   int size = 1;   // ranks in this rank's group (0 outside)

@@ -66,6 +66,16 @@ struct CasePhases {
   std::size_t size() const { return rank.size(); }
 };
 
+// The node-pair sweep (scope node-pairs): which two nodes exchanged in which
+// round, one row per pair; phase "round k" of their ranks timed it.
+struct CasePairs {
+  std::vector<std::int64_t> round;           // 1..rounds
+  std::vector<std::int64_t> node_a, node_b;  // node indices, node_a < node_b
+  std::vector<std::int64_t> rank_a, rank_b;  // the world ranks that ran them (local rank 0 of each)
+  std::vector<std::string> host_a, host_b;
+  std::size_t size() const { return round.size(); }
+};
+
 struct CaseRecord {
   std::size_t index = 0;
   std::string experiment, workload, mode, backend;
@@ -92,7 +102,7 @@ struct CaseRecord {
   std::vector<double> warmup_device_time_s;
 
   // Transfers only (scope empty for device-local workloads).
-  std::string scope;  // "world" | "intra-node" | "inter-node"
+  std::string scope;  // "world" | "intra-node" | "inter-node" | "node-pairs"
   std::string comm;   // "mpi" | "nccl"
   int groups = 0;     // groups in the scope
   std::vector<std::int64_t> group, group_rank, group_size;  // [ranks]
@@ -101,6 +111,7 @@ struct CaseRecord {
   std::vector<double> bus_factor;  // [ranks], busbw / algbw for the rank's group size
 
   CasePhases phases;
+  CasePairs pairs;  // node-pairs only
 
   // Readings of each rank's GPU from the start of warm-up to the end of the timed samples.
   CaseTelemetry telemetry;

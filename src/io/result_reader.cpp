@@ -201,6 +201,22 @@ RunRecord read_result_file(const std::string& path) {
       ph.start_s = h5::read_doubles(pg.get(), "start");
       ph.end_s = h5::read_doubles(pg.get(), "end");
     }
+    if (h5::exists(id, "pairs")) {  // node-pairs cases
+      H5Id pg = h5::open_group(id, "pairs");
+      CasePairs& pr = c.pairs;
+      pr.round = h5::read_ints(pg.get(), "round");
+      pr.node_a = h5::read_ints(pg.get(), "node_a");
+      pr.node_b = h5::read_ints(pg.get(), "node_b");
+      pr.rank_a = h5::read_ints(pg.get(), "rank_a");
+      pr.rank_b = h5::read_ints(pg.get(), "rank_b");
+      pr.host_a = h5::read_strings(pg.get(), "host_a");
+      pr.host_b = h5::read_strings(pg.get(), "host_b");
+      const std::size_t n = pr.round.size();
+      if (pr.node_a.size() != n || pr.node_b.size() != n || pr.rank_a.size() != n || pr.rank_b.size() != n ||
+          pr.host_a.size() != n || pr.host_b.size() != n) {
+        throw RuntimeError(path + ": case " + name + " has pairs datasets of different lengths");
+      }
+    }
     if (h5::exists(id, "telemetry")) {
       H5Id tg = h5::open_group(id, "telemetry");
       const hid_t tid = tg.get();

@@ -190,6 +190,18 @@ void ResultWriter::write_case(const CaseRecord& c) {
     h5::write_doubles(pid, "start", ph.start_s, rows, 0, "s", "interval start on the common clock");
     h5::write_doubles(pid, "end", ph.end_s, rows, 0, "s", "interval end on the common clock");
   }
+  if (c.pairs.size() > 0) {
+    const CasePairs& pr = c.pairs;
+    H5Id pg = h5::create_group(id, "pairs");
+    const hid_t pid = pg.get();
+    h5::write_ints(pid, "round", pr.round);
+    h5::write_ints(pid, "node_a", pr.node_a);
+    h5::write_ints(pid, "node_b", pr.node_b);
+    h5::write_ints(pid, "rank_a", pr.rank_a);
+    h5::write_ints(pid, "rank_b", pr.rank_b);
+    h5::write_strings(pid, "host_a", pr.host_a);
+    h5::write_strings(pid, "host_b", pr.host_b);
+  }
   if (c.telemetry.size() > 0) {
     const CaseTelemetry& t = c.telemetry;
     H5Id tg = h5::create_group(id, "telemetry");

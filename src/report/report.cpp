@@ -162,7 +162,7 @@ std::string format_seconds(double s) {
   return fmt("%.3g us", s * 1e6);
 }
 
-std::vector<ReportRow> build_report(const RunRecord& run) {
+std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold) {
   std::vector<ReportRow> rows;
   for (const auto& c : run.cases) {
     ReportRow r;
@@ -205,7 +205,9 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
     const auto in = taking_part(c);
     const auto part = static_cast<int>(std::count(in.begin(), in.end(), true));
     const std::vector<double> device = rows_of(c.device_time_s, c.reps, in);
-    if (!c.scope.empty() && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {  // a transfer as nccl-tests counts it
+    // A transfer as nccl-tests counts it; the node-pair sweep is not one operation: GB/s over the sweep instead.
+    const bool sweep = c.scope == "node-pairs";
+    if (!c.scope.empty() && !sweep && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {
       const int iters = c.params.has("iters") ? static_cast<int>(c.params.get_int("iters")) : 1;
       r.op_time_s = median(mean_op_times(c.device_time_s, c.ranks, c.reps, iters));
       r.algbw_gbps = mean(c.op_bytes) / *r.op_time_s / 1e9;
@@ -229,7 +231,11 @@ std::vector<ReportRow> build_report(const RunRecord& run) {
     r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
     if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
     telemetry_flags(run, c, r.flags);
-    phase_numbers(c, in, r);
+    if (sweep) {
+      r.node_pairs = node_pair_verdict(c, pair_threshold);  // its phases are its rounds
+    } else {
+      phase_numbers(c, in, r);
+    }
     rows.push_back(std::move(r));
   }
   // Strong scaling: a row with `group_size` g > 1 is set against the row of
@@ -355,6 +361,9 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
           "factor\n";
   }
   for (const auto& n : notes) os << "note: " << n << "\n";
+  for (const auto& r : rows) {
+    if (r.node_pairs) os << render_node_pairs(r.case_index, r.params_label, *r.node_pairs);
+  }
   return os.str();
 }
 
@@ -416,6 +425,25 @@ std::string render_json(const std::vector<ReportRow>& rows) {
       nlohmann::json ph = nlohmann::json::object();
       for (const auto& [name, t] : r.phase_s) ph[name] = t;
       o["phase_s"] = ph;
+    }
+    if (r.node_pairs) {
+      const NodePairVerdict& v = *r.node_pairs;
+      nlohmann::json np = nlohmann::json::object();
+      np["threshold"] = v.threshold;
+      np["samples"] = v.samples;
+      nlohmann::json pairs = nlohmann::json::array();
+      for (const auto& pr : v.pairs) {
+        nlohmann::json q{{"round", pr.round}, {"node_a", pr.node_a}, {"node_b", pr.node_b}, {"host_a", pr.host_a},
+                         {"host_b", pr.host_b}, {"slow", pr.slow}};
+        if (std::isfinite(pr.gbps)) q["gbps"] = pr.gbps;  // absent rather than null
+        if (std::isfinite(pr.share)) q["share_of_best"] = pr.share;
+        pairs.push_back(std::move(q));
+      }
+      np["pairs"] = pairs;
+      if (!v.pairs.empty()) np["best_pair"] = v.best;
+      np["slow_nodes"] = v.slow_nodes;
+      np["verdict"] = v.line;
+      o["node_pairs"] = np;
     }
     arr.push_back(std::move(o));
   }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "io/result_model.hpp"
+#include "report/node_pairs.hpp"
 
 namespace gpuscale {
 
@@ -53,13 +54,16 @@ struct ReportRow {
   std::optional<double> exposed_transfer_s, overlap_fraction;
   // What a reader should doubt about this case's numbers (ran cold, throttled, clocks below the maximum).
   std::vector<std::string> flags;
+  // Scope node-pairs: each pair of nodes, the best, the slow ones and the slow node (report/node_pairs.hpp).
+  std::optional<NodePairVerdict> node_pairs;
 };
 
 // A case whose first timed sample took more than this times its rank's
 // median device time is flagged as having run cold.
 constexpr double kColdStartRatio = 1.25;
 
-std::vector<ReportRow> build_report(const RunRecord& run);
+// `pair_threshold`: node pairs below this share of the best pair are slow.
+std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold = kNodePairThreshold);
 
 enum class ReportFormat { table, csv, json };
 ReportFormat parse_report_format(const std::string& s);  // InputError for others

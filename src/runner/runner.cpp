@@ -6,6 +6,7 @@
 
 #include "comm/mpi_check.hpp"
 #include "core/error.hpp"
+#include "workloads/collective_pattern.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -42,6 +43,36 @@ std::vector<std::int64_t> to_int64(const std::vector<double>& v) {
 }
 
 std::vector<std::int64_t> to_int64(const std::vector<int>& v) { return std::vector<std::int64_t>(v.begin(), v.end()); }
+
+// Collective. The node-pair sweep's schedule (node_pair_partner) with the
+// nodes, ranks and hosts that ran it; on rank 0, empty elsewhere.
+CasePairs node_pair_table(const MpiCommunicator& comm, const Group& g) {
+  const auto hosts = comm.gather(comm.hostname());
+  const auto nodes = comm.gather(comm.node_index());
+  const auto member = comm.gather(g.member() ? g.rank : -1);
+  CasePairs t;
+  if (comm.rank() != 0) return t;
+  const int n = g.size;  // rank 0 is local rank 0 of node 0: a member
+  std::vector<std::size_t> world(static_cast<std::size_t>(n));
+  for (std::size_t r = 0; r < member.size(); ++r) {
+    if (member[r] >= 0) world.at(static_cast<std::size_t>(member[r])) = r;
+  }
+  for (int round = 0; round < node_pair_rounds(n); ++round) {
+    for (int a = 0; a < n; ++a) {
+      const int b = node_pair_partner(a, round, n);
+      if (b <= a) continue;  // each pair once; -1: a rests
+      const std::size_t ra = world[a], rb = world[b];
+      t.round.push_back(round + 1);
+      t.node_a.push_back(nodes[ra]);
+      t.node_b.push_back(nodes[rb]);
+      t.rank_a.push_back(static_cast<std::int64_t>(ra));
+      t.rank_b.push_back(static_cast<std::int64_t>(rb));
+      t.host_a.push_back(hosts[ra]);
+      t.host_b.push_back(hosts[rb]);
+    }
+  }
+  return t;
+}
 
 }  // namespace
 
@@ -312,6 +343,7 @@ CaseRecord Runner::run(const Case& c) {
   gather_telemetry(readings, rec);
   my_phases.names = phases.names();
   gather_phases(my_phases, rec);
+  if (ctx.group && ctx.group->scope == Scope::node_pairs) rec.pairs = node_pair_table(comm_, *ctx.group);
   if (ctx.group) {
     rec.wrong_elements = to_int64(comm_.gather(std::vector<double>{static_cast<double>(v.wrong_elements)}));
     rec.op_bytes = comm_.gather(std::vector<double>{w->op_bytes()});

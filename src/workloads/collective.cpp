@@ -1,16 +1,27 @@
 #include "workloads/collective.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.hpp"
 
 namespace gpuscale {
 
+namespace {
+// Every scope, and the node-pair sweep.
+std::vector<std::string> collective_scopes() {
+  std::vector<std::string> v = scope_names();
+  v.push_back(scope_name(Scope::node_pairs));
+  return v;
+}
+}  // namespace
+
 WorkloadSchema collective_schema() {
   WorkloadSchema s;
   s.name = "collective";
   s.description = "transfers between ranks (MPI or NCCL) in a scope: world | intra-node | inter-node; "
-                  "algbw and busbw as nccl-tests defines them";
+                  "algbw and busbw as nccl-tests defines them; op pairs in scope node-pairs: every pair of nodes, "
+                  "to find a slow link";
   s.params = {
       {"op", ParamType::String, "allreduce | allgather | reduce_scatter | broadcast | reduce | alltoall | sendrecv | pairs",
        Value{std::string("allreduce")}, 0, coll_op_names()},
@@ -22,13 +33,19 @@ WorkloadSchema collective_schema() {
        {}},
       {"iters", ParamType::Int, "operations per timed sample", Value{std::int64_t{1}}, 1, {}},
       {"scope", ParamType::String, "world (all ranks) | intra-node (a group per node) | inter-node (a group per "
-       "local rank, one rank per node)", Value{std::string("world")}, 0, scope_names()},
+       "local rank, one rank per node) | node-pairs (op pairs: one rank per node, every pair of nodes in rounds of "
+       "disjoint pairs)", Value{std::string("world")}, 0, collective_scopes()},
   };
   return s;
 }
 
 std::string collective_unsupported(const Params& p, const RunTarget& target) {
   const CollOp op = parse_coll_op(p.get_string("op"));
+  if (parse_scope(p.get_string("scope")) == Scope::node_pairs && op != CollOp::pairs) {
+    // Not the transport's doing: valid keys that do not go together.
+    throw InputError(std::string("scope node-pairs runs op pairs only (every node exchanges with every other "
+                                 "node, a pair at a time); got op '") + coll_op_name(op) + "'");
+  }
   if (std::get<bool>(p.at("inplace")) && !coll_op_has_inplace(op)) {
     return std::string("op '") + coll_op_name(op) + "' has no in-place form (inplace applies to allreduce, "
            "allgather, reduce_scatter, broadcast, reduce)";
@@ -49,7 +66,10 @@ std::string CollectiveWorkload::skip_reason(const CaseContext& ctx) const {
   if (scope_ == Scope::inter_node && ctx.nodes < 2) {
     return "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node";
   }
-  if (op_ == CollOp::pairs && n % 2 != 0) {
+  if (sweep() && ctx.nodes < 2) {
+    return "scope node-pairs needs ranks on at least 2 nodes; this job runs on 1 node";
+  }
+  if (op_ == CollOp::pairs && !sweep() && n % 2 != 0) {
     return "op pairs needs groups of an even size; group " + std::to_string(ctx.group->index) + " of scope " +
            scope_name(scope_) + " has " + std::to_string(n) + " rank(s)";
   }
@@ -62,6 +82,8 @@ std::string CollectiveWorkload::skip_reason(const CaseContext& ctx) const {
 }
 
 void CollectiveWorkload::setup(CaseContext& ctx, std::uint64_t) {
+  member_ = ctx.group->member();
+  if (!member_) return;
   rank_ = ctx.rank();
   size_ = ctx.size();
   shape_ = coll_shape(op_, bytes_, dtype_, size_);
@@ -74,7 +96,19 @@ void CollectiveWorkload::setup(CaseContext& ctx, std::uint64_t) {
     send_ = ctx.dev.alloc(send_bytes);
     recv_ = ctx.dev.alloc(recv_bytes);
   }
+  if (sweep()) {
+    const float zero = 0;
+    token_in_ = ctx.dev.alloc(sizeof zero);
+    token_out_ = ctx.dev.alloc(sizeof zero);
+    ctx.dev.copy_to_device(token_in_, &zero, sizeof zero);
+  }
   fill(ctx);
+}
+
+double CollectiveWorkload::bytes_per_sample() const {
+  if (!member_) return 0.0;
+  const double rounds = sweep() ? size_ - 1 : 1;  // odd n: n rounds, one of them resting
+  return shape_.op_bytes * static_cast<double>(iters_) * rounds;
 }
 
 void* CollectiveWorkload::send_ptr() const {
@@ -131,11 +165,57 @@ void CollectiveWorkload::enqueue_one(CaseContext& ctx) {
   }
 }
 
+void CollectiveWorkload::sweep_round(CaseContext& ctx, int round, std::int64_t iters) {
+  DataComm& d = ctx.data();
+  // Every pair of the round starts together, and none before the last round is over everywhere.
+  d.allreduce(token_in_.data(), token_out_.data(), 1, DType::fp32);
+  const int partner = node_pair_partner(rank_, round, size_);
+  if (partner < 0) return;  // this node rests this round (odd n)
+  PhaseLog* log = ctx.phases;
+  const int interval = log ? log->begin("round " + std::to_string(round + 1)) : -1;
+  for (std::int64_t i = 0; i < iters; ++i) {
+    d.sendrecv(send_ptr(), partner, recv_ptr(), partner, shape_.op_count, dtype_);
+  }
+  if (log) log->end(interval);
+}
+
 void CollectiveWorkload::run_sample(CaseContext& ctx) {
+  if (!member_) return;  // sits this case out
+  if (sweep()) {
+    for (int round = 0; round < node_pair_rounds(size_); ++round) sweep_round(ctx, round, iters_);
+    return;
+  }
   for (std::int64_t i = 0; i < iters_; ++i) enqueue_one(ctx);
 }
 
+// Every round once more on fresh data, each partner's data checked as it arrives.
+Verification CollectiveWorkload::verify_sweep(CaseContext& ctx) {
+  Verification v;
+  std::vector<unsigned char> got(shape_.recv_count * dtype_size(dtype_));
+  for (int round = 0; round < node_pair_rounds(size_); ++round) {
+    fill(ctx);
+    PhaseLog* phases = std::exchange(ctx.phases, nullptr);  // not a timed sample
+    sweep_round(ctx, round, 1);
+    ctx.phases = phases;
+    ctx.synchronize();
+    const int partner = node_pair_partner(rank_, round, size_);
+    if (partner < 0) continue;
+    ctx.dev.copy_async(got.data(), recv_ptr(), got.size(), CopyKind::d2h);
+    ctx.dev.synchronize();
+    v.wrong_elements += wrong_elements_from(dtype_, partner, size_, shape_, got.data());
+  }
+  v.max_error = static_cast<double>(v.wrong_elements);
+  v.ok = v.wrong_elements == 0;
+  return v;
+}
+
 Verification CollectiveWorkload::verify(CaseContext& ctx) {
+  if (!member_) {
+    Verification v;
+    v.ok = true;
+    return v;
+  }
+  if (sweep()) return verify_sweep(ctx);
   // The timed samples may have changed the input (in place); start afresh.
   fill(ctx);
   enqueue_one(ctx);
@@ -154,6 +234,7 @@ Verification CollectiveWorkload::verify(CaseContext& ctx) {
 int CollectiveWorkload::turn(const CaseContext& ctx, int) const {
   // Groups take turns; for pairs, each pair of each group.
   constexpr int kStride = 1 << 16;
+  if (sweep()) return 0;  // one sweep of one group
   if (op_ == CollOp::pairs) return ctx.group->index * kStride + ctx.rank() % std::max(1, ctx.size() / 2);
   return ctx.group->index * kStride;
 }

@@ -4,6 +4,10 @@
 // group's rank 0), alltoall, sendrecv (a ring: to rank+1, from rank-1) and
 // pairs (each rank exchanges with the rank half a group away). `bytes` is
 // nccl-tests' size: the total of allgather, reduce_scatter and alltoall.
+// Scope node-pairs (op pairs only) is the node-pair sweep: one rank per node,
+// every two nodes exchange `bytes` both ways `iters` times, in the rounds of
+// node_pair_partner (disjoint pairs at once); phase "round k" of each sample
+// times round k, so the report can name a slow node's link.
 // Verification runs one more operation on fresh data and counts the result
 // elements that differ from the known pattern (collective_pattern.hpp).
 #pragma once
@@ -24,15 +28,19 @@ class CollectiveWorkload final : public Workload {
   void setup(CaseContext& ctx, std::uint64_t seed) override;
   void run_sample(CaseContext& ctx) override;
   double flops_per_sample() const override { return 0.0; }
-  double bytes_per_sample() const override { return shape_.op_bytes * static_cast<double>(iters_); }
+  // node-pairs: what a node sends over the sweep (it exchanges in n - 1 rounds).
+  double bytes_per_sample() const override;
   Verification verify(CaseContext& ctx) override;
   int turn(const CaseContext& ctx, int world_rank) const override;
-  double op_bytes() const override { return shape_.op_bytes; }
+  double op_bytes() const override { return member_ ? shape_.op_bytes : 0.0; }
   double bus_factor(const CaseContext& ctx) const override;
 
  private:
   void fill(CaseContext& ctx);  // the pattern into the send buffer
   void enqueue_one(CaseContext& ctx);
+  void sweep_round(CaseContext& ctx, int round, std::int64_t iters);  // node-pairs: a barrier, then the exchanges
+  Verification verify_sweep(CaseContext& ctx);
+  bool sweep() const { return scope_ == Scope::node_pairs; }
   void* send_ptr() const;
   void* recv_ptr() const;
 
@@ -44,7 +52,9 @@ class CollectiveWorkload final : public Workload {
   Scope scope_;
   CollShape shape_;
   int rank_ = 0, size_ = 1;
+  bool member_ = true;  // false: this rank sits the case out (node-pairs: not its node's local rank 0)
   DeviceBuffer send_, recv_;  // in place: only the larger of the two is allocated
+  DeviceBuffer token_in_, token_out_;  // node-pairs: one element, allreduced as a barrier between rounds
 };
 
 }  // namespace gpuscale

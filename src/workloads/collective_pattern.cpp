@@ -70,6 +70,24 @@ double bus_factor(CollOp op, int n) {
 
 int pair_partner(int rank, int n) { return (rank + n / 2) % n; }
 
+int node_pair_rounds(int n) { return n < 2 ? 0 : n % 2 == 0 ? n - 1 : n; }
+
+int node_pair_partner(int node, int round, int n) {
+  if (n < 2 || node < 0 || node >= n || round < 0 || round >= node_pair_rounds(n)) return -1;
+  // An odd n gets a dummy node n; its partner rests. Node m - 1 stays put,
+  // the others turn around it: in round r, r meets m - 1 and r + k meets r - k.
+  const int m = n % 2 == 0 ? n : n + 1;
+  int partner;
+  if (node == m - 1) {
+    partner = round;
+  } else if (node == round) {
+    partner = m - 1;
+  } else {
+    partner = ((2 * round - node) % (m - 1) + (m - 1)) % (m - 1);
+  }
+  return partner < n ? partner : -1;
+}
+
 int pattern_modulus(DType t, int n) {
   double exact = 9007199254740992.0;  // 2^53
   if (t == DType::fp32 || t == DType::tf32) exact = 16777216.0;
@@ -142,6 +160,20 @@ std::int64_t coll_wrong_elements(CollOp op, DType t, int rank, int n, const Coll
     for (std::size_t i = 0; i < v.size(); ++i) {
       const double want = coll_expected(op, rank, n, first + i, s, m);
       if (!std::isnan(want) && v[i] != want) ++wrong;
+    }
+  });
+  return wrong;
+}
+
+std::int64_t wrong_elements_from(DType t, int from, int n, const CollShape& s, const void* recv) {
+  const int m = pattern_modulus(t, n);
+  const auto* bytes = static_cast<const unsigned char*>(recv);
+  const std::size_t e = dtype_size(t);
+  std::int64_t wrong = 0;
+  in_chunks(s.recv_count, [&](std::size_t first, std::vector<double>& v) {
+    decode(bytes + first * e, v.size(), t, v.data());
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i] != pattern_value(from, first + i, m)) ++wrong;
     }
   });
   return wrong;

@@ -37,6 +37,14 @@ double bus_factor(CollOp op, int n);
 // The partner of a rank in `pairs`: the rank half a group away (n even).
 int pair_partner(int rank, int n);
 
+// The node-pair sweep (scope node-pairs), the circle method of round-robin
+// tournaments: over node_pair_rounds(n) rounds every two of n nodes meet
+// exactly once, and the pairs of a round are disjoint. n even: n - 1 rounds
+// of n/2 pairs; n odd: n rounds, one node resting in each. Nodes and rounds
+// count from 0; the partner is -1 for the resting node (and for n < 2).
+int node_pair_rounds(int n);
+int node_pair_partner(int node, int round, int n);
+
 // Values are integers in [0, modulus): the modulus keeps every sum of n of
 // them exact in the dtype (fp16 up to 2048, bf16 up to 256).
 int pattern_modulus(DType t, int n);
@@ -50,5 +58,7 @@ std::vector<unsigned char> coll_send_data(CollOp op, DType t, int rank, int n, c
 double coll_expected(CollOp op, int rank, int n, std::size_t i, const CollShape& s, int modulus);
 // Elements of `recv` (recv_count elements in dtype t) that differ from the expected values.
 std::int64_t coll_wrong_elements(CollOp op, DType t, int rank, int n, const CollShape& s, const void* recv);
+// Elements of `recv` (recv_count elements) that differ from what rank `from` of n sends.
+std::int64_t wrong_elements_from(DType t, int from, int n, const CollShape& s, const void* recv);
 
 }  // namespace gpuscale

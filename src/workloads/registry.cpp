@@ -36,8 +36,11 @@ WorkloadEntry collective_entry() {
   WorkloadEntry e{collective_schema(), [](const Params& p) { return std::make_unique<CollectiveWorkload>(p); },
                   collective_unsupported};
   e.scope = [](const Params& p) { return std::optional<Scope>(parse_scope(p.get_string("scope"))); };
-  // One group of all ranks takes every turn, except pairs, whose pairs take turns.
-  e.single_turn = [](const Params& p) { return p.get_string("scope") == "world" && p.get_string("op") != "pairs"; };
+  // One group of all ranks takes every turn, except pairs, whose pairs take turns; the node-pair sweep is one group.
+  e.single_turn = [](const Params& p) {
+    const std::string scope = p.get_string("scope");
+    return (scope == "world" && p.get_string("op") != "pairs") || scope == "node-pairs";
+  };
   return e;
 }
 

@@ -201,16 +201,20 @@ class Hosts:
                 """))
         os.chmod(self.agent, stat.S_IRWXU | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
 
-        # Reachability without ping: a TCP connect to a closed port of the last host must be refused (RST).
-        last = self.addresses[-1]
-        deadline = time.time() + 10
+        self.wait_reachable(len(self.addresses))
+
+    def wait_reachable(self, i, within=10):
+        """Waits until host 1 reaches host i over the bridge: without ping, a TCP connect to a closed port must be
+        refused (RST). Raises Unavailable after `within` seconds."""
+        addr = self.addresses[i - 1]
+        deadline = time.time() + within
         while True:
             p = _sh(["ip", "netns", "exec", self.namespaces[0], "timeout", "3", "bash", "-c",
-                     f"exec 3<>/dev/tcp/{last}/9"], check=False, timeout=15)
+                     f"exec 3<>/dev/tcp/{addr}/9"], check=False, timeout=15)
             if "refused" in p.stderr:
-                break
+                return
             if time.time() > deadline:
-                raise Unavailable(f"{self.namespaces[0]} cannot reach {last} over the bridge: {p.stderr.strip()}")
+                raise Unavailable(f"{self.namespaces[0]} cannot reach {addr} over the bridge: {p.stderr.strip()}")
             time.sleep(0.2)
 
     # -- tear down --------------------------------------------------------------------------------------------
@@ -253,9 +257,10 @@ class Hosts:
 
     # -- use --------------------------------------------------------------------------------------------------
 
-    def mpirun_args(self, np, argv, extra=()):
+    def mpirun_args(self, np, argv, extra=(), keepalive=True):
         """The command line: mpirun runs in host 1 (with host 1's hostname) and starts the others' daemons
-        through the rsh agent; TCP only, on this run's subnet."""
+        through the rsh agent; TCP only, on this run's subnet. keepalive=False: Open MPI's defaults, with which
+        its daemons take minutes to notice a dead link."""
         cmd = ["ip", "netns", "exec", self.namespaces[0], "unshare", "--uts", "sh", "-c",
                f'hostname {self.hostnames[0]}; exec "$0" "$@"',
                MPIEXEC, "--allow-run-as-root", "-n", str(np), "--hostfile", self.hostfile,
@@ -265,7 +270,7 @@ class Hosts:
                "--mca", "oob_tcp_if_include", self.subnet,
                # Open MPI's session folders (named by hostname) in ours, removed with it even after a kill.
                "--mca", "orte_tmpdir_base", self.dir,
-               *KEEPALIVE]
+               *(KEEPALIVE if keepalive else [])]
         for name in FORWARD:
             cmd += ["-x", name]
         return cmd + list(extra) + list(argv)
@@ -284,6 +289,28 @@ class Hosts:
         """Kills every process inside the hosts (the namespaces stay)."""
         for ns in self.namespaces:
             _kill_inside(ns)
+
+    def limit_bandwidth(self, i, rate="200mbit"):
+        """Limits host i's link (1-based) to `rate` in both directions with tc tbf (no netem in every kernel:
+        delay cannot be emulated, bandwidth can)."""
+        for ns, dev in ((self.switch, f"h{i}"), (self.namespaces[i - 1], "eth0")):
+            _sh(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate,
+                 "burst", "64kb", "latency", "50ms"])
+
+    def set_link(self, i, up):
+        """Takes host i's link (1-based) down or brings it back up, as a cable pulled or plugged in (then waits until
+        the host is reachable again)."""
+        _sh(["ip", "-n", self.switch, "link", "set", f"h{i}", "up" if up else "down"])
+        if up and i > 1:
+            self.wait_reachable(i)
+
+    def processes(self):
+        """(pid, command name) of every process inside the hosts."""
+        pids = self.leftovers()
+        if not pids:
+            return []
+        p = _sh(["ps", "-o", "pid=,comm=", "-p", ",".join(map(str, pids))], check=False)
+        return [(int(line.split()[0]), line.split()[1]) for line in p.stdout.splitlines() if len(line.split()) == 2]
 
     def leftovers(self):
         """PIDs of processes still inside the hosts (e.g. after a run: should be none)."""

@@ -208,7 +208,7 @@ class BadTransferInput(InputErrorTest):
     def test_an_unknown_scope_and_op(self):
         cfg, out, p = self.run_config(CONFIG.replace('scope = ["world", "intra-node", "inter-node"]',
                                                      'scope = "internode"'))
-        self.assert_input_error(p, cfg + ":14:9:", "key 'scope' must be one of world, intra-node, inter-node; got "
+        self.assert_input_error(p, cfg + ":14:9:", "key 'scope' must be one of world, intra-node, inter-node, node-pairs; got "
                                 "\"internode\" (did you mean 'inter-node'?)", out=out)
         cfg, out, p = self.run_config(CONFIG.replace('"pairs"]', '"pair"]'))
         self.assert_input_error(p, "key 'op' must be one of allreduce,", "got \"pair\" (did you mean 'pairs'?)",

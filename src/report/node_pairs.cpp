@@ -1,0 +1,185 @@
+#include "report/node_pairs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/stats.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+std::string percent(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", share * 100);
+  return buf;
+}
+
+std::string pair_name(const NodePairRow& p) { return p.host_a + " - " + p.host_b; }
+
+}  // namespace
+
+NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshold) {
+  NodePairVerdict v;
+  v.pairs = std::move(pairs);
+  v.threshold = threshold;
+  const std::string of_best = " of the best pair (threshold " + percent(threshold) + ")";
+  double best = -1;
+  for (std::size_t i = 0; i < v.pairs.size(); ++i) {
+    if (std::isfinite(v.pairs[i].gbps) && v.pairs[i].gbps > best) {
+      best = v.pairs[i].gbps;
+      v.best = i;
+    }
+  }
+  if (!(best > 0)) {
+    v.line = "no pair was timed";
+    return v;
+  }
+  // Each node: its name, and whether every one of its pairs is slow.
+  std::map<int, std::string> host;
+  std::map<int, bool> all_slow;
+  for (auto& p : v.pairs) {
+    p.share = p.gbps / best;  // NaN stays NaN, and not slow: nothing is known about it
+    p.slow = p.share < threshold;
+    for (const auto& [node, name] : {std::pair{p.node_a, p.host_a}, std::pair{p.node_b, p.host_b}}) {
+      host[node] = name;
+      all_slow[node] = all_slow.count(node) ? all_slow[node] && p.slow : p.slow;
+    }
+  }
+  std::vector<int> slow_nodes;
+  for (const auto& [node, slow] : all_slow) {
+    if (slow) slow_nodes.push_back(node);
+  }
+  const auto has = [](const NodePairRow& p, int node) { return p.node_a == node || p.node_b == node; };
+  const auto listed = [&](const std::vector<const NodePairRow*>& ps) {
+    std::string s;
+    for (const auto* p : ps) s += (s.empty() ? "" : ", ") + pair_name(*p) + " (" + percent(p->share) + ")";
+    return s;
+  };
+  std::vector<const NodePairRow*> slow, others;  // others: slow pairs without a slow node
+  for (const auto& p : v.pairs) {
+    if (!p.slow) continue;
+    slow.push_back(&p);
+    if (std::none_of(slow_nodes.begin(), slow_nodes.end(), [&](int n) { return has(p, n); })) others.push_back(&p);
+  }
+  if (slow.empty()) {
+    const NodePairRow* worst = &v.pairs[v.best];
+    for (const auto& p : v.pairs) {
+      if (p.share < worst->share) worst = &p;
+    }
+    v.line = "no slow link: every pair reaches at least " + percent(threshold) + " of the best pair (the slowest, " +
+             pair_name(*worst) + ", " + percent(worst->share) + ")";
+    return v;
+  }
+  if (!slow_nodes.empty()) {
+    // A node whose every pair is slow: its own link, not the path between two nodes.
+    double lo = INFINITY, hi = -INFINITY;
+    std::string names;
+    for (std::size_t k = 0; k < slow_nodes.size(); ++k) {
+      v.slow_nodes.push_back(host[slow_nodes[k]]);
+      names += (k == 0 ? "" : k + 1 == slow_nodes.size() ? " and " : ", ") + host[slow_nodes[k]];
+    }
+    for (const auto& p : v.pairs) {
+      if (std::any_of(slow_nodes.begin(), slow_nodes.end(), [&](int n) { return has(p, n); })) {
+        lo = std::min(lo, p.share);
+        hi = std::max(hi, p.share);
+      }
+    }
+    const std::string range = percent(lo) == percent(hi) ? percent(lo) : percent(lo) + "–" + percent(hi);
+    v.line = slow_nodes.size() == 1 ? "node " + names + "'s link is slow: pairs with it reach " + range + of_best
+                                    : "nodes " + names + " have slow links: pairs with them reach " + range + of_best;
+    if (!others.empty()) v.line += "; also below the threshold: " + listed(others);
+    return v;
+  }
+  // Slow pairs, but every node reaches the threshold with some other: the paths between them, or noise.
+  v.line = std::to_string(slow.size()) + " pair(s) below " + percent(threshold) +
+           " of the best pair, and no node with all of its pairs below: " + listed(slow);
+  return v;
+}
+
+std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double threshold) {
+  if (c.scope != "node-pairs" || c.status == "skipped" || c.reps < 1 || c.pairs.size() == 0) return std::nullopt;
+  const CasePhases& ph = c.phases;
+  const std::size_t reps = static_cast<std::size_t>(c.reps), ranks = static_cast<std::size_t>(c.ranks);
+  const std::size_t phases = ph.names.size();
+  // Each rank's time in each phase of each sample (NaN: not in it).
+  std::vector<double> took(ranks * reps * std::max<std::size_t>(phases, 1), NAN);
+  for (std::size_t i = 0; i < ph.size(); ++i) {
+    const auto r = static_cast<std::size_t>(ph.rank[i]), s = static_cast<std::size_t>(ph.sample[i]);
+    const auto k = static_cast<std::size_t>(ph.phase[i]);
+    if (r >= ranks || s >= reps || k >= phases) continue;
+    double& t = took[(r * reps + s) * phases + k];
+    t = (std::isnan(t) ? 0.0 : t) + (ph.end_s[i] - ph.start_s[i]);
+  }
+  const double iters = c.params.has("iters") ? static_cast<double>(c.params.get_int("iters")) : 1.0;
+  std::vector<NodePairRow> rows;
+  for (std::size_t i = 0; i < c.pairs.size(); ++i) {
+    NodePairRow p;
+    p.round = static_cast<int>(c.pairs.round[i]);
+    p.node_a = static_cast<int>(c.pairs.node_a[i]);
+    p.node_b = static_cast<int>(c.pairs.node_b[i]);
+    p.host_a = c.pairs.host_a[i];
+    p.host_b = c.pairs.host_b[i];
+    p.gbps = NAN;
+    const auto name = std::find(ph.names.begin(), ph.names.end(), "round " + std::to_string(p.round));
+    const auto a = static_cast<std::size_t>(c.pairs.rank_a[i]), b = static_cast<std::size_t>(c.pairs.rank_b[i]);
+    if (name != ph.names.end() && a < ranks && b < ranks && a < c.op_bytes.size()) {
+      const auto k = static_cast<std::size_t>(name - ph.names.begin());
+      std::vector<double> times;  // the pair's round took as long as its slower end
+      for (std::size_t s = 0; s < reps; ++s) {
+        const double ta = took[(a * reps + s) * phases + k], tb = took[(b * reps + s) * phases + k];
+        const double t = std::isnan(ta) ? tb : std::isnan(tb) ? ta : std::max(ta, tb);
+        if (t > 0) times.push_back(t);
+      }
+      if (!times.empty()) p.gbps = c.op_bytes[a] * iters / median(times) / 1e9;
+    }
+    rows.push_back(std::move(p));
+  }
+  NodePairVerdict v = judge_node_pairs(std::move(rows), threshold);
+  v.samples = c.reps;
+  return v;
+}
+
+std::string render_node_pairs(std::size_t index, const std::string& params_label, const NodePairVerdict& v) {
+  std::ostringstream os;
+  std::set<int> nodes;
+  int rounds = 0;
+  for (const auto& p : v.pairs) {
+    nodes.insert(p.node_a);
+    nodes.insert(p.node_b);
+    rounds = std::max(rounds, p.round);
+  }
+  os << "node pairs, case " << index << " (" << params_label << "): " << nodes.size() << " nodes, " << v.pairs.size()
+     << " pairs in " << rounds << " round(s); bandwidth = bytes x iters one way / the pair's round time (its slower "
+        "end), median over "
+     << v.samples << " sweep(s)\n";
+  std::vector<std::vector<std::string>> cells{{"round", "pair", "bandwidth", "of best", ""}};
+  for (std::size_t i = 0; i < v.pairs.size(); ++i) {
+    const NodePairRow& p = v.pairs[i];
+    char bw[32] = "-";
+    if (std::isfinite(p.gbps)) std::snprintf(bw, sizeof bw, "%.3g GB/s", p.gbps);
+    cells.push_back({std::to_string(p.round), pair_name(p), bw, std::isfinite(p.share) ? percent(p.share) : "-",
+                     i == v.best ? "best" : p.slow ? "below " + percent(v.threshold) : ""});
+  }
+  std::vector<std::size_t> width(cells[0].size(), 0);
+  for (const auto& row : cells) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (const auto& row : cells) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const bool left = i == 1 || i == 4;
+      const std::string pad(width[i] - row[i].size(), ' ');
+      line += "  " + (left ? row[i] + pad : pad + row[i]);
+    }
+    os << line.substr(0, line.find_last_not_of(' ') + 1) << "\n";
+  }
+  os << "  " << v.line << "\n";
+  return os.str();
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,49 @@
+// The node-pair sweep in the report: each pair of nodes' bandwidth from the
+// time of its round, the best pair, the pairs below a share of it, and the
+// node whose every pair is below it: the one-line answer "node X's link is slow".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/result_model.hpp"
+
+namespace gpuscale {
+
+// Pairs below this share of the best pair's bandwidth are slow (ClusterKit's 93%; report --pair-threshold).
+constexpr double kNodePairThreshold = 0.93;
+
+struct NodePairRow {
+  int round = 0;  // 1..rounds
+  int node_a = 0, node_b = 0;
+  std::string host_a, host_b;
+  // bytes x iters (one direction) / the pair's round time, the slower of its two
+  // ends; median over samples; 1e9 B/s. NaN where the file has no time for it.
+  double gbps = 0.0;
+  double share = 0.0;  // of the best pair's
+  bool slow = false;   // share below the threshold
+};
+
+struct NodePairVerdict {
+  std::vector<NodePairRow> pairs;  // in the order of the file: by round
+  double threshold = kNodePairThreshold;
+  int samples = 0;         // timed sweeps the medians are over
+  std::size_t best = 0;    // index into pairs
+  // Hostnames of the nodes whose every pair is slow: their own links are
+  // (with 3 nodes or more; with 2 there is one pair, the best).
+  std::vector<std::string> slow_nodes;
+  std::string line;  // the answer in one line
+};
+
+// Shares, slow pairs, the best pair, the slow nodes and the line, from each pair's gbps.
+NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshold);
+
+// A node-pairs case's verdict, from its pairs table, its "round k" phases and
+// its op_bytes and iters; nullopt for any other case or one without samples.
+std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double threshold);
+
+// The table section of case `index`: one line per pair, then the best pair and the answer.
+std::string render_node_pairs(std::size_t index, const std::string& params_label, const NodePairVerdict& v);
+
+}  // namespace gpuscale
