@@ -74,12 +74,14 @@ std::unique_ptr<ResultWriter> create_writer(std::string& path, bool named, bool 
   }
 }
 
-std::string summary_line(const CaseRecord& rec, const std::vector<RankRecord>& ranks) {
+// The progress line of a finished case; `flags` gets the report's flags of it.
+std::string summary_line(const CaseRecord& rec, const std::vector<RankRecord>& ranks, std::vector<std::string>& flags) {
   if (rec.status == "skipped") return "skipped: " + rec.status_reason;
   RunRecord one;
-  one.ranks = ranks;  // each GPU's maximum clock, for the flags
+  one.ranks = ranks;  // each GPU's maximum clock and each rank's clock offset, for the flags
   one.cases.push_back(rec);
   const ReportRow r = build_report(one).front();
+  flags = r.flags;
   std::string s = "median " + format_seconds(r.median_s) +
                   (rec.mode == "serial" && r.turns > 1 ? " (sum over " + std::to_string(r.turns) + " turns)" : "");
   char buf[96] = "";
@@ -233,7 +235,11 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     if (rec.status == "verify-failed") ++failed;
     if (root) {
       file->write_case(rec);
-      std::printf(" %s\n", summary_line(rec, table).c_str());
+      std::vector<std::string> flags;
+      std::printf(" %s\n", summary_line(rec, table, flags).c_str());
+      for (const auto& f : flags) {  // in the file too: a reader of it should not miss that
+        if (f.rfind("clock:", 0) == 0) file->add_warning("case " + std::to_string(rec.index) + ": " + f);
+      }
       std::fflush(stdout);
     }
   }

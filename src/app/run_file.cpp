@@ -19,6 +19,11 @@ void RunFile::write_case(const CaseRecord& rec) {
   if (!ended_) writer_->write_case(rec);
 }
 
+void RunFile::add_warning(const std::string& line) {
+  std::lock_guard<std::timed_mutex> lock(mu_);
+  if (!ended_) writer_->add_warning(line);
+}
+
 void RunFile::finish(const std::string& status, const std::vector<RankRecord>& ranks) {
   std::lock_guard<std::timed_mutex> lock(mu_);
   if (ended_) return;

@@ -20,6 +20,7 @@ class RunFile {
   // The case now running, for the status of a run that ends during it.
   void set_current(const std::string& what);
   void write_case(const CaseRecord& rec);
+  void add_warning(const std::string& line);
   // The normal end: complete (or failed verification), with the end clock estimates.
   void finish(const std::string& status, const std::vector<RankRecord>& ranks);
   // An abnormal end, from any thread: marks the file incomplete with `status`

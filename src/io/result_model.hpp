@@ -14,7 +14,7 @@
 
 namespace gpuscale {
 
-constexpr const char* kSchemaVersion = "1.2";
+constexpr const char* kSchemaVersion = "1.3";
 
 struct RankRecord {
   std::string hostname;
@@ -27,6 +27,9 @@ struct RankRecord {
   double clock_offset_start_s = 0.0, clock_uncertainty_start_s = 0.0;
   double clock_offset_end_s = 0.0, clock_uncertainty_end_s = 0.0;
   bool clock_shared = false;  // on rank 0's node: its very clock, offsets 0 by construction
+  // The estimate the rank's wall times are on: the start one, or the end one
+  // where that is better (applied when the run finishes); NaN: older files, the start one.
+  double clock_offset_applied_s = NAN, clock_uncertainty_applied_s = NAN;
   // Where the rank may run: the CPUs of its affinity ("0-3"), how many, the
   // node's online CPUs, and CUDA_VISIBLE_DEVICES as the rank saw it ("" unset).
   std::string cpu_affinity;
@@ -40,6 +43,18 @@ struct RankRecord {
   int numa_node = -1;          // of the GPU's PCI device
   std::string local_cpulist;  // CPUs close to the GPU, e.g. "0-15"
 };
+
+// True when a rank's end clock estimate is better (a smaller uncertainty)
+// than its start one: the run's wall times are then moved onto it.
+inline bool end_clock_is_better(const RankRecord& r) {
+  return !r.clock_shared && std::isfinite(r.clock_uncertainty_end_s) &&
+         r.clock_uncertainty_end_s < r.clock_uncertainty_start_s;
+}
+
+// The uncertainty of the clock estimate a rank's wall times are on.
+inline double applied_clock_uncertainty(const RankRecord& r) {
+  return std::isfinite(r.clock_uncertainty_applied_s) ? r.clock_uncertainty_applied_s : r.clock_uncertainty_start_s;
+}
 
 // How a rank's GPU reaches another GPU of its node (NVML's view).
 struct LinkRecord {

@@ -90,6 +90,14 @@ RunRecord read_result_file(const std::string& path) {
       rr.clock_uncertainty_end_s = u1.at(r);
       run.ranks.push_back(rr);
     }
+    if (h5::exists(id, "clock_offset_applied")) {  // schema 1.3 on: the estimate the wall times are on
+      const auto oa = h5::read_doubles(id, "clock_offset_applied");
+      const auto ua = h5::read_doubles(id, "clock_uncertainty_applied");
+      for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+        run.ranks[r].clock_offset_applied_s = oa.at(r);
+        run.ranks[r].clock_uncertainty_applied_s = ua.at(r);
+      }
+    }
     if (h5::exists(id, "cpu_affinity")) {  // schema 1.2 on: where each rank may run
       const auto shared = h5::read_ints(id, "clock_shared");
       const auto affinity = h5::read_strings(id, "cpu_affinity");

@@ -48,9 +48,8 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
   h5::write_attr(f, "slurmJobId", run.slurm_job_id);
   h5::write_attr(f, "ranks", static_cast<std::int64_t>(run.ranks.size()));
   h5::write_attr(f, "nodes", static_cast<std::int64_t>(run.nodes));
-  std::string warnings;
-  for (const auto& w : run.warnings) warnings += (warnings.empty() ? "" : "\n") + w;
-  h5::write_attr(f, "warnings", warnings);
+  for (const auto& w : run.warnings) warnings_ += (warnings_.empty() ? "" : "\n") + w;
+  h5::write_attr(f, "warnings", warnings_);
   h5::write_attr(f, "casesPlanned", static_cast<std::int64_t>(run.cases_planned));
   h5::write_attr(f, "complete", std::int64_t{0});
   h5::write_attr(f, "status", std::string("running"));
@@ -82,6 +81,11 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
                     column<double>(rs, &RankRecord::clock_uncertainty_end_s), n, 0, "s",
                     "half the least round trip of the end estimate");
 
+  h5::write_doubles(g, "clock_offset_applied", column<double>(rs, &RankRecord::clock_offset_start_s), n, 0, "s",
+                    "the offset the rank's wall times are on: the start estimate, or the end one where it is better "
+                    "(smaller uncertainty; applied when the run completes)");
+  h5::write_doubles(g, "clock_uncertainty_applied", column<double>(rs, &RankRecord::clock_uncertainty_start_s), n, 0,
+                    "s", "the uncertainty of clock_offset_applied");
   h5::write_ints(g, "clock_shared", column<std::int64_t>(rs, &RankRecord::clock_shared));
   h5::write_strings(g, "cpu_affinity", column<std::string>(rs, &RankRecord::cpu_affinity));
   h5::write_ints(g, "cores_available", column<std::int64_t>(rs, &RankRecord::cores_available));
@@ -223,14 +227,66 @@ void ResultWriter::write_case(const CaseRecord& c) {
   flush();
 }
 
+// Moves rank r's times in `name` ([ranks][cols], or one row per entry of
+// `rank_of` when given) by shift[r].
+void shift_times(hid_t group, const std::string& name, const std::vector<double>& shift,
+                 const std::vector<std::int64_t>* rank_of = nullptr) {
+  if (!h5::exists(group, name)) return;
+  std::vector<double> v = h5::read_doubles(group, name);
+  if (v.empty()) return;
+  const std::size_t cols = rank_of ? 1 : v.size() / shift.size();
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::size_t r = rank_of ? static_cast<std::size_t>(rank_of->at(i)) : i / cols;
+    if (r < shift.size()) v[i] += shift[r];
+  }
+  h5::overwrite_doubles(group, name, v);
+}
+
+void ResultWriter::apply_better_clock(const std::vector<RankRecord>& ranks) {
+  // Wall times were put on the common clock with the start estimate: t - offset_start. On the end one
+  // they are t - offset_end, i.e. (offset_start - offset_end) later.
+  std::vector<double> shift(ranks.size(), 0.0), offset, uncertainty;
+  bool any = false;
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const RankRecord& rr = ranks[r];
+    const bool end = end_clock_is_better(rr);
+    if (end) shift[r] = rr.clock_offset_start_s - rr.clock_offset_end_s;
+    any = any || end;
+    offset.push_back(end ? rr.clock_offset_end_s : rr.clock_offset_start_s);
+    uncertainty.push_back(end ? rr.clock_uncertainty_end_s : rr.clock_uncertainty_start_s);
+  }
+  H5Id g = h5::open_group(file_.get(), "ranks");
+  h5::overwrite_doubles(g.get(), "clock_offset_applied", offset);
+  h5::overwrite_doubles(g.get(), "clock_uncertainty_applied", uncertainty);
+  if (!any) return;
+  for (const auto& name : h5::child_names(cases_.get())) {
+    H5Id c = h5::open_group(cases_.get(), name);
+    shift_times(c.get(), "wall_start", shift);
+    shift_times(c.get(), "wall_end", shift);
+    for (const char* sub : {"phases", "telemetry"}) {
+      if (!h5::exists(c.get(), sub)) continue;
+      H5Id t = h5::open_group(c.get(), sub);
+      const auto rank = h5::read_ints(t.get(), "rank");
+      for (const char* col : {"start", "end", "time"}) shift_times(t.get(), col, shift, &rank);
+    }
+  }
+}
+
 void ResultWriter::finish(bool complete, const std::string& status, const std::vector<RankRecord>& ranks) {
   H5Id g = h5::open_group(file_.get(), "ranks");
   h5::overwrite_doubles(g.get(), "clock_offset_end",
                         column<double>(ranks, &RankRecord::clock_offset_end_s));
   h5::overwrite_doubles(g.get(), "clock_uncertainty_end",
                         column<double>(ranks, &RankRecord::clock_uncertainty_end_s));
+  apply_better_clock(ranks);
   h5::write_attr(file_.get(), "complete", static_cast<std::int64_t>(complete ? 1 : 0));
   h5::write_attr(file_.get(), "status", status);
+  flush();
+}
+
+void ResultWriter::add_warning(const std::string& line) {
+  warnings_ += (warnings_.empty() ? "" : "\n") + line;
+  h5::write_attr(file_.get(), "warnings", warnings_);
   flush();
 }
 

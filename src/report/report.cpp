@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -73,6 +74,27 @@ std::string cold_start_flag(const CaseRecord& c, const std::vector<bool>& in) {
   if (!(worst > kColdStartRatio)) return "";
   return "cold: the first timed sample took " + fmt("%.2fx", worst) + " the median on rank " +
          std::to_string(worst_rank) + " (more warm-up: warmup_s)";
+}
+
+// Times of ranks on different nodes are compared through their clock offsets
+// (makespans, serial turns): two ranks' times may be off by the sum of their
+// offsets' uncertainties. Flagged when that is more than this share of the
+// case's median sample.
+constexpr double kClockUncertaintyShare = 0.05;
+
+// "" unless the clock offsets of the ranks that took part are uncertain by a
+// noticeable share of the case's median sample time.
+std::string clock_flag(const RunRecord& run, const CaseRecord& c, const std::vector<bool>& in, double median_s) {
+  std::vector<double> u;
+  for (int r = 0; r < c.ranks && static_cast<std::size_t>(r) < run.ranks.size(); ++r) {
+    if (in[r]) u.push_back(applied_clock_uncertainty(run.ranks[r]));
+  }
+  if (u.size() < 2 || !(median_s > 0)) return "";
+  std::sort(u.begin(), u.end(), std::greater<>());
+  const double pair = u[0] + u[1];  // the most two of them can be off against each other
+  if (!(pair > kClockUncertaintyShare * median_s)) return "";
+  return "clock: ranks' offsets are uncertain by up to " + format_seconds(pair) + ", " +
+         fmt("%.0f%%", 100.0 * pair / median_s) + " of the median sample (cross-node times are that unsure)";
 }
 
 // NVML's clock event reasons that lower clocks below what the load asks for
@@ -230,6 +252,7 @@ std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold)
     r.slowest_ratio = meds[r.slowest_rank] / median(part_meds);
     r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
     if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
+    if (std::string f = clock_flag(run, c, in, r.median_s); !f.empty()) r.flags.push_back(std::move(f));
     telemetry_flags(run, c, r.flags);
     if (sweep) {
       r.node_pairs = node_pair_verdict(c, pair_threshold);  // its phases are its rounds

@@ -139,7 +139,7 @@ class BadInput(InputErrorTest):
                 f.attrs[k] = "x"
             f.attrs["schemaVersion"] = "9.0"
         self.assert_input_error(gpuscale("report", future),
-                                "future.h5: schemaVersion 9.0 is not readable by this gpuscale (reads 1.2)")
+                                "future.h5: schemaVersion 9.0 is not readable by this gpuscale (reads 1.3)")
 
     def test_check_reports_the_same_errors(self):
         cfg = self.write("bad.toml", SMALL_CONFIG.replace("workload = \"gemm\"", "workload = \"gemv\""))

@@ -5,14 +5,16 @@ Exits 77 (ctest: skipped) where the hosts cannot be made: not root, no `ip`
 or `unshare`, or setting up the namespaces fails."""
 import json
 import os
+import subprocess
 import sys
+import time
 import unittest
 
 import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hosts  # noqa: E402
-from common import GPUSCALE, ScratchTest, gpuscale, mpirun  # noqa: E402
+from common import ENV, GPUSCALE, ScratchTest, gpuscale, mpirun  # noqa: E402
 
 HOSTS = None  # the hosts.Hosts of this run, set in __main__
 
@@ -180,6 +182,57 @@ class AcrossHosts(ScratchTest):
                     self.assertIn("node", reason)
         r = gpuscale("report", out)  # a file of skipped cases still reports
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+
+CLOCK_CONFIG = """
+[defaults]
+backend = "cpu"
+warmup = 0
+reps = 2
+
+[[experiment]]
+name = "clock"
+workload = "gemm"
+size = 32
+modes = ["parallel"]
+"""
+
+
+class Clock(ScratchTest):
+    def test_c_offsets_across_hosts_under_cpu_load_stay_near_the_truth(self):
+        # The namespaces share one kernel clock: the true offset of every rank is 0. Ranks on rank 0's host share
+        # its clock by construction; the others are estimated by ping-pong while every core is kept busy.
+        cfg = self.write("clock.toml", CLOCK_CONFIG)
+        burners = [subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", "while True: pass"])
+                   for ns in HOSTS.namespaces]
+        try:
+            for run in range(3):
+                out = self.path(f"clock{run}.h5")
+                p = HOSTS.mpirun(4, [GPUSCALE, "run", cfg, "-o", out], extra=["--oversubscribe"], timeout=120,
+                                 cwd=self.dir)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                with h5py.File(out, "r") as f:
+                    r = f["ranks"]
+                    shared = ints(r["clock_shared"][()])
+                    self.assertEqual(shared, [1, 1, 0, 0])
+                    for rank in range(4):
+                        est = {w: (float(r[f"clock_offset_{w}"][rank]), float(r[f"clock_uncertainty_{w}"][rank]))
+                               for w in ("start", "end", "applied")}
+                        with self.subTest(run=run, rank=rank):
+                            if shared[rank]:
+                                self.assertEqual(set(est.values()), {(0.0, 0.0)})
+                                continue
+                            # Every estimate is honest: the truth (0) lies within its uncertainty.
+                            for w, (offset, uncertainty) in est.items():
+                                self.assertLessEqual(abs(offset), uncertainty + 1e-9, w)
+                            # The one the times are on is the better of the two, and within 50 us of the truth.
+                            self.assertEqual(est["applied"], min(est["start"], est["end"], key=lambda e: e[1]))
+                            offset, uncertainty = est["applied"]
+                            self.assertLess(abs(offset), 50e-6, f"{offset * 1e6:.1f} us +- {uncertainty * 1e6:.1f}")
+        finally:
+            for b in burners:
+                b.kill()
+                b.wait()
 
 
 def main():

@@ -67,7 +67,9 @@ TEST_CASE("ranks on rank 0's node share its clock: offset 0 by construction", "[
 
 TEST_CASE("the ping-pong estimate on one host is zero within its stated uncertainty", "[mpi][clock]") {
   MpiCommunicator comm(MPI_COMM_WORLD);
-  const ClockOffset o = estimate_clock_offset(comm, 20, false);  // estimate even where the clock is shared
+  ClockSyncOptions opt;
+  opt.share_node_clock = false;  // estimate even where the clock is shared
+  const ClockOffset o = estimate_clock_offset(comm, opt);
   // Same machine, same steady clock: the true offset is 0, and the estimate is
   // off by at most half the round trip it kept.
   CHECK(o.shared == (comm.rank() == 0));
@@ -75,6 +77,30 @@ TEST_CASE("the ping-pong estimate on one host is zero within its stated uncertai
   CHECK(std::fabs(o.offset_s) <= o.uncertainty_s + 1e-9);
   if (comm.rank() == 0) CHECK(o.offset_s == 0.0);
   CHECK(o.uncertainty_s < 0.05);  // a least-delay round trip on one host is well under 100 ms
+  if (comm.rank() != 0) CHECK(o.rounds >= opt.min_rounds);
+}
+
+TEST_CASE("the ping-pong goes on past its minimum until the round trip is small or the budget spent",
+          "[mpi][clock]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  ClockSyncOptions opt;
+  opt.share_node_clock = false;
+  opt.min_rounds = 3;
+  opt.target_rtt_s = 0.0;  // never small enough: the budget decides
+  opt.budget_s = 0.05 * (comm.size() - 1);
+  const double t0 = MPI_Wtime();
+  const ClockOffset o = estimate_clock_offset(comm, opt);
+  const double took = MPI_Wtime() - t0;
+  if (comm.rank() != 0) {
+    CHECK(o.rounds > opt.min_rounds);
+    CHECK(std::fabs(o.offset_s) <= o.uncertainty_s + 1e-9);
+  }
+  if (comm.rank() == 0) CHECK(took >= 0.05 * (comm.size() - 1));  // each peer's share of the budget
+  CHECK(took < 5.0);
+
+  opt.target_rtt_s = 10.0;  // any round trip will do: the minimum decides
+  const ClockOffset quick = estimate_clock_offset(comm, opt);
+  if (comm.rank() != 0) CHECK(quick.rounds == opt.min_rounds);
 }
 
 namespace {

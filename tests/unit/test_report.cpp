@@ -57,6 +57,20 @@ TEST_CASE("two ranks in parallel finish in about half the serial time", "[report
   CHECK(rows[0].params_label == "size=100");
 }
 
+TEST_CASE("a case whose cross-node times are unsure by more than 5% of its samples is flagged", "[report][clock]") {
+  RunRecord run;
+  run.cases = {timed_case(0, "parallel", 2, 5, 1e-3)};  // makespans of 1.5 ms
+  run.ranks.resize(2);
+  run.ranks[0].clock_shared = true;
+  run.ranks[1].clock_uncertainty_start_s = 70e-6;  // 0 + 70 us: 4.7% of 1.5 ms
+  CHECK(build_report(run)[0].flags.empty());
+  run.ranks[1].clock_uncertainty_applied_s = 80e-6;  // the estimate the times are on: 5.3%
+  const auto flags = build_report(run)[0].flags;
+  REQUIRE(flags.size() == 1);
+  CHECK(flags[0] == "clock: ranks' offsets are uncertain by up to 80 us, 5% of the median sample (cross-node times "
+                    "are that unsure)");
+}
+
 TEST_CASE("cases with different parameters are not paired", "[report]") {
   RunRecord run;
   CaseRecord s = timed_case(0, "serial", 2, 3, 0.1);

@@ -119,8 +119,16 @@ TEST_CASE("a result file round-trips every field", "[hdf5]") {
   CHECK(got.device_time_s == want.device_time_s);
   CHECK(got.enqueue_s == want.enqueue_s);
   CHECK(got.note == "a note");
-  CHECK(got.wall_start_s == want.wall_start_s);
-  CHECK(got.wall_end_s == want.wall_end_s);
+  // Rank 1's end estimate (uncertainty 0.1 us) is better than its start one (0.2 us): its times were moved
+  // from the start offset (1 us) onto the end one (3 us), 2 us earlier; rank 0's stay.
+  CHECK(back.ranks[0].clock_offset_applied_s == 0.0);
+  CHECK(back.ranks[1].clock_offset_applied_s == 3e-6);
+  CHECK(back.ranks[1].clock_uncertainty_applied_s == 1e-7);
+  for (std::size_t i = 0; i < want.wall_start_s.size(); ++i) {
+    const double shift = i < 3 ? 0.0 : -2e-6;
+    CHECK(got.wall_start_s[i] == Approx(want.wall_start_s[i] + shift).margin(1e-12));
+    CHECK(got.wall_end_s[i] == Approx(want.wall_end_s[i] + shift).margin(1e-12));
+  }
   CHECK(got.verify_error == want.verify_error);
   CHECK(got.flops_per_sample == want.flops_per_sample);
   fs::remove(path);
@@ -139,6 +147,49 @@ TEST_CASE("a run that never finished reads back as incomplete with its finished 
   CHECK(back.status == "running");
   CHECK(back.cases.size() == 1);
   CHECK(std::isnan(back.ranks[0].clock_offset_end_s));
+  CHECK(back.ranks[1].clock_offset_applied_s == 1e-6);  // the start estimate: the end one never came
+  CHECK(back.cases[0].wall_start_s == sample_case(0, "serial").wall_start_s);
+  fs::remove(path);
+}
+
+TEST_CASE("a worse end estimate leaves the times on the start one; phases and telemetry move with wall times",
+          "[hdf5][clock]") {
+  const std::string path = temp_path("clock.h5");
+  fs::remove(path);
+  RunRecord run = sample_run();
+  std::vector<RankRecord> end = run.ranks;
+  end[0].clock_offset_end_s = end[0].clock_uncertainty_end_s = 0.0;
+  end[1].clock_offset_end_s = 5e-6;
+  end[1].clock_uncertainty_end_s = 4e-7;  // worse than the start's 2e-7
+  CaseRecord c = sample_case(0, "parallel");
+  c.phases.names = {"compute"};
+  c.phases.rank = {0, 1};
+  c.phases.sample = {0, 0};
+  c.phases.phase = {0, 0};
+  c.phases.start_s = {1.0, 1.0};
+  c.phases.end_s = {2.0, 2.0};
+  {
+    ResultWriter w(path, false, run);
+    w.write_case(c);
+    w.finish(true, "complete", end);
+  }
+  RunRecord back = read_result_file(path);
+  CHECK(back.ranks[1].clock_offset_applied_s == 1e-6);
+  CHECK(back.cases[0].wall_start_s == c.wall_start_s);
+  fs::remove(path);
+
+  end[1].clock_uncertainty_end_s = 1e-8;  // now better: rank 1 moves 4 us earlier, phases too
+  {
+    ResultWriter w(path, false, run);
+    w.write_case(c);
+    w.finish(true, "complete", end);
+  }
+  back = read_result_file(path);
+  CHECK(back.ranks[1].clock_offset_applied_s == 5e-6);
+  CHECK(back.cases[0].phases.start_s[0] == 1.0);
+  CHECK(back.cases[0].phases.start_s[1] == Approx(1.0 - 4e-6).margin(1e-12));
+  CHECK(back.cases[0].phases.end_s[1] == Approx(2.0 - 4e-6).margin(1e-12));
+  CHECK(back.cases[0].wall_end_s[3] == Approx(c.wall_end_s[3] - 4e-6).margin(1e-12));
   fs::remove(path);
 }
 
