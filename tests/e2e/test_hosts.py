@@ -184,6 +184,24 @@ class AcrossHosts(ScratchTest):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 
+LINK_CONFIG = """
+[defaults]
+backend = "cpu"
+warmup = 1
+reps = 200
+timeout = 10
+
+[[experiment]]
+name = "link"
+workload = "collective"
+op = "allreduce"
+bytes = 65536
+scope = "inter-node"
+iters = { from = 1, to = 40, step = 1 }
+modes = ["parallel"]
+"""
+LINK_TIMEOUT = 10
+
 CLOCK_CONFIG = """
 [defaults]
 backend = "cpu"
@@ -233,6 +251,84 @@ class Clock(ScratchTest):
             for b in burners:
                 b.kill()
                 b.wait()
+
+
+class LinkDown(ScratchTest):
+    def run_and_pull_host_2s_link(self, keepalive):
+        """Runs LINK_CONFIG on 4 ranks, takes host 2's link down during case 3, and waits until no gpuscale
+        process is left on either host (or the case timeout + 30 s pass). Returns (mpirun's exit code or None if it
+        still runs, seconds until mpirun exited, seconds until no gpuscale was left, processes left then, output)."""
+        cfg = self.write("link.toml", LINK_CONFIG)
+        out = self.path("link.h5")
+        proc = subprocess.Popen(HOSTS.mpirun_args(4, [GPUSCALE, "run", cfg, "-o", out], extra=["--oversubscribe"],
+                                                  keepalive=keepalive),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV, cwd=self.dir)
+        seen = ""
+        mpirun_took = None
+        try:
+            deadline = time.time() + 90
+            while "[3/40]" not in seen and time.time() < deadline:
+                line = proc.stdout.readline()
+                if not line:
+                    break
+                seen += line
+            self.assertIn("[3/40]", seen, seen)
+            HOSTS.set_link(2, False)
+            down = time.time()
+            left = HOSTS.processes()
+            while time.time() - down < LINK_TIMEOUT + 30:
+                if mpirun_took is None and proc.poll() is not None:
+                    mpirun_took = time.time() - down
+                left = HOSTS.processes()
+                if not any(name == "gpuscale" for _, name in left) and (mpirun_took is not None or not keepalive):
+                    break
+                time.sleep(0.5)
+            gone = time.time() - down
+        finally:
+            HOSTS.set_link(2, True)
+            HOSTS.kill_all()  # the launcher's daemons, where they did not end by themselves
+            if proc.poll() is None:
+                proc.kill()
+            rest, _ = proc.communicate()
+            seen += rest
+        return proc.returncode if mpirun_took is not None else None, mpirun_took, gone, left, seen, out
+
+    def assert_file_says_how_it_ended(self, out, output):
+        with h5py.File(out, "r") as f:
+            self.assertEqual(int(f.attrs["complete"]), 0)
+            status = s(f.attrs["status"])
+            self.assertRegex(status, r"^(aborted: SIGTERM during case \d+ \(link |timed out: case link |failed: rank )",
+                             output)
+            cases = sorted(f["cases"].keys())
+            self.assertGreaterEqual(len(cases), 2)
+            for k in cases:
+                self.assertEqual(s(f["cases"][k].attrs["status"]), "ok")
+        return status
+
+    def test_d_a_link_down_mid_run_ends_every_rank_and_the_file_says_how(self):
+        # With TCP keepalive (as jobs/ sets it), the launcher notices in seconds and ends every process.
+        rc, mpirun_took, gone, left, output, out = self.run_and_pull_host_2s_link(keepalive=True)
+        self.assertIsNotNone(mpirun_took, output)
+        self.assertNotEqual(rc, 0, output)
+        self.assertLess(mpirun_took, LINK_TIMEOUT + 30, output)
+        self.assertEqual(left, [], f"processes left {gone:.1f} s after the link went down\n{output}")
+        status = self.assert_file_says_how_it_ended(out, output)
+        print(f"link down, keepalive: mpirun exited after {mpirun_took:.1f} s, every process gone after {gone:.1f} s; "
+              f"status: {status}", file=sys.stderr)
+
+    def test_e_without_keepalive_every_rank_still_ends_on_its_own_watchdog(self):
+        # Open MPI's defaults: its daemons take minutes to notice. gpuscale's ranks do not wait for them: rank 0
+        # times out and marks the file, and the ranks cut off on host 2 exit on their own watchdog (5 s later).
+        rc, mpirun_took, gone, left, output, out = self.run_and_pull_host_2s_link(keepalive=False)
+        self.assertEqual([p for p in left if p[1] == "gpuscale"], [],
+                         f"gpuscale still running {gone:.1f} s after the link went down\n{output}")
+        self.assertLess(gone, LINK_TIMEOUT + 30)
+        self.assertRegex(output, rf"rank 0 on {HOSTS.hostnames[0]}: case link .* ran past its timeout of "
+                                 rf"{LINK_TIMEOUT} s; aborting the job")
+        status = self.assert_file_says_how_it_ended(out, output)
+        self.assertRegex(status, rf"^timed out: case link .* ran past its timeout of {LINK_TIMEOUT} s$")
+        print(f"link down, no keepalive: every gpuscale gone after {gone:.1f} s (launcher left: "
+              f"{sorted(set(name for _, name in left))}); status: {status}", file=sys.stderr)
 
 
 def main():
