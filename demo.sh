@@ -7,6 +7,6 @@ scripts/install-deps.sh
 mkdir -p build results
 scripts/build.sh --target gpuscale
 out=results/default-$(date +%Y%m%d-%H%M%S).h5
-jobs/local.sh 2 configs/default.toml -o "$out"
+GPUSCALE=build/src/gpuscale jobs/local/mpirun.sh -n 2 configs/default.toml -o "$out"
 echo
 build/src/gpuscale report "$out"

@@ -1,0 +1,324 @@
+"""The job scripts (jobs/) under a real Slurm: a one-node cluster (CPU only, no GPU resources
+configured) and a three-node cluster across network namespaces (placeholder GPUs), made by
+slurm.py. Each job is submitted with sbatch from a folder outside the checkout; the files are
+read back with h5py and `gpuscale report`. Every daemon, namespace and bridge is removed at the
+end, also when a test fails or the run gets SIGTERM.
+
+Exits 77 (ctest: skipped) with the reason where that cannot run: not root, a tool missing
+(ip, unshare, nsenter, munged, slurmctld, slurmd, sbatch, ...), or no network namespaces."""
+import glob
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import h5py
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hosts  # noqa: E402
+import slurm  # noqa: E402
+from common import GPUSCALE, s  # noqa: E402
+
+SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR") or os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__))))
+JOBS = os.path.join(SOURCE, "jobs")
+SINGLE = os.path.join(JOBS, "slurm", "single-node.sbatch")
+MULTI = os.path.join(JOBS, "slurm", "multi-node.sbatch")
+STUDY = os.path.join(JOBS, "slurm", "study.sh")
+MPIRUN = os.path.join(JOBS, "local", "mpirun.sh")
+GPUSCALE_ABS = os.path.realpath(GPUSCALE) if os.path.sep in GPUSCALE else shutil.which(GPUSCALE)
+
+# No `threads`: the job's CPUs decide (SLURM_CPUS_PER_TASK).
+TINY = """
+[defaults]
+backend = "cpu"
+warmup = 0
+reps = 2
+
+[[experiment]]
+name = "tiny"
+workload = "gemm"
+size = 32
+modes = ["serial", "parallel"]
+"""
+
+CLUSTER = None  # the slurm.Cluster the running suite uses
+
+
+def strs(a):
+    return [s(x) for x in a]
+
+
+class SlurmTest(unittest.TestCase):
+    """A scratch folder outside the checkout (the submission directory) per test, and helpers."""
+
+    def setUp(self):
+        # In the cluster's temporary folder (outside the checkout): removed with it, also after a kill.
+        self._tmp = tempfile.TemporaryDirectory(prefix="submit-", dir=CLUSTER.hosts.dir)
+        self.dir = self._tmp.name
+        with open(os.path.join(self.dir, "tiny.toml"), "w") as f:
+            f.write(TINY)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def read(self, *parts):
+        with open(self.path(*parts), errors="replace") as f:
+            return f.read()
+
+    def run_job(self, argv, env=None, expect="COMPLETED", timeout=90):
+        """Submits from the scratch folder, waits; returns the job id. Fails with the job's log otherwise."""
+        job = CLUSTER.submit(argv, cwd=self.dir, env=env)
+        state, code = CLUSTER.wait(job, timeout=timeout)
+        if state != expect:
+            logs = "".join(f"--- {p}\n{open(p, errors='replace').read()}" for p in glob.glob(self.path("*.out")))
+            self.fail(f"job {job}: {state} {code}, expected {expect}\n{logs}")
+        return job
+
+    def result_file(self, job):
+        files = glob.glob(self.path("results", f"tiny-job{job}-*.h5"))
+        self.assertEqual(len(files), 1, f"results of job {job}: {os.listdir(self.path('results'))}")
+        return files[0]
+
+    def check_report(self, *files):
+        r = subprocess.run([GPUSCALE, "report", *files], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for f in files:
+            self.assertIn(f, r.stdout)
+        return r.stdout
+
+    def assert_no_leftovers(self):
+        deadline = time.time() + 10
+        while CLUSTER.leftovers() and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(CLUSTER.leftovers(), [], "processes left on the nodes after the jobs ended")
+
+
+class OneNode(SlurmTest):
+    """A one-node Slurm without GPU resources: the CPU-only switch is --gpus-per-task=0."""
+
+    def test_a_single_node_sbatch_from_another_directory(self):
+        env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
+        job = self.run_job(["--gpus-per-task=0", "--ntasks-per-node=2", "--cpus-per-task=2", SINGLE, "tiny.toml"],
+                           env=env)
+        log = self.read(f"gpuscale-{job}.out")
+        self.assertIn(f"=== gpuscale job {job}: ", log)
+        self.assertIn(f"binary: {GPUSCALE_ABS} ", log)
+        self.assertIn(f"=== gpuscale job {job}: exit 0", log)
+        out = self.result_file(job)
+        self.assertIn(f"results/tiny-job{job}-", log)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(s(f.attrs["slurmJobId"]), job)
+            self.assertEqual(int(f.attrs["complete"]), 1)
+            self.assertEqual(int(f.attrs["ranks"]), 2)
+            self.assertEqual(int(f.attrs["nodes"]), 1)
+            self.assertEqual(strs(f["ranks"]["hostname"][()]), [CLUSTER.node_names[0]] * 2)
+            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["", ""])  # no GPU granted
+            e = f["environment"].attrs
+            self.assertEqual(s(e["SLURM_CPUS_PER_TASK"]), "2")
+            self.assertEqual(s(e["OPENBLAS_NUM_THREADS"]), "2")  # from SLURM_CPUS_PER_TASK
+            self.assertEqual(s(e["OMPI_MCA_oob_tcp_keepalive_time"]), "2")
+        self.assertIn("2 rank(s) on 1 node(s)", self.check_report(out))
+        fields = CLUSTER.job(job)
+        self.assertEqual(fields.get("Requeue"), "0", "submitted with --no-requeue")
+        self.assertEqual(fields.get("WorkDir"), self.dir)
+        self.assert_no_leftovers()
+
+    def test_b_log_is_appended_not_truncated(self):
+        with open(self.path("shared.log"), "w") as f:
+            f.write("an earlier run's log\n")
+        env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
+        first = self.run_job(["--gpus-per-task=0", "--ntasks-per-node=1", "--output=shared.log", SINGLE, "tiny.toml"],
+                             env=env)
+        second = self.run_job(["--gpus-per-task=0", "--ntasks-per-node=1", "--output=shared.log", SINGLE,
+                               "tiny.toml"], env=env)
+        log = self.read("shared.log")
+        self.assertTrue(log.startswith("an earlier run's log\n"), log[:200])
+        self.assertLess(log.index(f"=== gpuscale job {first}: exit 0"), log.index(f"=== gpuscale job {second}: "))
+        self.assertIn(f"=== gpuscale job {second}: exit 0", log)
+        self.result_file(first)
+        self.result_file(second)
+
+    def test_c_mpirun_inside_an_allocation(self):
+        # The binary from PATH this time.
+        env = CLUSTER.env(PATH=os.path.dirname(GPUSCALE_ABS) + ":" + os.environ.get("PATH", "/usr/bin:/bin"))
+        job = self.run_job(["-N", "1", "-n", "2", MPIRUN, "tiny.toml"], env=env)
+        log = self.read(f"gpuscale-{job}.out")
+        self.assertIn(f"binary: {GPUSCALE_ABS} ", log)
+        out = self.result_file(job)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(s(f.attrs["slurmJobId"]), job)
+            self.assertEqual(int(f.attrs["complete"]), 1)
+            self.assertEqual(int(f.attrs["ranks"]), 2)
+            self.assertEqual([int(x) for x in f["ranks"]["local_rank"][()]], [0, 1])
+            self.assertEqual(s(f["environment"].attrs["OMPI_ALLOW_RUN_AS_ROOT"]), "1")
+        self.check_report(out)
+        self.assert_no_leftovers()
+
+    def test_d_binary_missing_then_found_in_the_submission_directory(self):
+        # A checkout without a build: the jobs/ folder alone.
+        shutil.copytree(JOBS, self.path("checkout", "jobs"))
+        script = self.path("checkout", "jobs", "slurm", "single-node.sbatch")
+        env = CLUSTER.env(PATH="/usr/local/bin:/usr/bin:/bin")  # no gpuscale on it, no GPUSCALE
+        job = self.run_job(["--gpus-per-task=0", "--ntasks-per-node=1", script, "tiny.toml"], env=env,
+                           expect="FAILED")
+        self.assertEqual(CLUSTER.job(job).get("ExitCode"), "2:0")
+        log = self.read(f"gpuscale-{job}.out")
+        self.assertIn("single-node.sbatch: error: gpuscale binary not found: GPUSCALE is not set, no gpuscale on PATH",
+                      log)
+        self.assertIn(self.path("build", "src", "gpuscale"), log)  # where it looked: the submission directory
+        self.assertIn(self.path("checkout", "build", "src", "gpuscale"), log)  # and the script's checkout
+        self.assertFalse(os.path.exists(self.path("results")))
+        # The same job, once build/src/gpuscale is in the submission directory.
+        os.makedirs(self.path("build", "src"))
+        os.symlink(GPUSCALE_ABS, self.path("build", "src", "gpuscale"))
+        job = self.run_job(["--gpus-per-task=0", "--ntasks-per-node=1", script, "tiny.toml"], env=env)
+        with h5py.File(self.result_file(job), "r") as f:
+            self.assertEqual(s(f.attrs["slurmJobId"]), job)
+
+    def test_e_mistakes_stop_at_once_with_a_clear_message(self):
+        env = CLUSTER.env(PATH="/usr/local/bin:/usr/bin:/bin")
+        shutil.copytree(JOBS, self.path("checkout", "jobs"))
+        study = self.path("checkout", "jobs", "slurm", "study.sh")
+        mpirun = self.path("checkout", "jobs", "local", "mpirun.sh")
+
+        def check(argv, *fragments, env=env):
+            p = CLUSTER.run(argv, cwd=self.dir, env=env)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            for frag in fragments:
+                self.assertIn(frag, p.stderr)
+            return p
+
+        check([study, "tiny.toml"], "study.sh: error: gpuscale binary not found")
+        check([mpirun, "-n", "1", "tiny.toml"], "mpirun.sh: error: gpuscale binary not found")
+        bad = dict(env, GPUSCALE=self.path("no", "gpuscale"))
+        check([mpirun, "-n", "1", "tiny.toml"], f"GPUSCALE={self.path('no', 'gpuscale')} is not an executable file",
+              env=bad)
+        good = dict(env, GPUSCALE=GPUSCALE_ABS)
+        check([STUDY, "missing.toml"], "study.sh: error: config not found: missing.toml", env=good)
+        check([STUDY, "tiny.toml", "-o", "x.h5"], "leave -o out", env=good)
+        check([STUDY, "--nodes", "1", "tiny.toml"], "--nodes wants 2 or more", env=good)
+        check(["bash", SINGLE, "tiny.toml"], "not inside a Slurm job", env=good)
+        p = CLUSTER.run(["squeue", "-h"], env=env)
+        self.assertEqual(p.stdout.strip(), "", "a mistake submitted a job")
+        for script in (SINGLE, MULTI, STUDY, MPIRUN):
+            with self.subTest(script=script):
+                p = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=30)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertIn(os.path.basename(script) + " ", p.stdout)
+                self.assertFalse([line for line in p.stdout.splitlines() if line.startswith(("#", "SBATCH"))],
+                                 p.stdout)
+
+
+class ThreeNodes(SlurmTest):
+    """Three nodes with 2 placeholder GPUs each: study.sh, 1 node vs 2 nodes, with the scripts' GPU defaults."""
+
+    def test_a_study_one_node_vs_two_nodes(self):
+        env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
+        p = CLUSTER.run([STUDY, "--nodes", "2", "--ntasks-per-node", "2", "--wait", "tiny.toml"], cwd=self.dir,
+                        env=env, timeout=150)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr + "".join(
+            f"--- {f}\n{open(f, errors='replace').read()}" for f in glob.glob(self.path("*.out"))))
+        lines = p.stdout.splitlines()
+        one = lines[0].split()[3]
+        two = lines[1].split()[3]
+        cmp = lines[2].split()[2]
+        self.assertEqual(lines[0], f"1 node:   job {one} (log gpuscale-{one}.out)")
+        self.assertEqual(p.stdout.count("=== gpuscale study: "), 1, p.stdout)
+        self.assertIn(f"=== gpuscale study: 1 node (job {one}) vs 2 nodes (job {two}), compared in job {cmp}",
+                      p.stdout)
+        f1, f2 = self.result_file(one), self.result_file(two)
+        rel1, rel2 = os.path.relpath(f1, self.dir), os.path.relpath(f2, self.dir)
+        # Both reports, the 1-node run first.
+        self.assertLess(p.stdout.index(rel1 + ": gpuscale"), p.stdout.index(rel2 + ": gpuscale"))
+        self.assertIn("2 rank(s) on 1 node(s)", p.stdout)
+        self.assertIn("4 rank(s) on 2 node(s)", p.stdout)
+        csv = self.read("results", f"study-{cmp}.csv").splitlines()
+        self.assertTrue(csv[0].startswith("file,"), csv[0])
+        self.assertEqual(sorted({row.split(",")[0].strip('"') for row in csv[1:]}), sorted([rel1, rel2]))
+        self.assertEqual(len(csv) - 1, 4)  # serial and parallel of each run
+
+        names = CLUSTER.node_names
+        with h5py.File(f1, "r") as f:
+            self.assertEqual(s(f.attrs["slurmJobId"]), one)
+            self.assertEqual((int(f.attrs["nodes"]), int(f.attrs["ranks"])), (1, 2))
+            self.assertEqual(strs(f["ranks"]["hostname"][()]), [names[0]] * 2)
+            # --gpus-per-task=1 (the scripts' default): each task its own GPU.
+            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0", "1"])
+            self.assertEqual(s(f["environment"].attrs["SLURM_GPUS_PER_TASK"]), "1")
+        with h5py.File(f2, "r") as f:
+            self.assertEqual(s(f.attrs["slurmJobId"]), two)
+            self.assertEqual((int(f.attrs["nodes"]), int(f.attrs["ranks"])), (2, 4))
+            self.assertEqual(strs(f["ranks"]["hostname"][()]), [names[0]] * 2 + [names[1]] * 2)
+            self.assertEqual([int(x) for x in f["ranks"]["local_rank"][()]], [0, 1, 0, 1])
+            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0", "1", "0", "1"])
+            self.assertEqual(int(f.attrs["complete"]), 1)
+        # The dependencies: the 2-node run started after the 1-node run ended, the comparison after both.
+        j1, j2, j3 = CLUSTER.job(one), CLUSTER.job(two), CLUSTER.job(cmp)
+        self.assertGreaterEqual(j2["StartTime"], j1["EndTime"])
+        self.assertGreaterEqual(j3["StartTime"], j2["EndTime"])
+        self.assertEqual([j["JobState"] for j in (j1, j2, j3)], ["COMPLETED"] * 3)
+        self.check_report(f1, f2)
+        self.assert_no_leftovers()
+
+    def test_b_a_study_slurm_refuses_leaves_no_job_behind(self):
+        env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
+        p = CLUSTER.run([STUDY, "--nodes", "5", "--ntasks-per-node", "2", "tiny.toml"], cwd=self.dir, env=env)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("study.sh: error: sbatch ", p.stderr)
+        self.assertIn("cancelled job(s) ", p.stderr)  # the 1-node job, submitted before the 5-node one was refused
+        deadline = time.time() + 30
+        while CLUSTER.run(["squeue", "-h"], env=env).stdout.strip() and time.time() < deadline:
+            time.sleep(0.25)
+        self.assertEqual(CLUSTER.run(["squeue", "-h"], env=env).stdout.strip(), "")
+        self.assert_no_leftovers()
+
+
+def _interrupt(signum, frame):
+    # unittest records any other exception as a test error and goes on; KeyboardInterrupt stops the run,
+    # and leaving the cluster's context then removes it.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run_suite(case, **cluster):
+    global CLUSTER
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(case)
+    started = time.time()
+    with slurm.Cluster(**cluster) as c:
+        signal.signal(signal.SIGTERM, _interrupt)
+        print(f"{case.__name__}: Slurm on {c.nodes} node(s) up in {time.time() - started:.1f} s", flush=True)
+        CLUSTER = c
+        result = unittest.TextTestRunner(verbosity=2).run(suite)
+        CLUSTER = None
+    return result.wasSuccessful()
+
+
+def main():
+    why = slurm.unavailable()
+    if why:
+        print(f"SKIP: test Slurm unavailable: {why}")
+        return 77
+    if not GPUSCALE_ABS or not os.access(GPUSCALE_ABS, os.X_OK):
+        print(f"gpuscale binary not found: {GPUSCALE}")
+        return 1
+    results = []
+    for case, cluster in ((OneNode, dict(nodes=1, cpus=4, gpus=0)), (ThreeNodes, dict(nodes=3, cpus=2, gpus=2))):
+        try:
+            results.append(run_suite(case, **cluster))
+        except hosts.Unavailable as e:
+            print(f"SKIP: test Slurm unavailable: {e}")
+            if not results:
+                return 77
+            results.append(False)  # the first cluster came up: the second must too
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
