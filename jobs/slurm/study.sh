@@ -25,8 +25,10 @@
 # or in the checkout), here, before anything is submitted, and given to the jobs as GPUSCALE.
 # The results are named by job id (results/<config>-job<JOBID>-<time>.h5), so -o is refused.
 # The comparison (log gpuscale-<JOBID of job 3>.out) prints each run's `gpuscale report` table, one
-# after the other (1 node first), and writes the rows of both as CSV, with a `file` column, to
-# results/study-<JOBID of job 3>.csv. It exits 1 when a run left no result file.
+# after the other (1 node first), then both side by side (each case's median in each run, and its
+# speedup over the 1-node serial run: serial, one server, across servers), and writes the rows of
+# both as CSV, with a `file` column, to results/study-<JOBID of job 3>.csv. It exits 1 when a run
+# left no result file.
 # Exit code: 0 submitted (with --wait: the comparison's), 2 bad usage or nothing to run, 1 sbatch failed.
 set -euo pipefail
 if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then sed -n '2,/^[^#]/{/^#SBATCH/d;/^#/{s/^# \{0,1\}//;p}}' "$0"; exit 0; fi

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "io/result_reader.hpp"
 #include "report/report.hpp"
+#include "report/side_by_side.hpp"
 
 namespace gpuscale {
 
@@ -18,6 +19,7 @@ int cmd_report(const std::vector<std::string>& files, const std::string& format,
                                  "bandwidth, e.g. 0.93); got ") + got);
   }
   std::vector<ReportRow> all;
+  std::vector<RunRows> runs;
   for (const auto& path : files) {
     const RunRecord run = read_result_file(path);
     auto rows = build_report(run, pair_threshold);
@@ -26,7 +28,9 @@ int cmd_report(const std::vector<std::string>& files, const std::string& format,
       std::cout << render_table(path, run, rows) << (files.size() > 1 ? "\n" : "");
     }
     all.insert(all.end(), rows.begin(), rows.end());
+    runs.push_back({path, static_cast<int>(run.ranks.size()), run.nodes, std::move(rows)});
   }
+  if (f == ReportFormat::table) std::cout << render_side_by_side(runs);
   if (f == ReportFormat::csv) std::cout << render_csv(all);
   if (f == ReportFormat::json) std::cout << render_json(all);
   return kExitOk;

@@ -98,7 +98,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> report_files;
   std::string report_format = "table";
   auto* report = app.add_subcommand("report", "Summarize result files: one row per case, speedup of parallel over serial");
-  report->add_option("files", report_files, "Result files (HDF5) written by 'gpuscale run'")->required();
+  report->add_option("files", report_files,
+                     "Result files (HDF5) written by 'gpuscale run'; with several, the table ends with them side by "
+                     "side (each case's median in each file)")->required();
   report->add_option("--format", report_format, "table | csv | json (numbers as numbers)");
   double pair_threshold = kNodePairThreshold;
   report->add_option("--pair-threshold", pair_threshold,
@@ -106,6 +108,7 @@ int main(int argc, char** argv) {
                      "as ClusterKit)");
   report->footer("Examples:\n  gpuscale report results/default.h5\n  gpuscale report results/default.h5 --format json\n"
                  "  gpuscale report results/node-pairs.h5 --pair-threshold 0.9\n"
+                 "  gpuscale report results/one-node.h5 results/two-nodes.h5   # and side by side\n"
                  "Needs neither MPI nor mpirun.");
 
   auto* info = app.add_subcommand("info", "Show where every rank runs and which device it uses, and why");

@@ -300,6 +300,25 @@ ReportFormat parse_report_format(const std::string& s) {
   throw InputError("unknown report format '" + s + "'; valid formats: table, csv, json");
 }
 
+std::string align_columns(const std::vector<std::vector<std::string>>& cells,
+                          const std::function<bool(std::size_t)>& left) {
+  std::vector<std::size_t> width;
+  for (const auto& row : cells) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : cells) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(width[i] - row[i].size(), ' ');
+      line += (i ? "  " : "") + (left(i) ? row[i] + pad : pad + row[i]);
+    }
+    out += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+  }
+  return out;
+}
+
 std::string render_table(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows) {
   std::ostringstream os;
   os << path << ": gpuscale " << run.software_version << ", " << run.date << ", " << run.ranks.size() << " rank(s) on "
@@ -362,19 +381,8 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
   if (!transfers) {  // no row has a bus bandwidth: leave the column out
     for (auto& row : cells) row.erase(row.begin() + 12);
   }
-  std::vector<std::size_t> width(cells[0].size(), 0);
-  for (const auto& row : cells) {
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  for (const auto& row : cells) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const bool left = i == 1 || i == 2 || i == 5 || i == row.size() - 1;
-      const std::string pad(width[i] - row[i].size(), ' ');
-      line += (i ? "  " : "") + (left ? row[i] + pad : pad + row[i]);
-    }
-    os << line.substr(0, line.find_last_not_of(' ') + 1) << "\n";
-  }
+  const std::size_t last = cells[0].size() - 1;
+  os << align_columns(cells, [last](std::size_t i) { return i == 1 || i == 2 || i == 5 || i == last; });
   os << "median/min/p95: sample time (serial: sum over turns; parallel: makespan); enqueue: median host time until "
         "a sample's work was enqueued; speedup = serial median / parallel median; eff = speedup / serial turns; "
         "slowest: rank with the largest median and its ratio to the median rank\n";

@@ -3,6 +3,7 @@
 // Definitions: docs/metrics.md.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,5 +76,8 @@ std::string render_json(const std::vector<ReportRow>& rows);
 
 // "12.3 ms", "1.23 s", "45.6 us"
 std::string format_seconds(double s);
+// Rows of cells as text columns two spaces apart; column i left-aligned where left(i), else right-aligned.
+std::string align_columns(const std::vector<std::vector<std::string>>& cells,
+                          const std::function<bool(std::size_t)>& left);
 
 }  // namespace gpuscale

@@ -6,6 +6,7 @@
 
 #include "app/rank_table.hpp"
 #include "report/report.hpp"
+#include "report/side_by_side.hpp"
 
 using namespace gpuscale;
 
@@ -69,6 +70,29 @@ TEST_CASE("a case whose cross-node times are unsure by more than 5% of its sampl
   REQUIRE(flags.size() == 1);
   CHECK(flags[0] == "clock: ranks' offsets are uncertain by up to 80 us, 5% of the median sample (cross-node times "
                     "are that unsure)");
+}
+
+TEST_CASE("runs side by side: each case's median per file, speedup over the first file's serial run",
+          "[report][compare]") {
+  RunRecord one, two;
+  one.cases = {timed_case(0, "serial", 2, 5, 0.1), timed_case(1, "parallel", 2, 5, 0.1)};
+  two.cases = {timed_case(0, "serial", 4, 5, 0.1), timed_case(1, "parallel", 4, 5, 0.1)};
+  two.cases[1].wall_end_s.assign(two.cases[1].wall_end_s.size(), 0.0);
+  for (std::size_t i = 0; i < two.cases[1].wall_end_s.size(); ++i) {  // across servers: 0.5 s a sample
+    two.cases[1].wall_end_s[i] = two.cases[1].wall_start_s[i] + 0.5;
+  }
+  const std::vector<RunRows> runs{{"one.h5", 2, 1, build_report(one)}, {"two.h5", 4, 2, build_report(two)}};
+  const std::string t = render_side_by_side(runs);
+  INFO(t);
+  CHECK(t.find("[1] one.h5: 2 rank(s) on 1 node(s)\n[2] two.h5: 4 rank(s) on 2 node(s)\n") != std::string::npos);
+  // serial: 0.25 s on one node, 0.45 s (4 turns) on two; parallel: 0.15 s on one server (1.67x), 0.5 s across (0.5x).
+  CHECK(t.find("g     size=100    serial            250 ms  450 ms (0.56x)\n") != std::string::npos);
+  CHECK(t.find("g     size=100    parallel  150 ms (1.67x)  500 ms (0.50x)\n") != std::string::npos);
+  CHECK(render_side_by_side({runs[0]}).empty());  // one file: nothing to compare
+  RunRecord other;
+  other.cases = {timed_case(0, "serial", 2, 5, 0.1)};
+  other.cases[0].params.set("size", std::int64_t{7});
+  CHECK(render_side_by_side({runs[0], {"other.h5", 2, 1, build_report(other)}}).empty());  // no case in common
 }
 
 TEST_CASE("cases with different parameters are not paired", "[report]") {
