@@ -150,33 +150,32 @@ double coll_expected(CollOp op, int rank, int n, std::size_t i, const CollShape&
   return std::numeric_limits<double>::quiet_NaN();
 }
 
-std::int64_t coll_wrong_elements(CollOp op, DType t, int rank, int n, const CollShape& s, const void* recv) {
-  const int m = pattern_modulus(t, n);
+namespace {
+// Elements of `recv` (s.recv_count in dtype t) that differ from expected(i); a NaN expectation is not checked.
+template <class Expected>
+std::int64_t count_wrong(DType t, const CollShape& s, const void* recv, Expected expected) {
   const auto* bytes = static_cast<const unsigned char*>(recv);
   const std::size_t e = dtype_size(t);
   std::int64_t wrong = 0;
   in_chunks(s.recv_count, [&](std::size_t first, std::vector<double>& v) {
     decode(bytes + first * e, v.size(), t, v.data());
     for (std::size_t i = 0; i < v.size(); ++i) {
-      const double want = coll_expected(op, rank, n, first + i, s, m);
+      const double want = expected(first + i);
       if (!std::isnan(want) && v[i] != want) ++wrong;
     }
   });
   return wrong;
 }
+}  // namespace
+
+std::int64_t coll_wrong_elements(CollOp op, DType t, int rank, int n, const CollShape& s, const void* recv) {
+  const int m = pattern_modulus(t, n);
+  return count_wrong(t, s, recv, [&](std::size_t i) { return coll_expected(op, rank, n, i, s, m); });
+}
 
 std::int64_t wrong_elements_from(DType t, int from, int n, const CollShape& s, const void* recv) {
   const int m = pattern_modulus(t, n);
-  const auto* bytes = static_cast<const unsigned char*>(recv);
-  const std::size_t e = dtype_size(t);
-  std::int64_t wrong = 0;
-  in_chunks(s.recv_count, [&](std::size_t first, std::vector<double>& v) {
-    decode(bytes + first * e, v.size(), t, v.data());
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (v[i] != pattern_value(from, first + i, m)) ++wrong;
-    }
-  });
-  return wrong;
+  return count_wrong(t, s, recv, [&](std::size_t i) { return pattern_value(from, i, m); });
 }
 
 }  // namespace gpuscale

@@ -4,6 +4,7 @@ wrote with h5py, independently of gpuscale's own reader."""
 import os
 import subprocess
 import tempfile
+import time
 import unittest
 
 GPUSCALE = os.environ.get("GPUSCALE_BIN", "gpuscale")
@@ -106,6 +107,21 @@ class InputErrorTest(ScratchTest):
         cfg = self.write("bad.toml", text)
         out = self.path("out.h5")
         return cfg, out, gpuscale("run", cfg, "-o", out, *extra)
+
+
+def read_until(test, proc, marker, within=60):
+    """Reads proc's output (text, line by line) until a line holds `marker`; fails `test` if it does not come
+    within `within` seconds or the output ends first. Returns what was read. A case's progress line is
+    complete once the case is written: "[3/8]" shows up once cases 1 and 2 are in the file and case 3 began."""
+    seen = ""
+    deadline = time.time() + within
+    while marker not in seen and time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen += line
+    test.assertIn(marker, seen, seen)
+    return seen
 
 
 def rank_pids(marker, rank):

@@ -34,6 +34,7 @@ import tempfile
 import textwrap
 import threading
 import time
+import unittest
 
 from common import ENV, MPIEXEC  # what the ranks need: as root, one BLAS thread per rank
 
@@ -319,6 +320,32 @@ class Hosts:
             p = _sh(["ip", "netns", "pids", ns], check=False)
             pids += [int(x) for x in p.stdout.split() if x.isdigit()]
         return pids
+
+
+def run_tests(n, slots, use, missing=None, without_hosts=False):
+    """Runs the calling module's unittest suite on n emulated hosts (slots each), handing them to use(hosts)
+    first; returns the exit code. Where they cannot be made (or `missing` names what else is missing) it says
+    why and returns 77 (ctest: skipped); with `without_hosts` the tests that need none run anyway (those
+    needing hosts skip themselves), and a failure among them returns 1."""
+    why = unavailable() or missing
+    h = None
+    if not why:
+        h = Hosts(n, slots=slots)
+        try:
+            h.up()
+        except Unavailable as e:
+            why, h = str(e), None
+    if why:
+        if not without_hosts:
+            print(f"SKIP: emulated hosts unavailable: {why}")
+            return 77
+        print(f"SKIP (after the tests that need no hosts): emulated hosts unavailable: {why}")
+        prog = unittest.main(module="__main__", verbosity=2, exit=False)
+        return 77 if prog.result.wasSuccessful() else 1
+    with h:
+        use(h)
+        prog = unittest.main(module="__main__", verbosity=2, exit=False)
+    return 0 if prog.result.wasSuccessful() else 1
 
 
 def _raise_on_sigterm(signum, frame):

@@ -14,7 +14,8 @@ import unittest
 import h5py
 import numpy as np
 
-from common import ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, ScratchTest, gpuscale, mpirun, rank_pids
+from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, ScratchTest, gpuscale, mpirun, rank_pids,
+                    read_until)
 
 OPS = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv", "pairs"]
 SIZE = {"fp32": 4, "fp64": 8, "fp16": 2, "bf16": 2}
@@ -280,16 +281,13 @@ class Hang(ScratchTest):
         seen = ""
         victims = []
         try:
-            deadline = time.time() + 60
-            while after not in seen and time.time() < deadline:
-                line = proc.stdout.readline()
-                if not line:
-                    break
-                seen += line
-            self.assertIn(after, seen, seen)
+            seen = read_until(self, proc, after)
             time.sleep(delay)
             victims = rank_pids(out, 1)
-            self.assertEqual(len(victims), 1, seen)
+            if len(victims) != 1:  # say why: the job may have ended already
+                proc.kill()
+                rest, err = proc.communicate()
+                self.fail(f"rank 1 processes: {victims}; mpirun exit code {proc.returncode}\n{seen}{rest}{err}")
             hit = time.time()
             os.kill(victims[0], sig)
             rest, err = proc.communicate(timeout=90)

@@ -8,15 +8,14 @@ import os
 import subprocess
 import sys
 import time
-import unittest
 
 import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hosts  # noqa: E402
-from common import ENV, GPUSCALE, ScratchTest, gpuscale, mpirun  # noqa: E402
+from common import ENV, GPUSCALE, ScratchTest, gpuscale, mpirun, read_until  # noqa: E402
 
-HOSTS = None  # the hosts.Hosts of this run, set in __main__
+HOSTS = None  # the hosts.Hosts of this run, set by use()
 
 TINY_GEMM = """
 [defaults]
@@ -266,13 +265,7 @@ class LinkDown(ScratchTest):
         seen = ""
         mpirun_took = None
         try:
-            deadline = time.time() + 90
-            while "[3/40]" not in seen and time.time() < deadline:
-                line = proc.stdout.readline()
-                if not line:
-                    break
-                seen += line
-            self.assertIn("[3/40]", seen, seen)
+            seen = read_until(self, proc, "[3/40]", within=90)
             HOSTS.set_link(2, False)
             down = time.time()
             left = HOSTS.processes()
@@ -331,23 +324,10 @@ class LinkDown(ScratchTest):
               f"{sorted(set(name for _, name in left))}); status: {status}", file=sys.stderr)
 
 
-def main():
+def use(h):
     global HOSTS
-    why = hosts.unavailable()
-    if why:
-        print(f"SKIP: emulated hosts unavailable: {why}")
-        return 77
-    h = hosts.Hosts(2, slots=2)
-    try:
-        h.up()
-    except hosts.Unavailable as e:
-        print(f"SKIP: emulated hosts unavailable: {e}")
-        return 77
-    with h:
-        HOSTS = h
-        prog = unittest.main(verbosity=2, exit=False)
-    return 0 if prog.result.wasSuccessful() else 1
+    HOSTS = h
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(hosts.run_tests(2, 2, use))

@@ -12,7 +12,6 @@ import json
 import os
 import shutil
 import sys
-import unittest
 
 import h5py
 
@@ -20,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hosts  # noqa: E402
 from common import GPUSCALE, InputErrorTest, ScratchTest, gpuscale, mpirun, s  # noqa: E402
 
-HOSTS = None  # the hosts.Hosts of this run, set in main() when they could be made
+HOSTS = None  # the hosts.Hosts of this run, set by use() when they could be made
 NODES = 4
 SLOW = 4  # the host (1-based) whose link is limited in the last test
 RATE = "100mbit"
@@ -185,25 +184,11 @@ class AcrossHosts(ScratchTest):
         self.assertIn("(threshold 93%)", table)
 
 
-def main():
+def use(h):
     global HOSTS
-    why = hosts.unavailable() or (None if shutil.which("tc") else "`tc` not found (Debian package iproute2)")
-    h = None
-    if not why:
-        h = hosts.Hosts(NODES, slots=1)
-        try:
-            h.up()
-        except hosts.Unavailable as e:
-            why, h = str(e), None
-    if why:
-        print(f"SKIP (after the tests that need no hosts): emulated hosts unavailable: {why}")
-        prog = unittest.main(verbosity=2, exit=False)
-        return 77 if prog.result.wasSuccessful() else 1
-    with h:
-        HOSTS = h
-        prog = unittest.main(verbosity=2, exit=False)
-    return 0 if prog.result.wasSuccessful() else 1
+    HOSTS = h
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(hosts.run_tests(NODES, 1, use, missing=None if shutil.which("tc") else "`tc` not found (Debian package "
+                             "iproute2)", without_hosts=True))

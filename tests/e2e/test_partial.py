@@ -6,12 +6,11 @@ import re
 import os
 import signal
 import subprocess
-import time
 import unittest
 
 import h5py
 
-from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, rank_pids
+from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, rank_pids, read_until
 
 SLOW_CONFIG = """
 [defaults]
@@ -42,14 +41,7 @@ class Partial(ScratchTest):
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         seen = ""
         try:
-            deadline = time.time() + 60
-            # "[3/8]" starts once cases 1 and 2 are written.
-            while "[3/8]" not in seen and time.time() < deadline:
-                line = proc.stdout.readline()
-                if not line:
-                    break
-                seen += line
-            self.assertIn("[3/8]", seen, seen)
+            seen = read_until(self, proc, "[3/8]")
             victims = rank_pids(out, 1)
             self.assertEqual(len(victims), 1, seen)
             os.kill(victims[0], signal.SIGKILL)
@@ -86,13 +78,7 @@ class Partial(ScratchTest):
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         seen = ""
         try:
-            deadline = time.time() + 60
-            while "[4/8]" not in seen and time.time() < deadline:
-                line = proc.stdout.readline()
-                if not line:
-                    break
-                seen += line
-            self.assertIn("[4/8]", seen, seen)
+            seen = read_until(self, proc, "[4/8]")
             proc.send_signal(signal.SIGTERM)  # what a user's Ctrl-C or a launcher's stop does to mpirun
             rest, _ = proc.communicate(timeout=60)
             seen += rest
