@@ -9,10 +9,16 @@ double CaseTimeout::start_s(double warmup_s) const {
   return kStartFloorS + 2.0 * std::max(0.0, warmup_s);
 }
 
-double CaseTimeout::timed_s(int reps, double slowest_warmup_sample_s, double warmup_s) const {
+double CaseTimeout::timed_s(double slowest_s, double warmup_s) const {
   if (!automatic()) return fixed_s;
-  if (slowest_warmup_sample_s <= 0.0) return start_s(warmup_s);
-  return std::max(kTimedFloorS, kFactor * std::max(reps, 1) * slowest_warmup_sample_s);
+  if (slowest_s <= 0.0) return start_s(warmup_s);
+  return std::max(kTimedFloorS, kFactor * slowest_s);
+}
+
+double CaseTimeout::waiting_s(int samples, double slowest_s, double warmup_s) const {
+  if (!automatic()) return fixed_s;
+  if (slowest_s <= 0.0) return kFactor * start_s(warmup_s);
+  return kFactor * std::max(kTimedFloorS, std::max(samples, 1) * slowest_s);
 }
 
 }  // namespace gpuscale

@@ -1,6 +1,6 @@
 // How long each stage of a case may run before the job is aborted. A fixed
 // `timeout` bounds the whole case; the default (timeout = 0, "auto") derives
-// the bound of the timed samples from the case's own warm-up, so that a dead
+// the bound of the timed samples from the case's own samples, so that a dead
 // peer ends a quick case in seconds while a slow case is not cut short.
 #pragma once
 
@@ -18,10 +18,16 @@ struct CaseTimeout {
   bool automatic() const { return fixed_s <= 0.0; }
   // The bound from the start of the case (or of a serial turn) to the end of its warm-up.
   double start_s(double warmup_s) const;
-  // The bound of `reps` timed samples and the verification once warm-up ran
-  // and its slowest sample (of any rank) took `slowest_warmup_sample_s`;
-  // without a warm-up sample (0) nothing is known and start_s applies again.
-  double timed_s(int reps, double slowest_warmup_sample_s, double warmup_s) const;
+  // The bound of the next timed sample (or the verification) when the
+  // slowest sample yet (at first warm-up's, of any rank) took `slowest_s`.
+  // Every finished sample starts it afresh: a case that keeps going is never
+  // cut short, however slow it gets; one that stops is ended within it.
+  // Without a sample to go by (0) start_s applies.
+  double timed_s(double slowest_s, double warmup_s) const;
+  // A rank waiting for another turn (serial mode) cannot see its progress:
+  // 10 x the time of the turn's `samples` at the slowest rate, at least 10 x
+  // the floor; the turn's own ranks end a hung turn first.
+  double waiting_s(int samples, double slowest_s, double warmup_s) const;
 };
 
 // Seconds the start of a run (the common clock, the rank table) and its end

@@ -146,7 +146,7 @@ CaseRecord Runner::run(const Case& c) {
   dev_.set_threads(static_cast<int>(c.params.get_int("threads")));
 
   // The watchdog times setup and warm-up, then (timeout = auto) the timed
-  // samples by what warm-up showed; it is disarmed however the case ends.
+  // samples by what the samples so far took; disarmed however the case ends.
   const std::string what = "case " + c.label();
   struct Disarm {
     Watchdog* w;
@@ -160,13 +160,35 @@ CaseRecord Runner::run(const Case& c) {
                      timeout_.automatic() ? "timeout = auto: setup and warm-up get 60 s + 2 x warmup_s" : "");
     }
   };
-  // Collective: once every rank's warm-up ended (0 from a rank that ran none).
-  auto arm_timed = [&](double my_slowest_warmup_sample_s, bool idle) {
+  const char* kTimedWhy = "timeout = auto: from the last sample, 10 x the slowest sample yet, at least 30 s";
+  double slowest = 0.0;  // wall time of this turn's slowest sample yet (warm-up included), any rank's after warm-up
+  bool timed_armed = false;  // the watchdog says kTimedWhy: progress only moves the deadline
+  // Collective: once every rank's warm-up ended; `mine`: this rank runs the
+  // timed samples now (in serial mode the others wait for their turn).
+  auto arm_timed = [&](bool mine) {
     if (!watchdog_ || !timeout_.automatic()) return;
-    const double slowest = comm_.max(my_slowest_warmup_sample_s, idle);
-    watchdog_->arm(what, timeout_.timed_s(reps, slowest, warmup_s),
-                   slowest > 0 ? "timeout = auto: 10 x reps x the slowest warm-up sample, at least 30 s"
-                               : "timeout = auto: no warm-up sample to derive it from, 60 s + 2 x warmup_s");
+    slowest = comm_.max(slowest, !mine);
+    timed_armed = mine && slowest > 0;
+    if (slowest <= 0) {
+      watchdog_->arm(what, timeout_.start_s(warmup_s), "timeout = auto: no warm-up sample to go by, 60 s + 2 x warmup_s");
+    } else if (mine) {
+      watchdog_->arm(what, timeout_.timed_s(slowest, warmup_s), kTimedWhy);
+    } else {
+      watchdog_->arm(what, timeout_.waiting_s(reps, slowest, warmup_s),
+                     "timeout = auto: waiting for another turn, 10 x its samples at the slowest rate, at least 300 s");
+    }
+  };
+  // After a timed sample took `wall` seconds: the next one (or the verification) gets its bound afresh.
+  auto progress = [&](double wall) {
+    slowest = std::max(slowest, wall);
+    if (!watchdog_ || !timeout_.automatic()) return;
+    const double bound = timeout_.timed_s(slowest, warmup_s);
+    if (timed_armed) {
+      watchdog_->extend(bound);
+    } else {
+      watchdog_->arm(what, bound, kTimedWhy);
+      timed_armed = true;
+    }
   };
   arm_start();
 
@@ -275,17 +297,25 @@ CaseRecord Runner::run(const Case& c) {
   std::int64_t warm_count = 0;
   auto warm_up = [&](bool mine) {
     const double t0 = clock_.now();
-    double slowest = 0.0;
+    slowest = 0.0;
     while (true) {
-      const bool more = mine && (warm_count < warmup || clock_.now() - t0 < warmup_s);
+      const double i0 = clock_.now();
+      const bool more = mine && (warm_count < warmup || i0 - t0 < warmup_s);
       if (comm_.max(more ? 1.0 : 0.0, !mine) == 0.0) break;
       if (!mine) continue;
       const double t = sample(-1);
-      slowest = std::max(slowest, t);
+      slowest = std::max(slowest, clock_.now() - i0);  // with the agreement, as a timed sample has its barrier
       if (warm_times.size() < kWarmupSamplesKept) warm_times.push_back(t);
       ++warm_count;
     }
-    arm_timed(slowest, !mine);
+    arm_timed(mine);
+  };
+  // One timed sample after the ranks of `unit` line up.
+  auto timed = [&](int i, MPI_Comm unit) {
+    const double i0 = clock_.now();
+    GPUSCALE_MPI(MPI_Barrier(unit));
+    sample(i);
+    progress(clock_.now() - i0);
   };
 
   std::optional<TelemetrySampler> sampler;
@@ -297,10 +327,7 @@ CaseRecord Runner::run(const Case& c) {
   const auto [my_turn, turns] = compact_turn(comm_, w->turn(ctx, comm_.rank()));
   if (c.mode == "parallel") {
     warm_up(true);
-    for (int i = 0; i < reps; ++i) {
-      comm_.barrier();
-      sample(i);
-    }
+    for (int i = 0; i < reps; ++i) timed(i, comm_.comm());
   } else if (c.mode == "serial") {
     // The ranks of one turn start each sample together, as in parallel mode.
     MPI_Comm unit = MPI_COMM_NULL;
@@ -310,10 +337,7 @@ CaseRecord Runner::run(const Case& c) {
       if (turn > 0 && timeout_.automatic()) arm_start();
       warm_up(turn == my_turn);
       if (turn == my_turn) {
-        for (int i = 0; i < reps; ++i) {
-          GPUSCALE_MPI(MPI_Barrier(unit));
-          sample(i);
-        }
+        for (int i = 0; i < reps; ++i) timed(i, unit);
       }
       comm_.idle_barrier();
     }

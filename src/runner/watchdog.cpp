@@ -34,6 +34,15 @@ void Watchdog::arm(const std::string& what, double seconds, const std::string& w
   cv_.notify_all();
 }
 
+void Watchdog::extend(double seconds) {
+  // No wake-up (it may come every few microseconds): a later deadline is found when the earlier one passes.
+  std::lock_guard<std::mutex> lock(mu_);
+  seconds_ = seconds;
+  deadline_ = std::chrono::steady_clock::now() +
+              std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(seconds + late_s_));
+}
+
 void Watchdog::on_timeout(std::function<void(const std::string&, double)> f) {
   std::lock_guard<std::mutex> lock(mu_);
   on_timeout_.push_back(std::move(f));

@@ -29,6 +29,8 @@ class Watchdog {
   // `seconds` the process says so (with `why` the timeout is what it is, if
   // given) and exits with kExitTimeout (the launcher then ends the other ranks).
   void arm(const std::string& what, double seconds, const std::string& why = "");
+  // The same `what`, `seconds` from now (the work is making progress).
+  void extend(double seconds);
   void disarm();
   // Runs before the process exits on a timeout (aborting NCCL communicators,
   // marking the file), given what timed out and its timeout, for at most a

@@ -9,7 +9,7 @@ TEST_CASE("a fixed timeout bounds every stage alike", "[timeout]") {
   const CaseTimeout t{45.0};
   CHECK_FALSE(t.automatic());
   CHECK(t.start_s(0.5) == 45.0);
-  CHECK(t.timed_s(10, 2.0, 0.5) == 45.0);
+  CHECK(t.timed_s(2.0, 0.5) == 45.0);
 }
 
 TEST_CASE("auto: setup and warm-up get a floor that grows with warmup_s", "[timeout]") {
@@ -20,10 +20,18 @@ TEST_CASE("auto: setup and warm-up get a floor that grows with warmup_s", "[time
   CHECK(t.start_s(30.0) == 120.0);
 }
 
-TEST_CASE("auto: timed samples get ten times what warm-up predicts, at least 30 s", "[timeout]") {
+TEST_CASE("auto: from the last sample, ten times the slowest sample yet, at least 30 s", "[timeout]") {
   const CaseTimeout t;
-  CHECK(t.timed_s(10, 0.001, 0.0) == 30.0);   // a quick case: a dead peer ends it in 30 s
-  CHECK(t.timed_s(10, 2.0, 0.0) == 200.0);    // 10 samples of 2 s: 200 s
-  CHECK(t.timed_s(100, 0.5, 0.5) == 500.0);
-  CHECK(t.timed_s(10, 0.0, 0.5) == 61.0);     // no warm-up sample: nothing to go by
+  CHECK(t.timed_s(0.001, 0.0) == 30.0);  // quick samples: a dead peer ends the case 30 s after the last one
+  CHECK(t.timed_s(20.0, 0.0) == 200.0);  // samples of 20 s: 200 s
+  CHECK(t.timed_s(0.0, 0.5) == 61.0);    // no sample to go by
+}
+
+TEST_CASE("auto: a rank waiting for another turn gives it ten times its samples at the slowest rate",
+          "[timeout]") {
+  const CaseTimeout t;
+  CHECK(t.waiting_s(10, 20.0, 0.0) == 2000.0);
+  CHECK(t.waiting_s(10, 0.001, 0.0) == 300.0);  // at least 10 x the floor
+  CHECK(t.waiting_s(10, 0.0, 0.5) == 610.0);
+  CHECK(CaseTimeout{45.0}.waiting_s(10, 2.0, 0.0) == 45.0);
 }
