@@ -10,7 +10,8 @@
 
 namespace gpuscale {
 
-int cmd_report(const std::vector<std::string>& files, const std::string& format, double pair_threshold) {
+int cmd_report(const std::vector<std::string>& files, const std::string& format, double pair_threshold,
+               double straggler_threshold) {
   const ReportFormat f = parse_report_format(format);
   if (!(pair_threshold > 0 && pair_threshold <= 1)) {
     char got[32];
@@ -18,11 +19,17 @@ int cmd_report(const std::vector<std::string>& files, const std::string& format,
     throw InputError(std::string("--pair-threshold must be above 0 and at most 1 (a share of the best node pair's "
                                  "bandwidth, e.g. 0.93); got ") + got);
   }
+  if (!(straggler_threshold > 0)) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", straggler_threshold);
+    throw InputError(std::string("--straggler-threshold must be above 0 (how much slower than the others' median a "
+                                 "rank or node may be, e.g. 0.2 for 20%); got ") + got);
+  }
   std::vector<ReportRow> all;
   std::vector<RunRows> runs;
   for (const auto& path : files) {
     const RunRecord run = read_result_file(path);
-    auto rows = build_report(run, pair_threshold);
+    auto rows = build_report(run, pair_threshold, straggler_threshold);
     for (auto& r : rows) r.file = path;
     if (f == ReportFormat::table) {
       std::cout << render_table(path, run, rows) << (files.size() > 1 ? "\n" : "");

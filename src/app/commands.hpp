@@ -17,7 +17,8 @@ struct RunOptions {
 int cmd_run(const RunOptions& opt, int* argc, char*** argv);
 int cmd_check(const std::string& config, const std::vector<std::string>& sets);
 // `pair_threshold`: node pairs below this share of the best pair are slow (0 < it <= 1).
-int cmd_report(const std::vector<std::string>& files, const std::string& format, double pair_threshold);
+int cmd_report(const std::vector<std::string>& files, const std::string& format, double pair_threshold,
+               double straggler_threshold);
 int cmd_info(int* argc, char*** argv);
 
 // "gpuscale: error: MESSAGE" on stderr.

@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "report/node_pairs.hpp"
+#include "report/stragglers.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -106,6 +107,10 @@ int main(int argc, char** argv) {
   report->add_option("--pair-threshold", pair_threshold,
                      "node-pairs cases: a pair below this share of the best pair's bandwidth is slow (default 0.93, "
                      "as ClusterKit)");
+  double straggler_threshold = kStragglerThreshold;
+  report->add_option("--straggler-threshold", straggler_threshold,
+                     "a rank (or node) whose median sample is more than this share above the median of the others "
+                     "is named as a straggler (default 0.2: 20%)");
   report->footer("Examples:\n  gpuscale report results/default.h5\n  gpuscale report results/default.h5 --format json\n"
                  "  gpuscale report results/node-pairs.h5 --pair-threshold 0.9\n"
                  "  gpuscale report results/one-node.h5 results/two-nodes.h5   # and side by side\n"
@@ -139,7 +144,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(run_opt, &argc, &argv);
     if (*check) return cmd_check(check_config, check_sets);
-    if (*report) return cmd_report(report_files, report_format, pair_threshold);
+    if (*report) return cmd_report(report_files, report_format, pair_threshold, straggler_threshold);
     if (*info) return cmd_info(&argc, &argv);
   } catch (const InputError& e) {  // found before MPI started (later ones say which rank)
     print_input_error(e.what());

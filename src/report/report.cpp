@@ -184,7 +184,7 @@ std::string format_seconds(double s) {
   return fmt("%.3g us", s * 1e6);
 }
 
-std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold) {
+std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold, double straggler_threshold) {
   std::vector<ReportRow> rows;
   for (const auto& c : run.cases) {
     ReportRow r;
@@ -250,6 +250,8 @@ std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold)
       if (part_meds.size() == 1 || meds[q] > meds[r.slowest_rank]) r.slowest_rank = q;
     }
     r.slowest_ratio = meds[r.slowest_rank] / median(part_meds);
+    r.stragglers = find_stragglers(meds, in, run.ranks, straggler_threshold);
+    for (auto& line : straggler_lines(r.stragglers)) r.flags.push_back(std::move(line));
     r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
     if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
     if (std::string f = clock_flag(run, c, in, r.median_s); !f.empty()) r.flags.push_back(std::move(f));
@@ -452,6 +454,18 @@ std::string render_json(const std::vector<ReportRow>& rows) {
     }
     if (!r.note.empty()) o["note"] = r.note;
     if (!r.flags.empty()) o["flags"] = r.flags;
+    if (!r.stragglers.ranks.empty() || !r.stragglers.nodes.empty()) {
+      nlohmann::json st = {{"ranks", nlohmann::json::array()}, {"nodes", nlohmann::json::array()}};
+      for (const auto& x : r.stragglers.ranks) {
+        st["ranks"].push_back({{"rank", x.rank}, {"host", x.host}, {"node", x.node}, {"local_rank", x.local_rank},
+                               {"device_name", x.device_name}, {"device_pci_bus_id", x.device_pci_bus_id},
+                               {"ratio", x.ratio}});
+      }
+      for (const auto& x : r.stragglers.nodes) {
+        st["nodes"].push_back({{"host", x.host}, {"node", x.node}, {"ranks", x.ranks}, {"ratio", x.ratio}});
+      }
+      o["stragglers"] = st;
+    }
     if (!r.phase_s.empty()) {
       nlohmann::json ph = nlohmann::json::object();
       for (const auto& [name, t] : r.phase_s) ph[name] = t;

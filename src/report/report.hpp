@@ -10,6 +10,7 @@
 
 #include "io/result_model.hpp"
 #include "report/node_pairs.hpp"
+#include "report/stragglers.hpp"
 
 namespace gpuscale {
 
@@ -57,14 +58,18 @@ struct ReportRow {
   std::vector<std::string> flags;
   // Scope node-pairs: each pair of nodes, the best, the slow ones and the slow node (report/node_pairs.hpp).
   std::optional<NodePairVerdict> node_pairs;
+  // Ranks and nodes slower than the others by more than the straggler threshold (also in flags).
+  Stragglers stragglers;
 };
 
 // A case whose first timed sample took more than this times its rank's
 // median device time is flagged as having run cold.
 constexpr double kColdStartRatio = 1.25;
 
-// `pair_threshold`: node pairs below this share of the best pair are slow.
-std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold = kNodePairThreshold);
+// `pair_threshold`: node pairs below this share of the best pair are slow;
+// `straggler_threshold`: ranks and nodes more than this share above the others' median are stragglers.
+std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold = kNodePairThreshold,
+                                    double straggler_threshold = kStragglerThreshold);
 
 enum class ReportFormat { table, csv, json };
 ReportFormat parse_report_format(const std::string& s);  // InputError for others

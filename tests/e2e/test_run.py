@@ -3,13 +3,16 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
+import subprocess
+import sys
 import unittest
 
 import h5py
 import numpy as np
 
-from common import SMALL_CONFIG, ScratchTest, gpuscale, mpirun, run
+from common import GPUSCALE, MPIEXEC, SMALL_CONFIG, ScratchTest, gpuscale, mpirun, run
 
 
 def s(x):
@@ -190,6 +193,42 @@ class RunMore(ScratchTest):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["ranks"], 1)
+
+    def test_a_rank_slowed_on_purpose_is_named_a_straggler_with_host_and_device(self):
+        if len(os.sched_getaffinity(0)) < 2 or shutil.which("taskset") is None:
+            self.skipTest("needs 2 cores and taskset")
+        # Samples of ~10 ms: long against the scheduler's time slices, so the shared core halves rank 1's speed.
+        cfg = self.write("c.toml", SMALL_CONFIG.replace('dtype = ["fp64", "fp32"]', 'dtype = "fp64"')
+                         .replace('modes = ["serial", "parallel"]', 'modes = ["parallel"]')
+                         .replace("size = 64", "size = 256").replace("ops = 20", "ops = 10")
+                         .replace("reps = 4", "reps = 8"))
+        out = self.path("slow.h5")
+        # Rank r on core r; a busy loop shares core 1 with rank 1, which then runs at about half speed.
+        burner = subprocess.Popen(["taskset", "-c", "1", sys.executable, "-c", "while True: pass"])
+        try:
+            p = run([MPIEXEC, "-n", "2", "--bind-to", "core", "--map-by", "core", GPUSCALE, "run", cfg, "-o", out])
+        finally:
+            burner.kill()
+            burner.wait()
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with h5py.File(out, "r") as f:
+            host = s(f["ranks/hostname"][1])
+            device = s(f["ranks/device_name"][1])
+        r = gpuscale("report", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, rf"note: case 0: straggler: rank 1 on {re.escape(host)} \(node 0, local rank 1, "
+                                   rf"{re.escape(device)}\): median \d+\.\d\dx the other ranks'")
+        self.assertNotIn("straggler: rank 0", r.stdout)
+        j = json.loads(gpuscale("report", out, "--format", "json").stdout)
+        self.assertEqual([x["rank"] for x in j[0]["stragglers"]["ranks"]], [1])
+        self.assertGreater(j[0]["stragglers"]["ranks"][0]["ratio"], 1.2)
+        # A threshold above what was measured names nobody; a threshold that means nothing is refused.
+        ratio = j[0]["stragglers"]["ranks"][0]["ratio"]
+        r = gpuscale("report", out, "--straggler-threshold", str(ratio))
+        self.assertNotIn("straggler:", r.stdout)
+        r = gpuscale("report", out, "--straggler-threshold", "0")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--straggler-threshold must be above 0", r.stderr)
 
     def test_info_lists_every_rank_and_why_it_uses_the_cpu(self):
         p = mpirun(2, "info")

@@ -38,6 +38,8 @@ CaseRecord timed_case(std::size_t index, const std::string& mode, int ranks, int
   c.verify_error.assign(ranks, 0.0);
   return c;
 }
+// The report without its straggler lines: timed_case's last rank is 1.5x the others on purpose.
+std::vector<ReportRow> report_no_stragglers(const RunRecord& run) { return build_report(run, kNodePairThreshold, 1.0); }
 }  // namespace
 
 TEST_CASE("two ranks in parallel finish in about half the serial time", "[report]") {
@@ -64,9 +66,9 @@ TEST_CASE("a case whose cross-node times are unsure by more than 5% of its sampl
   run.ranks.resize(2);
   run.ranks[0].clock_shared = true;
   run.ranks[1].clock_uncertainty_start_s = 70e-6;  // 0 + 70 us: 4.7% of 1.5 ms
-  CHECK(build_report(run)[0].flags.empty());
+  CHECK(report_no_stragglers(run)[0].flags.empty());
   run.ranks[1].clock_uncertainty_applied_s = 80e-6;  // the estimate the times are on: 5.3%
-  const auto flags = build_report(run)[0].flags;
+  const auto flags = report_no_stragglers(run)[0].flags;
   REQUIRE(flags.size() == 1);
   CHECK(flags[0] == "clock: ranks' offsets are uncertain by up to 80 us, 5% of the median sample (cross-node times "
                     "are that unsure)");
@@ -181,7 +183,7 @@ TEST_CASE("a case whose first timed sample is much slower than its median is fla
   CaseRecord barely = timed_case(2, "parallel", 2, 5, 0.1);
   barely.device_time_s[0] = 0.1 * 1.2;  // 1.2x: within the margin
   run.cases = {warm, cold, barely};
-  const auto rows = build_report(run);
+  const auto rows = report_no_stragglers(run);
   CHECK(rows[0].flags.empty());
   REQUIRE(rows[1].flags.size() == 1);
   CHECK(rows[1].flags[0] == "cold: the first timed sample took 1.40x the median on rank 1 (more warm-up: warmup_s)");
@@ -217,7 +219,7 @@ TEST_CASE("GPU readings during the timed samples flag throttling and low clocks,
     reading(1, t, 1400, 0x4 | 0x40);    // rank 1: power cap and hardware thermal slowdown
   }
   run.cases = {c};
-  auto rows = build_report(run);
+  auto rows = report_no_stragglers(run);
   REQUIRE(rows[0].flags.size() == 2);
   CHECK(rows[0].flags[0] == "throttled: sw_power_cap (rank 1), hw_thermal (rank 1)");
   CHECK(rows[0].flags[1] == "clocks: the SM clock was 1400 MHz (median), 70% of its 2000 MHz maximum, on rank 1");
@@ -228,7 +230,40 @@ TEST_CASE("GPU readings during the timed samples flag throttling and low clocks,
   c.telemetry.clock_event_reasons.assign(c.telemetry.size(), 0x1 | 0x10);
   fine.telemetry = c.telemetry;
   run.cases = {fine};
-  CHECK(build_report(run)[0].flags.empty());
+  CHECK(report_no_stragglers(run)[0].flags.empty());
+}
+
+TEST_CASE("a rank or a node slower than the others by more than the threshold is named, with where it ran",
+          "[report][stragglers]") {
+  RunRecord run;
+  run.ranks.resize(4);
+  for (int r = 0; r < 4; ++r) {
+    run.ranks[r].hostname = r < 2 ? "alpha" : "beta";
+    run.ranks[r].node_index = r / 2;
+    run.ranks[r].local_rank = r % 2;
+    run.ranks[r].device_name = "GPU X";
+    run.ranks[r].device_pci_bus_id = "0000:0" + std::to_string(r) + ":00.0";
+  }
+  run.cases = {timed_case(0, "parallel", 4, 5, 0.1)};  // rank 3 takes 1.5x the others
+  auto rows = build_report(run);
+  REQUIRE(rows[0].stragglers.ranks.size() == 1);
+  CHECK(rows[0].stragglers.nodes.empty());  // beta's other rank is as fast as alpha's: not the node
+  CHECK(rows[0].flags == std::vector<std::string>{
+                             "straggler: rank 3 on beta (node 1, local rank 1, GPU X 0000:03:00.0): median 1.50x the "
+                             "other ranks'"});
+  // Both ranks of beta slow alike: the node is named (and each of its ranks against the other three).
+  CaseRecord& c = run.cases[0];
+  for (int r = 2; r < 4; ++r) {
+    for (int i = 0; i < c.reps; ++i) c.wall_end_s[r * c.reps + i] = c.wall_start_s[r * c.reps + i] + 0.13;
+  }
+  rows = build_report(run);
+  REQUIRE(rows[0].stragglers.nodes.size() == 1);
+  CHECK(rows[0].stragglers.nodes[0].host == "beta");
+  CHECK(rows[0].flags[0] == "slow node: beta (ranks 2,3): its fastest rank 1.30x the other nodes' median rank");
+  CHECK(build_report(run, kNodePairThreshold, 0.35)[0].flags.empty());  // a looser threshold: nothing named
+  const auto json = nlohmann::json::parse(render_json(rows));
+  CHECK(json[0]["stragglers"]["nodes"][0]["host"] == "beta");
+  CHECK(json[0]["stragglers"]["ranks"].size() == 2);  // 1.3x the median of the other three ranks
 }
 
 TEST_CASE("run and info show each GPU's telemetry, links and NUMA affinity; CPU ranks show nothing", "[telemetry]") {
