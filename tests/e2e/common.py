@@ -110,16 +110,18 @@ class InputErrorTest(ScratchTest):
 
 
 def read_until(test, proc, marker, within=60):
-    """Reads proc's output (text, line by line) until a line holds `marker`; fails `test` if it does not come
-    within `within` seconds or the output ends first. Returns what was read. A case's progress line is
-    complete once the case is written: "[3/8]" shows up once cases 1 and 2 are in the file and case 3 began."""
+    """Reads proc's output (a text pipe) line by line until a line holds `marker`; fails `test` if it does not
+    come within `within` seconds or the output ends first. Returns what was read. A case's progress line is
+    complete once the case is written: "[3/8]" shows up once cases 1 and 2 are in the file and case 3 began.
+    It reads the pipe unbuffered, so a later proc.communicate() gets every byte after the marker's line."""
+    raw = proc.stdout.buffer.raw
     seen = ""
     deadline = time.time() + within
     while marker not in seen and time.time() < deadline:
-        line = proc.stdout.readline()
+        line = raw.readline()
         if not line:
             break
-        seen += line
+        seen += line.decode(errors="replace")
     test.assertIn(marker, seen, seen)
     return seen
 

@@ -34,24 +34,32 @@ def s(x):
 
 
 class Partial(ScratchTest):
-    def test_a_rank_killed_mid_run_leaves_a_readable_partial_file(self):
+    def run_and_hit(self, out, marker, hit):
+        """Runs SLOW_CONFIG on 2 ranks, calls hit(proc, output so far) once the output shows `marker`, waits for the end;
+        returns (exit code, output). The run is killed if the test fails first."""
         cfg = self.write("slow.toml", SLOW_CONFIG)
-        out = self.path("partial.h5")
         proc = subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        seen = ""
         try:
-            seen = read_until(self, proc, "[3/8]")
-            victims = rank_pids(out, 1)
-            self.assertEqual(len(victims), 1, seen)
-            os.kill(victims[0], signal.SIGKILL)
+            seen = read_until(self, proc, marker)
+            hit(proc, seen)
             rest, _ = proc.communicate(timeout=60)
-            seen += rest
+            return proc.returncode, seen + rest
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        self.assertNotEqual(proc.returncode, 0, seen)
+
+    def test_a_rank_killed_mid_run_leaves_a_readable_partial_file(self):
+        out = self.path("partial.h5")
+
+        def kill_rank_1(proc, seen):
+            victims = rank_pids(out, 1)
+            self.assertEqual(len(victims), 1, seen)
+            os.kill(victims[0], signal.SIGKILL)
+
+        rc, seen = self.run_and_hit(out, "[3/8]", kill_rank_1)
+        self.assertNotEqual(rc, 0, seen)
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
             status = s(f.attrs["status"])
@@ -72,21 +80,10 @@ class Partial(ScratchTest):
                       f"below, last update {last_update}", r.stdout)
 
     def test_sigterm_marks_the_file_aborted_in_the_case_it_hit(self):
-        cfg = self.write("slow.toml", SLOW_CONFIG)
         out = self.path("term.h5")
-        proc = subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        seen = ""
-        try:
-            seen = read_until(self, proc, "[4/8]")
-            proc.send_signal(signal.SIGTERM)  # what a user's Ctrl-C or a launcher's stop does to mpirun
-            rest, _ = proc.communicate(timeout=60)
-            seen += rest
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        self.assertNotEqual(proc.returncode, 0, seen)
+        # What a user's Ctrl-C or a launcher's stop does to mpirun.
+        rc, seen = self.run_and_hit(out, "[4/8]", lambda proc, seen: proc.send_signal(signal.SIGTERM))
+        self.assertNotEqual(rc, 0, seen)
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
             status = s(f.attrs["status"])
