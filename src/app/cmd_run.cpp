@@ -132,10 +132,8 @@ bool stop_all(const MpiCommunicator& comm, const std::string& root_message) {
   return !m.empty();
 }
 
-// Rank 0's file, once it exists: a failure, a timeout or a signal ends it with its cause.
-std::shared_ptr<RunFile> g_run_file;
-
-int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& comm) {
+// `file`: rank 0's result file, once it exists, for the caller to end with a failure's cause.
+int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& comm, std::shared_ptr<RunFile>& file) {
   const bool root = comm.rank() == 0;
   // Ranks other than 0 fire a little later, so that rank 0 records a timeout in the file first.
   Watchdog watchdog("rank " + std::to_string(comm.rank()) + " on " + comm.hostname(), root ? 0.0 : 5.0);
@@ -174,7 +172,6 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   std::string output = comm.broadcast(root ? (opt.output.empty() ? default_output(opt.config) : opt.output)
                                            : std::string());
 
-  std::shared_ptr<RunFile> file;
   if (root) {
     std::printf("gpuscale %s: %zu case(s) from %s on %d rank(s), %d node(s)\n", software_version().c_str(),
                 p.plan.size(), opt.config.c_str(), comm.size(), comm.node_count());
@@ -206,7 +203,6 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     file = std::make_shared<RunFile>(create_writer(output, !opt.output.empty(), opt.force, run, opt.config));
     std::printf("writing %s\n", output.c_str());
     std::fflush(stdout);
-    g_run_file = file;
     set_termination_hook([file](int sig) {
       file->end_early(std::string("aborted: ") + signal_name(sig) + " " + during(file->current()));
     });
@@ -250,7 +246,6 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   if (root) {
     file->finish(failed ? "complete; " + std::to_string(failed) + " case(s) failed verification" : "complete", table);
     set_termination_hook({});
-    g_run_file.reset();
     std::printf("done: %s (gpuscale report %s)\n", output.c_str(), output.c_str());
   }
   return failed ? kExitFailure : kExitOk;
@@ -265,14 +260,15 @@ int cmd_run(const RunOptions& opt, int* argc, char*** argv) {
   const Prepared p = prepare(opt);  // InputError -> exit 2, before MPI starts
   MpiSession mpi(argc, argv);
   MpiCommunicator comm(MPI_COMM_WORLD);
+  std::shared_ptr<RunFile> file;
   try {
-    return run_plan(opt, p, comm);
+    return run_plan(opt, p, comm, file);
   } catch (const std::exception& e) {
     // One rank failed: say where, and end the whole job so no rank waits forever.
     const std::string m = "rank " + std::to_string(comm.rank()) + " on " + comm.hostname() + ": " + e.what();
     print_error(m);
     std::fflush(stderr);
-    if (g_run_file) g_run_file->end_early("failed: " + m);
+    if (file) file->end_early("failed: " + m);  // a no-op once the run finished
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
     return kExitFailure;
   }

@@ -140,10 +140,6 @@ int MpiCommunicator::broadcast(int v) const {
   return v;
 }
 
-bool MpiCommunicator::any(bool mine) const {
-  int in = mine ? 1 : 0, out = 0;
-  GPUSCALE_MPI(MPI_Allreduce(&in, &out, 1, MPI_INT, MPI_MAX, comm()));
-  return out != 0;
-}
+bool MpiCommunicator::any(bool mine) const { return max(mine ? 1.0 : 0.0, false) != 0.0; }
 
 }  // namespace gpuscale
