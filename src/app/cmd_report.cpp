@@ -28,8 +28,11 @@ int cmd_report(const std::vector<std::string>& files, const std::string& format,
   std::vector<ReportRow> all;
   std::vector<RunRows> runs;
   for (const auto& path : files) {
-    const RunRecord run = read_result_file(path);
-    auto rows = build_report(run, pair_threshold, straggler_threshold);
+    std::vector<ReportRow> rows;
+    const RunRecord run = read_result_file(path, [&](const RunRecord& header, CaseRecord&& c) {
+      rows.push_back(report_row(header, c, pair_threshold, straggler_threshold));
+    });
+    relate_rows(rows);
     for (auto& r : rows) r.file = path;
     if (f == ReportFormat::table) {
       std::cout << render_table(path, run, rows) << (files.size() > 1 ? "\n" : "");

@@ -128,6 +128,9 @@ struct CaseRecord {
   CasePhases phases;
   CasePairs pairs;  // node-pairs only
 
+  // The limits its experiment's [experiment.expect] set (name, value), checked by `report --check`.
+  std::vector<std::pair<std::string, double>> expect;
+
   // Readings of each rank's GPU from the start of warm-up to the end of the timed samples.
   CaseTelemetry telemetry;
   double telemetry_interval_s = 0.0;  // 0: no rank had telemetry

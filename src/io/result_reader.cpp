@@ -253,4 +253,16 @@ RunRecord read_result_file(const std::string& path) {
   return run;
 }
 
+RunRecord read_result_file(const std::string& path,
+                           const std::function<void(const RunRecord& run, CaseRecord&& c)>& visit) {
+  RunRecord run = read_result_file(path);
+  std::vector<CaseRecord> cases = std::move(run.cases);
+  run.cases.clear();
+  for (auto& c : cases) {
+    visit(run, std::move(c));
+    c = CaseRecord{};
+  }
+  return run;
+}
+
 }  // namespace gpuscale

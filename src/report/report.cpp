@@ -184,85 +184,84 @@ std::string format_seconds(double s) {
   return fmt("%.3g us", s * 1e6);
 }
 
-std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold, double straggler_threshold) {
-  std::vector<ReportRow> rows;
-  for (const auto& c : run.cases) {
-    ReportRow r;
-    r.case_index = c.index;
-    r.name = c.experiment;
-    r.workload = c.workload;
-    r.mode = c.mode;
-    r.backend = c.backend;
-    r.status = c.status;
-    r.status_reason = c.status_reason;
-    r.ranks = c.ranks;
-    r.nodes = c.nodes;
-    r.reps = c.reps;
-    r.params = identity_params(c.params);
-    r.params_label = label_of(r.params);
-    r.scope = c.scope;
-    r.comm = c.comm;
-    r.groups = c.groups;
-    for (auto n : c.group_size) r.group_size = std::max(r.group_size, static_cast<int>(n));
-    r.note = c.note;
-    std::vector<std::int64_t> turn = c.turn;
-    if (turn.empty()) {  // none recorded (schema 1.0): each rank alone
-      for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
-    }
-    r.turns = turn.empty() ? 0 : static_cast<int>(*std::max_element(turn.begin(), turn.end()) + 1);
-    if (c.status == "skipped") {  // nothing ran
-      r.median_s = r.min_s = r.p95_s = r.enqueue_median_s = std::nan("");
-      rows.push_back(std::move(r));
-      continue;
-    }
-
-    const auto dur = durations(c.wall_start_s, c.wall_end_s);
-    const auto samples = c.mode == "serial" ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turn, c.ranks, c.reps)
-                                            : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
-    r.median_s = median(samples);
-    r.min_s = minimum(samples);
-    r.p95_s = quantile(samples, 0.95);
-    r.enqueue_median_s = median(c.enqueue_s);
-    // Work of all ranks over the time it took (for serial, one after another).
-    const auto in = taking_part(c);
-    const auto part = static_cast<int>(std::count(in.begin(), in.end(), true));
-    const std::vector<double> device = rows_of(c.device_time_s, c.reps, in);
-    // A transfer as nccl-tests counts it; the node-pair sweep is not one operation: GB/s over the sweep instead.
-    const bool sweep = c.scope == "node-pairs";
-    if (!c.scope.empty() && !sweep && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {
-      const int iters = c.params.has("iters") ? static_cast<int>(c.params.get_int("iters")) : 1;
-      r.op_time_s = median(mean_op_times(c.device_time_s, c.ranks, c.reps, iters));
-      r.algbw_gbps = mean(c.op_bytes) / *r.op_time_s / 1e9;
-      r.busbw_gbps = *r.algbw_gbps * mean(c.bus_factor);
-    } else if (c.flops_per_sample > 0) {
-      r.gflops = c.flops_per_sample / median(device) / 1e9;
-      r.total_gflops = c.flops_per_sample * part / r.median_s / 1e9;
-    } else if (c.bytes_per_sample > 0) {
-      r.gbps = c.bytes_per_sample / median(device) / 1e9;
-      r.total_gbps = c.bytes_per_sample * part / r.median_s / 1e9;
-    }
-    for (auto w : c.wrong_elements) r.wrong_elements = std::max(r.wrong_elements, w);
-    const auto meds = rank_medians(dur, c.ranks, c.reps);
-    std::vector<double> part_meds;
-    for (int q = 0; q < c.ranks; ++q) {
-      if (!in[q]) continue;
-      part_meds.push_back(meds[q]);
-      if (part_meds.size() == 1 || meds[q] > meds[r.slowest_rank]) r.slowest_rank = q;
-    }
-    r.slowest_ratio = meds[r.slowest_rank] / median(part_meds);
-    r.stragglers = find_stragglers(meds, in, run.ranks, straggler_threshold);
-    for (auto& line : straggler_lines(r.stragglers)) r.flags.push_back(std::move(line));
-    r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
-    if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
-    if (std::string f = clock_flag(run, c, in, r.median_s); !f.empty()) r.flags.push_back(std::move(f));
-    telemetry_flags(run, c, r.flags);
-    if (sweep) {
-      r.node_pairs = node_pair_verdict(c, pair_threshold);  // its phases are its rounds
-    } else {
-      phase_numbers(c, in, r);
-    }
-    rows.push_back(std::move(r));
+ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_threshold, double straggler_threshold) {
+  ReportRow r;
+  r.case_index = c.index;
+  r.name = c.experiment;
+  r.workload = c.workload;
+  r.mode = c.mode;
+  r.backend = c.backend;
+  r.status = c.status;
+  r.status_reason = c.status_reason;
+  r.ranks = c.ranks;
+  r.nodes = c.nodes;
+  r.reps = c.reps;
+  r.params = identity_params(c.params);
+  r.params_label = label_of(r.params);
+  r.scope = c.scope;
+  r.comm = c.comm;
+  r.groups = c.groups;
+  for (auto n : c.group_size) r.group_size = std::max(r.group_size, static_cast<int>(n));
+  r.note = c.note;
+  std::vector<std::int64_t> turn = c.turn;
+  if (turn.empty()) {  // none recorded (schema 1.0): each rank alone
+    for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
   }
+  r.turns = turn.empty() ? 0 : static_cast<int>(*std::max_element(turn.begin(), turn.end()) + 1);
+  if (c.status == "skipped") {  // nothing ran
+    r.median_s = r.min_s = r.p95_s = r.enqueue_median_s = std::nan("");
+    return r;
+  }
+
+  const auto dur = durations(c.wall_start_s, c.wall_end_s);
+  const auto samples = c.mode == "serial" ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turn, c.ranks, c.reps)
+                                          : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
+  r.median_s = median(samples);
+  r.min_s = minimum(samples);
+  r.p95_s = quantile(samples, 0.95);
+  r.enqueue_median_s = median(c.enqueue_s);
+  // Work of all ranks over the time it took (for serial, one after another).
+  const auto in = taking_part(c);
+  const auto part = static_cast<int>(std::count(in.begin(), in.end(), true));
+  const std::vector<double> device = rows_of(c.device_time_s, c.reps, in);
+  // A transfer as nccl-tests counts it; the node-pair sweep is not one operation: GB/s over the sweep instead.
+  const bool sweep = c.scope == "node-pairs";
+  if (!c.scope.empty() && !sweep && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {
+    const int iters = c.params.has("iters") ? static_cast<int>(c.params.get_int("iters")) : 1;
+    r.op_time_s = median(mean_op_times(c.device_time_s, c.ranks, c.reps, iters));
+    r.algbw_gbps = mean(c.op_bytes) / *r.op_time_s / 1e9;
+    r.busbw_gbps = *r.algbw_gbps * mean(c.bus_factor);
+  } else if (c.flops_per_sample > 0) {
+    r.gflops = c.flops_per_sample / median(device) / 1e9;
+    r.total_gflops = c.flops_per_sample * part / r.median_s / 1e9;
+  } else if (c.bytes_per_sample > 0) {
+    r.gbps = c.bytes_per_sample / median(device) / 1e9;
+    r.total_gbps = c.bytes_per_sample * part / r.median_s / 1e9;
+  }
+  for (auto w : c.wrong_elements) r.wrong_elements = std::max(r.wrong_elements, w);
+  const auto meds = rank_medians(dur, c.ranks, c.reps);
+  std::vector<double> part_meds;
+  for (int q = 0; q < c.ranks; ++q) {
+    if (!in[q]) continue;
+    part_meds.push_back(meds[q]);
+    if (part_meds.size() == 1 || meds[q] > meds[r.slowest_rank]) r.slowest_rank = q;
+  }
+  r.slowest_ratio = meds[r.slowest_rank] / median(part_meds);
+  r.stragglers = find_stragglers(meds, in, run.ranks, straggler_threshold);
+  for (auto& line : straggler_lines(r.stragglers)) r.flags.push_back(std::move(line));
+  r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
+  if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
+  if (std::string f = clock_flag(run, c, in, r.median_s); !f.empty()) r.flags.push_back(std::move(f));
+  telemetry_flags(run, c, r.flags);
+  if (sweep) {
+    r.node_pairs = node_pair_verdict(c, pair_threshold);  // its phases are its rounds
+  } else {
+    phase_numbers(c, in, r);
+  }
+  return r;
+}
+
+void relate_rows(std::vector<ReportRow>& rows) {
   // Strong scaling: a row with `group_size` g > 1 is set against the row of
   // the same experiment and parameters with group_size = 1.
   for (auto& p : rows) {
@@ -292,6 +291,12 @@ std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold,
       }
     }
   }
+}
+
+std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold, double straggler_threshold) {
+  std::vector<ReportRow> rows;
+  for (const auto& c : run.cases) rows.push_back(report_row(run, c, pair_threshold, straggler_threshold));
+  relate_rows(rows);
   return rows;
 }
 

@@ -70,6 +70,12 @@ constexpr double kColdStartRatio = 1.25;
 // `straggler_threshold`: ranks and nodes more than this share above the others' median are stragglers.
 std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold = kNodePairThreshold,
                                     double straggler_threshold = kStragglerThreshold);
+// build_report in two steps, for reading a file one case at a time: each
+// case's row (`run` gives the ranks; its cases are not looked at), then what
+// rows say about each other (speedup, efficiency, strong scaling).
+ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_threshold = kNodePairThreshold,
+                     double straggler_threshold = kStragglerThreshold);
+void relate_rows(std::vector<ReportRow>& rows);
 
 enum class ReportFormat { table, csv, json };
 ReportFormat parse_report_format(const std::string& s);  // InputError for others
