@@ -4,38 +4,53 @@
 
 #include "app/commands.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "io/result_reader.hpp"
+#include "report/baseline.hpp"
 #include "report/report.hpp"
 #include "report/side_by_side.hpp"
 
 namespace gpuscale {
 
-int cmd_report(const std::vector<std::string>& files, const std::string& format, double pair_threshold,
-               double straggler_threshold) {
-  const ReportFormat f = parse_report_format(format);
-  if (!(pair_threshold > 0 && pair_threshold <= 1)) {
-    char got[32];
-    std::snprintf(got, sizeof got, "%g", pair_threshold);
-    throw InputError(std::string("--pair-threshold must be above 0 and at most 1 (a share of the best node pair's "
-                                 "bandwidth, e.g. 0.93); got ") + got);
+namespace {
+
+void check_thresholds(const ReportOptions& opt) {
+  if (!(opt.pair_threshold > 0 && opt.pair_threshold <= 1)) {
+    throw InputError("--pair-threshold must be above 0 and at most 1 (a share of the best node pair's bandwidth, "
+                     "e.g. 0.93); got " + format_number("%g", opt.pair_threshold));
   }
-  if (!(straggler_threshold > 0)) {
-    char got[32];
-    std::snprintf(got, sizeof got, "%g", straggler_threshold);
-    throw InputError(std::string("--straggler-threshold must be above 0 (how much slower than the others' median a "
-                                 "rank or node may be, e.g. 0.2 for 20%); got ") + got);
+  if (!(opt.straggler_threshold > 0)) {
+    throw InputError("--straggler-threshold must be above 0 (how much slower than the others' median a rank or "
+                     "node may be, e.g. 0.2 for 20%); got " + format_number("%g", opt.straggler_threshold));
   }
+}
+
+// A file's run and its rows, read one case at a time (a case's samples are freed once its row is made).
+std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, const ReportOptions& opt) {
+  std::vector<ReportRow> rows;
+  RunRecord run = read_result_file(path, [&](const RunRecord& header, CaseRecord&& c) {
+    rows.push_back(report_row(header, c, opt.pair_threshold, opt.straggler_threshold));
+    rows.back().file = path;
+  });
+  relate_rows(rows);
+  return {std::move(run), std::move(rows)};
+}
+
+}  // namespace
+
+int cmd_report(const ReportOptions& opt) {
+  const ReportFormat f = parse_report_format(opt.format);
+  check_thresholds(opt);
+  std::vector<ReportRow> base;
+  if (!opt.baseline.empty()) base = rows_of(opt.baseline, opt).second;
   std::vector<ReportRow> all;
   std::vector<RunRows> runs;
-  for (const auto& path : files) {
-    std::vector<ReportRow> rows;
-    const RunRecord run = read_result_file(path, [&](const RunRecord& header, CaseRecord&& c) {
-      rows.push_back(report_row(header, c, pair_threshold, straggler_threshold));
-    });
-    relate_rows(rows);
-    for (auto& r : rows) r.file = path;
+  for (const auto& path : opt.files) {
+    auto [run, rows] = rows_of(path, opt);
+    if (!opt.baseline.empty()) compare_with_baseline(rows, base, opt.baseline);
     if (f == ReportFormat::table) {
-      std::cout << render_table(path, run, rows) << (files.size() > 1 ? "\n" : "");
+      std::cout << render_table(path, run, rows, opt.wide) << render_baseline(rows)
+                << (opt.files.size() > 1 ? "\n" : "");
     }
     all.insert(all.end(), rows.begin(), rows.end());
     runs.push_back({path, static_cast<int>(run.ranks.size()), run.nodes, std::move(rows)});

@@ -16,9 +16,16 @@ struct RunOptions {
 
 int cmd_run(const RunOptions& opt, int* argc, char*** argv);
 int cmd_check(const std::string& config, const std::vector<std::string>& sets);
-// `pair_threshold`: node pairs below this share of the best pair are slow (0 < it <= 1).
-int cmd_report(const std::vector<std::string>& files, const std::string& format, double pair_threshold,
-               double straggler_threshold);
+struct ReportOptions {
+  std::vector<std::string> files;
+  std::string format = "table";  // table | csv | json
+  bool wide = false;             // table: every column
+  std::string baseline;          // a result file to compare every case with ("" none)
+  double pair_threshold = 0.93;  // node pairs below this share of the best pair are slow (0 < it <= 1)
+  double straggler_threshold = 0.2;
+};
+
+int cmd_report(const ReportOptions& opt);
 int cmd_info(int* argc, char*** argv);
 
 // "gpuscale: error: MESSAGE" on stderr.

@@ -96,24 +96,28 @@ int main(int argc, char** argv) {
   check->add_option("--set", check_sets, "Override a config key, as for 'run'");
   check->footer("Example:\n  gpuscale check configs/default.toml --set size=[256,512]\n\n" + workloads_help());
 
-  std::vector<std::string> report_files;
-  std::string report_format = "table";
+  ReportOptions report_opt;
   auto* report = app.add_subcommand("report", "Summarize result files: one row per case, speedup of parallel over serial");
-  report->add_option("files", report_files,
+  report->add_option("files", report_opt.files,
                      "Result files (HDF5) written by 'gpuscale run'; with several, the table ends with them side by "
                      "side (each case's median in each file)")->required();
-  report->add_option("--format", report_format, "table | csv | json (numbers as numbers)");
-  double pair_threshold = kNodePairThreshold;
-  report->add_option("--pair-threshold", pair_threshold,
+  report->add_option("--format", report_opt.format, "table | csv | json (every column, numbers as numbers)");
+  report->add_flag("--wide", report_opt.wide, "table: every column in one wide table (default: fits 80 columns)");
+  report->add_option("--baseline", report_opt.baseline,
+                     "a result file of the same cases (e.g. before a driver update): each case's median over the "
+                     "baseline's, with a 95% interval and a verdict: faster, slower or within noise");
+  report_opt.pair_threshold = kNodePairThreshold;
+  report->add_option("--pair-threshold", report_opt.pair_threshold,
                      "node-pairs cases: a pair below this share of the best pair's bandwidth is slow (default 0.93, "
                      "as ClusterKit)");
-  double straggler_threshold = kStragglerThreshold;
-  report->add_option("--straggler-threshold", straggler_threshold,
+  report_opt.straggler_threshold = kStragglerThreshold;
+  report->add_option("--straggler-threshold", report_opt.straggler_threshold,
                      "a rank (or node) whose median sample is more than this share above the median of the others "
                      "is named as a straggler (default 0.2: 20%)");
   report->footer("Examples:\n  gpuscale report results/default.h5\n  gpuscale report results/default.h5 --format json\n"
                  "  gpuscale report results/node-pairs.h5 --pair-threshold 0.9\n"
                  "  gpuscale report results/one-node.h5 results/two-nodes.h5   # and side by side\n"
+                 "  gpuscale report results/after.h5 --baseline results/before.h5\n"
                  "Needs neither MPI nor mpirun.");
 
   auto* info = app.add_subcommand("info", "Show where every rank runs and which device it uses, and why");
@@ -144,7 +148,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(run_opt, &argc, &argv);
     if (*check) return cmd_check(check_config, check_sets);
-    if (*report) return cmd_report(report_files, report_format, pair_threshold, straggler_threshold);
+    if (*report) return cmd_report(report_opt);
     if (*info) return cmd_info(&argc, &argv);
   } catch (const InputError& e) {  // found before MPI started (later ones say which rank)
     print_input_error(e.what());

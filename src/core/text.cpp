@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 namespace gpuscale {
 
@@ -47,6 +48,33 @@ std::string nearest(const std::string& word, const std::vector<std::string>& opt
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& options) {
   const std::string n = nearest(word, options);
   return n.empty() ? std::string() : " (did you mean '" + n + "'?)";
+}
+
+std::string format_number(const char* format, double v) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
+  std::string out, line;
+  std::size_t from = 0;
+  while (from < text.size()) {
+    std::size_t to = text.find(' ', from);
+    if (to == std::string::npos) to = text.size();
+    const std::string word = text.substr(from, to - from);
+    from = to + 1;
+    if (word.empty()) continue;
+    const bool first_line = out.empty();
+    const std::size_t start = first_line ? 0 : indent.size();
+    if (!line.empty() && start + line.size() + 1 + word.size() > width) {
+      out += (first_line ? "" : indent) + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty() || out.empty()) out += (out.empty() ? "" : indent) + line + "\n";
+  return out;
 }
 
 }  // namespace gpuscale

@@ -1,4 +1,5 @@
-// Small string helpers for messages: joining lists, suggesting the nearest valid word.
+// Small string helpers for messages: joining lists, suggesting the nearest
+// valid word, formatting numbers, wrapping lines to a terminal's width.
 #pragma once
 
 #include <string>
@@ -14,5 +15,12 @@ std::string nearest(const std::string& word, const std::vector<std::string>& opt
 
 // " (did you mean 'x'?)" or "" when nothing is close.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& options);
+
+// printf of one number: format_number("%.2f GB/s", 1.5) == "1.50 GB/s".
+std::string format_number(const char* format, double v);
+
+// `text` as lines of at most `width` characters, broken at spaces; lines after
+// the first start with `indent`. A word longer than a line stays whole. Ends with '\n'.
+std::string wrap(const std::string& text, std::size_t width = 80, const std::string& indent = "  ");
 
 }  // namespace gpuscale

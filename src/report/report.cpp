@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/metrics.hpp"
 #include "core/stats.hpp"
+#include "core/text.hpp"
 
 namespace gpuscale {
 
@@ -34,11 +35,7 @@ std::string label_of(const Params& p) {
   return s;
 }
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+std::string fmt(const char* f, double v) { return format_number(f, v); }
 
 // Ranks that took part: all, except those outside the case's group (group
 // index -1: a distributed_gemm with group_size below the job's ranks).
@@ -217,6 +214,7 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
   const auto samples = c.mode == "serial" ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turn, c.ranks, c.reps)
                                           : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
   r.median_s = median(samples);
+  r.median_ci = median_interval(samples);
   r.min_s = minimum(samples);
   r.p95_s = quantile(samples, 0.95);
   r.enqueue_median_s = median(c.enqueue_s);
@@ -261,6 +259,18 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
   return r;
 }
 
+namespace {
+// Speedup of `p` over `base` (its median over p's), with its interval, and efficiency = speedup / `workers`.
+void set_speedup(ReportRow& p, const ReportRow& base, double workers) {
+  p.speedup = speedup(base.median_s, p.median_s);
+  p.efficiency = *p.speedup / workers;
+  p.speedup_ci = ratio_interval(base.median_ci, p.median_ci);
+  if (p.speedup_ci) p.efficiency_ci = Interval{p.speedup_ci->lo / workers, p.speedup_ci->hi / workers};
+}
+}  // namespace
+
+bool no_difference(const ReportRow& r) { return r.speedup_ci && r.speedup_ci->contains(1.0); }
+
 void relate_rows(std::vector<ReportRow>& rows) {
   // Strong scaling: a row with `group_size` g > 1 is set against the row of
   // the same experiment and parameters with group_size = 1.
@@ -271,8 +281,7 @@ void relate_rows(std::vector<ReportRow>& rows) {
     for (const auto& b : rows) {
       if (b.status != "skipped" && b.name == p.name && b.mode == p.mode && b.params == one && b.ranks == p.ranks &&
           b.nodes == p.nodes) {
-        p.speedup = speedup(b.median_s, p.median_s);
-        p.efficiency = *p.speedup / static_cast<double>(p.params.get_int("group_size"));
+        set_speedup(p, b, static_cast<double>(p.params.get_int("group_size")));
         p.scaling_baseline = b.case_index;
         break;
       }
@@ -285,8 +294,7 @@ void relate_rows(std::vector<ReportRow>& rows) {
     for (const auto& s : rows) {
       if (s.mode == "serial" && s.status != "skipped" && s.name == p.name && s.params == p.params &&
           s.ranks == p.ranks && s.nodes == p.nodes) {
-        p.speedup = speedup(s.median_s, p.median_s);
-        p.efficiency = efficiency(*p.speedup, s.turns);
+        set_speedup(p, s, s.turns);
         break;
       }
     }
@@ -305,104 +313,6 @@ ReportFormat parse_report_format(const std::string& s) {
   if (s == "csv") return ReportFormat::csv;
   if (s == "json") return ReportFormat::json;
   throw InputError("unknown report format '" + s + "'; valid formats: table, csv, json");
-}
-
-std::string align_columns(const std::vector<std::vector<std::string>>& cells,
-                          const std::function<bool(std::size_t)>& left) {
-  std::vector<std::size_t> width;
-  for (const auto& row : cells) {
-    width.resize(std::max(width.size(), row.size()), 0);
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  std::string out;
-  for (const auto& row : cells) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const std::string pad(width[i] - row[i].size(), ' ');
-      line += (i ? "  " : "") + (left(i) ? row[i] + pad : pad + row[i]);
-    }
-    out += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
-  }
-  return out;
-}
-
-std::string render_table(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows) {
-  std::ostringstream os;
-  os << path << ": gpuscale " << run.software_version << ", " << run.date << ", " << run.ranks.size() << " rank(s) on "
-     << run.nodes << " node(s), backend " << run.backend << "\n";
-  for (const auto& w : run.warnings) os << "WARNING: " << w << "\n";
-  if (!run.complete) {
-    os << "WARNING: the run did not complete (status: " << run.status << "); incomplete: " << rows.size();
-    if (run.cases_planned > 0) os << " of " << run.cases_planned;
-    os << " case(s) below";
-    if (!run.last_update.empty()) os << ", last update " << run.last_update;
-    os << "\n";
-  }
-  const std::vector<std::string> head{"#",      "name",    "mode",    "ranks",     "nodes",      "parameters",
-                                      "median", "min",     "p95",     "enqueue",   "rate/rank",  "rate total",
-                                      "busbw",  "speedup", "eff",     "slowest",   "status"};
-  auto rate = [](const ReportRow& r, bool total) {
-    const auto& gf = total ? r.total_gflops : r.gflops;
-    const auto& gb = total ? r.total_gbps : (r.algbw_gbps ? r.algbw_gbps : r.gbps);
-    return gf ? fmt("%.2f GF/s", *gf) : gb ? fmt("%.2f GB/s", *gb) : std::string("-");
-  };
-  std::vector<std::vector<std::string>> cells{head};
-  std::vector<std::string> notes;
-  auto add_note = [&](const std::string& n) {
-    if (!n.empty() && std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
-  };
-  bool transfers = false;
-  for (const auto& r : rows) {
-    const bool ran = r.status != "skipped";
-    std::string label = r.params_label;
-    if (!r.scope.empty()) {
-      transfers = transfers || r.busbw_gbps.has_value() || !ran;
-      if (ran) label += " (" + std::to_string(r.groups) + "x" + std::to_string(r.group_size) + ")";
-    }
-    cells.push_back({std::to_string(r.case_index), r.name, r.mode, std::to_string(r.ranks), std::to_string(r.nodes),
-                     label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
-                     format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
-                     r.busbw_gbps ? fmt("%.2f GB/s", *r.busbw_gbps) : "-",
-                     r.speedup ? fmt("%.2fx", *r.speedup) : "-", r.efficiency ? fmt("%.0f%%", *r.efficiency * 100) : "-",
-                     ran && r.ranks > 1 ? "r" + std::to_string(r.slowest_rank) + fmt(" %.2fx", r.slowest_ratio) : "-",
-                     r.status});
-    add_note(r.note);
-    for (const auto& f : r.flags) add_note("case " + std::to_string(r.case_index) + ": " + f);
-    if (r.scaling_baseline) {
-      add_note("case " + std::to_string(r.case_index) + ": speedup and eff against case " +
-               std::to_string(*r.scaling_baseline) + " (group_size = 1), eff = speedup / group_size");
-    }
-    if (!r.phase_s.empty()) {
-      std::string n = "case " + std::to_string(r.case_index) + ": phases";
-      for (const auto& [name, t] : r.phase_s) n += " " + name + " " + format_seconds(t);
-      if (r.exposed_transfer_s) n += "; exposed transfer " + format_seconds(*r.exposed_transfer_s);
-      if (r.overlap_fraction) n += fmt(", overlap %.0f%%", *r.overlap_fraction * 100);
-      add_note(n);
-    }
-    if (!ran) add_note("skipped: case " + std::to_string(r.case_index) + ": " + r.status_reason);
-    if (r.status == "verify-failed" && !r.scope.empty()) {
-      add_note("verify-failed: case " + std::to_string(r.case_index) + ": up to " + std::to_string(r.wrong_elements) +
-               " wrong element(s) on a rank");
-    }
-  }
-  if (!transfers) {  // no row has a bus bandwidth: leave the column out
-    for (auto& row : cells) row.erase(row.begin() + 12);
-  }
-  const std::size_t last = cells[0].size() - 1;
-  os << align_columns(cells, [last](std::size_t i) { return i == 1 || i == 2 || i == 5 || i == last; });
-  os << "median/min/p95: sample time (serial: sum over turns; parallel: makespan); enqueue: median host time until "
-        "a sample's work was enqueued; speedup = serial median / parallel median; eff = speedup / serial turns; "
-        "slowest: rank with the largest median and its ratio to the median rank\n";
-  if (transfers) {
-    os << "transfers: parameters end with (groups x ranks per group); rate/rank is algbw = bytes / time of one "
-          "operation (mean over ranks of device time / iters, median over samples); busbw = algbw x nccl-tests' "
-          "factor\n";
-  }
-  for (const auto& n : notes) os << "note: " << n << "\n";
-  for (const auto& r : rows) {
-    if (r.node_pairs) os << render_node_pairs(r.case_index, r.params_label, *r.node_pairs);
-  }
-  return os.str();
 }
 
 namespace {
@@ -447,6 +357,30 @@ std::string render_json(const std::vector<ReportRow>& rows) {
         {"exposed_transfer_s", &r.exposed_transfer_s}, {"overlap_fraction", &r.overlap_fraction}};
     for (const auto& [key, value] : optional_numbers) {
       if (*value) o[key] = **value;
+    }
+    // 95% intervals (the median's at kMedianConfidence): absent with too few samples.
+    const std::pair<const char*, const std::optional<Interval>*> intervals[] = {
+        {"median", &r.median_ci}, {"speedup", &r.speedup_ci}, {"efficiency", &r.efficiency_ci}};
+    for (const auto& [key, ci] : intervals) {
+      if (!*ci) continue;
+      const std::string k = key;
+      o[k == "median" ? "median_lo_s" : k + "_lo"] = (*ci)->lo;
+      o[k == "median" ? "median_hi_s" : k + "_hi"] = (*ci)->hi;
+    }
+    if (r.speedup_ci) o["speedup_no_difference"] = no_difference(r);
+    if (r.baseline) {
+      const BaselineComparison& b = *r.baseline;
+      nlohmann::json bj{{"file", b.file}, {"verdict", b.verdict}};
+      if (std::isfinite(b.median_s)) {
+        bj["case"] = b.case_index;
+        bj["median_s"] = b.median_s;
+        bj["ratio"] = b.ratio;
+      }
+      if (b.ratio_ci) {
+        bj["ratio_lo"] = b.ratio_ci->lo;
+        bj["ratio_hi"] = b.ratio_ci->hi;
+      }
+      o["baseline"] = bj;
     }
     o["status"] = r.status;
     if (!r.status_reason.empty()) o["status_reason"] = r.status_reason;
@@ -506,7 +440,9 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
   os << "file,case,name,workload,mode,backend,ranks,nodes,reps,params,median_s,min_s,p95_s,enqueue_median_s,gflops,"
         "total_gflops,gbps,total_gbps,speedup,efficiency,slowest_rank,slowest_ratio,max_verify_error,status,"
         "scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,status_reason,flags,"
-        "exposed_transfer_s,overlap_fraction\n";
+        "exposed_transfer_s,overlap_fraction,median_lo_s,median_hi_s,speedup_lo,speedup_hi,efficiency_lo,"
+        "efficiency_hi,speedup_no_difference,baseline_file,baseline_case,baseline_median_s,baseline_ratio,"
+        "baseline_ratio_lo,baseline_ratio_hi,baseline_verdict\n";
   auto opt = [&](const std::optional<double>& v) {
     if (v) os << *v;
   };
@@ -544,6 +480,31 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
     opt(r.exposed_transfer_s);
     os << ',';
     opt(r.overlap_fraction);
+    for (const auto* ci : {&r.median_ci, &r.speedup_ci, &r.efficiency_ci}) {
+      os << ',';
+      if (*ci) os << (*ci)->lo;
+      os << ',';
+      if (*ci) os << (*ci)->hi;
+    }
+    os << ',';
+    if (r.speedup_ci) os << (no_difference(r) ? 1 : 0);
+    os << ',';
+    if (r.baseline) {
+      const BaselineComparison& b = *r.baseline;
+      const bool found = std::isfinite(b.median_s);
+      os << quoted(b.file) << ',';
+      if (found) os << b.case_index;
+      os << ',';
+      opt(found ? std::optional<double>(b.median_s) : std::nullopt);
+      os << ',';
+      opt(found ? std::optional<double>(b.ratio) : std::nullopt);
+      os << ',';
+      if (b.ratio_ci) os << b.ratio_ci->lo << ',' << b.ratio_ci->hi;
+      else os << ',';
+      os << ',' << quoted(b.verdict);
+    } else {
+      os << ",,,,,,";
+    }
     os << '\n';
   }
   return os.str();

@@ -3,16 +3,27 @@
 // Definitions: docs/metrics.md.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/intervals.hpp"
 #include "io/result_model.hpp"
 #include "report/node_pairs.hpp"
 #include "report/stragglers.hpp"
 
 namespace gpuscale {
+
+// The same case in a baseline file (report --baseline): ratio = this median / the baseline's.
+struct BaselineComparison {
+  std::string file;
+  std::size_t case_index = 0;  // in the baseline file (when found)
+  double median_s = NAN, ratio = NAN;
+  std::optional<Interval> ratio_ci;
+  std::string verdict;  // faster | slower | within noise | too few samples | not in baseline | skipped in baseline
+};
 
 struct ReportRow {
   std::string file;  // the result file the row comes from (set by the caller)
@@ -26,6 +37,7 @@ struct ReportRow {
   // Statistics of the case's sample time: serial = sum over ranks of each
   // rank's sample; parallel = makespan (max end - min start, common clock).
   double median_s = 0, min_s = 0, p95_s = 0;
+  std::optional<Interval> median_ci;  // kMedianConfidence interval of the median (none under kMinIntervalSamples)
   double enqueue_median_s = 0;          // median host time until a sample's work was enqueued
   std::optional<double> gflops;        // one rank: flops per sample / median device time
   std::optional<double> total_gflops;  // all ranks: ranks * flops per sample / median_s
@@ -33,6 +45,8 @@ struct ReportRow {
   std::optional<double> total_gbps;    // all ranks: ranks * bytes per sample / median_s
   std::optional<double> speedup;       // parallel rows with a serial twin, or strong scaling (below)
   std::optional<double> efficiency;    // speedup / the serial twin's turns, or / group_size
+  // 95% intervals of both, from the two medians' intervals (core/intervals.hpp).
+  std::optional<Interval> speedup_ci, efficiency_ci;
   // Strong scaling (distributed_gemm): rows with group_size g > 1 get speedup
   // = the group_size = 1 row's median / theirs, efficiency = speedup / g; this is that row's case.
   std::optional<std::size_t> scaling_baseline;
@@ -60,6 +74,7 @@ struct ReportRow {
   std::optional<NodePairVerdict> node_pairs;
   // Ranks and nodes slower than the others by more than the straggler threshold (also in flags).
   Stragglers stragglers;
+  std::optional<BaselineComparison> baseline;
 };
 
 // A case whose first timed sample took more than this times its rank's
@@ -80,8 +95,14 @@ void relate_rows(std::vector<ReportRow>& rows);
 enum class ReportFormat { table, csv, json };
 ReportFormat parse_report_format(const std::string& s);  // InputError for others
 
-// A header about the run (file, version, backend, completeness) and the rows.
-std::string render_table(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows);
+// True when a row's speedup cannot be told from 1: its interval holds 1.
+bool no_difference(const ReportRow& r);
+
+// A header about the run (file, version, backend, completeness), the rows and
+// notes on them. By default at most 80 columns: one block per experiment with
+// only the parameters that vary in it; `wide`: every column in one table.
+std::string render_table(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows,
+                         bool wide = false);
 std::string render_csv(const std::vector<ReportRow>& rows);
 std::string render_json(const std::vector<ReportRow>& rows);
 

@@ -165,7 +165,7 @@ class Sweep:
         self.assertGreater(checked, 40)
 
     def test_the_table_shows_skipped_rows_and_why(self):
-        r = gpuscale("report", self.out)
+        r = gpuscale("report", self.out, "--wide")
         self.assertEqual(r.returncode, 0, r.stderr)
         header = next(line for line in r.stdout.splitlines() if line.lstrip().startswith("#  name"))
         self.assertIn("busbw", header)
@@ -173,8 +173,12 @@ class Sweep:
         self.assertIn("note: skipped: case", r.stdout)
         self.assertIn(f"scope=intra-node (1x{self.ranks})", r.stdout)
         csv = gpuscale("report", self.out, "--format", "csv").stdout.splitlines()
-        self.assertTrue(csv[0].endswith("scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,"
-                                        "status_reason,flags,exposed_transfer_s,overlap_fraction"))
+        self.assertIn(",scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,"
+                      "status_reason,flags,exposed_transfer_s,overlap_fraction,", csv[0])
+        # The default table: transfers' own numbers, in 80 columns.
+        t = gpuscale("report", self.out).stdout
+        self.assertIn("op time  algbw GB/s  busbw GB/s", t)
+        self.assertTrue(all(len(line) <= 80 for line in t.splitlines()), t)
 
 
 class SweepTwoRanks(Sweep, unittest.TestCase):

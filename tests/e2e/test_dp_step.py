@@ -84,7 +84,7 @@ class DpStep(SharedRunTest):
             self.assertGreaterEqual(row["exposed_transfer_s"], 0)
             self.assertTrue(0 <= row["overlap_fraction"] <= 1)
             self.assertEqual(row["wrong_elements"], 0)
-        table = gpuscale("report", self.out).stdout
+        table = gpuscale("report", self.out, "--wide").stdout
         self.assertRegex(table, r"note: case 1: phases compute \S+ \S+ transfer \S+ \S+; exposed transfer \S+ \S+, "
                                 r"overlap \d+%")
 

@@ -105,7 +105,7 @@ class AcrossHosts(ScratchTest):
             self.assertEqual(int(c.attrs["nodes"]), 2)
             self.assertEqual(int(c.attrs["ranks"]), 4)
             self.assertEqual(c["device_time"].shape, (4, 2))
-        r = gpuscale("report", out)
+        r = gpuscale("report", out, "--wide")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("on 2 node(s)", r.stdout)
 

@@ -95,7 +95,7 @@ class WithoutHosts(InputErrorTest):
                              "scope node-pairs needs ranks on at least 2 nodes; this job runs on 1 node")
             self.assertEqual(ints(c["group"][()]), [0, -1])  # local rank 0 only
             self.assertNotIn("pairs", c)
-        r = gpuscale("report", out)
+        r = gpuscale("report", out, "--wide")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("skipped: case 0: scope node-pairs needs ranks on at least 2 nodes", r.stdout)
         self.assertNotIn("node pairs, case", r.stdout)

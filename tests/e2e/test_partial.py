@@ -74,7 +74,7 @@ class Partial(ScratchTest):
             self.assertLess(len(cases), 8)
             for k in cases:
                 self.assertEqual(f["cases"][k]["device_time"].shape, (2, 3))
-        r = gpuscale("report", out)
+        r = gpuscale("report", out, "--wide")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"WARNING: the run did not complete (status: {status}); incomplete: {len(cases)} of 8 case(s) "
                       f"below, last update {last_update}", r.stdout)
@@ -91,7 +91,7 @@ class Partial(ScratchTest):
                                      r"ops=\d+ \[parallel\]\)$")
             index = int(re.search(r"case (\d+)", status).group(1))
             self.assertEqual(sorted(int(k) for k in f["cases"].keys()), list(range(index)))
-        r = gpuscale("report", out)
+        r = gpuscale("report", out, "--wide")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"WARNING: the run did not complete (status: {status})", r.stdout)
 

@@ -70,7 +70,7 @@ class Pipeline(SharedRunTest):
             self.assertGreater(row["phase_s"]["compute"], 0)
             self.assertGreaterEqual(row["exposed_transfer_s"], 0)
             self.assertTrue(0 <= row["overlap_fraction"] <= 1)
-        table = gpuscale("report", self.out).stdout
+        table = gpuscale("report", self.out, "--wide").stdout
         self.assertRegex(table, r"note: case 1: phases compute \S+ \S+ transfer \S+ \S+; exposed transfer \S+ \S+, "
                                 r"overlap \d+%")
 

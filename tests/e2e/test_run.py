@@ -214,7 +214,7 @@ class RunMore(ScratchTest):
         with h5py.File(out, "r") as f:
             host = s(f["ranks/hostname"][1])
             device = s(f["ranks/device_name"][1])
-        r = gpuscale("report", out)
+        r = gpuscale("report", out, "--wide")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, rf"note: case 0: straggler: rank 1 on {re.escape(host)} \(node 0, local rank 1, "
                                    rf"{re.escape(device)}\): median \d+\.\d\dx the other ranks'")
@@ -276,7 +276,7 @@ class MoreRanksThanCores(ScratchTest):
         self.assertIn(want, p.stdout)
         with h5py.File(out, "r") as f:
             self.assertIn(want, s(f.attrs["warnings"]))
-        self.assertIn(want, gpuscale("report", out).stdout)
+        self.assertIn(want, gpuscale("report", out, "--wide").stdout)
 
 
 if __name__ == "__main__":

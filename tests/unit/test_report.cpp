@@ -1,10 +1,13 @@
 // The report's rows: statistics per case and speedup for serial/parallel pairs.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "app/rank_table.hpp"
+#include "core/text.hpp"
+#include "report/baseline.hpp"
 #include "report/report.hpp"
 #include "report/side_by_side.hpp"
 
@@ -321,7 +324,7 @@ TEST_CASE("phases give each phase's time, the exposed transfer and the overlap f
   REQUIRE(rows[0].exposed_transfer_s);
   CHECK(*rows[0].exposed_transfer_s == Approx((0.02 + 0.07) / 2));
   CHECK(*rows[0].overlap_fraction == Approx(0.25));
-  CHECK(render_table("f.h5", run, rows).find("note: case 0: phases compute 80 ms transfer 40 ms; exposed transfer "
+  CHECK(render_table("f.h5", run, rows, true).find("note: case 0: phases compute 80 ms transfer 40 ms; exposed transfer "
                                             "45 ms, overlap 25%") != std::string::npos);
   const auto json = nlohmann::json::parse(render_json(rows));
   CHECK(json[0]["phase_s"]["transfer"] == Approx(0.04));
@@ -393,4 +396,147 @@ TEST_CASE("a node with more ranks than cores gets one warning; the rank table sa
   CHECK(t.find("12 +- 3 us") != std::string::npos);
   table[0].node_cores = 0;  // unknown: no warning
   CHECK(oversubscription_warnings(table).empty());
+}
+
+namespace {
+// Every line of `text` at most 80 characters.
+bool fits_80(const std::string& text) {
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const std::size_t nl = text.find('\n', from);
+    if (nl - from > 80) return false;
+    from = nl + 1;
+  }
+  return true;
+}
+
+// timed_case with every sample's times scaled by 1 + `spread` x a fixed pattern in [-1, 1].
+CaseRecord noisy_case(std::size_t index, const std::string& mode, int ranks, int reps, double each, double spread) {
+  CaseRecord c = timed_case(index, mode, ranks, reps, each);
+  for (std::size_t i = 0; i < c.wall_end_s.size(); ++i) {
+    const double jitter = 1.0 + spread * std::sin(static_cast<double>(i) * 2.7);
+    c.wall_end_s[i] = c.wall_start_s[i] + (c.wall_end_s[i] - c.wall_start_s[i]) * jitter;
+    c.device_time_s[i] *= jitter;
+  }
+  return c;
+}
+}  // namespace
+
+TEST_CASE("the default table fits 80 columns: a block per experiment with what varies in it", "[report][table]") {
+  RunRecord run;
+  run.ranks.resize(2);
+  for (std::size_t i = 0; i < 4; ++i) {
+    CaseRecord c = noisy_case(i, i % 2 ? "parallel" : "serial", 2, 10, 0.01, 0.05);
+    c.experiment = "gemm-small";
+    c.params.set("dtype", std::string(i < 2 ? "fp64" : "fp32"));
+    c.params.set("impl", std::string("vendor"));
+    run.cases.push_back(c);
+  }
+  const auto rows = report_no_stragglers(run);
+  const std::string t = render_table("/some/rather/long/path/to/results/of/a/run/default-20261123.h5", run, rows);
+  INFO(t);
+  CHECK(fits_80(t));
+  CHECK(t.find("gemm-small: gemm, size=100 impl=vendor, 2 rank(s) on 1 node(s)\n") != std::string::npos);
+  CHECK(t.find("#  dtype  mode") != std::string::npos);  // dtype and mode vary; size and impl do not
+  CHECK(t.find("GF/s/rank  speedup  eff  slowest") != std::string::npos);
+  CHECK(t.find("\n1  fp64   parallel") != std::string::npos);
+  // --wide: the one table with every column, and the speedup's interval.
+  const std::string w = render_table("f.h5", run, rows, true);
+  CHECK(w.find("rate total") != std::string::npos);
+  CHECK(w.find("size=100 dtype=fp64 impl=vendor") != std::string::npos);
+  CHECK(w.find(format_number("%.2fx (", *rows[1].speedup)) != std::string::npos);
+}
+
+TEST_CASE("a table too wide for 80 columns puts the varying parameters on a line of their own", "[report][table]") {
+  RunRecord run;
+  for (std::size_t i = 0; i < 2; ++i) {
+    CaseRecord c = timed_case(i, "parallel", 2, 10, 0.01);
+    c.status = i ? "verify-failed" : "ok";
+    c.params.set("a_rather_long_parameter_name", std::string(i ? "one-long-value" : "another-long-value"));
+    c.params.set("and_another_one", std::int64_t(1000000 + i));
+    c.params.set("third_parameter", std::string(i ? "x" : "y"));
+    run.cases.push_back(c);
+  }
+  const std::string t = render_table("f.h5", run, build_report(run));
+  INFO(t);
+  CHECK(fits_80(t));
+  CHECK(t.find("#0: a_rather_long_parameter_name=another-long-value and_another_one=1000000") != std::string::npos);
+  CHECK(t.find("verify-failed") != std::string::npos);
+}
+
+TEST_CASE("a speedup whose interval holds 1 is shown as no difference", "[report][intervals]") {
+  RunRecord run;
+  // The same time in serial (1 rank: one turn) and parallel, 5% noise: no difference.
+  run.cases = {noisy_case(0, "serial", 1, 10, 0.1, 0.05), noisy_case(1, "parallel", 1, 10, 0.1, 0.05)};
+  // Two ranks: parallel twice as fast, beyond the noise.
+  run.cases.push_back(noisy_case(2, "serial", 2, 10, 0.1, 0.05));
+  run.cases.push_back(noisy_case(3, "parallel", 2, 10, 0.1, 0.05));
+  for (auto* c : {&run.cases[2], &run.cases[3]}) c->params.set("size", std::int64_t{200});
+  const auto rows = report_no_stragglers(run);
+  REQUIRE(rows[1].speedup_ci);
+  CHECK(rows[1].speedup_ci->contains(1.0));
+  CHECK(no_difference(rows[1]));
+  REQUIRE(rows[3].speedup_ci);
+  CHECK(rows[3].speedup_ci->lo > 1.3);
+  CHECK_FALSE(no_difference(rows[3]));
+  CHECK(rows[3].efficiency_ci->lo == Approx(rows[3].speedup_ci->lo / 2));
+  const std::string t = render_table("f.h5", run, rows);
+  INFO(t);
+  CHECK(t.find("no difference") != std::string::npos);
+  CHECK(t.find(format_number("%.2fx", *rows[3].speedup)) != std::string::npos);
+  const auto j = nlohmann::json::parse(render_json(rows));
+  CHECK(j[1]["speedup_no_difference"] == true);
+  CHECK(j[3]["speedup_no_difference"] == false);
+  CHECK(j[3]["speedup_lo"].get<double>() == Approx(rows[3].speedup_ci->lo));
+  CHECK(j[3]["median_hi_s"].get<double>() == Approx(rows[3].median_ci->hi));
+
+  // Five samples are too few for an interval: the speedup is printed with a note saying so.
+  RunRecord few;
+  few.cases = {timed_case(0, "serial", 2, 5, 0.1), timed_case(1, "parallel", 2, 5, 0.1)};
+  const auto few_rows = report_no_stragglers(few);
+  CHECK_FALSE(few_rows[1].speedup_ci);
+  CHECK(render_table("f.h5", few, few_rows).find("note: case 1: fewer than 7 samples: the speedup has no interval") !=
+        std::string::npos);
+}
+
+TEST_CASE("report --baseline: ratio of medians with an interval and a verdict per case", "[report][baseline]") {
+  RunRecord old_run, new_run;
+  old_run.cases = {noisy_case(0, "serial", 2, 10, 0.1, 0.03), noisy_case(1, "parallel", 2, 10, 0.1, 0.03),
+                   noisy_case(2, "parallel", 2, 10, 0.1, 0.03)};
+  old_run.cases[2].params.set("size", std::int64_t{300});
+  new_run.cases = {noisy_case(0, "serial", 2, 10, 0.1, 0.03), noisy_case(1, "parallel", 2, 10, 0.15, 0.03),
+                   noisy_case(2, "parallel", 2, 10, 0.05, 0.03), noisy_case(3, "parallel", 2, 10, 0.1, 0.03)};
+  new_run.cases[2].params.set("size", std::int64_t{300});
+  new_run.cases[3].params.set("size", std::int64_t{400});
+  for (auto& c : new_run.cases) c.params.set("threads", std::int64_t{4});  // other BLAS threads: the same cases
+  const auto base = report_no_stragglers(old_run);
+  auto rows = report_no_stragglers(new_run);
+  compare_with_baseline(rows, base, "old.h5");
+  REQUIRE(rows[0].baseline);
+  CHECK(rows[0].baseline->verdict == "within noise");
+  CHECK(rows[0].baseline->ratio == Approx(1.0));
+  CHECK(rows[1].baseline->verdict == "slower");
+  CHECK(rows[1].baseline->ratio == Approx(1.5).epsilon(0.05));
+  CHECK(rows[1].baseline->ratio_ci->lo > 1.0);
+  CHECK(rows[2].baseline->verdict == "faster");
+  CHECK(rows[2].baseline->case_index == 2);
+  CHECK(rows[3].baseline->verdict == "not in baseline");
+  const std::string t = render_baseline(rows);
+  INFO(t);
+  CHECK(fits_80(t));
+  CHECK(t.find("against the baseline old.h5") == 0);
+  CHECK(t.find("slower\n") != std::string::npos);
+  CHECK(t.find("faster\n") != std::string::npos);
+  const auto j = nlohmann::json::parse(render_json(rows));
+  CHECK(j[1]["baseline"]["verdict"] == "slower");
+  CHECK(j[1]["baseline"]["ratio_lo"].is_number());
+  CHECK_FALSE(j[3]["baseline"].contains("ratio"));
+  CHECK(render_csv(rows).find(",\"old.h5\",2,") != std::string::npos);
+
+  // Too few samples for an interval: no verdict either way.
+  RunRecord few;
+  few.cases = {timed_case(0, "serial", 2, 5, 0.1)};
+  auto few_rows = build_report(few);
+  compare_with_baseline(few_rows, build_report(few), "few.h5");
+  CHECK(few_rows[0].baseline->verdict == "too few samples");
 }

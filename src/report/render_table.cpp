@@ -1,0 +1,324 @@
+// The report as text: by default one block per experiment in at most 80
+// columns, with only what varies inside it; --wide: every column in one table.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/text.hpp"
+#include "report/report.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+constexpr std::size_t kTerminalWidth = 80;
+
+std::string speedup_cell(const ReportRow& r, bool wide) {
+  if (!r.speedup) return "-";
+  if (no_difference(r)) {
+    return wide ? "no difference (" + format_number("%.2f", r.speedup_ci->lo) + "-" +
+                      format_number("%.2fx)", r.speedup_ci->hi)
+                : "no difference";
+  }
+  std::string s = format_number("%.2fx", *r.speedup);
+  if (wide && r.speedup_ci) {
+    s += " (" + format_number("%.2f", r.speedup_ci->lo) + "-" + format_number("%.2f)", r.speedup_ci->hi);
+  }
+  return s;
+}
+
+std::string slowest_cell(const ReportRow& r) {
+  if (r.status == "skipped" || r.ranks < 2) return "-";
+  return "r" + std::to_string(r.slowest_rank) + format_number(" %.2fx", r.slowest_ratio);
+}
+
+std::string percent_cell(const std::optional<double>& v) {
+  return v ? format_number("%.0f%%", *v * 100) : "-";
+}
+
+// Three significant digits, no unit (the column head has it): 1234, 138, 72.1, 8.83.
+std::string rate_cell(const std::optional<double>& v) {
+  if (!v) return "-";
+  return format_number(*v >= 100 ? "%.0f" : *v >= 10 ? "%.1f" : "%.2f", *v);
+}
+
+// The header about the run and its warnings, wrapped to a terminal unless `wide` (then a line each).
+std::string run_header(const std::string& path, const RunRecord& run, std::size_t rows, bool wide) {
+  const auto wrap = [wide](const std::string& s) { return wide ? s + "\n" : gpuscale::wrap(s); };
+  std::string out = wrap(path + ": gpuscale " + run.software_version + ", " + run.date + ", " +
+                         std::to_string(run.ranks.size()) + " rank(s) on " + std::to_string(run.nodes) +
+                         " node(s), backend " + run.backend);
+  for (const auto& w : run.warnings) out += wrap("WARNING: " + w);
+  if (!run.complete) {
+    std::string w = "WARNING: the run did not complete (status: " + run.status + "); incomplete: " +
+                    std::to_string(rows);
+    if (run.cases_planned > 0) w += " of " + std::to_string(run.cases_planned);
+    w += " case(s) below";
+    if (!run.last_update.empty()) w += ", last update " + run.last_update;
+    out += wrap(w);
+  }
+  return out;
+}
+
+// What the notes under a table say about each row, once each.
+std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
+  std::vector<std::string> notes;
+  auto add = [&](const std::string& n) {
+    if (!n.empty() && std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+  };
+  for (const auto& r : rows) {
+    const std::string c = "case " + std::to_string(r.case_index) + ": ";
+    add(r.note);
+    for (const auto& f : r.flags) add(c + f);
+    if (r.scaling_baseline) {
+      add(c + "speedup and eff against case " + std::to_string(*r.scaling_baseline) +
+          " (group_size = 1), eff = speedup / group_size");
+    }
+    if (!r.phase_s.empty()) {
+      std::string n = c + "phases";
+      for (const auto& [name, t] : r.phase_s) n += " " + name + " " + format_seconds(t);
+      if (r.exposed_transfer_s) n += "; exposed transfer " + format_seconds(*r.exposed_transfer_s);
+      if (r.overlap_fraction) n += format_number(", overlap %.0f%%", *r.overlap_fraction * 100);
+      add(n);
+    }
+    if (r.status == "skipped") add("skipped: " + c + r.status_reason);
+    if (r.status == "verify-failed" && !r.scope.empty()) {
+      add("verify-failed: " + c + "up to " + std::to_string(r.wrong_elements) + " wrong element(s) on a rank");
+    }
+    if (r.speedup && !r.speedup_ci) {
+      add(c + "fewer than " + std::to_string(kMinIntervalSamples) +
+          " samples: the speedup has no interval (raise reps to tell it from noise)");
+    }
+  }
+  return notes;
+}
+
+bool is_transfer(const ReportRow& r) { return r.busbw_gbps.has_value() || (!r.scope.empty() && r.status == "skipped"); }
+
+// Every column in one table (report --wide).
+std::string wide_table(const std::vector<ReportRow>& rows) {
+  const std::vector<std::string> head{"#",      "name",    "mode",    "ranks",     "nodes",      "parameters",
+                                      "median", "min",     "p95",     "enqueue",   "rate/rank",  "rate total",
+                                      "busbw",  "speedup", "eff",     "slowest",   "status"};
+  auto rate = [](const ReportRow& r, bool total) {
+    const auto& gf = total ? r.total_gflops : r.gflops;
+    const auto& gb = total ? r.total_gbps : (r.algbw_gbps ? r.algbw_gbps : r.gbps);
+    return gf ? format_number("%.2f GF/s", *gf) : gb ? format_number("%.2f GB/s", *gb) : std::string("-");
+  };
+  std::vector<std::vector<std::string>> cells{head};
+  bool transfers = false;
+  for (const auto& r : rows) {
+    std::string label = r.params_label;
+    if (!r.scope.empty() && r.status != "skipped") {
+      label += " (" + std::to_string(r.groups) + "x" + std::to_string(r.group_size) + ")";
+    }
+    transfers = transfers || is_transfer(r);
+    cells.push_back({std::to_string(r.case_index), r.name, r.mode, std::to_string(r.ranks), std::to_string(r.nodes),
+                     label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
+                     format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
+                     r.busbw_gbps ? format_number("%.2f GB/s", *r.busbw_gbps) : "-", speedup_cell(r, true),
+                     percent_cell(r.efficiency), slowest_cell(r), r.status});
+  }
+  if (!transfers) {  // no row has a bus bandwidth: leave the column out
+    for (auto& row : cells) row.erase(row.begin() + 12);
+  }
+  const std::size_t last = cells[0].size() - 1;
+  std::string out = align_columns(cells, [last](std::size_t i) { return i == 1 || i == 2 || i == 5 || i == last; });
+  out += "median/min/p95: sample time (serial: sum over turns; parallel: makespan); enqueue: median host time until "
+         "a sample's work was enqueued; speedup = serial median / parallel median, (lo-hi): its 95% interval, \"no "
+         "difference\" where that holds 1; eff = speedup / serial turns; slowest: rank with the largest median and "
+         "its ratio to the median rank\n";
+  if (transfers) {
+    out += "transfers: parameters end with (groups x ranks per group); rate/rank is algbw = bytes / time of one "
+           "operation (mean over ranks of device time / iters, median over samples); busbw = algbw x nccl-tests' "
+           "factor\n";
+  }
+  return out;
+}
+
+// A column of a block: its head, one cell per row, and whether it reads left-aligned.
+struct Column {
+  std::string head;
+  std::vector<std::string> cells;
+  bool left = false;
+};
+
+std::string value_of(const Params& p, const std::string& key) { return p.has(key) ? to_string(p.at(key)) : "-"; }
+
+// One experiment's rows: a line naming what all of them share, then a table
+// of what varies and their numbers, narrowed to fit a terminal.
+std::string block(const std::vector<const ReportRow*>& rows) {
+  const ReportRow& first = *rows.front();
+  auto varies = [&](auto get) {
+    return std::any_of(rows.begin(), rows.end(), [&](const ReportRow* r) { return get(*r) != get(first); });
+  };
+  std::vector<std::string> keys;  // every parameter key, in order of appearance
+  for (const auto* r : rows) {
+    for (const auto& [k, v] : r->params.items()) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+  }
+  std::vector<Column> param_cols;
+  std::string shared;
+  for (const auto& k : keys) {
+    if (varies([&](const ReportRow& r) { return value_of(r.params, k); })) {
+      param_cols.push_back({k, {}, true});
+      for (const auto* r : rows) param_cols.back().cells.push_back(value_of(r->params, k));
+    } else {
+      shared += " " + k + "=" + value_of(first.params, k);
+    }
+  }
+  std::vector<Column> head_cols{{"#", {}, false}};
+  for (const auto* r : rows) head_cols[0].cells.push_back(std::to_string(r->case_index));
+  auto add_if_varies = [&](std::vector<Column>& to, const char* head, auto get, bool left) {
+    if (!varies(get)) return false;
+    to.push_back({head, {}, left});
+    for (const auto* r : rows) to.back().cells.push_back(get(*r));
+    return true;
+  };
+  const auto mode = [](const ReportRow& r) { return r.mode; };
+  const auto ranks = [](const ReportRow& r) { return std::to_string(r.ranks); };
+  const auto nodes = [](const ReportRow& r) { return std::to_string(r.nodes); };
+  std::vector<Column> numbers;
+  if (!add_if_varies(numbers, "mode", mode, true)) shared += ", " + first.mode;
+  if (!add_if_varies(numbers, "ranks", ranks, false)) shared += ", " + ranks(first) + " rank(s)";
+  if (!add_if_varies(numbers, "nodes", nodes, false)) shared += " on " + nodes(first) + " node(s)";
+
+  auto column = [&](const std::string& head, auto cell) {
+    numbers.push_back({head, {}, false});
+    for (const auto* r : rows) numbers.back().cells.push_back(r->status == "skipped" ? "-" : cell(*r));
+  };
+  const bool transfers = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return is_transfer(*r); });
+  const bool flops = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->gflops.has_value(); });
+  if (transfers) {
+    column("op time", [](const ReportRow& r) { return r.op_time_s ? format_seconds(*r.op_time_s) : "-"; });
+    column("algbw GB/s", [](const ReportRow& r) { return rate_cell(r.algbw_gbps); });
+    column("busbw GB/s", [](const ReportRow& r) { return rate_cell(r.busbw_gbps); });
+  } else {
+    column("median", [](const ReportRow& r) { return format_seconds(r.median_s); });
+    if (flops) column("GF/s/rank", [](const ReportRow& r) { return rate_cell(r.gflops); });
+    else column("GB/s/rank", [](const ReportRow& r) { return rate_cell(r.gbps); });
+  }
+  // Optional columns, dropped last-first while the table is too wide.
+  std::vector<Column> optional;
+  const bool speedups = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->speedup; });
+  if (speedups) {
+    optional.push_back({"speedup", {}, false});
+    optional.push_back({"eff", {}, false});
+    for (const auto* r : rows) {
+      optional[0].cells.push_back(speedup_cell(*r, false));
+      optional[1].cells.push_back(percent_cell(r->efficiency));
+    }
+  }
+  if (std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->ranks > 1; })) {
+    optional.push_back({"slowest", {}, true});
+    for (const auto* r : rows) optional.back().cells.push_back(slowest_cell(*r));
+  }
+  const Column status{"status", [&] {
+                        std::vector<std::string> s;
+                        for (const auto* r : rows) s.push_back(r->status);
+                        return s;
+                      }(),
+                      true};
+
+  auto render = [&](const std::vector<Column>& cols) {
+    std::vector<std::vector<std::string>> cells(rows.size() + 1);
+    for (const auto& c : cols) {
+      cells[0].push_back(c.head);
+      for (std::size_t i = 0; i < rows.size(); ++i) cells[i + 1].push_back(c.cells[i]);
+    }
+    return align_columns(cells, [&cols](std::size_t i) { return cols[i].left; });
+  };
+  auto fits = [](const std::string& text) {
+    std::size_t from = 0;
+    while (from < text.size()) {
+      const std::size_t nl = text.find('\n', from);
+      if (nl - from > kTerminalWidth) return false;
+      from = nl + 1;
+    }
+    return true;
+  };
+  auto assemble = [&](bool with_params, std::size_t optional_kept) {
+    std::vector<Column> cols = head_cols;
+    if (with_params) cols.insert(cols.end(), param_cols.begin(), param_cols.end());
+    cols.insert(cols.end(), numbers.begin(), numbers.end());
+    cols.insert(cols.end(), optional.begin(), optional.begin() + static_cast<std::ptrdiff_t>(optional_kept));
+    cols.push_back(status);
+    return render(cols);
+  };
+  std::string out = wrap(first.name + ": " + first.workload + "," + shared);
+  for (std::size_t kept = optional.size() + 1; kept-- > 0;) {
+    const std::string table = assemble(true, kept);
+    if (fits(table) || (kept == 0 && param_cols.empty())) return out + table;
+  }
+  // Still too wide: the parameters that vary go on a line of their own above each row.
+  const std::string table = assemble(false, optional.size());
+  std::size_t line_end = table.find('\n');
+  out += table.substr(0, line_end + 1);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    std::string params;
+    for (const auto& c : param_cols) params += " " + c.head + "=" + c.cells[i];
+    out += wrap("#" + std::to_string(rows[i]->case_index) + ":" + params, kTerminalWidth, "   ");
+    const std::size_t next = table.find('\n', line_end + 1);
+    out += table.substr(line_end + 1, next - line_end);
+    line_end = next;
+  }
+  return out;
+}
+
+std::string compact_table(const std::vector<ReportRow>& rows) {
+  std::vector<std::string> names;  // experiments in order of appearance
+  for (const auto& r : rows) {
+    if (std::find(names.begin(), names.end(), r.name) == names.end()) names.push_back(r.name);
+  }
+  std::string out;
+  for (const auto& name : names) {
+    std::vector<const ReportRow*> in;
+    for (const auto& r : rows) {
+      if (r.name == name) in.push_back(&r);
+    }
+    out += "\n" + block(in);
+  }
+  const bool transfers = std::any_of(rows.begin(), rows.end(), is_transfer);
+  out += "\n" + wrap(std::string("median: sample time (serial: sum over turns; parallel: makespan). ") +
+                     (transfers ? "op time: one operation, mean over ranks, median over samples; busbw = algbw x "
+                                  "nccl-tests' factor. "
+                                : "") +
+                     "speedup: serial median / parallel median, \"no difference\" where its 95% interval holds 1; "
+                     "eff: speedup / serial turns; slowest: the rank with the largest median, over the median "
+                     "rank. --wide: every column.");
+  return out;
+}
+
+}  // namespace
+
+std::string align_columns(const std::vector<std::vector<std::string>>& cells,
+                          const std::function<bool(std::size_t)>& left) {
+  std::vector<std::size_t> width;
+  for (const auto& row : cells) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : cells) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      const std::string pad(width[i] - row[i].size(), ' ');
+      line += (i ? "  " : "") + (left(i) ? row[i] + pad : pad + row[i]);
+    }
+    out += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
+  }
+  return out;
+}
+
+std::string render_table(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows,
+                         bool wide) {
+  std::string out = run_header(path, run, rows.size(), wide) + (wide ? wide_table(rows) : compact_table(rows));
+  for (const auto& n : row_notes(rows)) out += wide ? "note: " + n + "\n" : wrap("note: " + n);
+  for (const auto& r : rows) {
+    if (r.node_pairs) out += render_node_pairs(r.case_index, r.params_label, *r.node_pairs);
+  }
+  return out;
+}
+
+}  // namespace gpuscale

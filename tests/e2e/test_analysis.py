@@ -1,0 +1,127 @@
+"""What `report` makes of real result files: a table that fits a terminal,
+every number in --wide, csv and json, and a run against a baseline."""
+import json
+import os
+import unittest
+
+from common import InputErrorTest, ScratchTest, gpuscale, mpirun
+
+SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+# One rank, BLAS threads set per run: 2 threads against 1 makes the same case
+# clearly faster on a machine with 2 cores or more.
+GEMM = """
+[defaults]
+backend = "cpu"
+warmup = 2
+reps = 10
+
+[[experiment]]
+name = "gemm"
+workload = "gemm"
+size = 256
+dtype = "fp64"
+ops = 4
+"""
+
+
+class DefaultConfig(ScratchTest):
+    """The default experiment on 2 ranks, as the README's first command runs it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = ScratchTest()
+        cls.shared.setUp()
+        cls.out = cls.shared.path("default.h5")
+        cls.proc = mpirun(2, "run", os.path.join(SOURCE, "configs", "default.toml"), "-o", cls.out,
+                          "--set", "reps=8", "--set", "warmup=1")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.shared.tearDown()
+
+    def test_the_table_fits_80_columns_and_names_what_varies(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        r = gpuscale("report", self.out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        long = [line for line in r.stdout.splitlines() if len(line) > 80]
+        self.assertEqual(long, [], r.stdout)
+        self.assertIn("gemm-small: gemm, threads=1 size=64 impl=vendor ops=2000, 2 rank(s) on 1 node(s)", r.stdout)
+        self.assertRegex(r.stdout, r"#\s+dtype\s+mode\s+median\s+GF/s/rank\s+speedup\s+eff")
+        self.assertRegex(r.stdout, r"\n\d+\s+fp32\s+parallel\s+\S+ ms\s+\d")
+
+    def test_wide_csv_and_json_carry_every_number(self):
+        w = gpuscale("report", self.out, "--wide").stdout
+        for col in ("min", "p95", "enqueue", "rate total", "slowest"):
+            self.assertIn(col, w)
+        rows = json.loads(gpuscale("report", self.out, "--format", "json").stdout)
+        for r in rows:
+            for k in ("median_s", "median_lo_s", "median_hi_s", "min_s", "p95_s", "gflops", "total_gflops"):
+                self.assertIsInstance(r[k], float, k)
+            self.assertLessEqual(r["median_lo_s"], r["median_s"])
+            self.assertLessEqual(r["median_s"], r["median_hi_s"])
+        parallel = [r for r in rows if r["mode"] == "parallel"]
+        self.assertEqual(len(parallel), 3)
+        for r in parallel:
+            self.assertLessEqual(r["speedup_lo"], r["speedup"])
+            self.assertLessEqual(r["speedup"], r["speedup_hi"])
+            self.assertIsInstance(r["speedup_no_difference"], bool)
+        csv = gpuscale("report", self.out, "--format", "csv").stdout.splitlines()
+        head = csv[0].split(",")
+        for k in ("median_lo_s", "speedup_lo", "speedup_hi", "efficiency_lo", "baseline_verdict"):
+            self.assertIn(k, head)
+
+    def test_the_file_against_itself_is_within_noise_everywhere(self):
+        r = gpuscale("report", self.out, "--baseline", self.out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("against the baseline " + self.out, r.stdout)
+        self.assertEqual(r.stdout.count("within noise"), 6, r.stdout)
+        rows = json.loads(gpuscale("report", self.out, "--baseline", self.out, "--format", "json").stdout)
+        for row in rows:
+            b = row["baseline"]
+            self.assertEqual(b["verdict"], "within noise")
+            self.assertEqual(b["case"], row["case"])
+            self.assertEqual(b["ratio"], 1.0)
+            self.assertLessEqual(b["ratio_lo"], 1.0)
+            self.assertGreaterEqual(b["ratio_hi"], 1.0)
+
+
+class Baseline(ScratchTest):
+    def run_gemm(self, name, threads):
+        out = self.path(name)
+        p = mpirun(1, "run", self.write(name + ".toml", GEMM), "-o", out, "--set", f"threads={threads}")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return out
+
+    @unittest.skipIf((os.cpu_count() or 1) < 2, "needs 2 cores: a run with 2 BLAS threads is the faster baseline")
+    def test_a_run_with_fewer_threads_is_slower_than_its_baseline(self):
+        fast = self.run_gemm("two-threads.h5", 2)
+        slow = self.run_gemm("one-thread.h5", 1)
+        r = gpuscale("report", slow, "--baseline", fast)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        row = json.loads(gpuscale("report", slow, "--baseline", fast, "--format", "json").stdout)[1]
+        self.assertEqual(row["baseline"]["verdict"], "slower", r.stdout)
+        self.assertGreater(row["baseline"]["ratio_lo"], 1.0)
+        self.assertRegex(r.stdout, r"\n1\s+gemm\s+parallel\s+\S+ ms\s+\S+ ms\s+\d\.\d+ \(\d\.\d+-\d\.\d+\)\s+slower\n")
+        # The other way round: faster.
+        back = json.loads(gpuscale("report", fast, "--baseline", slow, "--format", "json").stdout)[1]
+        self.assertEqual(back["baseline"]["verdict"], "faster")
+
+    def test_cases_missing_from_the_baseline_say_so(self):
+        a = self.run_gemm("a.h5", 1)
+        other = self.path("other.h5")
+        p = mpirun(1, "run", self.write("other.toml", GEMM.replace("size = 256", "size = 128")), "-o", other)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = gpuscale("report", a, "--baseline", other)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"\n1\s+gemm\s+parallel\s+-\s+\S+ ms\s+-\s+not in baseline\n")
+
+
+class BadReportInput(InputErrorTest):
+    def test_a_missing_baseline_file(self):
+        self.assert_input_error(gpuscale("report", os.path.join(SOURCE, "README.md"), "--baseline",
+                                         self.path("gone.h5")), "gone.h5: no such file")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
