@@ -7,6 +7,7 @@
 #include "core/text.hpp"
 #include "io/result_reader.hpp"
 #include "report/baseline.hpp"
+#include "report/expectations.hpp"
 #include "report/report.hpp"
 #include "report/side_by_side.hpp"
 
@@ -45,20 +46,28 @@ int cmd_report(const ReportOptions& opt) {
   if (!opt.baseline.empty()) base = rows_of(opt.baseline, opt).second;
   std::vector<ReportRow> all;
   std::vector<RunRows> runs;
+  bool held = true;
   for (const auto& path : opt.files) {
     auto [run, rows] = rows_of(path, opt);
     if (!opt.baseline.empty()) compare_with_baseline(rows, base, opt.baseline);
-    if (f == ReportFormat::table) {
+    if (opt.check) {
+      const auto checks = check_expectations(rows);
+      if (checks.empty()) {
+        throw InputError(path + ": no limits to check: its config sets no [experiment.expect] (docs/config.md)");
+      }
+      held = held && all_hold(checks);
+      if (f == ReportFormat::table) std::cout << render_checks(path, checks);
+    } else if (f == ReportFormat::table) {
       std::cout << render_table(path, run, rows, opt.wide) << render_baseline(rows)
                 << (opt.files.size() > 1 ? "\n" : "");
     }
     all.insert(all.end(), rows.begin(), rows.end());
     runs.push_back({path, static_cast<int>(run.ranks.size()), run.nodes, std::move(rows)});
   }
-  if (f == ReportFormat::table) std::cout << render_side_by_side(runs);
+  if (f == ReportFormat::table && !opt.check) std::cout << render_side_by_side(runs);
   if (f == ReportFormat::csv) std::cout << render_csv(all);
   if (f == ReportFormat::json) std::cout << render_json(all);
-  return kExitOk;
+  return held ? kExitOk : kExitFailure;
 }
 
 }  // namespace gpuscale

@@ -13,6 +13,7 @@
 #include "app/rank_table.hpp"
 #include "app/run_metadata.hpp"
 #include "app/run_file.hpp"
+#include "report/expectations.hpp"
 #include "app/termination_signals.hpp"
 #include "comm/clock_sync.hpp"
 #include "comm/comm_choice.hpp"
@@ -74,14 +75,16 @@ std::unique_ptr<ResultWriter> create_writer(std::string& path, bool named, bool 
   }
 }
 
-// The progress line of a finished case; `flags` gets the report's flags of it.
-std::string summary_line(const CaseRecord& rec, const std::vector<RankRecord>& ranks, std::vector<std::string>& flags) {
+// The report's row of a finished case.
+ReportRow case_row(const CaseRecord& rec, const std::vector<RankRecord>& ranks) {
+  RunRecord run;
+  run.ranks = ranks;  // each GPU's maximum clock and each rank's clock offset, for the flags
+  return report_row(run, rec);
+}
+
+// The progress line of a finished case.
+std::string summary_line(const CaseRecord& rec, const ReportRow& r) {
   if (rec.status == "skipped") return "skipped: " + rec.status_reason;
-  RunRecord one;
-  one.ranks = ranks;  // each GPU's maximum clock and each rank's clock offset, for the flags
-  one.cases.push_back(rec);
-  const ReportRow r = build_report(one).front();
-  flags = r.flags;
   std::string s = "median " + format_seconds(r.median_s) +
                   (rec.mode == "serial" && r.turns > 1 ? " (sum over " + std::to_string(r.turns) + " turns)" : "");
   char buf[96] = "";
@@ -221,6 +224,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   runner.set_telemetry(telemetry.source.get(), kTelemetryIntervalS);
   runner.set_watchdog(&watchdog, CaseTimeout{p.cfg.defaults.timeout_s});
   int failed = 0;
+  std::vector<ReportRow> rows;  // rank 0: for the limits of [experiment.expect]
   for (const auto& c : p.plan) {
     if (root) {
       file->set_current("case " + std::to_string(c.index) + " (" + c.label() + ")");
@@ -231,9 +235,9 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     if (rec.status == "verify-failed") ++failed;
     if (root) {
       file->write_case(rec);
-      std::vector<std::string> flags;
-      std::printf(" %s\n", summary_line(rec, table, flags).c_str());
-      for (const auto& f : flags) {  // in the file too: a reader of it should not miss that
+      rows.push_back(case_row(rec, table));
+      std::printf(" %s\n", summary_line(rec, rows.back()).c_str());
+      for (const auto& f : rows.back().flags) {  // in the file too: a reader of it should not miss that
         if (f.rfind("clock:", 0) == 0) file->add_warning("case " + std::to_string(rec.index) + ": " + f);
       }
       std::fflush(stdout);
@@ -247,6 +251,11 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     file->finish(failed ? "complete; " + std::to_string(failed) + " case(s) failed verification" : "complete", table);
     set_termination_hook({});
     std::printf("done: %s (gpuscale report %s)\n", output.c_str(), output.c_str());
+    relate_rows(rows);
+    if (const auto checks = check_expectations(rows); !checks.empty()) {
+      std::printf("%s", render_checks(output, checks).c_str());
+      std::printf("(gpuscale report --check %s exits 1 when a limit fails)\n", output.c_str());
+    }
   }
   return failed ? kExitFailure : kExitOk;
 }

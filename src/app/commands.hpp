@@ -21,6 +21,7 @@ struct ReportOptions {
   std::string format = "table";  // table | csv | json
   bool wide = false;             // table: every column
   std::string baseline;          // a result file to compare every case with ("" none)
+  bool check = false;            // check [experiment.expect]'s limits: exit 1 when one fails
   double pair_threshold = 0.93;  // node pairs below this share of the best pair are slow (0 < it <= 1)
   double straggler_threshold = 0.2;
 };

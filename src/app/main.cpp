@@ -106,6 +106,9 @@ int main(int argc, char** argv) {
   report->add_option("--baseline", report_opt.baseline,
                      "a result file of the same cases (e.g. before a driver update): each case's median over the "
                      "baseline's, with a 95% interval and a verdict: faster, slower or within noise");
+  report->add_flag("--check", report_opt.check,
+                   "check the limits the config set in [experiment.expect]: one line per failed limit (case, "
+                   "limit, measured) and exit 1 when any fails, 0 when all hold");
   report_opt.pair_threshold = kNodePairThreshold;
   report->add_option("--pair-threshold", report_opt.pair_threshold,
                      "node-pairs cases: a pair below this share of the best pair's bandwidth is slow (default 0.93, "
@@ -118,6 +121,7 @@ int main(int argc, char** argv) {
                  "  gpuscale report results/node-pairs.h5 --pair-threshold 0.9\n"
                  "  gpuscale report results/one-node.h5 results/two-nodes.h5   # and side by side\n"
                  "  gpuscale report results/after.h5 --baseline results/before.h5\n"
+                 "  gpuscale report results/acceptance.h5 --check && echo accepted\n"
                  "Needs neither MPI nor mpirun.");
 
   auto* info = app.add_subcommand("info", "Show where every rank runs and which device it uses, and why");

@@ -23,6 +23,16 @@ const std::vector<std::string>& comm_choices() {
   return v;
 }
 
+const std::vector<ExpectLimit>& expect_limits() {
+  static const std::vector<ExpectLimit> v{
+      {"max_median_s", "the median sample time, in seconds, at most"},
+      {"min_gflops_per_rank", "GFLOP/s of one rank (report's GF/s/rank), at least; workloads rated in GFLOP/s"},
+      {"min_gbps_per_rank", "GB/s of one rank (algbw for transfers), at least; copy, elementwise, collective"},
+      {"min_busbw_gbps", "bus bandwidth in GB/s (nccl-tests' busbw), at least; collective"},
+      {"min_efficiency", "parallel efficiency (speedup / serial turns, or / group_size), at least; in (0, 1]"}};
+  return v;
+}
+
 const std::vector<std::string>& mode_choices() {
   static const std::vector<std::string> v{"serial", "parallel"};
   return v;
@@ -200,7 +210,7 @@ std::vector<ParamSpec> defaults_specs() {
 
 // Keys of an experiment that are not parameters of its workload.
 const std::vector<std::string>& experiment_fixed_keys() {
-  static const std::vector<std::string> v{"name", "workload", "modes"};
+  static const std::vector<std::string> v{"name", "workload", "modes", "expect"};
   return v;
 }
 
@@ -371,6 +381,58 @@ void parse_defaults(const toml::table& t, Defaults& d) {
   }
 }
 
+// Whether a limit can be measured on an experiment's cases: "" if so, else why not.
+std::string limit_unfit(const std::string& key, const WorkloadSchema& w, const Experiment& e) {
+  const auto rate_name = [&] {
+    return w.rate == RateKind::flops ? "GFLOP/s" : w.rate == RateKind::bytes ? "GB/s" : "algbw and busbw";
+  };
+  if (key == "min_gflops_per_rank" && w.rate != RateKind::flops) {
+    return std::string("workload ") + w.name + " is rated in " + rate_name() + ", not GFLOP/s";
+  }
+  if (key == "min_gbps_per_rank" && w.rate == RateKind::flops) {
+    return "workload " + w.name + " is rated in GFLOP/s, not GB/s";
+  }
+  if (key == "min_busbw_gbps" && w.rate != RateKind::transfer) {
+    return std::string("workload ") + w.name + " moves no data between ranks (busbw is a collective's)";
+  }
+  const bool both_modes = std::find(e.modes.begin(), e.modes.end(), "serial") != e.modes.end() &&
+                          std::find(e.modes.begin(), e.modes.end(), "parallel") != e.modes.end();
+  const bool strong_scaling = std::any_of(w.params.begin(), w.params.end(),
+                                          [](const ParamSpec& s) { return s.key == "group_size"; });
+  if (key == "min_efficiency" && !both_modes && !strong_scaling) {
+    return "efficiency needs modes serial and parallel (speedup of parallel over serial / turns)";
+  }
+  return "";
+}
+
+void parse_expect(const toml::node& n, const WorkloadSchema& w, Experiment& e, const std::string& ctx) {
+  std::vector<std::string> keys;
+  for (const auto& l : expect_limits()) keys.push_back(l.key);
+  const auto* t = n.as_table();
+  if (!t) {
+    fail(n.source(), ctx + "'expect' must be a table of limits, e.g. [experiment.expect] with " + join(keys, ", ") +
+                         "; got " + describe(n));
+  }
+  for (auto&& [k, v] : *t) {
+    const std::string key(k.str());
+    const std::string what = ctx + "[experiment.expect] " + key;
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      fail(k.source(), ctx + "unknown limit '" + key + "' in [experiment.expect]" + did_you_mean(key, keys) +
+                           "; valid limits: " + join(keys, ", "));
+    }
+    if (!v.is_number()) fail(v.source(), what + " must be a number, got " + describe(v));
+    const double x = v.is_integer() ? static_cast<double>(v.as_integer()->get()) : v.as_floating_point()->get();
+    if (!(x > 0) || !std::isfinite(x)) fail(v.source(), what + " must be above 0, got " + describe(v));
+    if (key == "min_efficiency" && x > 1) {
+      fail(v.source(), what + " is a share of perfect scaling: above 0 and at most 1 (e.g. 0.8), got " + describe(v));
+    }
+    if (const std::string why = limit_unfit(key, w, e); !why.empty()) {
+      fail(k.source(), what + " cannot be measured here: " + why);
+    }
+    e.expect.emplace_back(key, x);
+  }
+}
+
 Experiment parse_experiment(const toml::table& t, std::size_t index, const Defaults& d,
                             const std::vector<WorkloadSchema>& workloads) {
   Experiment e;
@@ -427,6 +489,7 @@ Experiment parse_experiment(const toml::table& t, std::size_t index, const Defau
       e.params.emplace_back(spec.key, std::vector<Value>{*spec.default_value});
     }
   }
+  if (auto x = t.get("expect")) parse_expect(*x, *schema, e, ctx);
   return e;
 }
 

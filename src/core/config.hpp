@@ -33,7 +33,15 @@ struct Experiment {
   // Every parameter (common ones first, then the workload's) with its values;
   // one value unless the config gave a list. Optional parameters not given are absent.
   std::vector<std::pair<std::string, std::vector<Value>>> params;
+  // [experiment.expect]: limits every case of the experiment must meet (name, value), for report --check.
+  std::vector<std::pair<std::string, double>> expect;
 };
+
+// The limits [experiment.expect] accepts, and what each bounds.
+struct ExpectLimit {
+  std::string key, meaning;
+};
+const std::vector<ExpectLimit>& expect_limits();
 
 struct Config {
   std::string source;  // file path, for messages and the result file

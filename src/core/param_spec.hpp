@@ -27,10 +27,15 @@ struct ParamSpec {
 };
 
 // The parameters every experiment has besides its workload's own.
+// What the report rates a workload's samples by: GFLOP/s, GB/s, or as a
+// transfer (algbw and busbw); decides which [experiment.expect] limits apply.
+enum class RateKind { flops, bytes, transfer };
+
 struct WorkloadSchema {
   std::string name;
   std::string description;
   std::vector<ParamSpec> params;
+  RateKind rate = RateKind::flops;
 };
 
 }  // namespace gpuscale

@@ -47,6 +47,7 @@ std::vector<Case> expand(const Config& cfg) {
         c.workload = e.workload;
         c.mode = mode;
         c.params = p;
+        c.expect = e.expect;
         cases.push_back(std::move(c));
       }
     }

@@ -18,6 +18,7 @@ struct Case {
   std::string workload;
   std::string mode;
   Params params;  // warmup, reps, threads, then the workload's own
+  std::vector<std::pair<std::string, double>> expect;  // its experiment's [experiment.expect]
 
   // Workload parameters only (not warmup/reps/threads): "size=512 dtype=fp64 ops=4".
   std::string param_label() const;

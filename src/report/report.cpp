@@ -12,6 +12,7 @@
 #include "core/metrics.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
+#include "report/expectations.hpp"
 
 namespace gpuscale {
 
@@ -200,6 +201,7 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
   r.groups = c.groups;
   for (auto n : c.group_size) r.group_size = std::max(r.group_size, static_cast<int>(n));
   r.note = c.note;
+  r.expect = c.expect;
   std::vector<std::int64_t> turn = c.turn;
   if (turn.empty()) {  // none recorded (schema 1.0): each rank alone
     for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
@@ -368,6 +370,16 @@ std::string render_json(const std::vector<ReportRow>& rows) {
       o[k == "median" ? "median_hi_s" : k + "_hi"] = (*ci)->hi;
     }
     if (r.speedup_ci) o["speedup_no_difference"] = no_difference(r);
+    if (!r.expect.empty()) {
+      nlohmann::json ex = nlohmann::json::array();
+      for (const auto& c : check_expectations({r})) {
+        nlohmann::json e{{"limit", c.limit}, {"expected", c.expected}, {"holds", c.holds}};
+        if (c.measured) e["measured"] = *c.measured;
+        if (!c.why.empty()) e["why"] = c.why;
+        ex.push_back(std::move(e));
+      }
+      o["expect"] = ex;
+    }
     if (r.baseline) {
       const BaselineComparison& b = *r.baseline;
       nlohmann::json bj{{"file", b.file}, {"verdict", b.verdict}};

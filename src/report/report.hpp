@@ -75,6 +75,7 @@ struct ReportRow {
   // Ranks and nodes slower than the others by more than the straggler threshold (also in flags).
   Stragglers stragglers;
   std::optional<BaselineComparison> baseline;
+  std::vector<std::pair<std::string, double>> expect;  // its experiment's [experiment.expect] limits
 };
 
 // A case whose first timed sample took more than this times its rank's

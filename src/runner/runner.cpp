@@ -217,6 +217,7 @@ CaseRecord Runner::run(const Case& c) {
   rec.reps = reps;
   rec.warmup = warmup;
   rec.params = c.params;
+  rec.expect = c.expect;
   if (!rec.params.has("warmup_s")) rec.params.set("warmup_s", warmup_s);  // the value used
   if (ctx.group) {
     rec.scope = scope_name(ctx.group->scope);

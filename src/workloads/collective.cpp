@@ -19,6 +19,7 @@ std::vector<std::string> collective_scopes() {
 WorkloadSchema collective_schema() {
   WorkloadSchema s;
   s.name = "collective";
+  s.rate = RateKind::transfer;
   s.description = "transfers between ranks (MPI or NCCL) in a scope: world | intra-node | inter-node; "
                   "algbw and busbw as nccl-tests defines them; op pairs in scope node-pairs: every pair of nodes, "
                   "to find a slow link";

@@ -11,6 +11,7 @@ namespace gpuscale {
 WorkloadSchema copy_schema() {
   WorkloadSchema s;
   s.name = "copy";
+  s.rate = RateKind::bytes;
   s.description = "memory copies h2d | d2h | d2d, pinned or pageable host memory; bandwidth in GB/s";
   s.params = {
       {"bytes", ParamType::Int, "bytes per copy; sweep with a list or {from, to, factor}",

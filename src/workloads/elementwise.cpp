@@ -12,6 +12,7 @@ namespace gpuscale {
 WorkloadSchema elementwise_schema() {
   WorkloadSchema s;
   s.name = "elementwise";
+  s.rate = RateKind::bytes;
   s.description = "r += a*b over `elements` values, `ops` passes per timed sample; memory bound, bandwidth in GB/s";
   s.params = {
       {"elements", ParamType::Int, "elements of each of a, b, r", Value{std::int64_t{1} << 24}, 1, {}},

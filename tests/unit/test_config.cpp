@@ -273,3 +273,48 @@ TEST_CASE("graph = true is refused on the CPU backend and where the host waits i
   CHECK(why("async", {{"graph", true}, {"log_norm", std::string("host")}}, cuda) == waits);
   CHECK(why("async", {{"sync", std::string("each")}}, cuda).empty());  // eager: fine
 }
+
+TEST_CASE("[experiment.expect] limits are read, and bad ones are input errors", "[config][expect]") {
+  const std::string gemm = std::string(kIssueExample) + "[experiment.expect]\n";
+  const Config cfg = parse(gemm + "min_gflops_per_rank = 50\nmax_median_s = 0.5\nmin_efficiency = 0.8\n");
+  const std::vector<std::pair<std::string, double>> want{  // in the order of their names
+      {"max_median_s", 0.5}, {"min_efficiency", 0.8}, {"min_gflops_per_rank", 50.0}};
+  CHECK(cfg.experiments[0].expect == want);
+  CHECK(parse(kIssueExample).experiments[0].expect.empty());
+
+  CHECK(error_of(gemm + "min_gflop_per_rank = 50\n") ==
+        "exp.toml:16:1: experiment 'gemm-512': unknown limit 'min_gflop_per_rank' in [experiment.expect] (did you "
+        "mean 'min_gflops_per_rank'?); valid limits: max_median_s, min_gflops_per_rank, min_gbps_per_rank, "
+        "min_busbw_gbps, min_efficiency");
+  CHECK(error_of(gemm + "min_gflops_per_rank = \"fast\"\n") ==
+        "exp.toml:16:23: experiment 'gemm-512': [experiment.expect] min_gflops_per_rank must be a number, got string "
+        "\"fast\"");
+  CHECK(error_of(gemm + "max_median_s = -1\n") ==
+        "exp.toml:16:16: experiment 'gemm-512': [experiment.expect] max_median_s must be above 0, got integer -1");
+  CHECK(error_of(gemm + "max_median_s = nan\n").find("max_median_s must be above 0, got number nan") !=
+        std::string::npos);
+  CHECK(error_of(gemm + "min_efficiency = 80\n") ==
+        "exp.toml:16:18: experiment 'gemm-512': [experiment.expect] min_efficiency is a share of perfect scaling: "
+        "above 0 and at most 1 (e.g. 0.8), got integer 80");
+  CHECK(error_of(gemm + "min_busbw_gbps = 10\n") ==
+        "exp.toml:16:1: experiment 'gemm-512': [experiment.expect] min_busbw_gbps cannot be measured here: workload "
+        "gemm moves no data between ranks (busbw is a collective's)");
+  CHECK(error_of(gemm + "min_gbps_per_rank = 10\n") ==
+        "exp.toml:16:1: experiment 'gemm-512': [experiment.expect] min_gbps_per_rank cannot be measured here: "
+        "workload gemm is rated in GFLOP/s, not GB/s");
+  CHECK(error_of("[[experiment]]\nname = \"c\"\nworkload = \"copy\"\nexpect = {min_gflops_per_rank = 1}\n") ==
+        "exp.toml:4:11: experiment 'c': [experiment.expect] min_gflops_per_rank cannot be measured here: workload "
+        "copy is rated in GB/s, not GFLOP/s");
+  CHECK(error_of("[[experiment]]\nname = \"p\"\nworkload = \"gemm\"\nmodes = \"parallel\"\n"
+                 "expect = {min_efficiency = 0.5}\n") ==
+        "exp.toml:5:11: experiment 'p': [experiment.expect] min_efficiency cannot be measured here: efficiency needs "
+        "modes serial and parallel (speedup of parallel over serial / turns)");
+  CHECK(error_of("[[experiment]]\nname = \"p\"\nworkload = \"gemm\"\nexpect = 3\n") ==
+        "exp.toml:4:10: experiment 'p': 'expect' must be a table of limits, e.g. [experiment.expect] with "
+        "max_median_s, min_gflops_per_rank, min_gbps_per_rank, min_busbw_gbps, min_efficiency; got integer 3");
+  // Collectives: busbw and GB/s per rank.
+  CHECK(parse("[[experiment]]\nname = \"c\"\nworkload = \"collective\"\n"
+              "expect = {min_busbw_gbps = 1, min_gbps_per_rank = 0.5}\n")
+            .experiments[0]
+            .expect.size() == 2);
+}

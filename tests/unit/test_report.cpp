@@ -8,6 +8,7 @@
 #include "app/rank_table.hpp"
 #include "core/text.hpp"
 #include "report/baseline.hpp"
+#include "report/expectations.hpp"
 #include "report/report.hpp"
 #include "report/side_by_side.hpp"
 
@@ -539,4 +540,44 @@ TEST_CASE("report --baseline: ratio of medians with an interval and a verdict pe
   auto few_rows = build_report(few);
   compare_with_baseline(few_rows, build_report(few), "few.h5");
   CHECK(few_rows[0].baseline->verdict == "too few samples");
+}
+
+TEST_CASE("limits of [experiment.expect] are checked against each row they apply to", "[report][expect]") {
+  RunRecord run;
+  run.cases = {timed_case(0, "serial", 2, 5, 0.1), timed_case(1, "parallel", 2, 5, 0.1)};
+  for (auto& c : run.cases) c.expect = {{"min_gflops_per_rank", 0.01}, {"min_efficiency", 0.9}};
+  auto rows = report_no_stragglers(run);
+  // Rank medians: 0.1 and 0.15 s; GF/s per rank = 2e6 / 0.125 / 1e9 = 0.016; efficiency 0.25 / 0.15 / 2 = 0.83.
+  auto checks = check_expectations(rows);
+  REQUIRE(checks.size() == 3);  // min_efficiency: the parallel row only
+  CHECK(checks[0].holds);
+  CHECK(checks[1].holds);
+  CHECK(checks[2].limit == "min_efficiency");
+  CHECK_FALSE(checks[2].holds);
+  CHECK(*checks[2].measured == Approx(0.25 / 0.15 / 2));
+  CHECK_FALSE(all_hold(checks));
+  const std::string text = render_checks("f.h5", checks);
+  INFO(text);
+  CHECK(text.find("f.h5: check: 1 of 3 limit(s) of 2 case(s) FAILED\n") == 0);
+  CHECK(text.find("FAILED case 1 (g size=100 [parallel]): min_efficiency 90.0%, measured 83.3%\n") !=
+        std::string::npos);
+  const auto j = nlohmann::json::parse(render_json(rows));
+  CHECK(j[1]["expect"][1]["limit"] == "min_efficiency");
+  CHECK(j[1]["expect"][1]["holds"] == false);
+  CHECK(j[1]["expect"][1]["measured"].get<double>() == Approx(0.25 / 0.15 / 2));
+
+  // A skipped case or a failed verification fails its limits; a max_ limit holds at or below.
+  run.cases[0].status = "skipped";
+  run.cases[0].status_reason = "needs 4 ranks";
+  run.cases[1].status = "verify-failed";
+  for (auto& c : run.cases) c.expect = {{"max_median_s", 10.0}};
+  checks = check_expectations(report_no_stragglers(run));
+  REQUIRE(checks.size() == 2);
+  CHECK(checks[0].why == "the case was skipped: needs 4 ranks");
+  CHECK(checks[1].why == "the case failed verification");
+  CHECK_FALSE(checks[1].holds);
+  run.cases[1].status = "ok";
+  checks = check_expectations(report_no_stragglers(run));
+  CHECK(checks[1].holds);
+  CHECK(render_checks("f.h5", {checks[1]}) == "f.h5: check: all 1 limit(s) of 1 case(s) hold\n");
 }
