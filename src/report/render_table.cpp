@@ -45,9 +45,12 @@ std::string rate_cell(const std::optional<double>& v) {
 // The header about the run and its warnings, wrapped to a terminal unless `wide` (then a line each).
 std::string run_header(const std::string& path, const RunRecord& run, std::size_t rows, bool wide) {
   const auto wrap = [wide](const std::string& s) { return wide ? s + "\n" : gpuscale::wrap(s); };
-  std::string out = wrap(path + ": gpuscale " + run.software_version + ", " + run.date + ", " +
-                         std::to_string(run.ranks.size()) + " rank(s) on " + std::to_string(run.nodes) +
-                         " node(s), backend " + run.backend);
+  // The path alone when it is long: the run's size then stays on one line.
+  const std::string facts = std::to_string(run.ranks.size()) + " rank(s) on " + std::to_string(run.nodes) +
+                            " node(s), backend " + run.backend + ", gpuscale " + run.software_version + ", " +
+                            run.date;
+  std::string out = wide || path.size() + 2 + facts.size() <= kTerminalWidth ? path + ": " + facts + "\n"
+                                                                               : path + ":\n  " + gpuscale::wrap(facts, kTerminalWidth - 2);
   for (const auto& w : run.warnings) out += wrap("WARNING: " + w);
   if (!run.complete) {
     std::string w = "WARNING: the run did not complete (status: " + run.status + "); incomplete: " +
@@ -143,8 +146,6 @@ struct Column {
   bool left = false;
 };
 
-std::string value_of(const Params& p, const std::string& key) { return p.has(key) ? to_string(p.at(key)) : "-"; }
-
 // One experiment's rows: a line naming what all of them share, then a table
 // of what varies and their numbers, narrowed to fit a terminal.
 std::string block(const std::vector<const ReportRow*>& rows) {
@@ -152,22 +153,10 @@ std::string block(const std::vector<const ReportRow*>& rows) {
   auto varies = [&](auto get) {
     return std::any_of(rows.begin(), rows.end(), [&](const ReportRow* r) { return get(*r) != get(first); });
   };
-  std::vector<std::string> keys;  // every parameter key, in order of appearance
-  for (const auto* r : rows) {
-    for (const auto& [k, v] : r->params.items()) {
-      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
-    }
-  }
+  const ParamSplit split = split_params(rows);
+  std::string shared = split.shared;
   std::vector<Column> param_cols;
-  std::string shared;
-  for (const auto& k : keys) {
-    if (varies([&](const ReportRow& r) { return value_of(r.params, k); })) {
-      param_cols.push_back({k, {}, true});
-      for (const auto* r : rows) param_cols.back().cells.push_back(value_of(r->params, k));
-    } else {
-      shared += " " + k + "=" + value_of(first.params, k);
-    }
-  }
+  for (const auto& [key, cells] : split.varying) param_cols.push_back({key, cells, true});
   std::vector<Column> head_cols{{"#", {}, false}};
   for (const auto* r : rows) head_cols[0].cells.push_back(std::to_string(r->case_index));
   auto add_if_varies = [&](std::vector<Column>& to, const char* head, auto get, bool left) {
@@ -251,8 +240,13 @@ std::string block(const std::vector<const ReportRow*>& rows) {
     const std::string table = assemble(true, kept);
     if (fits(table) || (kept == 0 && param_cols.empty())) return out + table;
   }
-  // Still too wide: the parameters that vary go on a line of their own above each row.
-  const std::string table = assemble(false, optional.size());
+  // Still too wide: the parameters that vary go on a line of their own above
+  // each row, and the optional columns come back as far as they fit.
+  std::string table;
+  for (std::size_t kept = optional.size() + 1; kept-- > 0;) {
+    table = assemble(false, kept);
+    if (fits(table)) break;
+  }
   std::size_t line_end = table.find('\n');
   out += table.substr(0, line_end + 1);
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -267,18 +261,8 @@ std::string block(const std::vector<const ReportRow*>& rows) {
 }
 
 std::string compact_table(const std::vector<ReportRow>& rows) {
-  std::vector<std::string> names;  // experiments in order of appearance
-  for (const auto& r : rows) {
-    if (std::find(names.begin(), names.end(), r.name) == names.end()) names.push_back(r.name);
-  }
   std::string out;
-  for (const auto& name : names) {
-    std::vector<const ReportRow*> in;
-    for (const auto& r : rows) {
-      if (r.name == name) in.push_back(&r);
-    }
-    out += "\n" + block(in);
-  }
+  for (const auto& in : by_experiment(rows)) out += "\n" + block(in);
   const bool transfers = std::any_of(rows.begin(), rows.end(), is_transfer);
   out += "\n" + wrap(std::string("median: sample time (serial: sum over turns; parallel: makespan). ") +
                      (transfers ? "op time: one operation, mean over ranks, median over samples; busbw = algbw x "
@@ -291,6 +275,37 @@ std::string compact_table(const std::vector<ReportRow>& rows) {
 }
 
 }  // namespace
+
+ParamSplit split_params(const std::vector<const ReportRow*>& rows) {
+  const auto value_of = [](const Params& p, const std::string& key) { return p.has(key) ? to_string(p.at(key)) : "-"; };
+  std::vector<std::string> keys;  // every parameter key, in order of appearance
+  for (const auto* r : rows) {
+    for (const auto& [k, v] : r->params.items()) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+  }
+  ParamSplit out;
+  for (const auto& k : keys) {
+    std::vector<std::string> cells;
+    for (const auto* r : rows) cells.push_back(value_of(r->params, k));
+    if (std::all_of(cells.begin(), cells.end(), [&](const std::string& c) { return c == cells[0]; })) {
+      out.shared += " " + k + "=" + cells[0];
+    } else {
+      out.varying.emplace_back(k, std::move(cells));
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<const ReportRow*>> by_experiment(const std::vector<ReportRow>& rows) {
+  std::vector<std::vector<const ReportRow*>> out;
+  for (const auto& r : rows) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& b) { return b.front()->name == r.name; });
+    if (it == out.end()) out.push_back({&r});
+    else it->push_back(&r);
+  }
+  return out;
+}
 
 std::string align_columns(const std::vector<std::vector<std::string>>& cells,
                           const std::function<bool(std::size_t)>& left) {

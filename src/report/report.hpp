@@ -107,6 +107,17 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
 std::string render_csv(const std::vector<ReportRow>& rows);
 std::string render_json(const std::vector<ReportRow>& rows);
 
+// The parameters of `rows`: " k=v ..." of those with one value in all of
+// them, and the others with a cell per row (in order of first appearance).
+struct ParamSplit {
+  std::string shared;
+  std::vector<std::pair<std::string, std::vector<std::string>>> varying;
+};
+ParamSplit split_params(const std::vector<const ReportRow*>& rows);
+
+// Rows grouped by experiment, experiments in order of first appearance.
+std::vector<std::vector<const ReportRow*>> by_experiment(const std::vector<ReportRow>& rows);
+
 // "12.3 ms", "1.23 s", "45.6 us"
 std::string format_seconds(double s);
 // Rows of cells as text columns two spaces apart; column i left-aligned where left(i), else right-aligned.

@@ -1,9 +1,11 @@
 #include "report/side_by_side.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <tuple>
+
+#include "core/text.hpp"
 
 namespace gpuscale {
 
@@ -13,66 +15,76 @@ using Key = std::tuple<std::string, std::string, std::string>;  // name, paramet
 
 Key key_of(const ReportRow& r) { return {r.name, r.params_label, r.mode}; }
 
-std::string ratio(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", x);
-  return buf;
+// A parallel row's throughput over one rank's in the baseline's serial run:
+// every rank does the same work, so speedup = ranks x (serial median / serial
+// turns) / this median, with its interval; eff = speedup / ranks.
+std::string scaling_cell(const ReportRow& r, const ReportRow* serial) {
+  if (!serial || r.mode != "parallel" || !r.scope.empty() || serial->turns < 1 || !std::isfinite(serial->median_s)) {
+    return "";
+  }
+  const double per_turn = static_cast<double>(r.ranks) / serial->turns;
+  const double speedup = per_turn * serial->median_s / r.median_s;
+  const auto ci = ratio_interval(serial->median_ci, r.median_ci);
+  if (ci && ci->contains(1.0 / per_turn)) return " no difference";
+  return format_number(" %.2fx", speedup) + format_number(" %.0f%%", 100.0 * speedup / r.ranks);
 }
 
 }  // namespace
 
 std::string render_side_by_side(const std::vector<RunRows>& runs) {
   if (runs.size() < 2) return "";
-  // Cases in the order they first appear; each file's row of each (a file may lack one).
-  std::vector<Key> order;
+  // Each case (by name, parameters and mode) with its row in every file (a file may lack one).
   std::map<Key, std::vector<const ReportRow*>> cell;
+  std::vector<ReportRow> first_seen;  // one row of each case, in order of first appearance
   for (std::size_t f = 0; f < runs.size(); ++f) {
     for (const auto& r : runs[f].rows) {
       auto [it, fresh] = cell.try_emplace(key_of(r), runs.size(), nullptr);
-      if (fresh) order.push_back(it->first);
+      if (fresh) first_seen.push_back(r);
       if (!it->second[f]) it->second[f] = &r;
     }
   }
-  bool shared = false;
-  for (const auto& [k, rows] : cell) {
-    int in = 0;
-    for (const auto* r : rows) in += r ? 1 : 0;
-    shared = shared || in > 1;
-  }
+  const bool shared = std::any_of(cell.begin(), cell.end(), [](const auto& kv) {
+    return std::count_if(kv.second.begin(), kv.second.end(), [](const ReportRow* r) { return r; }) > 1;
+  });
   if (!shared) return "";
 
-  std::vector<std::string> head{"name", "parameters", "mode"};
-  for (std::size_t f = 0; f < runs.size(); ++f) {
-    head.push_back("[" + std::to_string(f + 1) + "] " + std::to_string(runs[f].ranks) + "r/" +
-                   std::to_string(runs[f].nodes) + "n");
-  }
-  std::vector<std::vector<std::string>> cells{head};
-  for (const auto& k : order) {
-    // The baseline: the first file's serial run of the same case.
-    const auto base_it = cell.find({std::get<0>(k), std::get<1>(k), "serial"});
-    const ReportRow* base = base_it == cell.end() ? nullptr : base_it->second[0];
-    std::vector<std::string> row{std::get<0>(k), std::get<1>(k), std::get<2>(k)};
-    for (const auto* r : cell[k]) {
-      if (!r) {
-        row.push_back("-");
-      } else if (r->status == "skipped" || !std::isfinite(r->median_s)) {
-        row.push_back("skipped");
-      } else {
-        std::string c = format_seconds(r->median_s);
-        if (base && base != r && std::isfinite(base->median_s)) c += " (" + ratio(base->median_s / r->median_s) + ")";
-        if (r->status != "ok") c += " " + r->status;
-        row.push_back(c);
-      }
-    }
-    cells.push_back(std::move(row));
-  }
-  std::string out = "side by side: the median sample of each case in each file; (Nx): speedup over file [1]'s "
-                    "serial run of the case\n";
+  std::string out = wrap("side by side: each case's median in each file; parallel cases of work on each rank also "
+                         "give speedup and eff: their throughput over one rank's in file [1]'s serial run (ranks x "
+                         "serial median / serial turns / this median), \"no difference\" where its 95% interval "
+                         "holds 1 rank's");
   for (std::size_t f = 0; f < runs.size(); ++f) {
     out += "[" + std::to_string(f + 1) + "] " + runs[f].path + ": " + std::to_string(runs[f].ranks) + " rank(s) on " +
            std::to_string(runs[f].nodes) + " node(s)\n";
   }
-  return out + align_columns(cells, [](std::size_t i) { return i < 3; });
+  for (const auto& block : by_experiment(first_seen)) {
+    const ParamSplit split = split_params(block);
+    std::vector<std::string> head;
+    for (const auto& [key, cells] : split.varying) head.push_back(key);
+    head.push_back("mode");
+    for (std::size_t f = 0; f < runs.size(); ++f) {
+      head.push_back("[" + std::to_string(f + 1) + "] " + std::to_string(runs[f].ranks) + "r/" +
+                     std::to_string(runs[f].nodes) + "n");
+    }
+    std::vector<std::vector<std::string>> rows{head};
+    for (std::size_t i = 0; i < block.size(); ++i) {
+      const ReportRow& any = *block[i];
+      std::vector<std::string> row;
+      for (const auto& [key, cells] : split.varying) row.push_back(cells[i]);
+      row.push_back(any.mode);
+      const auto serial_it = cell.find({any.name, any.params_label, "serial"});
+      const ReportRow* serial = serial_it == cell.end() ? nullptr : serial_it->second[0];
+      for (const auto* r : cell[key_of(any)]) {
+        if (!r) row.push_back("-");
+        else if (r->status == "skipped" || !std::isfinite(r->median_s)) row.push_back("skipped");
+        else row.push_back(format_seconds(r->median_s) + scaling_cell(*r, serial) +
+                           (r->status != "ok" ? " " + r->status : ""));
+      }
+      rows.push_back(std::move(row));
+    }
+    out += "\n" + wrap(block.front()->name + ":" + split.shared) +
+           align_columns(rows, [](std::size_t) { return true; });
+  }
+  return out;
 }
 
 }  // namespace gpuscale

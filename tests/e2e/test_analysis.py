@@ -1,30 +1,45 @@
 """What `report` makes of real result files: a table that fits a terminal,
 every number in --wide, csv and json, and a run against a baseline."""
+import contextlib
 import json
 import os
+import subprocess
+import sys
 import unittest
 
-from common import InputErrorTest, ScratchTest, gpuscale, mpirun
+from common import GPUSCALE, MPIEXEC, InputErrorTest, ScratchTest, gpuscale, mpirun, run
 
 SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 
-# One rank, BLAS threads set per run: 2 threads against 1 makes the same case
-# clearly faster on a machine with 2 cores or more. 21 samples: each median's
-# interval then leaves out the 4 smallest and largest, so a few samples
-# slowed by other work on the machine do not widen it.
+# One rank; 21 samples of about 10 ms: each median's interval then leaves
+# out the 4 smallest and largest, so a few samples slowed by other work on
+# the machine do not widen it.
 GEMM = """
 [defaults]
 backend = "cpu"
 warmup = 2
 reps = 21
+threads = 1
 
 [[experiment]]
 name = "gemm"
 workload = "gemm"
 size = 256
 dtype = "fp64"
-ops = 4
+ops = 16
+modes = "parallel"
 """
+
+
+@contextlib.contextmanager
+def busy_core(core):
+    """A busy loop pinned to `core` while the block runs."""
+    loop = subprocess.Popen(["taskset", "-c", str(core), sys.executable, "-c", "while True: pass"])
+    try:
+        yield
+    finally:
+        loop.kill()
+        loop.wait()
 
 
 class DefaultConfig(ScratchTest):
@@ -89,34 +104,34 @@ class DefaultConfig(ScratchTest):
 
 
 class Baseline(ScratchTest):
-    def run_gemm(self, name, threads):
+    def run_gemm(self, name, config=GEMM):
+        """The rank pinned to core 0."""
         out = self.path(name)
-        p = mpirun(1, "run", self.write(name + ".toml", GEMM), "-o", out, "--set", f"threads={threads}")
+        p = run(["taskset", "-c", "0", MPIEXEC, "-n", "1", GPUSCALE, "run", self.write(name + ".toml", config),
+                 "-o", out])
         self.assertEqual(p.returncode, 0, p.stderr)
         return out
 
-    @unittest.skipIf((os.cpu_count() or 1) < 2, "needs 2 cores: a run with 2 BLAS threads is the faster baseline")
-    def test_a_run_with_fewer_threads_is_slower_than_its_baseline(self):
-        fast = self.run_gemm("two-threads.h5", 2)
-        slow = self.run_gemm("one-thread.h5", 1)
-        r = gpuscale("report", slow, "--baseline", fast)
+    def test_a_run_sharing_its_core_with_a_busy_loop_is_slower_than_its_baseline(self):
+        alone = self.run_gemm("alone.h5")
+        with busy_core(0):
+            shared = self.run_gemm("shared.h5")
+        r = gpuscale("report", shared, "--baseline", alone)
         self.assertEqual(r.returncode, 0, r.stderr)
-        row = json.loads(gpuscale("report", slow, "--baseline", fast, "--format", "json").stdout)[1]
+        row = json.loads(gpuscale("report", shared, "--baseline", alone, "--format", "json").stdout)[0]
         self.assertEqual(row["baseline"]["verdict"], "slower", r.stdout)
         self.assertGreater(row["baseline"]["ratio_lo"], 1.0)
-        self.assertRegex(r.stdout, r"\n1\s+gemm\s+parallel\s+\S+ ms\s+\S+ ms\s+\d\.\d+ \(\d\.\d+-\d\.\d+\)\s+slower\n")
+        self.assertRegex(r.stdout, r"\n0\s+gemm\s+parallel\s+\S+ ms\s+\S+ ms\s+\d\.\d+ \(\d\.\d+-\d\.\d+\)\s+slower\n")
         # The other way round: faster.
-        back = json.loads(gpuscale("report", fast, "--baseline", slow, "--format", "json").stdout)[1]
+        back = json.loads(gpuscale("report", alone, "--baseline", shared, "--format", "json").stdout)[0]
         self.assertEqual(back["baseline"]["verdict"], "faster")
 
     def test_cases_missing_from_the_baseline_say_so(self):
-        a = self.run_gemm("a.h5", 1)
-        other = self.path("other.h5")
-        p = mpirun(1, "run", self.write("other.toml", GEMM.replace("size = 256", "size = 128")), "-o", other)
-        self.assertEqual(p.returncode, 0, p.stderr)
+        a = self.run_gemm("a.h5")
+        other = self.run_gemm("other.h5", GEMM.replace("size = 256", "size = 128"))
         r = gpuscale("report", a, "--baseline", other)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertRegex(r.stdout, r"\n1\s+gemm\s+parallel\s+-\s+\S+ ms\s+-\s+not in baseline\n")
+        self.assertRegex(r.stdout, r"\n0\s+gemm\s+parallel\s+-\s+\S+ ms\s+-\s+not in baseline\n")
 
 
 class BadReportInput(InputErrorTest):

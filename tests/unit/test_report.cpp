@@ -91,9 +91,11 @@ TEST_CASE("runs side by side: each case's median per file, speedup over the firs
   const std::string t = render_side_by_side(runs);
   INFO(t);
   CHECK(t.find("[1] one.h5: 2 rank(s) on 1 node(s)\n[2] two.h5: 4 rank(s) on 2 node(s)\n") != std::string::npos);
-  // serial: 0.25 s on one node, 0.45 s (4 turns) on two; parallel: 0.15 s on one server (1.67x), 0.5 s across (0.5x).
-  CHECK(t.find("g     size=100    serial            250 ms  450 ms (0.56x)\n") != std::string::npos);
-  CHECK(t.find("g     size=100    parallel  150 ms (1.67x)  500 ms (0.50x)\n") != std::string::npos);
+  // One rank's sample in [1]'s serial run: (0.1 + 0.15) / 2 turns = 0.125 s. Parallel: 2 ranks in 0.15 s on one
+  // server (2 x 0.125 / 0.15 = 1.67x, 83%), 4 ranks in 0.5 s across two (4 x 0.125 / 0.5 = 1.00x, 25%).
+  CHECK(t.find("\ng: size=100\nmode      [1] 2r/1n         [2] 4r/2n\n") != std::string::npos);
+  CHECK(t.find("\nserial    250 ms            450 ms\n") != std::string::npos);
+  CHECK(t.find("\nparallel  150 ms 1.67x 83%  500 ms 1.00x 25%\n") != std::string::npos);
   CHECK(render_side_by_side({runs[0]}).empty());  // one file: nothing to compare
   RunRecord other;
   other.cases = {timed_case(0, "serial", 2, 5, 0.1)};
