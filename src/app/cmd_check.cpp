@@ -8,6 +8,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/plan.hpp"
+#include "core/text.hpp"
 #include "device/backend.hpp"
 #include "workloads/workload.hpp"
 
@@ -49,6 +50,12 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
                     ? "a job whose ranks share a GPU stops before any case runs, naming them; comm = \"auto\" or "
                       "\"mpi\" moves their data with MPI instead"
                     : "a job whose ranks share a GPU moves data with MPI (comm auto), and says so");
+  }
+  for (const auto& e : cfg.experiments) {
+    if (e.expect.empty()) continue;
+    std::string limits;
+    for (const auto& [limit, value] : e.expect) limits += " " + limit + "=" + format_number("%g", value);
+    std::printf("limits of '%s' (report --check):%s\n", e.name.c_str(), limits.c_str());
   }
   for (const auto& c : plan) {
     std::printf("  [%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld\n", c.index, c.label().c_str(),

@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "core/stats.hpp"
+#include "core/text.hpp"
+#include "report/report.hpp"
 
 namespace gpuscale {
 
@@ -153,32 +155,25 @@ std::string render_node_pairs(std::size_t index, const std::string& params_label
     nodes.insert(p.node_b);
     rounds = std::max(rounds, p.round);
   }
-  os << "node pairs, case " << index << " (" << params_label << "): " << nodes.size() << " nodes, " << v.pairs.size()
-     << " pairs in " << rounds << " round(s); bandwidth = bytes x iters one way / the pair's round time (its slower "
-        "end), median over "
-     << v.samples << " sweep(s)\n";
+  os << "node pairs, case " << index << ": " << nodes.size() << " nodes, " << v.pairs.size() << " pairs in " << rounds
+     << " round(s)\n"
+     << "  " << wrap("(" + params_label + ") bandwidth = bytes x iters one way / the pair's round time (its slower end), "
+             "median over " + std::to_string(v.samples) + " sweep(s)", 78, "  ");
   std::vector<std::vector<std::string>> cells{{"round", "pair", "bandwidth", "of best", ""}};
   for (std::size_t i = 0; i < v.pairs.size(); ++i) {
     const NodePairRow& p = v.pairs[i];
-    char bw[32] = "-";
-    if (std::isfinite(p.gbps)) std::snprintf(bw, sizeof bw, "%.3g GB/s", p.gbps);
-    cells.push_back({std::to_string(p.round), pair_name(p), bw, std::isfinite(p.share) ? percent(p.share) : "-",
+    cells.push_back({std::to_string(p.round), pair_name(p),
+                     std::isfinite(p.gbps) ? format_number("%.3g GB/s", p.gbps) : "-",
+                     std::isfinite(p.share) ? percent(p.share) : "-",
                      i == v.best ? "best" : p.slow ? "below " + percent(v.threshold) : ""});
   }
-  std::vector<std::size_t> width(cells[0].size(), 0);
-  for (const auto& row : cells) {
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  const std::string table = align_columns(cells, [](std::size_t i) { return i == 1 || i == 4; });
+  for (std::size_t from = 0; from < table.size();) {  // indented under the header
+    const std::size_t nl = table.find('\n', from);
+    os << "  " << table.substr(from, nl + 1 - from);
+    from = nl + 1;
   }
-  for (const auto& row : cells) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      const bool left = i == 1 || i == 4;
-      const std::string pad(width[i] - row[i].size(), ' ');
-      line += "  " + (left ? row[i] + pad : pad + row[i]);
-    }
-    os << line.substr(0, line.find_last_not_of(' ') + 1) << "\n";
-  }
-  os << "  " << v.line << "\n";
+  os << "  " << v.line << "\n";  // one line, whatever the host names' length: the verdict to grep for
   return os.str();
 }
 

@@ -327,7 +327,7 @@ TEST_CASE("report: each pair's bandwidth from its round, the slow node in the ta
   CHECK(r.slowest_rank % 2 == 0);  // ranks outside the group (odd ranks here) are left out
 
   const std::string table = render_table("np.h5", run, rows);
-  CHECK(table.find("node pairs, case 3 (") != std::string::npos);
+  CHECK(table.find("node pairs, case 3: 4 nodes, 6 pairs in 3 round(s)\n  (") != std::string::npos);
   CHECK(table.find("4 nodes, 6 pairs in 3 round(s)") != std::string::npos);
   CHECK(table.find("node node2's link is slow: pairs with it reach 25% of the best pair (threshold 93%)") !=
         std::string::npos);
