@@ -14,8 +14,9 @@
 
 namespace gpuscale {
 
-int cmd_check(const std::string& config, const std::vector<std::string>& sets) {
+int cmd_check(const std::string& config, const std::vector<std::string>& sets, std::size_t max_cases) {
   const Config cfg = load_config(config, sets, workload_schemas(), environment_defaults(std::getenv("SLURM_CPUS_PER_TASK")));
+  check_plan_size(cfg, max_cases);
   auto plan = expand(cfg);
   const auto notes = drop_single_turn_serials(plan);
   // The plan is checked against the backend it asks for, even where that

@@ -113,6 +113,7 @@ Prepared prepare(const RunOptions& opt) {
   const char* cpus = std::getenv("SLURM_CPUS_PER_TASK");
   const Defaults base = environment_defaults(cpus);
   p.cfg = load_config(opt.config, opt.sets, workload_schemas(), base);
+  check_plan_size(p.cfg, opt.max_cases);
   p.plan = expand(p.cfg);
   if (!opt.output.empty()) check_output_path(opt.output, opt.force);
   p.cuda = probe_cuda();

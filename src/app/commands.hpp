@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "core/plan.hpp"
+
 namespace gpuscale {
 
 struct RunOptions {
@@ -11,11 +13,12 @@ struct RunOptions {
   std::string output;  // empty: results/<config stem>-<timestamp>.h5
   std::vector<std::string> sets;
   bool force = false;
+  std::size_t max_cases = kDefaultMaxCases;
   std::string command_line;
 };
 
 int cmd_run(const RunOptions& opt, int* argc, char*** argv);
-int cmd_check(const std::string& config, const std::vector<std::string>& sets);
+int cmd_check(const std::string& config, const std::vector<std::string>& sets, std::size_t max_cases);
 struct ReportOptions {
   std::vector<std::string> files;
   std::string format = "table";  // table | csv | json

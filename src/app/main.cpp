@@ -10,6 +10,7 @@
 #include "app/commands.hpp"
 #include "app/run_metadata.hpp"
 #include "core/error.hpp"
+#include "core/plan.hpp"
 #include "core/text.hpp"
 #include "report/node_pairs.hpp"
 #include "report/stragglers.hpp"
@@ -79,6 +80,9 @@ int main(int argc, char** argv) {
                   "Override a config key: KEY=VALUE, defaults.KEY=VALUE or EXPERIMENT.KEY=VALUE; "
                   "the value is TOML (e.g. size=[256,512]); repeatable");
   run->add_flag("--force", run_opt.force, "Overwrite the output file if it exists");
+  const std::string max_cases_help = "Refuse a plan of more cases than this (default " +
+                                     std::to_string(kDefaultMaxCases) + "): more is most often a list typo";
+  run->add_option("--max-cases", run_opt.max_cases, max_cases_help);
   run->footer("Examples:\n"
               "  mpirun -np 2 gpuscale run configs/default.toml -o results/default.h5\n"
               "  mpirun -np 4 gpuscale run configs/auto-parallelism.toml --set reps=5 --set dtype=fp32\n"
@@ -91,9 +95,11 @@ int main(int argc, char** argv) {
 
   std::string check_config;
   std::vector<std::string> check_sets;
+  std::size_t check_max_cases = kDefaultMaxCases;
   auto* check = app.add_subcommand("check", "Validate a config file and print its expanded plan (runs nothing)");
   check->add_option("config", check_config, "Experiment file (TOML)")->required();
   check->add_option("--set", check_sets, "Override a config key, as for 'run'");
+  check->add_option("--max-cases", check_max_cases, max_cases_help);
   check->footer("Example:\n  gpuscale check configs/default.toml --set size=[256,512]\n\n" + workloads_help());
 
   ReportOptions report_opt;
@@ -151,7 +157,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*run) return cmd_run(run_opt, &argc, &argv);
-    if (*check) return cmd_check(check_config, check_sets);
+    if (*check) return cmd_check(check_config, check_sets, check_max_cases);
     if (*report) return cmd_report(report_opt);
     if (*info) return cmd_info(&argc, &argv);
   } catch (const InputError& e) {  // found before MPI started (later ones say which rank)

@@ -1,6 +1,9 @@
 #include "core/plan.hpp"
 
 #include <algorithm>
+#include <cstdint>
+
+#include "core/error.hpp"
 
 namespace gpuscale {
 
@@ -23,6 +26,54 @@ std::string Case::param_label() const {
 std::string Case::label() const {
   const std::string p = param_label();
   return experiment + (p.empty() ? "" : " " + p) + " [" + mode + "]";
+}
+
+namespace {
+
+std::size_t saturating_multiply(std::size_t a, std::size_t b) {
+  if (a != 0 && b > SIZE_MAX / a) return SIZE_MAX;
+  return a * b;
+}
+
+std::size_t experiment_size(const Experiment& e) {
+  std::size_t n = e.modes.size();
+  for (const auto& kv : e.params) n = saturating_multiply(n, kv.second.size());
+  return n;
+}
+
+std::string count(std::size_t n) { return n == SIZE_MAX ? "more than " + std::to_string(SIZE_MAX) : std::to_string(n); }
+
+}  // namespace
+
+std::size_t plan_size(const Config& cfg) {
+  std::size_t n = 0;
+  for (const auto& e : cfg.experiments) {
+    const std::size_t m = experiment_size(e);
+    n = n > SIZE_MAX - m ? SIZE_MAX : n + m;
+  }
+  return n;
+}
+
+void check_plan_size(const Config& cfg, std::size_t max_cases) {
+  const std::size_t n = plan_size(cfg);
+  if (n <= max_cases) return;
+  std::string why;
+  for (const auto& e : cfg.experiments) {
+    const std::size_t m = experiment_size(e);
+    if (m < 2) continue;
+    // The keys with more than one value, longest list first: those multiply.
+    std::vector<std::pair<std::size_t, std::string>> lists;
+    for (const auto& [key, values] : e.params) {
+      if (values.size() > 1) lists.emplace_back(values.size(), key);
+    }
+    if (e.modes.size() > 1) lists.emplace_back(e.modes.size(), "modes");
+    std::stable_sort(lists.begin(), lists.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string product;
+    for (const auto& [len, key] : lists) product += (product.empty() ? "" : " x ") + key + " (" + std::to_string(len) + ")";
+    why += "; experiment '" + e.name + "': " + product + " = " + count(m);
+  }
+  throw InputError(cfg.source + ": the plan has " + count(n) + " cases, more than --max-cases " +
+                   std::to_string(max_cases) + why + "; shorten those lists, or raise --max-cases if you mean it");
 }
 
 std::vector<Case> expand(const Config& cfg) {

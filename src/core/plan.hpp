@@ -29,6 +29,19 @@ struct Case {
 // Names of the parameters every case has besides its workload's.
 const std::vector<std::string>& runner_param_keys();
 
+// The most cases a plan may have unless the user raises it (--max-cases):
+// more is most likely a list typo multiplying cases.
+constexpr std::size_t kDefaultMaxCases = 10000;
+
+// The number of cases `expand` would make, from the lists' lengths alone
+// (saturating at SIZE_MAX), before the serials that equal their parallel
+// twin are dropped.
+std::size_t plan_size(const Config& cfg);
+
+// InputError when plan_size(cfg) > max_cases, naming the experiments and the
+// keys whose lists multiply, with their lengths.
+void check_plan_size(const Config& cfg, std::size_t max_cases);
+
 std::vector<Case> expand(const Config& cfg);
 
 }  // namespace gpuscale

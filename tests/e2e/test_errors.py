@@ -2,6 +2,7 @@
 written or changed."""
 import hashlib
 import os
+import time
 import unittest
 
 from common import SMALL_CONFIG, InputErrorTest, gpuscale, mpirun
@@ -140,6 +141,26 @@ class BadInput(InputErrorTest):
             f.attrs["schemaVersion"] = "9.0"
         self.assert_input_error(gpuscale("report", future),
                                 "future.h5: schemaVersion 9.0 is not readable by this gpuscale (reads 1.3)")
+
+    def test_a_plan_explosion_is_refused_at_once(self):
+        # 7 keys of 10 values, both modes: 2 x 10^7 cases; found from the lists' lengths, never expanded.
+        lists = "".join(f"{k} = [{', '.join(str(v) for v in range(1, 11))}]\n"
+                        for k in ("m", "n", "k", "ops", "warmup", "reps", "threads"))
+        text = "[[experiment]]\nname = \"typo\"\nworkload = \"gemm\"\n" + lists
+        for command in ("check", "run"):
+            cfg, out = self.write("big.toml", text), self.path("big.h5")
+            started = time.monotonic()
+            p = gpuscale(command, cfg, *(["-o", out] if command == "run" else []))
+            self.assertLess(time.monotonic() - started, 1.0)
+            self.assert_input_error(p, cfg + ": the plan has 20000000 cases, more than --max-cases 10000; experiment "
+                                    "'typo': warmup (10) x reps (10) x threads (10) x m (10) x n (10) x k (10) x ops "
+                                    "(10) x modes (2) = 20000000", out=out)
+        # Raised on purpose: the limit moves.
+        p = gpuscale("check", cfg, "--max-cases", "100", "--set", "m=1", "--set", "n=1", "--set", "k=1",
+                     "--set", "ops=1", "--set", "typo.warmup=1", "--set", "typo.reps=[1,2,3,4,5]",
+                     "--set", "typo.threads=[1,2,3,4,5]")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("50 case(s)", p.stdout)
 
     def test_check_reports_the_same_errors(self):
         cfg = self.write("bad.toml", SMALL_CONFIG.replace("workload = \"gemm\"", "workload = \"gemv\""))

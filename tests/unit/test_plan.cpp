@@ -34,3 +34,20 @@ TEST_CASE("runner keys can be swept like any other", "[plan]") {
   CHECK(plan[1].params.get_int("threads") == 2);
   CHECK(plan[0].param_label() == "size=512 dtype=fp64 impl=vendor ops=1");  // runner keys are not workload parameters
 }
+
+TEST_CASE("the plan's size is known from the lists before anything is expanded", "[plan][limits]") {
+  std::string text = "[[experiment]]\nname = \"typo\"\nworkload = \"gemm\"\n";
+  std::string list = "[";
+  for (int i = 1; i <= 50; ++i) list += std::to_string(i) + (i < 50 ? "," : "]");
+  for (const char* key : {"m", "n", "k", "ops"}) text += std::string(key) + " = " + list + "\n";
+  const Config cfg = parse_config(text, "typo.toml", {}, workload_schemas());
+  CHECK(plan_size(cfg) == 50ull * 50 * 50 * 50 * 2);  // modes: serial and parallel
+  CHECK_THROWS_WITH(check_plan_size(cfg, kDefaultMaxCases),
+                    "typo.toml: the plan has 12500000 cases, more than --max-cases 10000; experiment 'typo': m (50) x "
+                    "n (50) x k (50) x ops (50) x modes (2) = 12500000; shorten those lists, or raise --max-cases if "
+                    "you mean it");
+  CHECK_NOTHROW(check_plan_size(cfg, 12500000));
+  const Config one = parse_config("[[experiment]]\nworkload = \"gemm\"\nsize = [1, 2]\n", "one.toml", {},
+                                  workload_schemas());
+  CHECK(plan_size(one) == expand(one).size());
+}
