@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(cmake g++ make git
           openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libopenblas-dev
           catch2 libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
-          python3 python3-h5py python3-numpy
+          python3 python3-h5py python3-numpy python3-pandas python3-matplotlib
           iproute2 util-linux
           # the test bed of the job scripts (tests/e2e/test_slurm.py): a real Slurm, started by the test
           slurmd slurmctld slurm-client munge)

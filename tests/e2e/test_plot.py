@@ -1,0 +1,391 @@
+"""The Python analysis tools (tools/) on files made by the real binary: the
+loader's DataFrames and numbers against `gpuscale report --format json` and
+h5py, and every figure of tools/gpuscale-plot: the PNG is written and the
+series it plots (its --data JSON) hold the report's numbers (speedup,
+efficiency, algbw, busbw) and the raw samples (timeline, per-rank medians).
+Bad input: one line on stderr, exit code 2."""
+import json
+import math
+import os
+import subprocess
+import sys
+import unittest
+
+try:
+    import h5py
+    import matplotlib  # noqa: F401 (the plot tool needs it)
+    import numpy as np
+    import pandas  # noqa: F401
+except ImportError as e:
+    sys.exit(f"e2e.plot: the Python module {e.name} is missing: run scripts/install-deps.sh "
+             "(python3-h5py, python3-numpy, python3-pandas, python3-matplotlib)")
+
+from common import GPUSCALE, MPIEXEC, ScratchTest, gpuscale, mpirun, run, s
+
+TOOLS = os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "tools")
+PLOT = os.path.join(TOOLS, "gpuscale-plot")
+sys.path.insert(0, TOOLS)
+import gpuscale_data  # noqa: E402
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+GEMM = """
+[defaults]
+backend = "cpu"
+warmup = 1
+reps = 7
+
+[[experiment]]
+name = "gemm"
+workload = "gemm"
+size = 96
+dtype = ["fp64", "fp32"]
+ops = 40
+modes = ["serial", "parallel"]
+"""
+
+# Collectives for the bandwidth figure, a pipeline for phases, and a case this job cannot run (skipped).
+MIXED = """
+[defaults]
+backend = "cpu"
+warmup = 1
+reps = 7
+
+[[experiment]]
+name = "coll"
+workload = "collective"
+op = ["allreduce", "allgather", "sendrecv"]
+dtype = "fp32"
+bytes = [1024, 65536, 1048576]
+iters = 3
+scope = "world"
+modes = ["parallel"]
+
+[[experiment]]
+name = "pipe"
+workload = "pipeline"
+size = 96
+dtype = "fp64"
+ops = 4
+overlap = [false, true]
+modes = ["parallel"]
+
+[[experiment]]
+name = "alone"
+workload = "collective"
+op = "allreduce"
+bytes = 1024
+scope = "inter-node"
+modes = ["parallel"]
+"""
+
+# Long enough samples (about 10 ms) that a rank sharing its core gets its share of it in every one.
+STRAGGLER = """
+[defaults]
+backend = "cpu"
+warmup = 1
+reps = 7
+
+[[experiment]]
+name = "gemm"
+workload = "gemm"
+size = 256
+dtype = "fp64"
+ops = 16
+modes = ["parallel"]
+"""
+
+
+def close(a, b, rel=1e-9):
+    return math.isclose(a, b, rel_tol=rel, abs_tol=1e-300)
+
+
+class Plot(ScratchTest):
+    """Result files of GEMM on 1, 2 and 4 ranks and of MIXED on 2 ranks, each with its report, for all tests."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = ScratchTest()
+        cls.shared.setUp()
+        cls.files, cls.reports = {}, {}
+        for name, config, ranks in (("np1", GEMM, 1), ("np2", GEMM, 2), ("np4", GEMM, 4), ("mixed", MIXED, 2)):
+            out = cls.shared.path(f"{name}.h5")
+            proc = mpirun(ranks, "run", cls.shared.write(f"{name}.toml", config), "-o", out)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            cls.files[name] = out
+            cls.reports[name] = cls.report(out)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.shared.tearDown()
+
+    @staticmethod
+    def report(path):
+        """{case: row} of `gpuscale report --format json`."""
+        proc = gpuscale("report", path, "--format", "json")
+        assert proc.returncode == 0, proc.stderr
+        return {row["case"]: row for row in json.loads(proc.stdout)}
+
+    def plot(self, *args, ok=True):
+        """Runs the tool; with ok, checks that it succeeded and that every PNG it printed is one, and returns the
+        figures of its --data JSON."""
+        data = self.path("data.json")
+        proc = run([sys.executable, PLOT, *args, "-o", self.path("png"), "--data", data])
+        if not ok:
+            return proc
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        printed = proc.stdout.split()
+        with open(data) as f:
+            figures = json.load(f)["figures"]
+        self.assertEqual(printed, [fig["png"] for fig in figures])
+        for png in printed:
+            with open(png, "rb") as f:
+                self.assertEqual(f.read(8), PNG_SIGNATURE, png)
+            self.assertGreater(os.path.getsize(png), 10000, png)
+        return figures
+
+    def row(self, point):
+        name = next(k for k, v in self.files.items() if v == point["file"])
+        return self.reports[name][point["case"]]
+
+    @staticmethod
+    def panel(figure, name):
+        return next(p for p in figure["panels"] if p["name"] == name)
+
+    def assert_error(self, proc, *fragments):
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, proc.stderr)
+        self.assertTrue(lines[0].startswith("gpuscale-plot: error: "), lines[0])
+        for frag in fragments:
+            self.assertIn(frag, lines[0])
+
+    # ---- the loader --------------------------------------------------------------------------------------------
+
+    def test_the_loader_computes_what_the_report_prints(self):
+        keys = ("median_s", "min_s", "p95_s", "slowest_ratio", "speedup", "efficiency", "op_time_s", "algbw_gbps",
+                "busbw_gbps")
+        for name, path in self.files.items():
+            m = gpuscale_data.load(path).metrics()
+            for case, row in self.reports[name].items():
+                if row["status"] == "skipped":
+                    self.assertNotIn(case, m.index)
+                    continue
+                self.assertEqual(m.at[case, "slowest_rank"], row["slowest_rank"], (name, case))
+                for k in keys:
+                    if k in row:
+                        self.assertTrue(close(m.at[case, k], row[k]), (name, case, k, m.at[case, k], row[k]))
+                    else:
+                        self.assertTrue(math.isnan(m.at[case, k]), (name, case, k))
+
+    def test_the_loader_tables_hold_the_files_datasets(self):
+        r = gpuscale_data.load(self.files["mixed"])
+        with h5py.File(self.files["mixed"], "r") as f:
+            self.assertEqual(list(r.ranks.index), list(range(2)))
+            self.assertEqual(list(r.ranks["hostname"]), [s(h) for h in f["ranks/hostname"][()]])
+            self.assertEqual(sorted(r.cases.index), [int(k) for k in f["cases"]])
+            for k, g in f["cases"].items():
+                case = int(k)
+                c = r.cases.loc[case]
+                self.assertEqual(c["mode"], s(g.attrs["mode"]))
+                self.assertEqual(c["params"], {p: s(v.item() if hasattr(v, "item") else v)
+                                               for p, v in g["parameters"].attrs.items()
+                                               if p not in ("warmup", "warmup_s", "reps")})
+                samples = r.samples[r.samples["case"] == case].sort_values(["rank", "sample"])
+                if "wall_start" not in g:
+                    self.assertEqual(c["status"], "skipped")
+                    self.assertEqual(len(samples), 0)
+                    continue
+                np.testing.assert_array_equal(samples["wall_start_s"], g["wall_start"][()].reshape(-1))
+                np.testing.assert_array_equal(samples["device_time_s"], g["device_time"][()].reshape(-1))
+                np.testing.assert_array_equal(samples["duration_s"],
+                                              (g["wall_end"][()] - g["wall_start"][()]).reshape(-1))
+                ph = r.phases[r.phases["case"] == case]
+                if "phases" in g:
+                    names = [s(n) for n in g["phases/names"][()]]
+                    self.assertEqual(list(ph["phase"]), [names[i] for i in g["phases/phase"][()]])
+                    np.testing.assert_array_equal(ph["end_s"], g["phases/end"][()])
+                else:
+                    self.assertEqual(len(ph), 0)
+            self.assertEqual(set(r.phases["phase"]), {"compute", "transfer"})
+
+    # ---- the figures -------------------------------------------------------------------------------------------
+
+    def test_scaling_over_files_of_1_2_and_4_ranks_plots_the_reports_speedup_and_efficiency(self):
+        (fig,) = self.plot("scaling", self.files["np1"], self.files["np2"], self.files["np4"])
+        self.assertEqual(fig["kind"], "scaling")
+        self.assertIn("np1.h5, np2.h5, np4.h5", fig["title"])
+        expected = {(self.files[n], case) for n in ("np1", "np2", "np4") for case, row in self.reports[n].items()
+                    if "speedup" in row}
+        self.assertEqual(len(expected), 6)  # fp64 and fp32 on each file
+        speedup, efficiency = self.panel(fig, "speedup"), self.panel(fig, "efficiency")
+        self.assertEqual(len(speedup["series"]), 2)  # one line per dtype, its points from the three files
+        for sp, eff_line in zip(speedup["series"], efficiency["series"]):
+            self.assertEqual(sp["x"], [1, 2, 4])
+            self.assertRegex(sp["label"], r"^gemm dtype=fp(64|32), parallel, 1 node$")
+            for x, y, eff, point in zip(sp["x"], sp["y"], eff_line["y"], sp["points"]):
+                expected.remove((point["file"], point["case"]))
+                row = self.row(point)
+                self.assertEqual(row["ranks"], x)
+                self.assertTrue(close(y, row["speedup"]), (point, y, row["speedup"]))
+                self.assertTrue(close(eff, 100 * row["efficiency"]), (point, eff, row["efficiency"]))
+        self.assertEqual(expected, set())
+        time = self.panel(fig, "time")
+        modes = [line["label"].split(", ")[1] for line in time["series"]]
+        self.assertEqual(sorted(modes), ["parallel", "parallel", "serial", "serial"])
+        for line, mode in zip(time["series"], modes):
+            for y, point in zip(line["y"], line["points"]):
+                row = self.row(point)
+                self.assertEqual(row["mode"], mode)
+                self.assertTrue(close(y, 1e3 * row["median_s"]))
+        for p in fig["panels"]:
+            self.assertTrue(p["xlabel"] and p["ylabel"] and p["title"], p["name"])
+        self.assertIn("[ms]", time["ylabel"])
+
+    def test_bandwidth_plots_algbw_and_busbw_by_size_per_op(self):
+        (fig,) = self.plot("bandwidth", self.files["mixed"])
+        rows = self.reports["mixed"]
+        algbw, busbw = self.panel(fig, "algbw"), self.panel(fig, "busbw")
+        self.assertEqual([line["label"] for line in algbw["series"]],
+                         ["coll op=allreduce", "coll op=allgather", "coll op=sendrecv"])
+        seen = set()
+        with h5py.File(self.files["mixed"], "r") as f:
+            for a, b in zip(algbw["series"], busbw["series"]):
+                self.assertEqual(a["x"], sorted(a["x"]))
+                self.assertEqual(len(a["x"]), 3)
+                for x, ya, yb, point in zip(a["x"], a["y"], b["y"], a["points"]):
+                    row = rows[point["case"]]
+                    self.assertEqual(row["params"]["op"], a["label"].split("=")[1])
+                    self.assertEqual(x, np.mean(f[f"cases/{point['case']:04d}/op_bytes"][()]))
+                    self.assertTrue(close(ya, row["algbw_gbps"]))
+                    self.assertTrue(close(yb, row["busbw_gbps"]))
+                    seen.add(point["case"])
+        self.assertEqual(seen, {c for c, row in rows.items() if "algbw_gbps" in row})
+        self.assertIn("GB/s", algbw["ylabel"])
+
+    def test_the_timeline_shows_serial_ranks_one_after_another_and_parallel_ones_at_once(self):
+        path = self.files["np2"]
+        for case, row in self.reports["np2"].items():
+            (fig,) = self.plot("timeline", path, "--case", str(case))
+            self.assertIn(f"np2.h5: case {case} gemm [{row['mode']}]", fig["title"])
+            spans = self.panel(fig, "samples")["series"]
+            self.assertEqual([lane["rank"] for lane in spans], [0, 1])
+            with h5py.File(path, "r") as f:
+                g = f[f"cases/{case:04d}"]
+                for lane in spans:
+                    start = np.array(lane["x"]) / 1e3 + fig["t0_s"]
+                    end = np.array(lane["x_end"]) / 1e3 + fig["t0_s"]
+                    np.testing.assert_allclose(start, g["wall_start"][lane["rank"]], rtol=0, atol=1e-9)
+                    np.testing.assert_allclose(end, g["wall_end"][lane["rank"]], rtol=0, atol=1e-9)
+            first, second = spans
+            if row["mode"] == "serial":  # rank 1's turn after rank 0's
+                self.assertGreater(min(second["x"]), max(first["x_end"]))
+            else:  # sample i on both ranks at once: both start once both have ended sample i - 1 (a barrier)
+                for i in range(1, len(first["x"])):
+                    self.assertGreaterEqual(min(first["x"][i], second["x"][i]),
+                                            max(first["x_end"][i - 1], second["x_end"][i - 1]), i)
+
+    def test_the_timeline_colours_phases(self):
+        r = gpuscale_data.load(self.files["mixed"])
+        case = int(r.cases.index[r.cases["name"] == "pipe"][0])
+        (fig,) = self.plot("timeline", self.files["mixed"], "--case", str(case))
+        phases = [line for line in self.panel(fig, "samples")["series"] if line.get("phase")]
+        self.assertEqual([line["label"] for line in phases], ["compute", "transfer"])
+        with h5py.File(self.files["mixed"], "r") as f:
+            p = f[f"cases/{case:04d}/phases"]
+            for k, line in enumerate(phases):
+                sel = p["phase"][()] == k
+                self.assertEqual(line["rank"], list(p["rank"][sel]))
+                np.testing.assert_allclose(np.array(line["x"]) / 1e3 + fig["t0_s"], p["start"][sel], rtol=0,
+                                           atol=1e-9)
+                self.assertEqual(len(line["x"]), 2 * 7 * 4)  # ranks x reps x ops
+
+    def test_ranks_plots_each_ranks_throughput_from_its_median(self):
+        path = self.files["np4"]
+        with h5py.File(path, "r") as f:
+            for case, row in self.reports["np4"].items():
+                (fig,) = self.plot("ranks", path, "--case", str(case))
+                g = f[f"cases/{case:04d}"]
+                medians = np.median(g["wall_end"][()] - g["wall_start"][()], axis=1)
+                (bars,) = self.panel(fig, "ranks")["series"]
+                self.assertEqual(bars["x"], [0, 1, 2, 3])
+                np.testing.assert_allclose(bars["median_s"], medians, rtol=1e-12)
+                np.testing.assert_allclose(bars["y"], g.attrs["flops_per_sample"] / medians / 1e9, rtol=1e-12)
+                self.assertEqual(int(np.argmax(medians)), row["slowest_rank"])
+                report_stragglers = [x["rank"] for x in row.get("stragglers", {}).get("ranks", [])]
+                self.assertEqual(fig["stragglers"], report_stragglers, case)
+                self.assertEqual([r for r, slow in zip(bars["x"], bars["straggler"]) if slow], report_stragglers)
+                self.assertIn("GF/s", self.panel(fig, "ranks")["ylabel"])
+
+    def test_a_rank_that_shares_its_core_is_the_straggler_in_red(self):
+        cores = sorted(os.sched_getaffinity(0))
+        if len(cores) < 2:
+            self.skipTest("needs 2 cores")
+        out = self.path("straggler.h5")
+        cfg = self.write("straggler.toml", STRAGGLER)
+        # Above the priority of whatever else runs on the machine (where allowed: nice goes on without), so that
+        # rank 0 has most of its core and rank 1, beside two busy loops, a third of its own.
+        first = ["nice", "-n", "-10", "taskset", "-c", str(cores[0])]
+        second = ["nice", "-n", "-10", "taskset", "-c", str(cores[1])]
+        args = [GPUSCALE, "run", cfg, "-o", out, "--force"]
+        for attempt in range(3):  # a machine busy with other work can slow rank 0 as much: run again
+            busy = [subprocess.Popen([*second, sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+            try:
+                proc = run([MPIEXEC, "-n", "1", *first, *args, ":", "-n", "1", *second, *args])
+            finally:
+                for b in busy:
+                    b.kill()
+                    b.wait()
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            named = [x["rank"] for x in self.report(out)[0].get("stragglers", {}).get("ranks", [])]
+            if named == [1]:
+                break
+        self.assertEqual(named, [1], "gpuscale report did not name rank 1 in 3 runs: is the machine busy?")
+        (fig,) = self.plot("ranks", out, "--case", "0")
+        self.assertEqual(fig["stragglers"], [1])
+        self.assertIn("straggler(s): rank 1", fig["title"])
+        (bars,) = self.panel(fig, "ranks")["series"]
+        self.assertEqual(bars["straggler"], [False, True])
+        self.assertLess(bars["y"][1], bars["y"][0] / 1.2)
+
+    def test_all_writes_every_figure_that_applies(self):
+        figures = self.plot("all", self.files["mixed"])
+        ran = [c for c, row in self.reports["mixed"].items() if row["status"] != "skipped"]
+        expected = ["mixed-bandwidth.png"] + [f"mixed-case{c:04d}-{k}.png" for c in ran for k in ("timeline", "ranks")]
+        self.assertEqual([os.path.basename(f["png"]) for f in figures], expected)  # no scaling: all parallel
+        figures = self.plot("all", self.files["np1"], self.files["np2"], "--case", "1")
+        self.assertEqual([os.path.basename(f["png"]) for f in figures],
+                         ["scaling.png", "np1-case0001-timeline.png", "np1-case0001-ranks.png",
+                          "np2-case0001-timeline.png", "np2-case0001-ranks.png"])
+
+    def test_help_explains_every_figure(self):
+        self.assertTrue(os.access(PLOT, os.X_OK))
+        proc = run([PLOT, "--help"])
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        for word in ("scaling FILE", "timeline FILE --case N", "bandwidth FILE", "ranks FILE --case N", "all FILE",
+                     "--output-dir", "--data"):
+            self.assertIn(word, proc.stdout)
+
+    # ---- bad input ---------------------------------------------------------------------------------------------
+
+    def test_bad_input_is_one_line_and_exit_code_2(self):
+        missing = self.path("missing.h5")
+        self.assert_error(self.plot("scaling", missing, ok=False), f"{missing}: no such file")
+        text = self.write("text.h5", "not hdf5\n")
+        self.assert_error(self.plot("ranks", text, "--case", "0", ok=False), "not an HDF5 file")
+        np2 = self.files["np2"]
+        self.assert_error(self.plot("timeline", np2, "--case", "9", ok=False), "no case 9 (cases: 0 to 3)")
+        self.assert_error(self.plot("bandwidth", np2, ok=False), "no transfer case in")
+        mixed = self.files["mixed"]
+        self.assert_error(self.plot("scaling", mixed, ok=False), "has a speedup")
+        skipped = next(c for c, row in self.reports["mixed"].items() if row["status"] == "skipped")
+        self.assert_error(self.plot("ranks", mixed, "--case", str(skipped), ok=False),
+                          f"case {skipped} was skipped", "no samples")
+        proc = self.plot("timeline", np2, ok=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("timeline needs --case N", proc.stderr)
+        self.assertFalse(os.path.exists(self.path("png")))  # nothing written on bad input
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
