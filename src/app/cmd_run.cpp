@@ -3,6 +3,7 @@
 // writing each finished case to the result file on rank 0.
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -226,6 +227,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   runner.set_watchdog(&watchdog, CaseTimeout{p.cfg.defaults.timeout_s});
   int failed = 0;
   std::vector<ReportRow> rows;  // rank 0: for the limits of [experiment.expect]
+  const auto started = std::chrono::steady_clock::now();
   for (const auto& c : p.plan) {
     if (root) {
       file->set_current("case " + std::to_string(c.index) + " (" + c.label() + ")");
@@ -237,7 +239,12 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     if (root) {
       file->write_case(rec);
       rows.push_back(case_row(rec, table));
-      std::printf(" %s\n", summary_line(rec, rows.back()).c_str());
+      // Elapsed, and the time left at the mean pace of the cases so far.
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const std::size_t done = c.index + 1, left = p.plan.size() - done;
+      std::string pace = " (" + format_duration(elapsed) + " elapsed";
+      if (left > 0) pace += ", about " + format_duration(elapsed / static_cast<double>(done) * left) + " left";
+      std::printf(" %s%s)\n", summary_line(rec, rows.back()).c_str(), pace.c_str());
       for (const auto& f : rows.back().flags) {  // in the file too: a reader of it should not miss that
         if (f.rfind("clock:", 0) == 0) file->add_warning("case " + std::to_string(rec.index) + ": " + f);
       }

@@ -56,6 +56,16 @@ std::string format_number(const char* format, double v) {
   return buf;
 }
 
+std::string format_duration(double seconds) {
+  const double s = std::max(0.0, seconds);
+  char buf[64];
+  if (s < 10) std::snprintf(buf, sizeof buf, "%.1f s", s);
+  else if (s < 60) std::snprintf(buf, sizeof buf, "%.0f s", s);
+  else if (s < 3600) std::snprintf(buf, sizeof buf, "%d min %02d s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+  else std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
+  return buf;
+}
+
 std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {
   std::string out, line;
   std::size_t from = 0;

@@ -19,6 +19,9 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 // printf of one number: format_number("%.2f GB/s", 1.5) == "1.50 GB/s".
 std::string format_number(const char* format, double v);
 
+// A duration for progress lines: "8.5 s", "42 s", "3 min 20 s", "2 h 05 min".
+std::string format_duration(double seconds);
+
 // `text` as lines of at most `width` characters, broken at spaces; lines after
 // the first start with `indent`. A word longer than a line stays whole. Ends with '\n'.
 std::string wrap(const std::string& text, std::size_t width = 80, const std::string& indent = "  ");

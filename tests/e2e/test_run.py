@@ -152,6 +152,9 @@ class RunTwoRanks(ScratchTest):
 
     def test_progress_and_backend_reason_are_printed(self):
         self.assertIn("[1/4] small size=64 dtype=fp64 impl=vendor ops=20 [serial]", self.proc.stdout)
+        # Each case's line ends with the time so far and, until the last, the time left at that pace.
+        self.assertRegex(self.proc.stdout, r"\n\[1/4\] .*, verified \(\d+\.\d s elapsed, about \d+\.\d s left\)\n")
+        self.assertRegex(self.proc.stdout, r"\n\[4/4\] .*, verified \(\d+\.\d s elapsed\)\n")
         self.assertRegex(self.proc.stdout, r"backend cpu: .*")
         self.assertIn("verified", self.proc.stdout)
 

@@ -141,6 +141,11 @@ TEST_CASE("times are printed in readable units", "[report]") {
   CHECK(format_seconds(1.5) == "1.5 s");
   CHECK(format_seconds(0.0123) == "12.3 ms");
   CHECK(format_seconds(4.56e-5) == "45.6 us");
+  CHECK(format_duration(8.54) == "8.5 s");
+  CHECK(format_duration(42.4) == "42 s");
+  CHECK(format_duration(200.7) == "3 min 20 s");
+  CHECK(format_duration(7500) == "2 h 05 min");
+  CHECK(format_duration(-1) == "0.0 s");
   CHECK_THROWS(parse_report_format("xml"));
 }
 
