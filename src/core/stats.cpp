@@ -2,18 +2,161 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
 #include <stdexcept>
+
+#include "core/hash.hpp"
 
 namespace gpuscale {
 
-double quantile(std::vector<double> s, double q) {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Two doubles, and two 64-bit integers, as one SSE register (GCC and Clang
+// vector extensions): the compiler does not vectorize the counting loop below by itself.
+typedef double v2d __attribute__((vector_size(16)));
+typedef std::int64_t v2l __attribute__((vector_size(16)));
+
+v2d load2(const double* p) {
+  v2d v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Where the values of s[0..n) lie against two pivots lo <= hi: how many
+// below lo, equal to lo, strictly between (those kept in `mid`, at most `cap`:
+// false when there are more), equal to hi (when above lo) and above hi, in
+// one pass. Ties are counted, not kept: timings repeat values often. NaN is
+// in none of them.
+struct Split {
+  std::size_t below = 0, at_lo = 0, at_hi = 0, above = 0;
+  std::vector<double> mid;
+};
+
+bool split(const double* s, std::size_t n, double lo, double hi, std::size_t cap, Split& out) {
+  const v2d l = {lo, lo}, h = {hi, hi};
+  v2l c[4][2] = {};  // below, at lo, at hi, above; two lanes of two each
+  std::size_t i = 0;
+  const auto keep = [&](double x) {
+    if (x > lo && x < hi) out.mid.push_back(x);
+  };
+  for (; i + 4 <= n; i += 4) {
+    const v2d x[2] = {load2(s + i), load2(s + i + 2)};
+    v2l outside[2];
+    for (int j = 0; j < 2; ++j) {
+      const v2l lt = x[j] < l, eq_lo = x[j] == l, eq_hi = x[j] == h, gt = x[j] > h;
+      c[0][j] -= lt;  // a true comparison is -1
+      c[1][j] -= eq_lo;
+      c[2][j] -= eq_hi;
+      c[3][j] -= gt;
+      outside[j] = lt | eq_lo | eq_hi | gt;
+    }
+    // Most values lie outside (lo, hi): one well-predicted test per four.
+    const v2l all = outside[0] & outside[1];
+    if (!(all[0] & all[1])) {
+      if (out.mid.size() + 4 > cap) return false;
+      for (int k = 0; k < 4; ++k) keep(s[i + k]);
+    }
+  }
+  std::size_t* counts[4] = {&out.below, &out.at_lo, &out.at_hi, &out.above};
+  for (int q = 0; q < 4; ++q) *counts[q] = static_cast<std::size_t>(c[q][0][0] + c[q][0][1] + c[q][1][0] + c[q][1][1]);
+  for (; i < n; ++i) {
+    out.below += s[i] < lo;
+    out.at_lo += s[i] == lo;
+    out.at_hi += s[i] == hi;
+    out.above += s[i] > hi;
+    if (out.mid.size() + 1 > cap) return false;
+    keep(s[i]);
+  }
+  if (lo == hi) out.at_hi = 0;  // counted once, as at_lo
+  return true;
+}
+
+// The k-th and (k+1)-th smallest of s (0-based; the k-th twice when k is the
+// last), by sorting a copy's part: for small samples, and the fallback of the one below.
+bool select_by_copy(const double* s, std::size_t n, std::size_t k, double& a, double& b) {
+  std::vector<double> v(s, s + n);
+  bool nan = false;
+  for (const double x : v) nan |= x != x;
+  if (nan) return false;
+  const auto kth = v.begin() + static_cast<std::ptrdiff_t>(k);
+  std::nth_element(v.begin(), kth, v.end());
+  a = *kth;
+  b = k + 1 < n ? *std::min_element(kth + 1, v.end()) : a;
+  return true;
+}
+
+// The same without copying or reordering s, in about two streaming passes
+// (Floyd and Rivest's idea): two pivots from a sample of s bracket the k-th
+// smallest; only the values between them are kept and selected among. The
+// sample is pseudo-random but fixed, so the result (exact either way) and
+// the time do not depend on luck from run to run; when the bracket misses
+// (rarely), the copy above. Returns false when s holds a NaN.
+bool select(const double* s, std::size_t n, std::size_t k, double& a, double& b) {
+  if (n < 4096) return select_by_copy(s, n, k, a, b);
+  // A sample of about n^(2/3), pivots about 2 sqrt(m) sample ranks either side of k's place in it.
+  const auto m = static_cast<std::size_t>(std::cbrt(static_cast<double>(n)) * std::cbrt(static_cast<double>(n)));
+  std::vector<double> sample(m);
+  bool nan = false;
+  for (std::size_t i = 0; i < m; ++i) {
+    sample[i] = s[mix64(i + 1) % n];
+    nan |= sample[i] != sample[i];
+  }
+  if (nan) return false;
+  const auto gap = static_cast<std::size_t>(2.0 * std::sqrt(static_cast<double>(m))) + 1;
+  const std::size_t at = static_cast<std::size_t>(static_cast<double>(k) / static_cast<double>(n) * static_cast<double>(m));
+  const std::size_t lo_i = at > gap ? at - gap : 0, hi_i = std::min(m - 1, at + gap);
+  std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(lo_i), sample.end());
+  const double lo = lo_i == 0 ? -std::numeric_limits<double>::infinity() : sample[lo_i];
+  std::nth_element(sample.begin() + static_cast<std::ptrdiff_t>(lo_i), sample.begin() + static_cast<std::ptrdiff_t>(hi_i),
+                   sample.end());
+  const double hi = hi_i == m - 1 ? std::numeric_limits<double>::infinity() : sample[hi_i];
+  // One pass: how many lie below, at and above the pivots, and those between them.
+  Split sp;
+  const std::size_t cap = std::min(n, 8 * gap * (n / m + 1) + 4096);  // about 4 times the expected number
+  sp.mid.reserve(cap);
+  if (!split(s, n, lo, hi, cap, sp)) return select_by_copy(s, n, k, a, b);
+  // In order: below | at lo | mid | at hi | above.
+  const std::size_t e1 = sp.below + sp.at_lo, m_end = e1 + sp.mid.size(), e2 = m_end + sp.at_hi;
+  if (e2 + sp.above != n) return false;  // NaNs: in none of them
+  const std::size_t last = std::min(k + 1, n - 1);
+  if (k < sp.below || last >= e2) return select_by_copy(s, n, k, a, b);  // the sample misled: rare
+  auto kth = sp.mid.begin();
+  if (k < e1) {
+    a = lo;
+  } else if (k < m_end) {
+    kth += static_cast<std::ptrdiff_t>(k - e1);
+    std::nth_element(sp.mid.begin(), kth, sp.mid.end());
+    a = *kth;
+  } else {
+    a = hi;
+  }
+  if (last == k) {
+    b = a;
+  } else if (last < e1) {
+    b = lo;
+  } else if (last < m_end) {  // k is in mid too (after kth), or at lo (then last is mid's smallest)
+    b = *std::min_element(k < e1 ? sp.mid.begin() : kth + 1, sp.mid.end());
+  } else {
+    b = hi;
+  }
+  return true;
+}
+
+}  // namespace
+
+double quantile(const std::vector<double>& s, double q) {
   if (s.empty()) throw std::invalid_argument("quantile of an empty sample");
   if (q < 0.0 || q > 1.0) throw std::invalid_argument("quantile outside [0, 1]");
-  std::sort(s.begin(), s.end());
   const double pos = q * static_cast<double>(s.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, s.size() - 1);
-  return s[lo] + (pos - static_cast<double>(lo)) * (s[hi] - s[lo]);
+  // The lo-th smallest and the next one (the same at the end); NaN has no place in an order.
+  double a = 0, b = 0;
+  if (!select(s.data(), s.size(), lo, a, b)) return kNaN;
+  return a + (pos - static_cast<double>(lo)) * (b - a);
 }
 
 double median(const std::vector<double>& s) { return quantile(s, 0.5); }

@@ -7,8 +7,10 @@
 namespace gpuscale {
 
 // Linear interpolation between closest ranks (numpy's default). q in [0, 1].
-// Throws std::invalid_argument on an empty sample.
-double quantile(std::vector<double> samples, double q);
+// Throws std::invalid_argument on an empty sample; NaN when a sample is NaN
+// (as numpy). Linear time, and no copy of the samples (a selection among
+// those near the answer, not a sort).
+double quantile(const std::vector<double>& samples, double q);
 double median(const std::vector<double>& samples);
 double mean(const std::vector<double>& samples);  // 0 for none
 double minimum(const std::vector<double>& samples);

@@ -1,4 +1,4 @@
-// RAII for HDF5 ids and a check that turns a failed call into a RuntimeError
+// RAII for HDF5 ids and a check that turns a failed call into an Hdf5Error
 // carrying the call, file:line and the HDF5 error stack.
 #pragma once
 
@@ -6,13 +6,31 @@
 
 #include <string>
 
+#include "core/error.hpp"
+
 namespace gpuscale {
 
 // Silences HDF5's own printing: errors reach the user through our messages.
 void hdf5_quiet();
 
-// Throws when rc < 0 (the HDF5 convention for failure).
+// A failed HDF5 call. what(): the call, where in our source and HDF5's
+// reasons (for a developer); reasons(): HDF5's descriptions of what went
+// wrong, innermost first, without call names or source paths (for a user).
+class Hdf5Error : public RuntimeError {
+ public:
+  Hdf5Error(const std::string& what, std::string reasons) : RuntimeError(what), reasons_(std::move(reasons)) {}
+  const std::string& reasons() const { return reasons_; }
+
+ private:
+  std::string reasons_;
+};
+
+// Throws Hdf5Error when rc < 0 (the HDF5 convention for failure).
 hid_t hdf5_check(hid_t rc, const char* call, const char* file, int line);
+
+// HDF5's descriptions of the errors on its stack now, innermost first ("; "
+// between them), and the stack cleared.
+std::string hdf5_take_errors();
 
 class H5Id {
  public:
@@ -34,7 +52,9 @@ class H5Id {
   ~H5Id() { reset(); }
   hid_t get() const { return id_; }
   void reset() noexcept {
-    if (id_ >= 0 && close_) close_(id_);
+    if (id_ >= 0 && close_) {
+      if (close_(id_) < 0) H5Eclear2(H5E_DEFAULT);  // closing what a damaged file left half-open may fail
+    }
     id_ = H5I_INVALID_HID;
   }
 

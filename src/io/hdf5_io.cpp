@@ -1,20 +1,56 @@
 #include "io/hdf5_io.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
 #include <memory>
-
-#include "core/error.hpp"
+#include <type_traits>
 
 namespace gpuscale::h5 {
 
 namespace {
 
-H5Id vlen_string_type() {
+// Datasets of at most this many bytes keep their values in their object
+// header (compact layout), under its checksum; larger ones are chunked.
+constexpr std::size_t kCompactBytes = 16 * 1024;
+// Bytes of one chunk of a chunked dataset; each has a Fletcher32 checksum.
+constexpr std::size_t kChunkBytes = 1024 * 1024;
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+// Runs `f`, turning an HDF5 failure into a ReadError about `what()`.
+template <class F, class W>
+auto reading(W&& what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Hdf5Error& e) {
+    throw read_error(e, what());
+  }
+}
+
+std::string attr_what(hid_t obj, const std::string& name) { return "attribute '" + name + "' of " + path_of(obj); }
+
+std::string child_what(hid_t parent, const std::string& name) {
+  const std::string p = path_of(parent);
+  return (p == "/" ? "" : p) + "/" + name;
+}
+
+H5Id string_type(std::size_t size) {
   H5Id t(GPUSCALE_H5(H5Tcopy(H5T_C_S1)), H5Tclose);
-  GPUSCALE_H5(H5Tset_size(t.get(), H5T_VARIABLE));
+  if (size == 0) {
+    GPUSCALE_H5(H5Tset_size(t.get(), H5T_VARIABLE));
+  } else {
+    GPUSCALE_H5(H5Tset_size(t.get(), size));
+    GPUSCALE_H5(H5Tset_strpad(t.get(), H5T_STR_NULLPAD));
+  }
   GPUSCALE_H5(H5Tset_cset(t.get(), H5T_CSET_UTF8));
   return t;
 }
+
+H5Id vlen_string_type() { return string_type(0); }
 
 H5Id scalar_space() { return H5Id(GPUSCALE_H5(H5Screate(H5S_SCALAR)), H5Sclose); }
 
@@ -24,48 +60,334 @@ H5Id fresh_attr(hid_t obj, const std::string& name, hid_t type) {
   return H5Id(GPUSCALE_H5(H5Acreate2(obj, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT)), H5Aclose);
 }
 
+// The number of values in a dataspace.
+hsize_t points(hid_t space) { return static_cast<hsize_t>(GPUSCALE_H5(H5Sget_simple_extent_npoints(space))); }
+
+// Opens an attribute that holds one value.
 H5Id open_attr(hid_t obj, const std::string& name) {
-  if (GPUSCALE_H5(H5Aexists(obj, name.c_str())) <= 0) throw RuntimeError("missing HDF5 attribute '" + name + "'");
-  return H5Id(GPUSCALE_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)), H5Aclose);
+  if (GPUSCALE_H5(H5Aexists(obj, name.c_str())) <= 0) throw ReadError(attr_what(obj, name) + " missing");
+  H5Id a(GPUSCALE_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)), H5Aclose);
+  H5Id space(GPUSCALE_H5(H5Aget_space(a.get())), H5Sclose);
+  if (points(space.get()) != 1) throw ReadError(attr_what(obj, name) + " holds " + std::to_string(points(space.get())) +
+                                                " values, not one");
+  return a;
 }
 
 H5Id open_dataset(hid_t parent, const std::string& name) {
-  if (!exists(parent, name)) throw RuntimeError("missing HDF5 dataset '" + name + "'");
+  if (!exists(parent, name)) throw ReadError(child_what(parent, name) + " missing");
   return H5Id(GPUSCALE_H5(H5Dopen2(parent, name.c_str(), H5P_DEFAULT)), H5Dclose);
 }
 
-hsize_t element_count(hid_t dset) {
-  H5Id space(GPUSCALE_H5(H5Dget_space(dset)), H5Sclose);
-  return static_cast<hsize_t>(GPUSCALE_H5(H5Sget_simple_extent_npoints(space.get())));
+hsize_t file_size(hid_t obj) {
+  H5Id file(GPUSCALE_H5(H5Iget_file_id(obj)), H5Fclose);
+  hsize_t n = 0;
+  GPUSCALE_H5(H5Fget_filesize(file.get(), &n));
+  return n;
 }
 
+// The number of values of a dataset about to be read into memory of `bytes`
+// each: the expected `count` when given, and never more than the file holds.
+std::size_t value_count(hid_t dset, std::size_t bytes, std::optional<std::size_t> count, const std::string& what) {
+  H5Id space(GPUSCALE_H5(H5Dget_space(dset)), H5Sclose);
+  const int rank = GPUSCALE_H5(H5Sget_simple_extent_ndims(space.get()));
+  if (rank > 2) throw ReadError(what + " has " + std::to_string(rank) + " dimensions, at most 2 expected");
+  const hsize_t n = points(space.get());
+  if (count && n != *count) {
+    throw ReadError(what + " holds " + std::to_string(n) + " values, " + std::to_string(*count) + " expected");
+  }
+  // Stored uncompressed: n values of a file type at least as wide as one byte each.
+  H5Id type(GPUSCALE_H5(H5Dget_type(dset)), H5Tclose);
+  const std::size_t stored = std::max<std::size_t>(1, H5Tget_size(type.get()));
+  if (n > file_size(dset) / stored || n > std::numeric_limits<std::size_t>::max() / bytes) {
+    throw ReadError(what + " claims " + std::to_string(n) + " values, more than the file can hold");
+  }
+  return static_cast<std::size_t>(n);
+}
+
+// A chunked dataset: every chunk is where its index says and has its checksum
+// applied (otherwise HDF5 would hand back fill values, or unchecked ones).
+void check_chunks(hid_t dset, const std::string& what) {
+  H5Id dcpl(GPUSCALE_H5(H5Dget_create_plist(dset)), H5Pclose);
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED) return;
+  hsize_t chunk[2] = {0, 0}, dims[2] = {0, 0};
+  const int rank = GPUSCALE_H5(H5Pget_chunk(dcpl.get(), 2, chunk));
+  H5Id space(GPUSCALE_H5(H5Dget_space(dset)), H5Sclose);
+  if (rank != GPUSCALE_H5(H5Sget_simple_extent_ndims(space.get())) || rank < 1 || rank > 2) {
+    throw ReadError(what + " has chunks of another rank than its shape");
+  }
+  GPUSCALE_H5(H5Sget_simple_extent_dims(space.get(), dims, nullptr));
+  if (chunk[0] == 0 || (rank == 2 && chunk[1] == 0)) throw ReadError(what + " has chunks of size 0");
+  hsize_t at[2] = {0, 0};
+  for (at[0] = 0; at[0] < dims[0]; at[0] += chunk[0]) {
+    for (at[1] = 0; rank == 1 ? at[1] == 0 : at[1] < dims[1]; at[1] += rank == 1 ? 1 : chunk[1]) {
+      unsigned skipped = 0;
+      haddr_t addr = HADDR_UNDEF;
+      hsize_t size = 0;
+      GPUSCALE_H5(H5Dget_chunk_info_by_coord(dset, at, &skipped, &addr, &size));
+      const std::string where = rank == 1 ? std::to_string(at[0]) : std::to_string(at[0]) + "," + std::to_string(at[1]);
+      if (addr == HADDR_UNDEF) throw ReadError(what + ": the chunk at [" + where + "] is missing");
+      if (skipped != 0) throw ReadError(what + ": the chunk at [" + where + "] skipped its filters (no checksum)");
+      if (rank == 1) break;
+    }
+  }
+}
+
+// Whether every one of p[0..n) is finite (and >= 0 when asked): x * 0 is 0
+// for a finite x, NaN otherwise, so their sum is 0 when all are. Two at a
+// time (GCC and Clang vector extensions; the compiler does not vectorize
+// this by itself), two sums side by side.
+bool all_finite(const double* p, std::size_t n, bool non_negative) {
+  typedef double v2d __attribute__((vector_size(16)));
+  v2d z0 = {0, 0}, z1 = z0, low0 = z0, low1 = z0;
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v2d x0, x1;
+    std::memcpy(&x0, p + i, sizeof x0);
+    std::memcpy(&x1, p + i + 2, sizeof x1);
+    z0 += x0 * 0.0;
+    z1 += x1 * 0.0;
+    low0 = x0 < low0 ? x0 : low0;
+    low1 = x1 < low1 ? x1 : low1;
+  }
+  double z = z0[0] + z0[1] + z1[0] + z1[1];
+  double low = std::min(std::min(low0[0], low0[1]), std::min(low1[0], low1[1]));
+  for (; i < n; ++i) {
+    z += p[i] * 0.0;
+    low = std::min(low, p[i]);
+  }
+  return z == 0.0 && (!non_negative || low >= 0.0);
+}
+
+// A ReadError for the first value of p[0..n) (the values from `first` on) that fails `check`, if any.
+void check_values(const double* p, std::size_t n, Values check, std::size_t first,
+                  const std::function<std::string()>& what) {
+  if (check == Values::any) return;
+  const bool non_negative = check == Values::finite_non_negative;
+  if (all_finite(p, n, non_negative)) return;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(p[i]) || (non_negative && p[i] < 0)) {
+      throw ReadError(what() + "[" + std::to_string(first + i) + "] is " +
+                      (std::isfinite(p[i]) ? "negative" : "not finite"));
+    }
+  }
+}
+
+// HDF5's Fletcher-32 (H5_checksum_fletcher32: big-endian 16-bit words, both
+// sums folded every 360 words, uint32 arithmetic), computed four times
+// faster: within a block, sum2 grows by 360 sum1 + sum over words of
+// (360 - i) w_i, which lanes of running sums give without multiplying.
+std::uint32_t fletcher32(const unsigned char* data, std::size_t len) {
+  typedef std::uint32_t v4u __attribute__((vector_size(16)));
+  std::uint32_t sum1 = 0, sum2 = 0;
+  std::size_t words = len / 2;
+  const auto fold = [](std::uint32_t x) { return (x & 0xffff) + (x >> 16); };
+  while (words >= 360) {
+    // 45 steps of 16 bytes: lane l of `even` holds word 2l of the step, of `odd` word 2l + 1.
+    v4u s1e = {0, 0, 0, 0}, s1o = s1e, s2e = s1e, s2o = s1e;
+    const v4u lo = {0xff, 0xff, 0xff, 0xff}, hi = {0xff00, 0xff00, 0xff00, 0xff00};
+    for (int k = 0; k < 45; ++k, data += 16) {
+      v4u x;
+      std::memcpy(&x, data, sizeof x);                          // bytes b0 b1 b2 b3: x = b0 | b1 << 8 | ...
+      const v4u even = ((x & lo) << 8) | ((x >> 8) & lo);      // b0 << 8 | b1
+      const v4u odd = ((x >> 8) & hi) | ((x >> 24) & lo);      // b2 << 8 | b3
+      s1e += even;
+      s1o += odd;
+      s2e += s1e;
+      s2o += s1o;
+    }
+    // Word i = 8k + p of the block weighs 360 - i = 8 (45 - k) - p.
+    std::uint32_t b1 = 0, b2 = 0;
+    for (std::uint32_t l = 0; l < 4; ++l) {
+      b1 += s1e[l] + s1o[l];
+      b2 += 8 * (s2e[l] + s2o[l]) - (2 * l) * s1e[l] - (2 * l + 1) * s1o[l];
+    }
+    sum2 += 360 * sum1 + b2;
+    sum1 += b1;
+    sum1 = fold(sum1);
+    sum2 = fold(sum2);
+    words -= 360;
+  }
+  if (words > 0) {  // the last, shorter block, word by word as HDF5
+    for (std::size_t i = 0; i < words; ++i, data += 2) {
+      sum1 += static_cast<std::uint32_t>(data[0]) << 8 | data[1];
+      sum2 += sum1;
+    }
+    sum1 = fold(sum1);
+    sum2 = fold(sum2);
+  }
+  if (len % 2) {
+    sum1 += static_cast<std::uint32_t>(*data) << 8;
+    sum2 += sum1;
+    sum1 = fold(sum1);
+    sum2 = fold(sum2);
+  }
+  sum1 = fold(sum1);
+  sum2 = fold(sum2);
+  return sum2 << 16 | sum1;
+}
+
+// The common case of a large dataset as gpuscale writes it, read without
+// HDF5's filter pipeline (which reads each chunk into a buffer of its own
+// and copies it out): little-endian doubles, Fletcher32 the only filter,
+// chunks that are contiguous runs of the row-major values (one row's
+// segment, or whole rows). Each chunk is read straight into its place in
+// `out` (n values), in order, and its checksum checked there at once; what
+// a chunk holds past its run (the unused end of an edge chunk, the checksum)
+// lands where the next chunk goes and is overwritten by it, or, for the
+// last, in a buffer. False when the dataset is not such, or a checksum does
+// not match: the caller then lets HDF5 read it (and judge the checksum).
+bool read_chunks_direct(hid_t dset, double* out, std::size_t n, Values check,
+                        const std::function<std::string()>& what) {
+  H5Id dcpl(GPUSCALE_H5(H5Dget_create_plist(dset)), H5Pclose);
+  if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED || GPUSCALE_H5(H5Pget_nfilters(dcpl.get())) != 1) return false;
+  unsigned flags = 0;
+  std::size_t nvals = 0;
+  unsigned config = 0;
+  if (H5Pget_filter2(dcpl.get(), 0, &flags, &nvals, nullptr, 0, nullptr, &config) != H5Z_FILTER_FLETCHER32) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;
+  }
+  H5Id ft(GPUSCALE_H5(H5Dget_type(dset)), H5Tclose);
+  if (GPUSCALE_H5(H5Tequal(ft.get(), H5T_IEEE_F64LE)) <= 0 ||
+      GPUSCALE_H5(H5Tequal(H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE)) <= 0) {
+    return false;
+  }
+  hsize_t chunk[2] = {0, 0}, dims[2] = {0, 0};
+  const int rank = GPUSCALE_H5(H5Pget_chunk(dcpl.get(), 2, chunk));
+  H5Id space(GPUSCALE_H5(H5Dget_space(dset)), H5Sclose);
+  if (rank != GPUSCALE_H5(H5Sget_simple_extent_ndims(space.get()))) return false;
+  GPUSCALE_H5(H5Sget_simple_extent_dims(space.get(), dims, nullptr));
+  if (rank == 1) {
+    dims[1] = chunk[1] = 1;
+  } else if (rank != 2 || (chunk[0] != 1 && chunk[1] != dims[1])) {
+    return false;
+  }
+  if (dims[0] * dims[1] != n || chunk[0] == 0 || chunk[1] == 0) return false;
+  const std::size_t per_chunk = chunk[0] * chunk[1], stored = per_chunk * sizeof(double) + 4;
+  std::vector<unsigned char> spare;
+  hsize_t at[2] = {0, 0};
+  for (at[0] = 0; at[0] < dims[0]; at[0] += chunk[0]) {
+    for (at[1] = 0; at[1] < dims[1]; at[1] += chunk[1]) {
+      // The chunk's run in `out`: from its first value, as many as lie inside the dataset.
+      const std::size_t start = at[0] * dims[1] + at[1];
+      const std::size_t valid = chunk[0] == 1 ? std::min<hsize_t>(chunk[1], dims[1] - at[1])
+                                              : std::min<hsize_t>(chunk[0], dims[0] - at[0]) * dims[1];
+      hsize_t size = 0;
+      const hsize_t offset[2] = {at[0], rank == 1 ? 0 : at[1]};
+      GPUSCALE_H5(H5Dget_chunk_storage_size(dset, offset, &size));
+      if (size != stored) return false;
+      const bool in_place = (start + per_chunk) * sizeof(double) + 4 <= n * sizeof(double);
+      if (!in_place) spare.resize(stored);
+      auto* buf = in_place ? reinterpret_cast<unsigned char*>(out + start) : spare.data();
+      std::uint32_t skipped = 0;
+      GPUSCALE_H5(H5Dread_chunk(dset, H5P_DEFAULT, offset, &skipped, buf));
+      if (skipped != 0) return false;
+      std::uint32_t want = 0;  // stored little-endian after the values
+      for (int b = 3; b >= 0; --b) want = want << 8 | buf[stored - 4 + static_cast<std::size_t>(b)];
+      if (fletcher32(buf, stored - 4) != want) return false;
+      if (!in_place) std::memcpy(out + start, spare.data(), valid * sizeof(double));
+      check_values(out + start, valid, check, start, what);
+    }
+  }
+  return true;
+}
+
+// Dataset creation: compact when small, else chunked with a Fletcher32 checksum per chunk.
 H5Id new_dataset(hid_t parent, const std::string& name, hid_t type, hsize_t rows, hsize_t cols) {
   const hsize_t dims[2] = {rows, cols};
-  H5Id space(GPUSCALE_H5(H5Screate_simple(cols ? 2 : 1, dims, nullptr)), H5Sclose);
-  return H5Id(GPUSCALE_H5(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)),
+  const int rank = cols ? 2 : 1;
+  H5Id space(GPUSCALE_H5(H5Screate_simple(rank, dims, nullptr)), H5Sclose);
+  H5Id dcpl(GPUSCALE_H5(H5Pcreate(H5P_DATASET_CREATE)), H5Pclose);
+  const hsize_t n = rows * (cols ? cols : 1);
+  const std::size_t size = H5Tget_size(type);
+  if (n > 0 && n * size <= kCompactBytes) {
+    GPUSCALE_H5(H5Pset_layout(dcpl.get(), H5D_COMPACT));
+  } else if (n > 0) {
+    const hsize_t per_chunk = std::max<hsize_t>(1, kChunkBytes / size);
+    hsize_t chunk[2] = {std::min(rows, per_chunk), 0};
+    if (cols) {
+      chunk[1] = std::min(cols, per_chunk);
+      chunk[0] = std::max<hsize_t>(1, std::min(rows, per_chunk / chunk[1]));
+    }
+    GPUSCALE_H5(H5Pset_chunk(dcpl.get(), rank, chunk));
+    GPUSCALE_H5(H5Pset_fletcher32(dcpl.get()));
+  }
+  return H5Id(GPUSCALE_H5(H5Dcreate2(parent, name.c_str(), type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT)),
               H5Dclose);
+}
+
+// Strips what follows the first NUL of a fixed-length string.
+std::string until_nul(const char* p, std::size_t n) { return std::string(p, strnlen(p, n)); }
+
+// `s` when valid UTF-8; else a ReadError, or (lenient) `s` with U+FFFD for each invalid byte.
+std::string checked_utf8(std::string s, bool lenient, const std::function<std::string()>& what) {
+  std::size_t ok = valid_utf8_prefix(s);
+  if (ok == s.size()) return s;
+  if (!lenient) throw ReadError(what() + " is not valid UTF-8 (byte " + std::to_string(ok) + ")");
+  std::string out;
+  while (ok < s.size()) {
+    out += s.substr(0, ok) + "\xEF\xBF\xBD";
+    s.erase(0, ok + 1);
+    ok = valid_utf8_prefix(s);
+  }
+  return out + s;
 }
 
 }  // namespace
 
+ReadError read_error(const Hdf5Error& e, const std::string& what) {
+  const std::string& r = e.reasons();
+  if (contains(r, "Fletcher32")) return ReadError("checksum mismatch in the values of " + what);
+  if (contains(r, "checksum")) return ReadError("checksum mismatch reading " + what);
+  if (contains(r, "addr overflow") || contains(r, "exceeds EOA") || contains(r, "past end of allocat")) {
+    return ReadError("a reference past the end of the file (reading " + what + ")");
+  }
+  const std::string first = r.substr(0, r.find("; "));
+  return ReadError("cannot read " + what + (first.empty() ? "" : " (HDF5: " + first + ")"));
+}
+
+H5Id file_access() {
+  H5Id fapl(GPUSCALE_H5(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
+  GPUSCALE_H5(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
+  return fapl;
+}
+
+H5Id file_create() {
+  H5Id fcpl(GPUSCALE_H5(H5Pcreate(H5P_FILE_CREATE)), H5Pclose);
+  GPUSCALE_H5(H5Pset_attr_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
+  // In the object header (checksummed as a whole) rather than a heap of their own.
+  GPUSCALE_H5(H5Pset_attr_phase_change(fcpl.get(), 65535, 65535));
+  return fcpl;
+}
+
 H5Id create_group(hid_t parent, const std::string& name) {
   H5Id gcpl(GPUSCALE_H5(H5Pcreate(H5P_GROUP_CREATE)), H5Pclose);
   GPUSCALE_H5(H5Pset_attr_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
+  GPUSCALE_H5(H5Pset_attr_phase_change(gcpl.get(), 65535, 65535));
   return H5Id(GPUSCALE_H5(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT)), H5Gclose);
 }
 
 H5Id open_group(hid_t parent, const std::string& name) {
-  if (!exists(parent, name)) throw RuntimeError("missing HDF5 group '" + name + "'");
-  return H5Id(GPUSCALE_H5(H5Gopen2(parent, name.c_str(), H5P_DEFAULT)), H5Gclose);
+  return reading([&] { return child_what(parent, name); },
+                 [&] {
+                   if (!exists(parent, name)) throw ReadError(child_what(parent, name) + " missing");
+                   H5Id g(GPUSCALE_H5(H5Oopen(parent, name.c_str(), H5P_DEFAULT)), H5Oclose);
+                   if (H5Iget_type(g.get()) != H5I_GROUP) throw ReadError(child_what(parent, name) + " is not a group");
+                   return g;
+                 });
 }
 
-bool exists(hid_t parent, const std::string& name) { return GPUSCALE_H5(H5Lexists(parent, name.c_str(), H5P_DEFAULT)) > 0; }
+bool exists(hid_t parent, const std::string& name) {
+  return reading([&] { return child_what(parent, name); },
+                 [&] { return GPUSCALE_H5(H5Lexists(parent, name.c_str(), H5P_DEFAULT)) > 0; });
+}
 
 void write_attr(hid_t obj, const std::string& name, const std::string& v) {
-  H5Id t = vlen_string_type();
+  // Fixed-length: no global heap (which has no checksum), the value inside the attribute.
+  H5Id t = string_type(std::max<std::size_t>(1, v.size()));
   H5Id a = fresh_attr(obj, name, t.get());
-  const char* p = v.c_str();
-  GPUSCALE_H5(H5Awrite(a.get(), t.get(), &p));
+  const std::string padded = v.empty() ? std::string(1, '\0') : v;
+  GPUSCALE_H5(H5Awrite(a.get(), t.get(), padded.data()));
 }
 
 void write_attr(hid_t obj, const std::string& name, double v) {
@@ -86,51 +408,78 @@ void write_attr(hid_t obj, const std::string& name, const Value& v) {
   write_attr(obj, name, static_cast<std::int64_t>(std::get<bool>(v) ? 1 : 0));
 }
 
-bool has_attr(hid_t obj, const std::string& name) { return GPUSCALE_H5(H5Aexists(obj, name.c_str())) > 0; }
-
-std::string read_string_attr(hid_t obj, const std::string& name) {
-  H5Id a = open_attr(obj, name);
-  H5Id ft(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
-  if (H5Tget_class(ft.get()) != H5T_STRING) throw RuntimeError("HDF5 attribute '" + name + "' is not a string");
-  if (GPUSCALE_H5(H5Tis_variable_str(ft.get())) > 0) {
-    H5Id t = vlen_string_type();
-    char* p = nullptr;
-    GPUSCALE_H5(H5Aread(a.get(), t.get(), &p));
-    std::string s = p ? p : "";
-    H5free_memory(p);
-    return s;
-  }
-  const std::size_t n = H5Tget_size(ft.get());
-  std::string s(n, '\0');
-  H5Id t(GPUSCALE_H5(H5Tcopy(H5T_C_S1)), H5Tclose);
-  GPUSCALE_H5(H5Tset_size(t.get(), n));
-  GPUSCALE_H5(H5Aread(a.get(), t.get(), s.data()));
-  s.resize(std::min(s.find('\0'), s.size()));
-  return s;
+bool has_attr(hid_t obj, const std::string& name) {
+  return reading([&] { return attr_what(obj, name); },
+                 [&] { return GPUSCALE_H5(H5Aexists(obj, name.c_str())) > 0; });
 }
 
+namespace {
+std::string read_raw_string_attr(hid_t obj, const std::string& name);
+}  // namespace
+
+std::string read_string_attr(hid_t obj, const std::string& name, bool lenient) {
+  const auto what = [&] { return attr_what(obj, name); };
+  return checked_utf8(read_raw_string_attr(obj, name), lenient, what);
+}
+
+namespace {
+std::string read_raw_string_attr(hid_t obj, const std::string& name) {
+  return reading([&] { return attr_what(obj, name); }, [&] {
+    H5Id a = open_attr(obj, name);
+    H5Id ft(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
+    if (H5Tget_class(ft.get()) != H5T_STRING) throw ReadError(attr_what(obj, name) + " is not a string");
+    if (GPUSCALE_H5(H5Tis_variable_str(ft.get())) > 0) {  // files before schema 1.4
+      H5Id t = vlen_string_type();
+      char* p = nullptr;
+      GPUSCALE_H5(H5Aread(a.get(), t.get(), &p));
+      std::string s = p ? p : "";
+      H5free_memory(p);
+      return s;
+    }
+    const std::size_t n = H5Tget_size(ft.get());
+    if (n == 0 || n > file_size(a.get())) throw ReadError(attr_what(obj, name) + " has an impossible size");
+    std::string s(n, '\0');
+    H5Id t(GPUSCALE_H5(H5Tcopy(ft.get())), H5Tclose);  // as stored: no conversion
+    GPUSCALE_H5(H5Aread(a.get(), t.get(), s.data()));
+    return until_nul(s.data(), n);
+  });
+}
+}  // namespace
+
 double read_double_attr(hid_t obj, const std::string& name) {
-  H5Id a = open_attr(obj, name);
-  double v = 0.0;
-  GPUSCALE_H5(H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v));
-  return v;
+  return reading([&] { return attr_what(obj, name); }, [&] {
+    H5Id a = open_attr(obj, name);
+    H5Id ft(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
+    const H5T_class_t cls = H5Tget_class(ft.get());
+    if (cls != H5T_FLOAT && cls != H5T_INTEGER) throw ReadError(attr_what(obj, name) + " is not a number");
+    double v = 0.0;
+    GPUSCALE_H5(H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v));
+    return v;
+  });
 }
 
 std::int64_t read_int_attr(hid_t obj, const std::string& name) {
-  H5Id a = open_attr(obj, name);
-  std::int64_t v = 0;
-  GPUSCALE_H5(H5Aread(a.get(), H5T_NATIVE_INT64, &v));
-  return v;
+  return reading([&] { return attr_what(obj, name); }, [&] {
+    H5Id a = open_attr(obj, name);
+    H5Id ft(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
+    if (H5Tget_class(ft.get()) != H5T_INTEGER) throw ReadError(attr_what(obj, name) + " is not an integer");
+    std::int64_t v = 0;
+    GPUSCALE_H5(H5Aread(a.get(), H5T_NATIVE_INT64, &v));
+    return v;
+  });
 }
 
 Value read_value_attr(hid_t obj, const std::string& name) {
-  H5Id a = open_attr(obj, name);
-  H5Id ft(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
-  switch (H5Tget_class(ft.get())) {
+  const H5T_class_t cls = reading([&] { return attr_what(obj, name); }, [&] {
+    H5Id a = open_attr(obj, name);
+    H5Id ft(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
+    return H5Tget_class(ft.get());
+  });
+  switch (cls) {
     case H5T_STRING: return read_string_attr(obj, name);
     case H5T_FLOAT: return read_double_attr(obj, name);
     case H5T_INTEGER: return read_int_attr(obj, name);
-    default: throw RuntimeError("HDF5 attribute '" + name + "' has an unsupported type");
+    default: throw ReadError(attr_what(obj, name) + " has an unsupported type");
   }
 }
 
@@ -146,23 +495,32 @@ herr_t collect_link(hid_t, const char* name, const H5L_info_t*, void* out) {
 }  // namespace
 
 std::vector<std::string> attr_names(hid_t obj) {
-  std::vector<std::string> out;
-  hsize_t idx = 0;
-  // Creation order where the object tracks it, else by name.
-  if (H5Aiterate2(obj, H5_INDEX_CRT_ORDER, H5_ITER_INC, &idx, collect_attr, &out) < 0) {
-    H5Eclear2(H5E_DEFAULT);
-    out.clear();
-    idx = 0;
-    GPUSCALE_H5(H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_attr, &out));
-  }
-  return out;
+  return reading([&] { return "the attributes of " + path_of(obj); }, [&] {
+    std::vector<std::string> out;
+    hsize_t idx = 0;
+    // Creation order where the object tracks it, else by name.
+    unsigned order = 0;
+    const H5I_type_t type = H5Iget_type(obj);
+    if (type == H5I_GROUP || type == H5I_FILE || type == H5I_DATASET) {
+      H5Id ocpl(GPUSCALE_H5(type == H5I_GROUP  ? H5Gget_create_plist(obj)
+                            : type == H5I_FILE ? H5Fget_create_plist(obj)
+                                               : H5Dget_create_plist(obj)),
+                H5Pclose);
+      GPUSCALE_H5(H5Pget_attr_creation_order(ocpl.get(), &order));
+    }
+    const H5_index_t by = (order & H5P_CRT_ORDER_TRACKED) ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+    GPUSCALE_H5(H5Aiterate2(obj, by, H5_ITER_INC, &idx, collect_attr, &out));
+    return out;
+  });
 }
 
 std::vector<std::string> child_names(hid_t group) {
-  std::vector<std::string> out;
-  hsize_t idx = 0;
-  GPUSCALE_H5(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_link, &out));
-  return out;
+  return reading([&] { return "the members of " + path_of(group); }, [&] {
+    std::vector<std::string> out;
+    hsize_t idx = 0;
+    GPUSCALE_H5(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_link, &out));
+    return out;
+  });
 }
 
 void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& v, hsize_t rows, hsize_t cols,
@@ -183,45 +541,155 @@ void write_ints(hid_t parent, const std::string& name, const std::vector<std::in
 }
 
 void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& v) {
-  H5Id t = vlen_string_type();
+  std::size_t width = 1;
+  for (const auto& s : v) width = std::max(width, s.size());
+  H5Id t = string_type(width);
   H5Id d = new_dataset(parent, name, t.get(), v.size(), 0);
-  std::vector<const char*> p;
-  for (const auto& s : v) p.push_back(s.c_str());
-  GPUSCALE_H5(H5Dwrite(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, p.data()));
+  std::string buf(width * v.size(), '\0');
+  for (std::size_t i = 0; i < v.size(); ++i) std::memcpy(&buf[i * width], v[i].data(), v[i].size());
+  GPUSCALE_H5(H5Dwrite(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
 }
 
 void overwrite_doubles(hid_t parent, const std::string& name, const std::vector<double>& v) {
   H5Id d = open_dataset(parent, name);
-  if (element_count(d.get()) != v.size()) throw RuntimeError("dataset '" + name + "': size does not match");
+  H5Id space(GPUSCALE_H5(H5Dget_space(d.get())), H5Sclose);
+  if (points(space.get()) != v.size()) throw RuntimeError("dataset '" + name + "': size does not match");
   GPUSCALE_H5(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
 }
 
-std::vector<double> read_doubles(hid_t parent, const std::string& name) {
-  H5Id d = open_dataset(parent, name);
-  std::vector<double> v(element_count(d.get()));
-  GPUSCALE_H5(H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+std::vector<hsize_t> shape(hid_t parent, const std::string& name) {
+  return reading([&] { return child_what(parent, name); }, [&] {
+    H5Id d = open_dataset(parent, name);
+    H5Id space(GPUSCALE_H5(H5Dget_space(d.get())), H5Sclose);
+    const int rank = GPUSCALE_H5(H5Sget_simple_extent_ndims(space.get()));
+    if (rank > 2) throw ReadError(child_what(parent, name) + " has " + std::to_string(rank) + " dimensions");
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+    GPUSCALE_H5(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr));
+    return dims;
+  });
+}
+
+namespace {
+// Reads into `v`, resized to the dataset's values (memory it already has is reused, not cleared first).
+template <class T>
+void read_numbers(hid_t parent, const std::string& name, std::optional<std::size_t> count, hid_t mem,
+                  H5T_class_t want, std::vector<T>& v, Values check = Values::any) {
+  const std::function<std::string()> what = [&] { return child_what(parent, name); };
+  reading(what, [&] {
+    H5Id d = open_dataset(parent, name);
+    {
+      H5Id ft(GPUSCALE_H5(H5Dget_type(d.get())), H5Tclose);
+      const H5T_class_t cls = H5Tget_class(ft.get());
+      if (cls != want && !(want == H5T_FLOAT && cls == H5T_INTEGER)) {
+        throw ReadError(what() + (want == H5T_FLOAT ? " is not numbers" : " is not integers"));
+      }
+    }
+    const std::size_t n = value_count(d.get(), sizeof(T), count, what());
+    check_chunks(d.get(), what());
+    v.resize(n);
+    if constexpr (std::is_same_v<T, double>) {
+      if (n && read_chunks_direct(d.get(), v.data(), n, check, what)) return;
+    }
+    if (n) GPUSCALE_H5(H5Dread(d.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+    if constexpr (std::is_same_v<T, double>) check_values(v.data(), n, check, 0, what);
+  });
+}
+}  // namespace
+
+std::vector<double> read_doubles(hid_t parent, const std::string& name, std::optional<std::size_t> count) {
+  std::vector<double> v;
+  read_numbers<double>(parent, name, count, H5T_NATIVE_DOUBLE, H5T_FLOAT, v);
   return v;
 }
 
-std::vector<std::int64_t> read_ints(hid_t parent, const std::string& name) {
-  H5Id d = open_dataset(parent, name);
-  std::vector<std::int64_t> v(element_count(d.get()));
-  GPUSCALE_H5(H5Dread(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+void read_doubles_into(hid_t parent, const std::string& name, std::size_t count, std::vector<double>& out,
+                       Values check) {
+  read_numbers<double>(parent, name, count, H5T_NATIVE_DOUBLE, H5T_FLOAT, out, check);
+}
+
+std::vector<std::int64_t> read_ints(hid_t parent, const std::string& name, std::optional<std::size_t> count) {
+  std::vector<std::int64_t> v;
+  read_numbers<std::int64_t>(parent, name, count, H5T_NATIVE_INT64, H5T_INTEGER, v);
   return v;
 }
 
-std::vector<std::string> read_strings(hid_t parent, const std::string& name) {
-  H5Id d = open_dataset(parent, name);
-  const hsize_t n = element_count(d.get());
-  H5Id t = vlen_string_type();
-  std::vector<char*> p(n, nullptr);
-  GPUSCALE_H5(H5Dread(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, p.data()));
-  std::vector<std::string> out;
-  for (char* s : p) {
-    out.emplace_back(s ? s : "");
-    H5free_memory(s);
+std::vector<std::string> read_strings(hid_t parent, const std::string& name, std::optional<std::size_t> count) {
+  const auto what = [&] { return child_what(parent, name); };
+  return reading(what, [&] {
+    H5Id d = open_dataset(parent, name);
+    H5Id ft(GPUSCALE_H5(H5Dget_type(d.get())), H5Tclose);
+    if (H5Tget_class(ft.get()) != H5T_STRING) throw ReadError(what() + " is not strings");
+    std::vector<std::string> out;
+    if (GPUSCALE_H5(H5Tis_variable_str(ft.get())) > 0) {  // files before schema 1.4
+      const std::size_t n = value_count(d.get(), sizeof(char*), count, what());
+      H5Id t = vlen_string_type();
+      std::vector<char*> p(n, nullptr);
+      if (n) GPUSCALE_H5(H5Dread(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, p.data()));
+      for (char* s : p) {
+        out.emplace_back(s ? s : "");
+        H5free_memory(s);
+      }
+      for (auto& s : out) s = checked_utf8(std::move(s), false, what);
+      return out;
+    }
+    const std::size_t width = H5Tget_size(ft.get());
+    if (width == 0) throw ReadError(what() + " has strings of size 0");
+    const std::size_t n = value_count(d.get(), width, count, what());
+    check_chunks(d.get(), what());
+    std::string buf(n * width, '\0');
+    H5Id t(GPUSCALE_H5(H5Tcopy(ft.get())), H5Tclose);  // as stored: no conversion
+    if (n) GPUSCALE_H5(H5Dread(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) out.push_back(checked_utf8(until_nul(&buf[i * width], width), false, what));
+    return out;
+  });
+}
+
+std::size_t valid_utf8_prefix(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    std::size_t len = 0;
+    unsigned min = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, min = 0x10000;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    unsigned cp = c & (0x7F >> len);
+    for (std::size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
+    i += len;
   }
-  return out;
+  return n;
+}
+
+std::string path_of(hid_t obj) {
+  const ssize_t n = H5Iget_name(obj, nullptr, 0);
+  if (n <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return "?";
+  }
+  std::string s(static_cast<std::size_t>(n) + 1, '\0');
+  if (H5Iget_name(obj, s.data(), s.size()) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return "?";
+  }
+  s.resize(static_cast<std::size_t>(n));
+  return s;
 }
 
 }  // namespace gpuscale::h5

@@ -1,17 +1,46 @@
-// Typed reads and writes of HDF5 attributes and small datasets: strings are
-// variable-length UTF-8 (h5py reads them as str), numbers native.
+// Typed reads and writes of HDF5 attributes and datasets.
+//
+// Written (schema 1.4 on): strings fixed-length UTF-8, numbers native; every
+// object header carries a checksum (file format of HDF5 1.8: create the file
+// with file_access()); a dataset's values sit in its checksummed object header
+// when small (compact layout), else in chunks with a Fletcher32 checksum each.
+//
+// Read: any file, older ones too (variable-length strings, contiguous
+// datasets). Every failure while reading is a ReadError that says what was
+// found in the file's own terms (checksum mismatch in /cases/0003/wall_end,
+// attribute 'reps' of /cases/0003 missing, ...), never an HDF5 call or a
+// source path; nothing is allocated for more values than the file can hold.
 #pragma once
 
 #include <hdf5.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/value.hpp"
 #include "io/hdf5_handle.hpp"
 
 namespace gpuscale::h5 {
+
+// A file that does not hold what it should, said in terms of its objects.
+class ReadError : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
+// A ReadError for an HDF5 failure while reading `what` (an object's path, an
+// attribute of one): a checksum mismatch, a truncation, or HDF5's reason.
+ReadError read_error(const Hdf5Error& e, const std::string& what);
+
+// The file access properties gpuscale writes with: the HDF5 1.8 file format
+// (superblock 2, object headers 2: every piece of metadata with a checksum).
+H5Id file_access();
+// The file creation properties: attribute creation order kept, attributes
+// inside the (checksummed) object header.
+H5Id file_create();
 
 H5Id create_group(hid_t parent, const std::string& name);  // keeps attribute creation order
 H5Id open_group(hid_t parent, const std::string& name);
@@ -24,7 +53,10 @@ void write_attr(hid_t obj, const std::string& name, std::int64_t v);
 void write_attr(hid_t obj, const std::string& name, const Value& v);
 
 bool has_attr(hid_t obj, const std::string& name);
-std::string read_string_attr(hid_t obj, const std::string& name);
+// Each reads one value (a scalar attribute or one of one element). Strings
+// must be valid UTF-8 (as written); `lenient`: invalid bytes become U+FFFD
+// instead (free text such as a command line, which need not be UTF-8).
+std::string read_string_attr(hid_t obj, const std::string& name, bool lenient = false);
 double read_double_attr(hid_t obj, const std::string& name);
 std::int64_t read_int_attr(hid_t obj, const std::string& name);
 Value read_value_attr(hid_t obj, const std::string& name);  // by the stored type
@@ -39,9 +71,27 @@ void write_strings(hid_t parent, const std::string& name, const std::vector<std:
 // Overwrites the values of an existing dataset of the same size.
 void overwrite_doubles(hid_t parent, const std::string& name, const std::vector<double>& v);
 
-std::vector<double> read_doubles(hid_t parent, const std::string& name);
-std::vector<std::int64_t> read_ints(hid_t parent, const std::string& name);
-std::vector<std::string> read_strings(hid_t parent, const std::string& name);
+// The dataset's dimensions (at most 2).
+std::vector<hsize_t> shape(hid_t parent, const std::string& name);
+// All values; with `count`, a ReadError unless the dataset holds exactly that many.
+std::vector<double> read_doubles(hid_t parent, const std::string& name, std::optional<std::size_t> count = {});
+// What read_doubles_into checks of each value (a ReadError naming the first that fails).
+enum class Values { any, finite, finite_non_negative };
+
+// The same into `out` (exactly `count` values), reusing its memory (no
+// allocation when it has the room), each value checked as `check` says
+// while it is fresh in the cache.
+void read_doubles_into(hid_t parent, const std::string& name, std::size_t count, std::vector<double>& out,
+                       Values check = Values::any);
+std::vector<std::int64_t> read_ints(hid_t parent, const std::string& name, std::optional<std::size_t> count = {});
+// Strings: valid UTF-8 each, as read_string_attr.
+std::vector<std::string> read_strings(hid_t parent, const std::string& name, std::optional<std::size_t> count = {});
 std::vector<std::string> child_names(hid_t group);  // sorted by name
+
+// The length of the longest prefix of `s` that is valid UTF-8 (s.size(): all of it).
+std::size_t valid_utf8_prefix(const std::string& s);
+
+// The path of an object in its file ("/cases/0003"), for messages.
+std::string path_of(hid_t obj);
 
 }  // namespace gpuscale::h5

@@ -14,7 +14,10 @@
 
 namespace gpuscale {
 
-constexpr const char* kSchemaVersion = "1.3";
+constexpr const char* kSchemaVersion = "1.4";
+
+// A case's limits (CaseRecord::expect) are its attributes named this and the limit's name.
+constexpr const char* kExpectPrefix = "expect.";
 
 struct RankRecord {
   std::string hostname;

@@ -2,38 +2,111 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <new>
+#include <set>
+
 #include "core/error.hpp"
 #include "io/hdf5_io.hpp"
+#include "io/read_guard.hpp"
 
 namespace gpuscale {
 
-RunRecord read_result_file(const std::string& path) {
-  hdf5_quiet();
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
-  if (H5Fis_hdf5(path.c_str()) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
-    throw InputError(path + ": not an HDF5 file");
+namespace {
+
+using h5::ReadError;
+
+// Bounds beyond which a count can only come from a damaged file.
+constexpr std::int64_t kMaxRanks = 1 << 24;
+constexpr std::int64_t kMaxIndex = 1LL << 40;
+
+std::string num(std::int64_t v) { return std::to_string(v); }
+
+// An integer attribute in [lo, hi].
+std::int64_t int_in(hid_t obj, const std::string& name, std::int64_t lo, std::int64_t hi, const std::string& where) {
+  const std::int64_t v = h5::read_int_attr(obj, name);
+  if (v < lo || v > hi) {
+    throw ReadError(where + ": attribute '" + name + "' is " + num(v) + ", outside " + num(lo) + ".." + num(hi));
   }
-  H5Id file(GPUSCALE_H5(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT)), H5Fclose);
-  const hid_t f = file.get();
+  return v;
+}
+
+double finite_at_least_zero(hid_t obj, const std::string& name, const std::string& where) {
+  const double v = h5::read_double_attr(obj, name);
+  if (!(std::isfinite(v) && v >= 0)) throw ReadError(where + ": attribute '" + name + "' is not a number >= 0");
+  return v;
+}
+
+std::string child(const std::string& where, const std::string& name) { return where + "/" + name; }
+
+// Every entry of an integer column in [lo, hi].
+void ints_in(const std::vector<std::int64_t>& v, std::int64_t lo, std::int64_t hi, const std::string& what) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < lo || v[i] > hi) {
+      throw ReadError(what + "[" + std::to_string(i) + "] is " + num(v[i]) + ", outside " + num(lo) + ".." + num(hi));
+    }
+  }
+}
+
+// Every entry finite (and >= 0 when asked).
+void finite(const std::vector<double>& v, bool non_negative, const std::string& what) {
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!std::isfinite(v[i]) || (non_negative && v[i] < 0)) {
+      throw ReadError(what + "[" + std::to_string(i) + "] is " + (std::isfinite(v[i]) ? "negative" : "not finite"));
+    }
+  }
+}
+
+// A column of one entry per rank, or of none (written from a record without it).
+template <class T>
+std::vector<T> per_rank(std::vector<T> v, std::size_t ranks, const std::string& what) {
+  if (!v.empty() && v.size() != ranks) {
+    throw ReadError(what + " holds " + std::to_string(v.size()) + " values, " + std::to_string(ranks) +
+                    " (one per rank) expected");
+  }
+  return v;
+}
+
+int narrow(std::int64_t v) { return static_cast<int>(v); }  // after a range check
+
+std::string case_group_name(std::int64_t index) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04lld", static_cast<long long>(index));
+  return buf;
+}
+
+// The run: root attributes, environment, rank table, links (cases left out).
+RunRecord read_run(hid_t f, const std::string& path) {
   if (!h5::has_attr(f, "software") || h5::read_string_attr(f, "software") != "gpuscale") {
     throw InputError(path + ": not a gpuscale result file (no software = \"gpuscale\" attribute)");
   }
   RunRecord run;
-  run.software_version = h5::read_string_attr(f, "softwareVersion");
-  run.date = h5::read_string_attr(f, "date");
   run.schema_version = h5::read_string_attr(f, "schemaVersion");
-  if (run.schema_version.substr(0, run.schema_version.find('.')) !=
-      std::string(kSchemaVersion).substr(0, std::string(kSchemaVersion).find('.'))) {
+  {
+    const std::string& v = run.schema_version;
+    const std::size_t dot = v.find('.');
+    const auto digits = [](const std::string& x) {
+      return !x.empty() && x.size() < 6 && x.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (dot == std::string::npos || !digits(v.substr(0, dot)) || !digits(v.substr(dot + 1))) {
+      throw ReadError("/: attribute 'schemaVersion' is '" + v + "', not a version (MAJOR.MINOR)");
+    }
+  }
+  const std::string ours(kSchemaVersion);
+  if (run.schema_version.substr(0, run.schema_version.find('.')) != ours.substr(0, ours.find('.'))) {
     throw InputError(path + ": schemaVersion " + run.schema_version + " is not readable by this gpuscale (reads " +
                      kSchemaVersion + ")");
   }
+  run.software_version = h5::read_string_attr(f, "softwareVersion");
+  run.date = h5::read_string_attr(f, "date");
   run.software_dependencies = h5::read_string_attr(f, "softwareDependencies");
-  run.command_line = h5::read_string_attr(f, "commandLine");
-  run.config_file = h5::read_string_attr(f, "configFile");
-  run.config_text = h5::read_string_attr(f, "config");
-  run.config_overrides = h5::read_string_attr(f, "configOverrides");
+  run.command_line = h5::read_string_attr(f, "commandLine", true);
+  run.config_file = h5::read_string_attr(f, "configFile", true);
+  run.config_text = h5::read_string_attr(f, "config", true);
+  run.config_overrides = h5::read_string_attr(f, "configOverrides", true);
   run.backend = h5::read_string_attr(f, "backend");
   run.backend_reason = h5::read_string_attr(f, "backendReason");
   // Absent from files of schema 1.0, which had no transfers.
@@ -48,220 +121,393 @@ RunRecord read_result_file(const std::string& path) {
       from = nl + 1;
     }
   }
-  run.nodes = static_cast<int>(h5::read_int_attr(f, "nodes"));
-  run.complete = h5::read_int_attr(f, "complete") != 0;
-  if (h5::has_attr(f, "casesPlanned")) run.cases_planned = static_cast<std::size_t>(h5::read_int_attr(f, "casesPlanned"));
+  run.nodes = narrow(int_in(f, "nodes", 1, kMaxRanks, "/"));
+  run.complete = int_in(f, "complete", 0, 1, "/") != 0;
+  if (h5::has_attr(f, "casesPlanned")) run.cases_planned = static_cast<std::size_t>(int_in(f, "casesPlanned", 0, kMaxIndex, "/"));
   if (h5::has_attr(f, "lastUpdate")) run.last_update = h5::read_string_attr(f, "lastUpdate");
   run.status = h5::read_string_attr(f, "status");
   {
     H5Id env = h5::open_group(f, "environment");
-    for (const auto& k : h5::attr_names(env.get())) run.environment.emplace_back(k, h5::read_string_attr(env.get(), k));
+    for (const auto& k : h5::attr_names(env.get())) run.environment.emplace_back(k, h5::read_string_attr(env.get(), k, true));
   }
   {
     H5Id g = h5::open_group(f, "ranks");
     const hid_t id = g.get();
     const auto host = h5::read_strings(id, "hostname");
-    const auto node = h5::read_ints(id, "node_index");
-    const auto lrank = h5::read_ints(id, "local_rank");
-    const auto lsize = h5::read_ints(id, "local_size");
-    const auto pid = h5::read_ints(id, "pid");
-    const auto kind = h5::read_strings(id, "device_kind");
-    const auto name = h5::read_strings(id, "device_name");
-    const auto uuid = h5::read_strings(id, "device_uuid");
-    const auto pci = h5::read_strings(id, "device_pci_bus_id");
-    const auto o0 = h5::read_doubles(id, "clock_offset_start");
-    const auto u0 = h5::read_doubles(id, "clock_uncertainty_start");
-    const auto o1 = h5::read_doubles(id, "clock_offset_end");
-    const auto u1 = h5::read_doubles(id, "clock_uncertainty_end");
-    for (std::size_t r = 0; r < host.size(); ++r) {
+    const std::size_t n = host.size();
+    if (n == 0) throw ReadError("/ranks/hostname is empty: no ranks");
+    if (n > static_cast<std::size_t>(kMaxRanks)) throw ReadError("/ranks/hostname holds " + std::to_string(n) + " ranks");
+    if (h5::has_attr(f, "ranks")) int_in(f, "ranks", static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), "/");
+    if (run.nodes > static_cast<int>(n)) throw ReadError("/: attribute 'nodes' is " + num(run.nodes) + ", more than its " +
+                                                         std::to_string(n) + " ranks");
+    const auto node = h5::read_ints(id, "node_index", n);
+    ints_in(node, 0, static_cast<std::int64_t>(n) - 1, "/ranks/node_index");
+    const auto lsize = h5::read_ints(id, "local_size", n);
+    ints_in(lsize, 1, static_cast<std::int64_t>(n), "/ranks/local_size");
+    const auto lrank = h5::read_ints(id, "local_rank", n);
+    ints_in(lrank, 0, static_cast<std::int64_t>(n) - 1, "/ranks/local_rank");
+    const auto pid = h5::read_ints(id, "pid", n);
+    ints_in(pid, INT_MIN, INT_MAX, "/ranks/pid");
+    const auto kind = h5::read_strings(id, "device_kind", n);
+    const auto name = h5::read_strings(id, "device_name", n);
+    const auto uuid = h5::read_strings(id, "device_uuid", n);
+    const auto pci = h5::read_strings(id, "device_pci_bus_id", n);
+    const auto o0 = h5::read_doubles(id, "clock_offset_start", n);
+    const auto u0 = h5::read_doubles(id, "clock_uncertainty_start", n);
+    const auto o1 = h5::read_doubles(id, "clock_offset_end", n);
+    const auto u1 = h5::read_doubles(id, "clock_uncertainty_end", n);
+    for (std::size_t r = 0; r < n; ++r) {
       RankRecord rr;
       rr.hostname = host[r];
-      rr.node_index = static_cast<int>(node.at(r));
-      rr.local_rank = static_cast<int>(lrank.at(r));
-      rr.local_size = static_cast<int>(lsize.at(r));
-      rr.pid = static_cast<int>(pid.at(r));
-      rr.device_kind = kind.at(r);
-      rr.device_name = name.at(r);
-      rr.device_uuid = uuid.at(r);
-      rr.device_pci_bus_id = pci.at(r);
-      rr.clock_offset_start_s = o0.at(r);
-      rr.clock_uncertainty_start_s = u0.at(r);
-      rr.clock_offset_end_s = o1.at(r);
-      rr.clock_uncertainty_end_s = u1.at(r);
+      rr.node_index = narrow(node[r]);
+      rr.local_rank = narrow(lrank[r]);
+      rr.local_size = narrow(lsize[r]);
+      rr.pid = narrow(pid[r]);
+      rr.device_kind = kind[r];
+      rr.device_name = name[r];
+      rr.device_uuid = uuid[r];
+      rr.device_pci_bus_id = pci[r];
+      rr.clock_offset_start_s = o0[r];
+      rr.clock_uncertainty_start_s = u0[r];
+      rr.clock_offset_end_s = o1[r];
+      rr.clock_uncertainty_end_s = u1[r];
       run.ranks.push_back(rr);
     }
     if (h5::exists(id, "clock_offset_applied")) {  // schema 1.3 on: the estimate the wall times are on
-      const auto oa = h5::read_doubles(id, "clock_offset_applied");
-      const auto ua = h5::read_doubles(id, "clock_uncertainty_applied");
-      for (std::size_t r = 0; r < run.ranks.size(); ++r) {
-        run.ranks[r].clock_offset_applied_s = oa.at(r);
-        run.ranks[r].clock_uncertainty_applied_s = ua.at(r);
+      const auto oa = h5::read_doubles(id, "clock_offset_applied", n);
+      const auto ua = h5::read_doubles(id, "clock_uncertainty_applied", n);
+      for (std::size_t r = 0; r < n; ++r) {
+        run.ranks[r].clock_offset_applied_s = oa[r];
+        run.ranks[r].clock_uncertainty_applied_s = ua[r];
       }
     }
     if (h5::exists(id, "cpu_affinity")) {  // schema 1.2 on: where each rank may run
-      const auto shared = h5::read_ints(id, "clock_shared");
-      const auto affinity = h5::read_strings(id, "cpu_affinity");
-      const auto available = h5::read_ints(id, "cores_available");
-      const auto node_cores = h5::read_ints(id, "node_cores");
-      const auto visible = h5::read_strings(id, "cuda_visible_devices");
-      for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+      const auto shared = h5::read_ints(id, "clock_shared", n);
+      const auto affinity = h5::read_strings(id, "cpu_affinity", n);
+      const auto available = h5::read_ints(id, "cores_available", n);
+      const auto node_cores = h5::read_ints(id, "node_cores", n);
+      const auto visible = h5::read_strings(id, "cuda_visible_devices", n);
+      ints_in(available, 0, INT_MAX, "/ranks/cores_available");
+      ints_in(node_cores, 0, INT_MAX, "/ranks/node_cores");
+      for (std::size_t r = 0; r < n; ++r) {
         RankRecord& rr = run.ranks[r];
-        rr.clock_shared = shared.at(r) != 0;
-        rr.cpu_affinity = affinity.at(r);
-        rr.cores_available = static_cast<int>(available.at(r));
-        rr.node_cores = static_cast<int>(node_cores.at(r));
-        rr.cuda_visible_devices = visible.at(r);
+        rr.clock_shared = shared[r] != 0;
+        rr.cpu_affinity = affinity[r];
+        rr.cores_available = narrow(available[r]);
+        rr.node_cores = narrow(node_cores[r]);
+        rr.cuda_visible_devices = visible[r];
       }
     }
     if (h5::exists(id, "telemetry")) {  // schema 1.2 on: the GPU of each rank
-      const auto tel = h5::read_strings(id, "telemetry");
-      const auto sm = h5::read_doubles(id, "max_sm_clock");
-      const auto mem = h5::read_doubles(id, "max_mem_clock");
-      const auto power = h5::read_doubles(id, "power_limit");
-      const auto gen = h5::read_ints(id, "pcie_gen");
-      const auto width = h5::read_ints(id, "pcie_width");
-      const auto max_gen = h5::read_ints(id, "pcie_max_gen");
-      const auto max_width = h5::read_ints(id, "pcie_max_width");
-      const auto nvlinks = h5::read_ints(id, "nvlinks_active");
-      const auto numa = h5::read_ints(id, "numa_node");
-      const auto cpus = h5::read_strings(id, "local_cpulist");
-      for (std::size_t r = 0; r < run.ranks.size(); ++r) {
+      const auto tel = h5::read_strings(id, "telemetry", n);
+      const auto sm = h5::read_doubles(id, "max_sm_clock", n);
+      const auto mem = h5::read_doubles(id, "max_mem_clock", n);
+      const auto power = h5::read_doubles(id, "power_limit", n);
+      std::vector<std::int64_t> ints[6];
+      const char* names[6] = {"pcie_gen", "pcie_width", "pcie_max_gen", "pcie_max_width", "nvlinks_active", "numa_node"};
+      for (int k = 0; k < 6; ++k) {
+        ints[k] = h5::read_ints(id, names[k], n);
+        ints_in(ints[k], INT_MIN, INT_MAX, std::string("/ranks/") + names[k]);
+      }
+      const auto cpus = h5::read_strings(id, "local_cpulist", n);
+      for (std::size_t r = 0; r < n; ++r) {
         RankRecord& rr = run.ranks[r];
-        rr.telemetry = tel.at(r);
-        rr.max_sm_clock_mhz = sm.at(r);
-        rr.max_mem_clock_mhz = mem.at(r);
-        rr.power_limit_w = power.at(r);
-        rr.pcie_gen = static_cast<int>(gen.at(r));
-        rr.pcie_width = static_cast<int>(width.at(r));
-        rr.pcie_max_gen = static_cast<int>(max_gen.at(r));
-        rr.pcie_max_width = static_cast<int>(max_width.at(r));
-        rr.nvlinks_active = static_cast<int>(nvlinks.at(r));
-        rr.numa_node = static_cast<int>(numa.at(r));
-        rr.local_cpulist = cpus.at(r);
+        rr.telemetry = tel[r];
+        rr.max_sm_clock_mhz = sm[r];
+        rr.max_mem_clock_mhz = mem[r];
+        rr.power_limit_w = power[r];
+        rr.pcie_gen = narrow(ints[0][r]);
+        rr.pcie_width = narrow(ints[1][r]);
+        rr.pcie_max_gen = narrow(ints[2][r]);
+        rr.pcie_max_width = narrow(ints[3][r]);
+        rr.nvlinks_active = narrow(ints[4][r]);
+        rr.numa_node = narrow(ints[5][r]);
+        rr.local_cpulist = cpus[r];
       }
     }
   }
   if (h5::exists(f, "links")) {
     H5Id g = h5::open_group(f, "links");
     const auto rank = h5::read_ints(g.get(), "rank");
-    const auto peer = h5::read_strings(g.get(), "peer_pci_bus_id");
-    const auto nvlinks = h5::read_ints(g.get(), "nvlinks");
-    const auto ancestor = h5::read_strings(g.get(), "common_ancestor");
-    for (std::size_t i = 0; i < rank.size(); ++i) {
-      run.links.push_back({static_cast<int>(rank[i]), peer.at(i), static_cast<int>(nvlinks.at(i)), ancestor.at(i)});
-    }
-  }
-  H5Id cases = h5::open_group(f, "cases");
-  for (const auto& name : h5::child_names(cases.get())) {
-    H5Id g = h5::open_group(cases.get(), name);
-    const hid_t id = g.get();
-    CaseRecord c;
-    c.index = static_cast<std::size_t>(h5::read_int_attr(id, "index"));
-    c.experiment = h5::read_string_attr(id, "name");
-    c.workload = h5::read_string_attr(id, "workload");
-    c.mode = h5::read_string_attr(id, "mode");
-    c.backend = h5::read_string_attr(id, "backend");
-    c.status = h5::read_string_attr(id, "status");
-    if (h5::has_attr(id, "status_reason")) c.status_reason = h5::read_string_attr(id, "status_reason");
-    c.note = h5::read_string_attr(id, "note");
-    c.ranks = static_cast<int>(h5::read_int_attr(id, "ranks"));
-    c.nodes = static_cast<int>(h5::read_int_attr(id, "nodes"));
-    c.reps = static_cast<int>(h5::read_int_attr(id, "reps"));
-    c.warmup = static_cast<int>(h5::read_int_attr(id, "warmup"));
-    c.flops_per_sample = h5::read_double_attr(id, "flops_per_sample");
-    c.bytes_per_sample = h5::read_double_attr(id, "bytes_per_sample");
-    c.verify_tolerance = h5::read_double_attr(id, "verify_tolerance");
-    {
-      H5Id p = h5::open_group(id, "parameters");
-      for (const auto& k : h5::attr_names(p.get())) c.params.set(k, h5::read_value_attr(p.get(), k));
-    }
-    if (h5::has_attr(id, "scope")) {
-      c.scope = h5::read_string_attr(id, "scope");
-      c.comm = h5::read_string_attr(id, "comm");
-      c.groups = static_cast<int>(h5::read_int_attr(id, "groups"));
-      c.group = h5::read_ints(id, "group");
-      c.group_rank = h5::read_ints(id, "group_rank");
-      c.group_size = h5::read_ints(id, "group_size");
-    }
-    if (c.status == "skipped") {  // nothing ran: no samples
-      c.reps = 0;
-      run.cases.push_back(std::move(c));
-      continue;
-    }
-    c.device_time_s = h5::read_doubles(id, "device_time");
-    c.enqueue_s = h5::read_doubles(id, "enqueue_time");
-    c.wall_start_s = h5::read_doubles(id, "wall_start");
-    c.wall_end_s = h5::read_doubles(id, "wall_end");
-    c.verify_error = h5::read_doubles(id, "verify_error");
-    if (h5::exists(id, "turn")) c.turn = h5::read_ints(id, "turn");  // schema 1.0 has none
-    if (h5::exists(id, "warmup_samples")) c.warmup_samples = h5::read_ints(id, "warmup_samples");  // 1.2 on
-    if (h5::exists(id, "warmup_device_time")) {
-      c.warmup_device_time_s = h5::read_doubles(id, "warmup_device_time");
-      c.warmup_width = c.ranks > 0 ? static_cast<int>(c.warmup_device_time_s.size() / c.ranks) : 0;
-    }
-    if (h5::exists(id, "phases")) {
-      H5Id pg = h5::open_group(id, "phases");
-      CasePhases& ph = c.phases;
-      ph.names = h5::read_strings(pg.get(), "names");
-      ph.rank = h5::read_ints(pg.get(), "rank");
-      ph.sample = h5::read_ints(pg.get(), "sample");
-      ph.phase = h5::read_ints(pg.get(), "phase");
-      ph.start_s = h5::read_doubles(pg.get(), "start");
-      ph.end_s = h5::read_doubles(pg.get(), "end");
-    }
-    if (h5::exists(id, "pairs")) {  // node-pairs cases
-      H5Id pg = h5::open_group(id, "pairs");
-      CasePairs& pr = c.pairs;
-      pr.round = h5::read_ints(pg.get(), "round");
-      pr.node_a = h5::read_ints(pg.get(), "node_a");
-      pr.node_b = h5::read_ints(pg.get(), "node_b");
-      pr.rank_a = h5::read_ints(pg.get(), "rank_a");
-      pr.rank_b = h5::read_ints(pg.get(), "rank_b");
-      pr.host_a = h5::read_strings(pg.get(), "host_a");
-      pr.host_b = h5::read_strings(pg.get(), "host_b");
-      const std::size_t n = pr.round.size();
-      if (pr.node_a.size() != n || pr.node_b.size() != n || pr.rank_a.size() != n || pr.rank_b.size() != n ||
-          pr.host_a.size() != n || pr.host_b.size() != n) {
-        throw RuntimeError(path + ": case " + name + " has pairs datasets of different lengths");
-      }
-    }
-    if (h5::exists(id, "telemetry")) {
-      H5Id tg = h5::open_group(id, "telemetry");
-      const hid_t tid = tg.get();
-      CaseTelemetry& t = c.telemetry;
-      c.telemetry_interval_s = h5::read_double_attr(tid, "interval");
-      t.rank = h5::read_ints(tid, "rank");
-      t.time_s = h5::read_doubles(tid, "time");
-      t.sm_clock_mhz = h5::read_doubles(tid, "sm_clock");
-      t.mem_clock_mhz = h5::read_doubles(tid, "mem_clock");
-      t.temperature_c = h5::read_doubles(tid, "temperature");
-      t.power_w = h5::read_doubles(tid, "power");
-      t.clock_event_reasons = h5::read_ints(tid, "clock_event_reasons");
-    }
-    if (!c.scope.empty()) {
-      c.wrong_elements = h5::read_ints(id, "wrong_elements");
-      c.op_bytes = h5::read_doubles(id, "op_bytes");
-      c.bus_factor = h5::read_doubles(id, "bus_factor");
-    }
-    const std::size_t want = static_cast<std::size_t>(c.ranks) * static_cast<std::size_t>(c.reps);
-    if (c.device_time_s.size() != want || c.enqueue_s.size() != want || c.wall_start_s.size() != want ||
-        c.wall_end_s.size() != want) {
-      throw RuntimeError(path + ": case " + name + " has datasets of the wrong shape");
-    }
-    run.cases.push_back(std::move(c));
+    const std::size_t m = rank.size();
+    ints_in(rank, 0, static_cast<std::int64_t>(run.ranks.size()) - 1, "/links/rank");
+    const auto peer = h5::read_strings(g.get(), "peer_pci_bus_id", m);
+    const auto nvlinks = h5::read_ints(g.get(), "nvlinks", m);
+    ints_in(nvlinks, INT_MIN, INT_MAX, "/links/nvlinks");
+    const auto ancestor = h5::read_strings(g.get(), "common_ancestor", m);
+    for (std::size_t i = 0; i < m; ++i) run.links.push_back({narrow(rank[i]), peer[i], narrow(nvlinks[i]), ancestor[i]});
   }
   return run;
 }
 
+// Reads /cases/<name> into `c` and checks what the report relies on. `c`'s
+// sample vectors keep their memory (the last case's): no allocation, no page
+// faults when this case has as many samples.
+void read_case(hid_t cases, const std::string& name, const RunRecord& run, CaseRecord& c) {
+  const std::string where = "/cases/" + name;
+  H5Id g = h5::open_group(cases, name);
+  const hid_t id = g.get();
+  {
+    CaseRecord fresh;
+    for (auto m : {&CaseRecord::device_time_s, &CaseRecord::enqueue_s, &CaseRecord::wall_start_s,
+                   &CaseRecord::wall_end_s}) {
+      fresh.*m = std::move(c.*m);
+    }
+    c = std::move(fresh);
+  }
+  const std::int64_t index = int_in(id, "index", 0, kMaxIndex, where);
+  if (case_group_name(index) != name) throw ReadError(where + ": attribute 'index' is " + num(index));
+  c.index = static_cast<std::size_t>(index);
+  c.experiment = h5::read_string_attr(id, "name");
+  c.workload = h5::read_string_attr(id, "workload");
+  c.mode = h5::read_string_attr(id, "mode");
+  if (c.mode != "serial" && c.mode != "parallel") {
+    throw ReadError(where + ": attribute 'mode' is '" + c.mode + "', neither serial nor parallel");
+  }
+  c.backend = h5::read_string_attr(id, "backend");
+  c.status = h5::read_string_attr(id, "status");
+  if (c.status != "ok" && c.status != "verify-failed" && c.status != "skipped") {
+    throw ReadError(where + ": attribute 'status' is '" + c.status + "', not ok, verify-failed or skipped");
+  }
+  if (h5::has_attr(id, "status_reason")) c.status_reason = h5::read_string_attr(id, "status_reason");
+  c.note = h5::read_string_attr(id, "note");
+  const auto n = static_cast<std::int64_t>(run.ranks.size());
+  c.ranks = narrow(int_in(id, "ranks", 1, n, where));
+  c.nodes = narrow(int_in(id, "nodes", 1, c.ranks, where));
+  c.reps = narrow(int_in(id, "reps", 0, INT_MAX, where));
+  c.warmup = narrow(int_in(id, "warmup", 0, INT_MAX, where));
+  c.flops_per_sample = finite_at_least_zero(id, "flops_per_sample", where);
+  c.bytes_per_sample = finite_at_least_zero(id, "bytes_per_sample", where);
+  c.verify_tolerance = h5::read_double_attr(id, "verify_tolerance");
+  {
+    H5Id p = h5::open_group(id, "parameters");
+    for (const auto& k : h5::attr_names(p.get())) c.params.set(k, h5::read_value_attr(p.get(), k));
+    // What the report reads as integers.
+    for (const char* k : {"iters", "group_size"}) {
+      if (!c.params.has(k)) continue;
+      const auto* v = std::get_if<std::int64_t>(&c.params.at(k));
+      if (!v || *v < 1 || *v > INT_MAX) throw ReadError(where + "/parameters: attribute '" + k + "' is not a count");
+    }
+  }
+  for (const auto& k : h5::attr_names(id)) {  // schema 1.4 on: the experiment's limits
+    if (k.rfind(kExpectPrefix, 0) != 0) continue;
+    const double v = h5::read_double_attr(id, k);
+    if (std::isnan(v)) throw ReadError(where + ": attribute '" + k + "' is not a number");
+    c.expect.emplace_back(k.substr(std::string(kExpectPrefix).size()), v);
+  }
+  const auto ranks = static_cast<std::size_t>(c.ranks);
+  if (h5::has_attr(id, "scope")) {
+    c.scope = h5::read_string_attr(id, "scope");
+    if (c.scope != "world" && c.scope != "intra-node" && c.scope != "inter-node" && c.scope != "node-pairs") {
+      throw ReadError(where + ": attribute 'scope' is '" + c.scope + "'");
+    }
+    c.comm = h5::read_string_attr(id, "comm");
+    c.groups = narrow(int_in(id, "groups", 0, c.ranks, where));
+    c.group = per_rank(h5::read_ints(id, "group"), ranks, child(where, "group"));
+    ints_in(c.group, -1, c.groups - 1, child(where, "group"));
+    c.group_size = per_rank(h5::read_ints(id, "group_size"), ranks, child(where, "group_size"));
+    ints_in(c.group_size, 0, c.ranks, child(where, "group_size"));
+    c.group_rank = per_rank(h5::read_ints(id, "group_rank"), ranks, child(where, "group_rank"));
+    ints_in(c.group_rank, -1, c.ranks - 1, child(where, "group_rank"));
+  }
+  if (c.status == "skipped") {  // nothing ran: no samples
+    c.reps = 0;
+    for (auto m : {&CaseRecord::device_time_s, &CaseRecord::enqueue_s, &CaseRecord::wall_start_s,
+                   &CaseRecord::wall_end_s}) {
+      (c.*m).clear();
+    }
+    return;
+  }
+  if (c.reps < 1) throw ReadError(where + ": attribute 'reps' is 0 in a case that ran");
+  const std::size_t samples = ranks * static_cast<std::size_t>(c.reps);
+  h5::read_doubles_into(id, "device_time", samples, c.device_time_s, h5::Values::finite_non_negative);
+  h5::read_doubles_into(id, "enqueue_time", samples, c.enqueue_s, h5::Values::finite_non_negative);
+  h5::read_doubles_into(id, "wall_start", samples, c.wall_start_s, h5::Values::finite);
+  h5::read_doubles_into(id, "wall_end", samples, c.wall_end_s, h5::Values::finite);
+  {
+    const double *s0 = c.wall_start_s.data(), *e0 = c.wall_end_s.data();
+    bool ordered = true;
+    for (std::size_t i = 0; i < samples; ++i) ordered &= e0[i] >= s0[i];
+    for (std::size_t i = 0; !ordered && i < samples; ++i) {
+      if (e0[i] < s0[i]) throw ReadError(where + "/wall_end[" + std::to_string(i) + "] is before its wall_start");
+    }
+  }
+  c.verify_error = per_rank(h5::read_doubles(id, "verify_error"), ranks, child(where, "verify_error"));
+  if (h5::exists(id, "turn")) {  // schema 1.0 has none
+    c.turn = per_rank(h5::read_ints(id, "turn"), ranks, child(where, "turn"));
+    ints_in(c.turn, 0, c.ranks - 1, child(where, "turn"));
+  }
+  if (h5::exists(id, "warmup_samples")) {  // 1.2 on
+    c.warmup_samples = per_rank(h5::read_ints(id, "warmup_samples"), ranks, child(where, "warmup_samples"));
+    ints_in(c.warmup_samples, 0, LLONG_MAX, child(where, "warmup_samples"));
+  }
+  if (h5::exists(id, "warmup_device_time")) {
+    const auto dims = h5::shape(id, "warmup_device_time");
+    if (dims.size() != 2 || dims[0] != ranks || dims[1] > static_cast<hsize_t>(INT_MAX)) {
+      throw ReadError(where + "/warmup_device_time is not of shape [ranks][samples]");
+    }
+    c.warmup_width = static_cast<int>(dims[1]);
+    c.warmup_device_time_s = h5::read_doubles(id, "warmup_device_time", ranks * dims[1]);
+  }
+  if (h5::exists(id, "phases")) {
+    const std::string pw = child(where, "phases");
+    H5Id pg = h5::open_group(id, "phases");
+    CasePhases& ph = c.phases;
+    ph.rank = h5::read_ints(pg.get(), "rank");
+    const std::size_t rows = ph.rank.size();
+    ph.names = h5::read_strings(pg.get(), "names");
+    // Distinct, each used: never more than the rows (the report sums per phase and sample).
+    if (std::set<std::string>(ph.names.begin(), ph.names.end()).size() != ph.names.size() ||
+        ph.names.size() > std::max<std::size_t>(rows, 1)) {
+      throw ReadError(pw + "/names: " + std::to_string(ph.names.size()) + " names for " + std::to_string(rows) +
+                      " rows, or names repeated");
+    }
+    ph.sample = h5::read_ints(pg.get(), "sample", rows);
+    ph.phase = h5::read_ints(pg.get(), "phase", rows);
+    ph.start_s = h5::read_doubles(pg.get(), "start", rows);
+    ph.end_s = h5::read_doubles(pg.get(), "end", rows);
+    ints_in(ph.rank, 0, c.ranks - 1, pw + "/rank");
+    ints_in(ph.sample, 0, c.reps - 1, pw + "/sample");
+    ints_in(ph.phase, 0, static_cast<std::int64_t>(ph.names.size()) - 1, pw + "/phase");
+    finite(ph.start_s, false, pw + "/start");
+    finite(ph.end_s, false, pw + "/end");
+  }
+  if (h5::exists(id, "pairs")) {  // node-pairs cases
+    const std::string pw = child(where, "pairs");
+    H5Id pg = h5::open_group(id, "pairs");
+    CasePairs& pr = c.pairs;
+    pr.round = h5::read_ints(pg.get(), "round");
+    const std::size_t rows = pr.round.size();
+    pr.node_a = h5::read_ints(pg.get(), "node_a", rows);
+    pr.node_b = h5::read_ints(pg.get(), "node_b", rows);
+    pr.rank_a = h5::read_ints(pg.get(), "rank_a", rows);
+    pr.rank_b = h5::read_ints(pg.get(), "rank_b", rows);
+    pr.host_a = h5::read_strings(pg.get(), "host_a", rows);
+    pr.host_b = h5::read_strings(pg.get(), "host_b", rows);
+    ints_in(pr.round, 1, INT_MAX, pw + "/round");
+    ints_in(pr.node_a, 0, n - 1, pw + "/node_a");
+    ints_in(pr.node_b, 0, n - 1, pw + "/node_b");
+    ints_in(pr.rank_a, 0, c.ranks - 1, pw + "/rank_a");
+    ints_in(pr.rank_b, 0, c.ranks - 1, pw + "/rank_b");
+  }
+  if (h5::exists(id, "telemetry")) {
+    const std::string tw = child(where, "telemetry");
+    H5Id tg = h5::open_group(id, "telemetry");
+    const hid_t tid = tg.get();
+    CaseTelemetry& t = c.telemetry;
+    c.telemetry_interval_s = finite_at_least_zero(tid, "interval", tw);
+    t.rank = h5::read_ints(tid, "rank");
+    const std::size_t rows = t.rank.size();
+    ints_in(t.rank, 0, c.ranks - 1, tw + "/rank");
+    t.time_s = h5::read_doubles(tid, "time", rows);
+    t.sm_clock_mhz = h5::read_doubles(tid, "sm_clock", rows);
+    t.mem_clock_mhz = h5::read_doubles(tid, "mem_clock", rows);
+    t.temperature_c = h5::read_doubles(tid, "temperature", rows);
+    t.power_w = h5::read_doubles(tid, "power", rows);
+    t.clock_event_reasons = h5::read_ints(tid, "clock_event_reasons", rows);
+  }
+  if (!c.scope.empty()) {
+    c.wrong_elements = per_rank(h5::read_ints(id, "wrong_elements"), ranks, child(where, "wrong_elements"));
+    ints_in(c.wrong_elements, 0, LLONG_MAX, child(where, "wrong_elements"));
+    c.op_bytes = per_rank(h5::read_doubles(id, "op_bytes"), ranks, child(where, "op_bytes"));
+    finite(c.op_bytes, true, child(where, "op_bytes"));
+    c.bus_factor = per_rank(h5::read_doubles(id, "bus_factor"), ranks, child(where, "bus_factor"));
+    finite(c.bus_factor, true, child(where, "bus_factor"));
+  }
+}
+
+// "truncated file: eof = 1000, sblock->base_addr = 0, stored_eof = 2000" (HDF5's words) in user terms.
+std::string truncation(const std::string& reasons, const std::string& path) {
+  struct stat st {};
+  const long long size = stat(path.c_str(), &st) == 0 ? static_cast<long long>(st.st_size) : -1;
+  const std::size_t at = reasons.find("stored_eof = ");
+  std::string out = "truncated (file is " + std::to_string(size) + " bytes";
+  if (at != std::string::npos) {
+    const long long want = std::atoll(reasons.c_str() + at + 13);
+    if (want > 0) out += ", expected " + std::to_string(want);
+  }
+  return out + ")";
+}
+
+// What an HDF5 failure on opening the file says about it.
+std::string open_failure(const Hdf5Error& e, const std::string& path) {
+  const std::string& r = e.reasons();
+  if (r.find("truncated file") != std::string::npos) return truncation(r, path);
+  return h5::read_error(e, "the superblock or the root group").what();
+}
+
+// Runs `f` (a read of the file), armed against crashes, and turns what it
+// finds wrong into one InputError: "PATH: damaged result file: ...".
+template <class F>
+auto reading(ReadGuard& guard, const std::string& path, F&& f) -> decltype(f()) {
+  const auto damaged = [&](const std::string& what) { return InputError(path + ": damaged result file: " + what); };
+  try {
+    return guarded(guard, f);
+  } catch (const InputError&) {
+    throw;
+  } catch (const ReadError& e) {
+    throw damaged(e.what());
+  } catch (const Hdf5Error& e) {
+    throw damaged(h5::read_error(e, "it").what());
+  } catch (const std::bad_alloc&) {
+    throw damaged("it asks for more memory than there is");
+  } catch (const std::exception& e) {
+    throw damaged(e.what());
+  }
+}
+
+}  // namespace
+
 RunRecord read_result_file(const std::string& path,
                            const std::function<void(const RunRecord& run, CaseRecord&& c)>& visit) {
-  RunRecord run = read_result_file(path);
-  std::vector<CaseRecord> cases = std::move(run.cases);
-  run.cases.clear();
-  for (auto& c : cases) {
-    visit(run, std::move(c));
-    c = CaseRecord{};
+  hdf5_quiet();
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
+  if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, not a result file");
+  ReadGuard guard(path);
+  // Closed with the guard armed however the reading ends (closing a damaged file can crash too).
+  struct Open {
+    ReadGuard& guard;
+    H5Id file, cases;
+    ~Open() {
+      guarded(guard, [&] {
+        cases.reset();
+        file.reset();
+      });
+    }
+  } open{guard, {}, {}};
+  open.file = reading(guard, path, [&] {
+    const htri_t is = H5Fis_hdf5(path.c_str());
+    if (is <= 0) {
+      H5Eclear2(H5E_DEFAULT);
+      throw InputError(path + ": not an HDF5 file");
+    }
+    const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (id < 0) {
+      try {
+        GPUSCALE_H5(id);
+      } catch (const Hdf5Error& e) {
+        throw ReadError(open_failure(e, path));
+      }
+    }
+    return H5Id(id, H5Fclose);
+  });
+  const hid_t f = open.file.get();
+  RunRecord run = reading(guard, path, [&] { return read_run(f, path); });
+  open.cases = reading(guard, path, [&] { return h5::open_group(f, "cases"); });
+  const std::vector<std::string> names = reading(guard, path, [&] { return h5::child_names(open.cases.get()); });
+  CaseRecord c;  // one at a time, its sample memory reused by the next
+  for (const auto& name : names) {
+    reading(guard, path, [&] { read_case(open.cases.get(), name, run, c); });
+    visit(run, std::move(c));  // unguarded: a failure there is not the file's
   }
+  return run;
+}
+
+RunRecord read_result_file(const std::string& path) {
+  std::vector<CaseRecord> cases;
+  RunRecord run = read_result_file(path, [&](const RunRecord&, CaseRecord&& c) { cases.push_back(std::move(c)); });
+  run.cases = std::move(cases);
   return run;
 }
 

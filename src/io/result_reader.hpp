@@ -8,13 +8,20 @@
 
 namespace gpuscale {
 
-// Throws InputError when the file is missing or not a gpuscale result file,
-// RuntimeError when it is damaged.
+// Throws InputError, one line that starts with `path: `, when the file is
+// missing, not an HDF5 file, not a gpuscale result file, or damaged:
+// "PATH: damaged result file: <what was found>" (a checksum mismatch, a
+// truncation, a missing or impossible attribute or dataset). What the report
+// relies on is checked (shapes, indices, counts, finite sample times), so a
+// case read back never indexes out of range. A crash inside the HDF5 library
+// while reading ends the process with that line and exit code 2 (read_guard.hpp).
 RunRecord read_result_file(const std::string& path);
 
 // The same, one case at a time: `visit` gets the run (its cases left empty)
-// and each case in turn, whose samples are freed before the next is read.
-// Returns the run, its cases left empty.
+// and each case in turn, read only then; what `visit` leaves of it is
+// overwritten by the next (its sample memory reused), so memory holds one
+// case's samples at a time. Returns the run, its cases left empty. Exceptions
+// from `visit` pass through unchanged.
 RunRecord read_result_file(const std::string& path,
                            const std::function<void(const RunRecord& run, CaseRecord&& c)>& visit);
 

@@ -27,9 +27,10 @@ std::vector<T> column(const std::vector<RankRecord>& ranks, M RankRecord::*membe
 
 ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRecord& run) {
   hdf5_quiet();
-  H5Id fcpl(GPUSCALE_H5(H5Pcreate(H5P_FILE_CREATE)), H5Pclose);
-  GPUSCALE_H5(H5Pset_attr_creation_order(fcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
-  file_ = H5Id(GPUSCALE_H5(H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl.get(), H5P_DEFAULT)),
+  // Every piece of metadata with a checksum (the HDF5 1.8 file format), values in checksummed places (hdf5_io.hpp).
+  H5Id fcpl = h5::file_create();
+  H5Id fapl = h5::file_access();
+  file_ = H5Id(GPUSCALE_H5(H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl.get(), fapl.get())),
                H5Fclose);
   const hid_t f = file_.get();
   h5::write_attr(f, "software", run.software);
@@ -144,6 +145,7 @@ void ResultWriter::write_case(const CaseRecord& c) {
   h5::write_attr(id, "flops_per_sample", c.flops_per_sample);
   h5::write_attr(id, "bytes_per_sample", c.bytes_per_sample);
   h5::write_attr(id, "verify_tolerance", c.verify_tolerance);
+  for (const auto& [name, limit] : c.expect) h5::write_attr(id, kExpectPrefix + name, limit);  // schema 1.4 on
   {
     H5Id p = h5::create_group(id, "parameters");
     for (const auto& [k, v] : c.params.items()) h5::write_attr(p.get(), k, v);

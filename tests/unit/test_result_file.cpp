@@ -289,3 +289,344 @@ TEST_CASE("warm-up samples, GPU facts, links and telemetry round-trip with their
   CHECK(back.cases[1].telemetry.size() == 0);
   fs::remove(path);
 }
+
+// ---- Schema 1.4: checksums, validation, old files, the crash guard ----
+
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <csignal>
+#include <fstream>
+#include <iterator>
+
+#include "io/hdf5_io.hpp"
+#include "io/read_guard.hpp"
+
+namespace {
+
+// A finished file of one run (sample_run) with the given cases.
+void write_file(const std::string& path, const std::vector<CaseRecord>& cases) {
+  fs::remove(path);
+  const RunRecord run = sample_run();
+  ResultWriter w(path, false, run);
+  for (const auto& c : cases) w.write_case(c);
+  w.finish(true, "complete", run.ranks);
+}
+
+// Opens `path` for writing and hands /cases/0000 (or the root with case = false) to `edit`.
+template <class F>
+void edit_file(const std::string& path, F&& edit, bool in_case = true) {
+  hdf5_quiet();
+  H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+  REQUIRE(f.get() >= 0);
+  if (!in_case) return edit(f.get());
+  H5Id g(H5Gopen2(f.get(), "cases/0000", H5P_DEFAULT), H5Gclose);
+  REQUIRE(g.get() >= 0);
+  edit(g.get());
+}
+
+// The message read_result_file throws for `path` ("" when it reads).
+std::string read_error(const std::string& path) {
+  try {
+    read_result_file(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void put_bytes(const std::string& path, const std::string& b) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << b;
+}
+
+// A case with `reps` samples per rank (2 ranks): distinct, increasing times.
+CaseRecord big_case(int reps) {
+  CaseRecord c = sample_case(0, "parallel");
+  c.reps = reps;
+  c.params.set("reps", std::int64_t{reps});
+  const std::size_t n = 2 * static_cast<std::size_t>(reps);
+  c.device_time_s.resize(n);
+  c.enqueue_s.resize(n);
+  c.wall_start_s.resize(n);
+  c.wall_end_s.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(i % reps);
+    c.device_time_s[i] = 1e-3 * (1 + (i * 7919) % 1000);
+    c.enqueue_s[i] = 1e-5 * (1 + i % 13);
+    c.wall_start_s[i] = t;
+    c.wall_end_s[i] = t + c.device_time_s[i];
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a case's limits (expect) round-trip as attributes expect.<name>", "[hdf5]") {
+  const std::string path = temp_path("expect.h5");
+  CaseRecord c = sample_case(0, "serial");
+  c.expect = {{"min_gflops_per_rank", 50.0}, {"max_median_s", 0.25}};
+  CaseRecord none = sample_case(1, "parallel");
+  write_file(path, {c, none});
+  const RunRecord back = read_result_file(path);
+  REQUIRE(back.cases.size() == 2);
+  CHECK(back.cases[0].expect == c.expect);  // in the order written
+  CHECK(back.cases[1].expect.empty());
+  CHECK(back.schema_version == "1.4");
+  fs::remove(path);
+}
+
+TEST_CASE("large sample datasets are chunked with checksums and read back exactly", "[hdf5][checksum]") {
+  const std::string path = temp_path("big.h5");
+  // 150000 reps: rows of two chunks each, the second one partial (1 MiB chunks of 131072 values).
+  const CaseRecord c = big_case(150000);
+  write_file(path, {c, sample_case(1, "serial")});
+  {
+    hdf5_quiet();
+    H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    H5Id d(H5Dopen2(f.get(), "cases/0000/device_time", H5P_DEFAULT), H5Dclose);
+    H5Id dcpl(H5Dget_create_plist(d.get()), H5Pclose);
+    CHECK(H5Pget_layout(dcpl.get()) == H5D_CHUNKED);
+    unsigned flags = 0;
+    std::size_t n = 0;
+    CHECK(H5Pget_filter2(dcpl.get(), 0, &flags, &n, nullptr, 0, nullptr, nullptr) == H5Z_FILTER_FLETCHER32);
+    H5Id small(H5Dopen2(f.get(), "cases/0001/device_time", H5P_DEFAULT), H5Dclose);
+    H5Id small_dcpl(H5Dget_create_plist(small.get()), H5Pclose);
+    CHECK(H5Pget_layout(small_dcpl.get()) == H5D_COMPACT);  // inside its checksummed object header
+  }
+  const RunRecord back = read_result_file(path);
+  REQUIRE(back.cases.size() == 2);
+  CHECK(back.cases[0].device_time_s == c.device_time_s);
+  CHECK(back.cases[0].wall_end_s == c.wall_end_s);
+  CHECK(back.cases[1].device_time_s == sample_case(1, "serial").device_time_s);
+  // One byte of a value changed: the chunk's checksum says so.
+  std::string b = bytes_of(path);
+  const double needle = c.device_time_s[140000];
+  std::string pattern(reinterpret_cast<const char*>(&needle), sizeof needle);
+  std::size_t at = std::string::npos;
+  for (std::size_t i = 140000; i < 2 * 150000; i += 1000) {  // a value that occurs once
+    const double v = c.device_time_s[i];
+    pattern.assign(reinterpret_cast<const char*>(&v), sizeof v);
+    at = b.find(pattern);
+    if (at != std::string::npos && b.find(pattern, at + 1) == std::string::npos) break;
+  }
+  REQUIRE(at != std::string::npos);
+  b[at + 3] = static_cast<char>(b[at + 3] ^ 0x10);
+  put_bytes(path, b);
+  CHECK(read_error(path) == path + ": damaged result file: checksum mismatch in the values of /cases/0000/device_time");
+  fs::remove(path);
+}
+
+TEST_CASE("a damaged or truncated file is one line: PATH: damaged result file: what was found", "[hdf5][errors]") {
+  const std::string path = temp_path("damaged.h5");
+  write_file(path, {sample_case(0, "serial")});
+  const std::string whole = bytes_of(path);
+  SECTION("truncated") {
+    put_bytes(path, whole.substr(0, whole.size() / 2));
+    CHECK(read_error(path) == path + ": damaged result file: truncated (file is " + std::to_string(whole.size() / 2) +
+                                  " bytes, expected " + std::to_string(whole.size()) + ")");
+  }
+  SECTION("a flipped byte in metadata") {
+    // The case's name attribute sits in its object header: the header's checksum no longer matches.
+    std::string b = whole;
+    const std::size_t at = b.find("gemm-512");
+    REQUIRE(at != std::string::npos);
+    b[at] = 'G';
+    put_bytes(path, b);
+    const std::string e = read_error(path);
+    CHECK(e.rfind(path + ": damaged result file: checksum mismatch reading ", 0) == 0);
+    CHECK(e.find("HDF5 call") == std::string::npos);
+    CHECK(e.find(".cpp") == std::string::npos);
+  }
+  SECTION("an HDF5 file that gpuscale did not write") {
+    fs::remove(path);
+    H5Id f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    f.reset();
+    CHECK(read_error(path) == path + ": not a gpuscale result file (no software = \"gpuscale\" attribute)");
+  }
+  SECTION("an empty file") {
+    put_bytes(path, "");
+    CHECK(read_error(path) == path + ": not an HDF5 file");
+  }
+  fs::remove(path);
+}
+
+TEST_CASE("what the report relies on is checked: counts, shapes, indices, finite times", "[hdf5][errors]") {
+  const std::string path = temp_path("invalid.h5");
+  const std::string damaged = path + ": damaged result file: ";
+  CaseRecord c = sample_case(0, "serial");
+  c.turn = {0, 1};
+  c.phases.names = {"compute"};
+  c.phases.rank = {0, 1};
+  c.phases.sample = {0, 2};
+  c.phases.phase = {0, 0};
+  c.phases.start_s = {0.1, 2.1};
+  c.phases.end_s = {0.2, 2.2};
+  write_file(path, {c});
+  REQUIRE(read_error(path).empty());
+  SECTION("an absurd number of reps allocates nothing") {
+    edit_file(path, [](hid_t g) { h5::write_attr(g, "reps", std::int64_t{1} << 40); });
+    CHECK(read_error(path) == damaged + "/cases/0000: attribute 'reps' is 1099511627776, outside 0..2147483647");
+  }
+  SECTION("reps that do not match the samples") {
+    edit_file(path, [](hid_t g) { h5::write_attr(g, "reps", std::int64_t{5}); });
+    CHECK(read_error(path) == damaged + "/cases/0000/device_time holds 6 values, 10 expected");
+  }
+  SECTION("more ranks than the run has") {
+    edit_file(path, [](hid_t g) { h5::write_attr(g, "ranks", std::int64_t{3}); });
+    CHECK(read_error(path) == damaged + "/cases/0000: attribute 'ranks' is 3, outside 1..2");
+  }
+  SECTION("a turn out of range") {
+    edit_file(path, [](hid_t g) {
+      H5Ldelete(g, "turn", H5P_DEFAULT);
+      h5::write_ints(g, "turn", {0, 7});
+    });
+    CHECK(read_error(path) == damaged + "/cases/0000/turn[1] is 7, outside 0..1");
+  }
+  SECTION("a phase index out of range") {
+    edit_file(path, [](hid_t g) {
+      H5Ldelete(g, "phases/phase", H5P_DEFAULT);
+      H5Id p(H5Gopen2(g, "phases", H5P_DEFAULT), H5Gclose);
+      h5::write_ints(p.get(), "phase", {0, 1});
+    });
+    CHECK(read_error(path) == damaged + "/cases/0000/phases/phase[1] is 1, outside 0..0");
+  }
+  SECTION("a sample time that is not finite") {
+    edit_file(path, [](hid_t g) {
+      std::vector<double> v = sample_case(0, "serial").wall_start_s;
+      v[4] = NAN;
+      h5::overwrite_doubles(g, "wall_start", v);
+    });
+    CHECK(read_error(path) == damaged + "/cases/0000/wall_start[4] is not finite");
+  }
+  SECTION("a sample that ends before it starts") {
+    edit_file(path, [](hid_t g) {
+      std::vector<double> v = sample_case(0, "serial").wall_end_s;
+      v[1] = 0.5;
+      h5::overwrite_doubles(g, "wall_end", v);
+    });
+    CHECK(read_error(path) == damaged + "/cases/0000/wall_end[1] is before its wall_start");
+  }
+  SECTION("a mode the report does not know") {
+    edit_file(path, [](hid_t g) { h5::write_attr(g, "mode", std::string("sideways")); });
+    CHECK(read_error(path) == damaged + "/cases/0000: attribute 'mode' is 'sideways', neither serial nor parallel");
+  }
+  SECTION("a missing attribute") {
+    edit_file(path, [](hid_t g) { H5Adelete(g, "note"); });
+    CHECK(read_error(path) == damaged + "attribute 'note' of /cases/0000 missing");
+  }
+  SECTION("a count parameter that is not an integer") {
+    edit_file(path, [](hid_t g) {
+      H5Id p(H5Gopen2(g, "parameters", H5P_DEFAULT), H5Gclose);
+      h5::write_attr(p.get(), "iters", std::string("five"));
+    });
+    CHECK(read_error(path) == damaged + "/cases/0000/parameters: attribute 'iters' is not a count");
+  }
+  SECTION("a string that is not UTF-8") {
+    edit_file(path, [](hid_t g) { h5::write_attr(g, "name", std::string("gemm\xff")); });
+    CHECK(read_error(path) == damaged + "attribute 'name' of /cases/0000 is not valid UTF-8 (byte 4)");
+  }
+  SECTION("a rank table whose columns differ in length") {
+    edit_file(
+        path,
+        [](hid_t f) {
+          H5Ldelete(f, "ranks/pid", H5P_DEFAULT);
+          H5Id r(H5Gopen2(f, "ranks", H5P_DEFAULT), H5Gclose);
+          h5::write_ints(r.get(), "pid", {1});
+        },
+        false);
+    CHECK(read_error(path) == damaged + "/ranks/pid holds 1 values, 2 expected");
+  }
+  fs::remove(path);
+}
+
+TEST_CASE("files of schema 1.3 and before (variable-length strings, contiguous datasets) stay readable", "[hdf5]") {
+  const std::string path = temp_path("old.h5");
+  CaseRecord c = sample_case(0, "parallel");
+  c.turn = {0, 0};
+  write_file(path, {c});
+  // Rewrite what schema 1.3 stored differently: variable-length strings (attributes and a column), contiguous data.
+  edit_file(
+      path,
+      [&](hid_t f) {
+        H5Id vlen(H5Tcopy(H5T_C_S1), H5Tclose);
+        H5Tset_size(vlen.get(), H5T_VARIABLE);
+        H5Tset_cset(vlen.get(), H5T_CSET_UTF8);
+        H5Id scalar(H5Screate(H5S_SCALAR), H5Sclose);
+        const auto vlen_attr = [&](hid_t obj, const char* name, const char* value) {
+          H5Adelete(obj, name);
+          H5Id a(H5Acreate2(obj, name, vlen.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+          REQUIRE(H5Awrite(a.get(), vlen.get(), &value) >= 0);
+        };
+        vlen_attr(f, "schemaVersion", "1.3");
+        vlen_attr(f, "backend", "cpu");
+        H5Id g(H5Gopen2(f, "cases/0000", H5P_DEFAULT), H5Gclose);
+        vlen_attr(g.get(), "mode", "parallel");
+        H5Id p(H5Gopen2(g.get(), "parameters", H5P_DEFAULT), H5Gclose);
+        vlen_attr(p.get(), "dtype", "fp64");
+        // The hostname column as variable-length strings.
+        H5Id r(H5Gopen2(f, "ranks", H5P_DEFAULT), H5Gclose);
+        H5Ldelete(r.get(), "hostname", H5P_DEFAULT);
+        const hsize_t two = 2;
+        H5Id space(H5Screate_simple(1, &two, nullptr), H5Sclose);
+        H5Id d(H5Dcreate2(r.get(), "hostname", vlen.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+               H5Dclose);
+        const char* hosts[2] = {"node0", "node1"};
+        REQUIRE(H5Dwrite(d.get(), vlen.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, hosts) >= 0);
+        // A sample dataset contiguous, without a checksum.
+        H5Ldelete(g.get(), "device_time", H5P_DEFAULT);
+        const hsize_t dims[2] = {2, 3};
+        H5Id s2(H5Screate_simple(2, dims, nullptr), H5Sclose);
+        H5Id dt(H5Dcreate2(g.get(), "device_time", H5T_NATIVE_DOUBLE, s2.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                H5Dclose);
+        REQUIRE(H5Dwrite(dt.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.device_time_s.data()) >= 0);
+      },
+      false);
+  const RunRecord back = read_result_file(path);
+  CHECK(back.schema_version == "1.3");
+  CHECK(back.backend == "cpu");
+  REQUIRE(back.ranks.size() == 2);
+  CHECK(back.ranks[1].hostname == "node1");
+  REQUIRE(back.cases.size() == 1);
+  CHECK(back.cases[0].mode == "parallel");
+  CHECK(back.cases[0].params.get_string("dtype") == "fp64");  // rewritten last: now last in creation order
+  CHECK(back.cases[0].params.get_int("size") == 512);
+  CHECK(back.cases[0].device_time_s == c.device_time_s);
+  fs::remove(path);
+}
+
+TEST_CASE("a crash while a file is read ends with one line and exit code 2", "[hdf5][errors]") {
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    ReadGuard guard("results/x.h5");
+    guarded(guard, [] { std::raise(SIGSEGV); });
+    _exit(0);  // not reached
+  }
+  close(out[1]);
+  std::string err;
+  char buf[256];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<std::size_t>(n));
+  close(out[0]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 2);
+  CHECK(err == "gpuscale: error: results/x.h5: damaged result file: the HDF5 library crashed reading it (SIGSEGV)\n");
+  // Once disarmed, the handlers and stderr are what they were.
+  ReadGuard guard("y.h5");
+  struct sigaction before {}, after {};
+  sigaction(SIGSEGV, nullptr, &before);
+  guarded(guard, [] {});
+  sigaction(SIGSEGV, nullptr, &after);
+  CHECK(before.sa_handler == after.sa_handler);
+}

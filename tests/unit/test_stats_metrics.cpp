@@ -51,3 +51,34 @@ TEST_CASE("suggestions find plausible typos only", "[text]") {
   CHECK(did_you_mean("opss", keys) == " (did you mean 'ops'?)");
   CHECK(join({"a", "b", "c"}, ", ") == "a, b, c");
 }
+
+TEST_CASE("quantiles of large samples equal a full sort's, ties, infinities and NaN included", "[stats]") {
+  const auto by_sort = [](std::vector<double> s, double q) {
+    std::sort(s.begin(), s.end());
+    const double pos = q * static_cast<double>(s.size() - 1);
+    const auto lo = static_cast<std::size_t>(pos);
+    const auto hi = std::min(lo + 1, s.size() - 1);
+    return s[lo] + (pos - static_cast<double>(lo)) * (s[hi] - s[lo]);
+  };
+  std::uint64_t x = 1;
+  const auto next = [&x] { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 11; };
+  for (const std::size_t n : {4095, 4096, 10007, 200000}) {
+    std::vector<std::vector<double>> cases(5, std::vector<double>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+      cases[0][i] = static_cast<double>(next() % 1000000) * 1e-6;          // spread out
+      cases[1][i] = static_cast<double>(next() % 7);                       // few distinct values
+      cases[2][i] = 0.25;                                                   // all the same
+      cases[3][i] = static_cast<double>(i % 10) + 1e-3 * static_cast<double>(i / 10);  // periodic
+      cases[4][i] = i % 97 == 0 ? INFINITY : static_cast<double>(next() % 1000);      // with infinities
+    }
+    for (const auto& s : cases) {
+      for (const double q : {0.0, 0.05, 0.5, 0.95, 0.999, 1.0}) {
+        const double got = quantile(s, q), want = by_sort(s, q);  // inf - inf interpolates to NaN in both
+        CHECK((got == want || (std::isnan(got) && std::isnan(want))));
+      }
+    }
+    std::vector<double> with_nan = cases[0];
+    with_nan[n / 3] = NAN;
+    CHECK(std::isnan(median(with_nan)));
+  }
+}
