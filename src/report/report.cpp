@@ -223,7 +223,10 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
   // Work of all ranks over the time it took (for serial, one after another).
   const auto in = taking_part(c);
   const auto part = static_cast<int>(std::count(in.begin(), in.end(), true));
-  const std::vector<double> device = rows_of(c.device_time_s, c.reps, in);
+  // The device times of the ranks that took part (without a copy when all did: files can be large).
+  const bool all_in = part == c.ranks;
+  const std::vector<double> some = all_in ? std::vector<double>() : rows_of(c.device_time_s, c.reps, in);
+  const std::vector<double>& device = all_in ? c.device_time_s : some;
   // A transfer as nccl-tests counts it; the node-pair sweep is not one operation: GB/s over the sweep instead.
   const bool sweep = c.scope == "node-pairs";
   if (!c.scope.empty() && !sweep && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {

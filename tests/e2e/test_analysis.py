@@ -134,7 +134,77 @@ class Baseline(ScratchTest):
         self.assertRegex(r.stdout, r"\n0\s+gemm\s+parallel\s+-\s+\S+ ms\s+-\s+not in baseline\n")
 
 
+LIMITS = """
+[defaults]
+backend = "cpu"
+warmup = 1
+reps = 7
+threads = 1
+
+[[experiment]]
+name = "accept"
+workload = "gemm"
+size = 64
+dtype = "fp64"
+ops = 20
+
+[experiment.expect]
+max_median_s = 10
+min_gflops_per_rank = 0.001
+min_efficiency = 0.01
+"""
+
+
+class Check(ScratchTest):
+    def run_limits(self, text, name):
+        out = self.path(name)
+        p = mpirun(2, "run", self.write(name + ".toml", text), "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)  # a failed limit does not fail the run
+        return out, p.stdout
+
+    def test_limits_that_hold(self):
+        out, printed = self.run_limits(LIMITS, "ok")
+        self.assertIn(f"{out}: check: all 5 limit(s) of 2 case(s) hold", printed)  # efficiency: parallel only
+        r = gpuscale("report", out, "--check")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout, f"{out}: check: all 5 limit(s) of 2 case(s) hold\n")
+        rows = json.loads(gpuscale("report", out, "--format", "json").stdout)
+        self.assertEqual([e["limit"] for e in rows[1]["expect"]],
+                         ["max_median_s", "min_efficiency", "min_gflops_per_rank"])
+        self.assertTrue(all(e["holds"] for row in rows for e in row["expect"]))
+
+    def test_a_limit_that_fails_is_named_with_what_was_measured(self):
+        out, printed = self.run_limits(LIMITS.replace("min_gflops_per_rank = 0.001", "min_gflops_per_rank = 1e9"),
+                                       "fail")
+        self.assertIn(f"{out}: check: 2 of 5 limit(s) of 2 case(s) FAILED", printed)
+        r = gpuscale("report", out, "--check")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        lines = r.stdout.replace("\n  ", " ").splitlines()
+        self.assertEqual(lines[0], f"{out}: check: 2 of 5 limit(s) of 2 case(s) FAILED")
+        for case, mode in ((0, "serial"), (1, "parallel")):
+            self.assertRegex(lines[1 + case], rf"^FAILED case {case} \(accept threads=1 size=64 dtype=fp64 "
+                                              rf"impl=vendor ops=20 \[{mode}\]\): min_gflops_per_rank 1e\+09 GF/s, "
+                                              r"measured \d+(\.\d+)? GF/s$")
+        self.assertEqual(len(lines), 3)
+        # json and csv say it too, and --check still exits 1.
+        j = gpuscale("report", out, "--check", "--format", "json")
+        self.assertEqual(j.returncode, 1)
+        self.assertFalse(json.loads(j.stdout)[0]["expect"][1]["holds"])
+
+    def test_a_file_without_limits_is_an_input_error_for_check(self):
+        out, _ = self.run_limits(LIMITS[:LIMITS.index("[experiment.expect]")], "none")
+        r = gpuscale("report", out, "--check")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, f"gpuscale: error: {out}: no limits to check: its config sets no "
+                                   "[experiment.expect] (docs/config.md)\n")
+
+
 class BadReportInput(InputErrorTest):
+    def test_an_unknown_limit_in_the_config(self):
+        cfg, out, p = self.run_config(LIMITS.replace("min_gflops_per_rank", "min_gflop_per_rank"))
+        self.assert_input_error(p, cfg + ":17:1:", "unknown limit 'min_gflop_per_rank' in [experiment.expect]",
+                                "did you mean 'min_gflops_per_rank'?", out=out)
+
     def test_a_missing_baseline_file(self):
         self.assert_input_error(gpuscale("report", os.path.join(SOURCE, "README.md"), "--baseline",
                                          self.path("gone.h5")), "gone.h5: no such file")
