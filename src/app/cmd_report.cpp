@@ -56,10 +56,11 @@ int cmd_report(const ReportOptions& opt) {
         throw InputError(path + ": no limits to check: its config sets no [experiment.expect] (docs/config.md)");
       }
       held = held && all_hold(checks);
-      if (f == ReportFormat::table) std::cout << render_checks(path, checks);
+      // Flushed file by file: reading the next file may end the process (a damaged file).
+      if (f == ReportFormat::table) std::cout << render_checks(path, checks) << std::flush;
     } else if (f == ReportFormat::table) {
       std::cout << render_table(path, run, rows, opt.wide) << render_baseline(rows)
-                << (opt.files.size() > 1 ? "\n" : "");
+                << (opt.files.size() > 1 ? "\n" : "") << std::flush;
     }
     all.insert(all.end(), rows.begin(), rows.end());
     runs.push_back({path, static_cast<int>(run.ranks.size()), run.nodes, std::move(rows)});
