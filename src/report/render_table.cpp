@@ -2,7 +2,6 @@
 // columns, with only what varies inside it; --wide: every column in one table.
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "core/text.hpp"
 #include "report/report.hpp"
@@ -45,12 +44,12 @@ std::string rate_cell(const std::optional<double>& v) {
 // The header about the run and its warnings, wrapped to a terminal unless `wide` (then a line each).
 std::string run_header(const std::string& path, const RunRecord& run, std::size_t rows, bool wide) {
   const auto wrap = [wide](const std::string& s) { return wide ? s + "\n" : gpuscale::wrap(s); };
-  // The path alone when it is long: the run's size then stays on one line.
   const std::string facts = std::to_string(run.ranks.size()) + " rank(s) on " + std::to_string(run.nodes) +
                             " node(s), backend " + run.backend + ", gpuscale " + run.software_version + ", " +
                             run.date;
-  std::string out = wide || path.size() + 2 + facts.size() <= kTerminalWidth ? path + ": " + facts + "\n"
-                                                                               : path + ":\n  " + gpuscale::wrap(facts, kTerminalWidth - 2);
+  // The path on a line of its own when both do not fit on one: the run's size then stays on one line.
+  std::string out = path + ": " + facts + "\n";
+  if (!wide && out.size() - 1 > kTerminalWidth) out = path + ":\n  " + gpuscale::wrap(facts, kTerminalWidth - 2);
   for (const auto& w : run.warnings) out += wrap("WARNING: " + w);
   if (!run.complete) {
     std::string w = "WARNING: the run did not complete (status: " + run.status + "); incomplete: " +
