@@ -86,6 +86,6 @@ double gemm_flops(double m, double n, double k) { return 2.0 * m * n * k; }
 
 double speedup(double serial_s, double parallel_s) { return serial_s / parallel_s; }
 
-double efficiency(double s, int ranks) { return s / ranks; }
+double efficiency(double s, double workers) { return s / workers; }
 
 }  // namespace gpuscale

@@ -30,6 +30,6 @@ std::vector<double> durations(const std::vector<double>& start, const std::vecto
 
 double gemm_flops(double m, double n, double k);  // 2mnk
 double speedup(double serial_s, double parallel_s);
-double efficiency(double speedup, int ranks);
+double efficiency(double speedup, double workers);  // speedup / ranks, turns or group_size
 
 }  // namespace gpuscale

@@ -29,6 +29,14 @@ void Params::set(const std::string& key, Value v) {
   }
 }
 
+Params Params::without(const std::vector<std::string>& keys) const {
+  Params out;
+  for (const auto& kv : items_) {
+    if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) out.items_.push_back(kv);
+  }
+  return out;
+}
+
 bool Params::has(const std::string& key) const {
   return std::any_of(items_.begin(), items_.end(), [&](const auto& kv) { return kv.first == key; });
 }

@@ -24,6 +24,8 @@ class Params {
   const std::string& get_string(const std::string& key) const;
   double get_double(const std::string& key) const;
   bool get_bool(const std::string& key) const;
+  // These parameters less `keys`, in the same order.
+  Params without(const std::vector<std::string>& keys) const;
 
   const std::vector<std::pair<std::string, Value>>& items() const { return items_; }
   bool operator==(const Params& o) const { return items_ == o.items_; }

@@ -6,19 +6,11 @@ namespace gpuscale {
 
 namespace {
 
-// The parameters of a case but its BLAS threads: a run with other threads is
-// the same case run differently (as with another driver or another node).
-Params without_threads(const Params& p) {
-  Params out;
-  for (const auto& [k, v] : p.items()) {
-    if (k != "threads") out.set(k, v);
-  }
-  return out;
-}
-
+// BLAS threads aside: a run with other threads is the same case run
+// differently (as with another driver or another node).
 bool same_case(const ReportRow& a, const ReportRow& b) {
   return a.name == b.name && a.workload == b.workload && a.mode == b.mode && a.ranks == b.ranks &&
-         a.nodes == b.nodes && without_threads(a.params) == without_threads(b.params);
+         a.nodes == b.nodes && a.params.without({"threads"}) == b.params.without({"threads"});
 }
 
 }  // namespace

@@ -33,26 +33,32 @@ std::string number(const std::string& limit, double v) {
 
 }  // namespace
 
+std::vector<LimitCheck> check_row(const ReportRow& r) {
+  std::vector<LimitCheck> out;
+  for (const auto& [limit, expected] : r.expect) {
+    if (!applies(r, limit)) continue;
+    LimitCheck c;
+    c.case_index = r.case_index;
+    c.label = r.name + (r.params_label.empty() ? "" : " " + r.params_label) + " [" + r.mode + "]";
+    c.limit = limit;
+    c.expected = expected;
+    if (r.status == "skipped") {
+      c.why = "the case was skipped: " + r.status_reason;
+    } else {
+      c.measured = measure(r, limit);
+      if (r.status != "ok") c.why = "the case failed verification";
+      else if (!c.measured) c.why = "not measured for this case";
+      else c.holds = limit.rfind("max_", 0) == 0 ? *c.measured <= expected : *c.measured >= expected;
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 std::vector<LimitCheck> check_expectations(const std::vector<ReportRow>& rows) {
   std::vector<LimitCheck> out;
   for (const auto& r : rows) {
-    for (const auto& [limit, expected] : r.expect) {
-      if (!applies(r, limit)) continue;
-      LimitCheck c;
-      c.case_index = r.case_index;
-      c.label = r.name + (r.params_label.empty() ? "" : " " + r.params_label) + " [" + r.mode + "]";
-      c.limit = limit;
-      c.expected = expected;
-      if (r.status == "skipped") {
-        c.why = "the case was skipped: " + r.status_reason;
-      } else {
-        c.measured = measure(r, limit);
-        if (r.status != "ok") c.why = "the case failed verification";
-        else if (!c.measured) c.why = "not measured for this case";
-        else c.holds = limit.rfind("max_", 0) == 0 ? *c.measured <= expected : *c.measured >= expected;
-      }
-      out.push_back(std::move(c));
-    }
+    for (auto& c : check_row(r)) out.push_back(std::move(c));
   }
   return out;
 }

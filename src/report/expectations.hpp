@@ -21,8 +21,10 @@ struct LimitCheck {
   std::string why;  // when it fails without a number: skipped, verification failed, not measured
 };
 
-// Every limit of every row that it applies to (min_efficiency: parallel rows
-// that can have an efficiency), in row order.
+// Every limit of a row that applies to it (min_efficiency: parallel rows that can have an efficiency).
+std::vector<LimitCheck> check_row(const ReportRow& r);
+
+// check_row of every row, in row order.
 std::vector<LimitCheck> check_expectations(const std::vector<ReportRow>& rows);
 
 // "check: all 4 limit(s) of 2 case(s) hold" or one line per failed limit after a count.

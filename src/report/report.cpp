@@ -18,15 +18,6 @@ namespace gpuscale {
 
 namespace {
 
-// Parameters that identify a case for pairing and display: all but the warm-up and reps.
-Params identity_params(const Params& p) {
-  Params out;
-  for (const auto& [k, v] : p.items()) {
-    if (k != "warmup" && k != "warmup_s" && k != "reps") out.set(k, v);
-  }
-  return out;
-}
-
 std::string label_of(const Params& p) {
   std::string s;
   for (const auto& [k, v] : p.items()) {
@@ -194,7 +185,7 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
   r.ranks = c.ranks;
   r.nodes = c.nodes;
   r.reps = c.reps;
-  r.params = identity_params(c.params);
+  r.params = c.params.without({"warmup", "warmup_s", "reps"});  // what identifies a case for pairing and display
   r.params_label = label_of(r.params);
   r.scope = c.scope;
   r.comm = c.comm;
@@ -268,9 +259,11 @@ namespace {
 // Speedup of `p` over `base` (its median over p's), with its interval, and efficiency = speedup / `workers`.
 void set_speedup(ReportRow& p, const ReportRow& base, double workers) {
   p.speedup = speedup(base.median_s, p.median_s);
-  p.efficiency = *p.speedup / workers;
+  p.efficiency = efficiency(*p.speedup, workers);
   p.speedup_ci = ratio_interval(base.median_ci, p.median_ci);
-  if (p.speedup_ci) p.efficiency_ci = Interval{p.speedup_ci->lo / workers, p.speedup_ci->hi / workers};
+  if (p.speedup_ci) {
+    p.efficiency_ci = Interval{efficiency(p.speedup_ci->lo, workers), efficiency(p.speedup_ci->hi, workers)};
+  }
 }
 }  // namespace
 
@@ -375,7 +368,7 @@ std::string render_json(const std::vector<ReportRow>& rows) {
     if (r.speedup_ci) o["speedup_no_difference"] = no_difference(r);
     if (!r.expect.empty()) {
       nlohmann::json ex = nlohmann::json::array();
-      for (const auto& c : check_expectations({r})) {
+      for (const auto& c : check_row(r)) {
         nlohmann::json e{{"limit", c.limit}, {"expected", c.expected}, {"holds", c.holds}};
         if (c.measured) e["measured"] = *c.measured;
         if (!c.why.empty()) e["why"] = c.why;
