@@ -31,6 +31,12 @@ CudaStatus probe_cuda() {
   }
   s.usable = true;
   s.device_count = n;
+  for (int d = 0; d < n; ++d) {  // the smallest, for the check that every case fits
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, d) != cudaSuccess) continue;
+    const double bytes = static_cast<double>(p.totalGlobalMem);
+    if (s.device_memory_bytes == 0 || bytes < s.device_memory_bytes) s.device_memory_bytes = bytes;
+  }
   return s;
 }
 

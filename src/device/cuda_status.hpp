@@ -10,6 +10,7 @@ struct CudaStatus {
   bool built = false;   // compiled with CUDA
   bool usable = false;  // at least one device answered
   int device_count = 0;
+  double device_memory_bytes = 0;  // the smallest visible device's memory (0: none visible)
   std::string runtime_version;  // "13.0" where built
   std::string reason;           // why not usable, as one clause
 };

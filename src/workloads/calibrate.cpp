@@ -1,0 +1,162 @@
+#include "workloads/calibrate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <set>
+
+#include "device/capabilities.hpp"
+#include "workloads/memory_need.hpp"
+#include "workloads/workload.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The median of three timings of `fn` (after one untimed call), which waits for its work.
+template <class F>
+double time_of(Device& dev, F fn) {
+  fn();
+  dev.synchronize();
+  double t[3];
+  for (double& x : t) {
+    const double t0 = now_s();
+    fn();
+    dev.synchronize();
+    x = now_s() - t0;
+  }
+  std::sort(t, t + 3);
+  return t[1];
+}
+
+GemmRate measure_gemm(Device& dev, DType t, GemmImpl impl, double deadline) {
+  // Seconds of one call of n x n x n, from `calls` calls enqueued back to back, as a sample enqueues them.
+  auto call = [&](int n, int calls) {
+    const std::size_t bytes = static_cast<std::size_t>(n) * n * dtype_size(t);
+    DeviceBuffer a = dev.alloc(bytes), b = dev.alloc(bytes), c = dev.alloc(bytes);
+    const std::vector<unsigned char> zeros(bytes, 0);
+    dev.copy_to_device(a, zeros.data(), bytes);
+    dev.copy_to_device(b, zeros.data(), bytes);
+    return time_of(dev, [&] {
+             for (int i = 0; i < calls; ++i) dev.gemm(impl, t, {n, n, n}, a, b, c);
+           }) / calls;
+  };
+  GemmRate r;
+  r.call_s = call(16, 100);
+  // Larger until a call takes 10 ms (or the time is up): the rate of big problems.
+  const int largest = dev.info().kind == "cpu" ? 1024 : 8192;
+  double rate = 0;
+  for (int n = 128; n <= largest; n *= 2) {
+    const double s = call(n, 1);
+    rate = std::max(rate, 2.0 * n * n * double(n) / std::max(1e-9, s - r.call_s));
+    if (s > 0.01 || now_s() > deadline) break;
+  }
+  r.flops_s = rate;
+  return r;
+}
+
+// Bytes per second of copying `bytes` of `kind` (pinned host memory for h2d).
+double measure_copy(Device& dev, CopyKind kind, bool pinned, std::size_t bytes) {
+  DeviceBuffer d = dev.alloc(bytes), d2 = dev.alloc(bytes);
+  HostBuffer h = dev.alloc_host(bytes, pinned);
+  std::fill_n(static_cast<unsigned char*>(h.data()), bytes, 1);
+  dev.copy_to_device(d, h.data(), bytes);
+  dev.copy_to_device(d2, h.data(), bytes);
+  void* dst = kind == CopyKind::d2h ? h.data() : d2.data();
+  const void* src = kind == CopyKind::h2d ? h.data() : d.data();
+  return static_cast<double>(bytes) / time_of(dev, [&] { dev.copy_async(dst, src, bytes, kind); });
+}
+
+// Bytes per second a case's memory is set up and checked, as the workloads
+// do it: fresh memory (the first touch of its pages costs), seeded random
+// values, encoded, copied to the device, read back and compared. Timed once,
+// on buffers too large for the allocator to hand back pages it already has.
+double measure_fill(Device& dev, std::size_t count) {
+  const double t0 = now_s();
+  std::vector<double> v(count);
+  std::mt19937_64 rng(1);
+  std::uniform_int_distribution<int> u(-256, 255);
+  for (auto& x : v) x = u(rng) / 256.0;
+  std::vector<unsigned char> bytes(count * sizeof(double));
+  encode(v.data(), count, DType::fp64, bytes.data());
+  DeviceBuffer d = dev.alloc(bytes.size());
+  dev.copy_to_device(d, bytes.data(), bytes.size());
+  std::vector<unsigned char> back(bytes.size());
+  dev.copy_to_host(back.data(), d, back.size());
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < back.size(); ++i) wrong += back[i] != bytes[i];
+  const double s = now_s() - t0 + (wrong ? 1e-9 : 0.0);  // `wrong` used, so the check is not optimized away
+  return 4.0 * static_cast<double>(bytes.size()) / s;  // four buffers of that size
+}
+
+// Bytes of memory need per second of a device-local workload's own setup
+// and check, on a copy of the plan's first such case shrunk to tens of MiB.
+double measure_setup(Device& dev, const Case& c) {
+  Case small = c;
+  Params& p = small.params;
+  if (c.workload == "copy") {
+    p.set("bytes", std::int64_t{32} << 20);  // past the caches: setup at scale is bound by memory
+  } else if (c.workload == "elementwise") {
+    p.set("elements", std::int64_t{4} << 20);
+  } else {  // gemm-based: n x n x n
+    for (const char* key : {"m", "n", "k"}) {
+      if (p.has(key)) p.set(key, std::int64_t{768});
+    }
+    p.set("size", std::int64_t{768});
+    if (p.has("ops")) p.set("ops", std::min<std::int64_t>(p.get_int("ops"), 4));
+  }
+  const MemoryNeed need = memory_need(small, dev.buffers_on_host());
+  const double t0 = now_s();
+  auto w = find_workload(c.workload).make(p);
+  CaseContext ctx{dev};
+  w->setup(ctx, 1);
+  dev.synchronize();
+  w->verify(ctx);  // fails (nothing ran), but takes the time a check takes
+  return (need.device_bytes + need.host_bytes) / std::max(1e-9, now_s() - t0);
+}
+
+}  // namespace
+
+Rates calibrate(Device& dev, const std::vector<Case>& plan, const Rates& defaults, double budget_s) {
+  Rates r = defaults;
+  const double deadline = now_s() + budget_s;
+  dev.set_threads(1);
+  std::set<std::pair<DType, GemmImpl>> kinds;
+  for (const auto& c : plan) {
+    for (const auto& g : case_work(c, JobShape{}).sample.gemms) {
+      if (gemm_unsupported(dev.info().kind, g.impl, g.dtype).empty()) kinds.insert({g.dtype, g.impl});
+    }
+  }
+  r.gemm.clear();  // only what was measured; other kinds take gemm_default
+  for (const auto& [t, impl] : kinds) r.gemm[{t, impl}] = measure_gemm(dev, t, impl, deadline);
+  const bool cpu = dev.info().kind == "cpu";
+  const std::size_t bytes = cpu ? (16u << 20) : (256u << 20);
+  r.host_copy_bytes_s = measure_copy(dev, CopyKind::h2d, true, bytes);
+  r.pageable_copy_bytes_s = measure_copy(dev, CopyKind::h2d, false, bytes);
+  r.device_copy_bytes_s = measure_copy(dev, CopyKind::d2d, true, bytes);
+  {
+    const std::size_t n = bytes / sizeof(float);
+    DeviceBuffer a = dev.alloc(bytes), b = dev.alloc(bytes), c = dev.alloc(bytes);
+    const std::vector<unsigned char> zeros(bytes, 0);
+    for (DeviceBuffer* x : {&a, &b, &c}) dev.copy_to_device(*x, zeros.data(), bytes);
+    r.pass_bytes_s = 4.0 * static_cast<double>(bytes) / time_of(dev, [&] { dev.multiply_add(DType::fp32, a, b, c, n); });
+  }
+  {
+    DeviceBuffer tiny = dev.alloc(64);
+    const unsigned char src[64] = {};
+    r.copy_call_s = time_of(dev, [&] { dev.copy_async(tiny.data(), src, sizeof src, CopyKind::h2d); });
+  }
+  r.fill_bytes_s = measure_fill(dev, 3u << 20);  // 24 MiB a buffer
+  for (const auto& c : plan) {
+    if (find_workload(c.workload).scope(c.params) || r.setup_bytes_s.count(c.workload)) continue;
+    r.setup_bytes_s[c.workload] = measure_setup(dev, c);
+  }
+  r.source = std::string("measured on this ") + (cpu ? "CPU" : "GPU") + " just now";
+  return r;
+}
+
+}  // namespace gpuscale

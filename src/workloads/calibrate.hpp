@@ -1,0 +1,20 @@
+// Rates for the estimate (estimate.hpp), measured on a device just now: a
+// gemm of each kind the plan uses at two sizes (the fixed cost of a call,
+// and the rate beyond it), copies, elementwise passes, and how fast the host
+// makes inputs. Transfers and the runner's own costs keep the defaults:
+// nothing moves between ranks before the job runs.
+#pragma once
+
+#include <vector>
+
+#include "core/plan.hpp"
+#include "device/device.hpp"
+#include "workloads/estimate.hpp"
+
+namespace gpuscale {
+
+// `defaults` with what was measured on `dev` put in; takes about budget_s
+// on a CPU (a gemm size grows only while a call stays short).
+Rates calibrate(Device& dev, const std::vector<Case>& plan, const Rates& defaults, double budget_s = 0.3);
+
+}  // namespace gpuscale

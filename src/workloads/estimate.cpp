@@ -1,0 +1,332 @@
+#include "workloads/estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "comm/groups.hpp"
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "workloads/collective_pattern.hpp"
+#include "workloads/gemm_operands.hpp"
+#include "workloads/memory_need.hpp"
+#include "workloads/workload.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+double gemm_flops_of(double m, double n, double k) { return 2.0 * m * n * k; }
+
+void add_gemm(SampleWork& w, DType t, GemmImpl impl, double m, double n, double k, double calls) {
+  w.gemms.push_back({t, impl, gemm_flops_of(m, n, k), calls});
+}
+
+void add_problem(SampleWork& w, const GemmProblem& g, double calls) {
+  add_gemm(w, g.dtype, g.impl, g.shape.m, g.shape.n, g.shape.k, calls);
+}
+
+void add_copy(SampleWork& w, const std::string& direction, bool pinned, double bytes, double calls) {
+  if (direction == "d2d") w.device_copy_bytes += bytes;
+  else if (pinned) w.host_copy_bytes += bytes;
+  else w.pageable_copy_bytes += bytes;
+  w.copy_calls += calls;
+}
+
+// The groups of a scope on this job: how many, and the ranks of each.
+struct ScopeGroups {
+  int count = 1, size = 1;
+  bool across_nodes = false;
+  bool skipped = false;  // the job has one node and the scope needs more
+};
+
+ScopeGroups scope_groups(Scope s, const JobShape& job) {
+  const int per_node = std::max(1, job.ranks / std::max(1, job.nodes));
+  switch (s) {
+    case Scope::world: return {1, job.ranks, job.nodes > 1, false};
+    case Scope::intra_node: return {job.nodes, per_node, false, false};
+    case Scope::inter_node: return {per_node, job.nodes, true, job.nodes < 2};
+    case Scope::node_pairs: return {1, job.nodes, true, job.nodes < 2};
+  }
+  return {};
+}
+
+CaseWork collective_work(const Params& p, const JobShape& job) {
+  CaseWork cw;
+  const CollOp op = parse_coll_op(p.get_string("op"));
+  const Scope scope = parse_scope(p.get_string("scope"));
+  const ScopeGroups g = scope_groups(scope, job);
+  cw.skipped = g.skipped || (op == CollOp::pairs && g.size % 2 != 0);
+  const double iters = static_cast<double>(p.get_int("iters"));
+  const double rounds = scope == Scope::node_pairs ? node_pair_rounds(g.size) : 1;
+  const CollShape shape =
+      coll_shape(op, static_cast<std::size_t>(p.get_int("bytes")), parse_dtype(p.get_string("dtype")), g.size);
+  cw.sample.wire_bytes = shape.op_bytes * bus_factor(op, g.size) * iters * rounds;
+  cw.sample.transfers = iters * rounds;
+  cw.sample.across_nodes = g.across_nodes;
+  const int pairs = op == CollOp::pairs && scope != Scope::node_pairs ? std::max(1, g.size / 2) : 1;
+  cw.turns = g.count * pairs;
+  cw.busy_ranks_per_node = std::max(1, job.ranks / std::max(1, job.nodes));
+  return cw;
+}
+
+CaseWork dp_step_work(const Params& p, const JobShape& job) {
+  CaseWork cw;
+  const DType t = parse_dtype(p.get_string("dtype"));
+  const double h = static_cast<double>(p.get_int("hidden")), batch = static_cast<double>(p.get_int("batch"));
+  const double layers = static_cast<double>(p.get_int("layers"));
+  add_gemm(cw.sample, t, GemmImpl::vendor, batch, h, h, 2 * layers);  // forward, and the activations' gradients
+  add_gemm(cw.sample, t, GemmImpl::vendor, h, h, batch, layers);      // the weights' gradients
+  const ScopeGroups g = scope_groups(parse_scope(p.get_string("scope")), job);
+  cw.skipped = g.skipped;
+  const double layer_bytes = h * h * static_cast<double>(dtype_size(t));
+  const double per_bucket = std::max(1.0, std::ceil(static_cast<double>(p.get_int("bucket_bytes")) / layer_bytes));
+  cw.sample.transfers = std::ceil(layers / per_bucket);
+  cw.sample.wire_bytes = layers * layer_bytes * bus_factor(CollOp::allreduce, g.size);
+  cw.sample.across_nodes = g.across_nodes;
+  cw.sample.overlapped = p.get_bool("overlap");
+  cw.turns = g.count;
+  cw.busy_ranks_per_node = std::max(1, job.ranks / std::max(1, job.nodes));
+  return cw;
+}
+
+CaseWork distributed_gemm_work(const Params& p, const JobShape& job) {
+  CaseWork cw;
+  const GemmProblem g = gemm_problem(p);
+  const int size = p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : job.ranks;
+  cw.skipped = size > job.ranks;
+  const double n = std::max(1, size);
+  const double rows = g.shape.m / static_cast<int>(n), cols = g.shape.n / static_cast<int>(n);
+  add_gemm(cw.sample, g.dtype, g.impl, rows, cols, g.shape.k, n);
+  cw.sample.wire_bytes = (n - 1) * g.shape.k * cols * static_cast<double>(dtype_size(g.dtype));
+  cw.sample.transfers = n - 1;
+  cw.sample.across_nodes = job.nodes > 1 && size > job.ranks / std::max(1, job.nodes);
+  cw.sample.overlapped = p.get_bool("overlap");
+  cw.busy_ranks_per_node = std::min(size, std::max(1, job.ranks / std::max(1, job.nodes)));
+  return cw;
+}
+
+// A device-local workload's sample.
+SampleWork local_sample(const std::string& workload, const Params& p) {
+  SampleWork w;
+  if (workload == "gemm") {
+    add_problem(w, gemm_problem(p), static_cast<double>(p.get_int("ops")));
+  } else if (workload == "copy") {
+    add_copy(w, p.get_string("direction"), p.get_string("host") == "pinned", static_cast<double>(p.get_int("bytes")) *
+             static_cast<double>(p.get_int("ops")), static_cast<double>(p.get_int("ops")));
+  } else if (workload == "async") {
+    const GemmProblem g = gemm_problem(p);
+    const double ops = static_cast<double>(p.get_int("ops"));
+    add_problem(w, g, ops);
+    const std::string log_norm = p.get_string("log_norm");
+    if (log_norm != "none") {  // sum_squares over C after each matmul
+      w.pass_bytes += ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype));
+      w.copy_calls += ops;
+    }
+    if (log_norm == "host") w.host_waits += ops;
+    if (p.get_string("sync") == "each") w.host_waits += ops;
+  } else if (workload == "elementwise") {
+    const double ops = static_cast<double>(p.get_int("ops"));
+    w.pass_bytes = ops * static_cast<double>(p.get_int("elements")) * 4.0 *
+                   static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
+    w.copy_calls = ops;
+  } else if (workload == "pipeline") {
+    const GemmProblem g = gemm_problem(p);
+    const double ops = static_cast<double>(p.get_int("ops"));
+    add_problem(w, g, ops);
+    add_copy(w, "d2h", p.get_string("host") == "pinned",
+             ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype)), ops);
+    w.overlapped = p.get_bool("overlap");
+  } else {
+    throw std::logic_error("no estimate for workload '" + workload + "'");
+  }
+  return w;
+}
+
+// CPU backend: the cores one rank's gemm gets (its threads, fewer where the
+// node's busy ranks want more cores than it has); 1 on a GPU.
+double cores_per_rank(const CaseWork& w, const Case& c, const JobShape& job, const Rates& r) {
+  if (r.backend != "cpu") return 1.0;
+  const double threads = static_cast<double>(c.params.get_int("threads"));
+  return std::min(threads, static_cast<double>(std::max(1, job.cores_per_node)) / w.busy_ranks_per_node);
+}
+
+double sample_seconds(const SampleWork& w, double cores, const Rates& r) {
+  double compute = 0;
+  for (const auto& g : w.gemms) {
+    const GemmRate& rate = r.gemm_rate(g.dtype, g.impl);
+    compute += g.calls * (rate.call_s + g.flops_per_call / rate.flops_s);
+  }
+  compute /= cores;
+  const double copies = (w.host_copy_bytes / r.host_copy_bytes_s + w.pageable_copy_bytes / r.pageable_copy_bytes_s +
+                         w.device_copy_bytes / r.device_copy_bytes_s + w.pass_bytes / r.pass_bytes_s) /
+                            std::min(1.0, cores) +
+                        w.copy_calls * r.copy_call_s;
+  const double wire =
+      w.transfers * r.transfer_s + w.wire_bytes / (w.across_nodes ? r.wire_inter_bytes_s : r.wire_intra_bytes_s);
+  const double lanes = w.overlapped ? std::max(compute, copies + wire) : compute + copies + wire;
+  return lanes + w.host_waits * r.host_wait_s + r.sample_s;
+}
+
+}  // namespace
+
+const GemmRate& Rates::gemm_rate(DType t, GemmImpl i) const {
+  const auto it = gemm.find({t, i});
+  return it == gemm.end() ? gemm_default : it->second;
+}
+
+CaseWork case_work(const Case& c, const JobShape& job) {
+  const Params& p = c.params;
+  CaseWork cw;
+  if (c.workload == "collective") {
+    cw = collective_work(p, job);
+  } else if (c.workload == "dp_step") {
+    cw = dp_step_work(p, job);
+  } else if (c.workload == "distributed_gemm") {
+    cw = distributed_gemm_work(p, job);
+  } else {
+    cw.sample = local_sample(c.workload, p);
+    cw.turns = job.ranks;
+    cw.busy_ranks_per_node = std::max(1, job.ranks / std::max(1, job.nodes));
+  }
+  if (c.mode == "parallel") {
+    cw.turns = 1;
+  } else if (!find_workload(c.workload).scope(p)) {
+    cw.busy_ranks_per_node = 1;  // device-local work in turns: one rank at a time
+  }
+  return cw;
+}
+
+Rates default_rates(const std::string& backend, const std::string& comm) {
+  Rates r;
+  r.backend = backend;
+  if (backend == "cuda") {
+    r.source = "defaults for the CUDA backend (no GPU measured)";
+    // Below an H100's figures, so that an estimate errs long.
+    r.gemm_default = {10e-6, 2e12};
+    for (GemmImpl i : {GemmImpl::vendor, GemmImpl::tensor}) {
+      const double scale = i == GemmImpl::vendor ? 1.0 : 0.25;
+      r.gemm[{DType::fp64, i}] = {10e-6, 40e12 * scale};
+      r.gemm[{DType::fp32, i}] = {10e-6, 40e12 * scale};
+      r.gemm[{DType::tf32, i}] = {10e-6, 250e12 * scale};
+      r.gemm[{DType::fp16, i}] = {10e-6, 500e12 * scale};
+      r.gemm[{DType::bf16, i}] = {10e-6, 500e12 * scale};
+    }
+    r.host_copy_bytes_s = 20e9;
+    r.pageable_copy_bytes_s = 8e9;
+    r.device_copy_bytes_s = 1000e9;
+    r.pass_bytes_s = 1500e9;
+    r.copy_call_s = 10e-6;
+    r.fill_bytes_s = 0.3e9;  // inputs are made and results checked on the host
+    r.host_wait_s = 20e-6;
+    r.sample_s = 50e-6;
+    r.case_s = 0.05;
+    r.start_s = 5.0;
+    r.warmup_s = 0.5;
+  } else {
+    r.source = "defaults for the CPU backend (nothing measured)";
+    r.gemm_default = {5e-6, 1e9};
+    r.gemm[{DType::fp64, GemmImpl::vendor}] = {5e-6, 20e9};
+    r.gemm[{DType::fp32, GemmImpl::vendor}] = {5e-6, 40e9};
+    r.host_copy_bytes_s = r.pageable_copy_bytes_s = r.device_copy_bytes_s = r.pass_bytes_s = 5e9;
+    r.copy_call_s = 5e-6;
+    r.fill_bytes_s = 0.3e9;
+    r.host_wait_s = 10e-6;
+    r.sample_s = 50e-6;
+    r.case_s = 0.02;
+    r.start_s = 0.5;
+    r.warmup_s = 0.0;
+  }
+  if (comm == "nccl") {
+    r.wire_source = "NCCL defaults: 100 GB/s bus bandwidth within a node, 10 GB/s between nodes, 20 us per operation";
+    r.wire_intra_bytes_s = 100e9;
+    r.wire_inter_bytes_s = 10e9;
+    r.transfer_s = 20e-6;
+    r.group_s = 2.0;
+  } else {
+    r.wire_source = "MPI defaults: " + std::string(backend == "cuda" ? "10" : "2") +
+                    " GB/s bus bandwidth within a node, 1 GB/s between nodes, 30 us per operation";
+    r.wire_intra_bytes_s = backend == "cuda" ? 10e9 : 2e9;
+    r.wire_inter_bytes_s = 1e9;
+    r.transfer_s = 30e-6;
+    r.group_s = 0.01;
+  }
+  return r;
+}
+
+double estimate_case(const Case& c, const JobShape& job, const Rates& r, bool first_of_scope) {
+  const CaseWork w = case_work(c, job);
+  if (w.skipped) return r.case_s;
+  const double t = sample_seconds(w.sample, cores_per_rank(w, c, job, r), r);
+  const double warmup = static_cast<double>(c.params.get_int("warmup"));
+  const double reps = static_cast<double>(c.params.get_int("reps"));
+  const double warmup_s = c.params.has("warmup_s") ? c.params.get_double("warmup_s") : r.warmup_s;
+  const double per_turn = std::max(warmup * t, warmup_s > 0 ? warmup_s + t : 0.0) + reps * t;
+  // Every rank makes its inputs at once, and checks its results at the end.
+  const MemoryNeed need = memory_need(c, r.backend == "cpu");
+  const int per_node = std::max(1, job.ranks / std::max(1, job.nodes));
+  const double setup_shared = r.backend == "cpu" ? std::max(1.0, double(per_node) / std::max(1, job.cores_per_node)) : 1.0;
+  const auto own = r.setup_bytes_s.find(c.workload);
+  const double setup_rate = own == r.setup_bytes_s.end() ? r.fill_bytes_s : own->second;
+  const double setup = (need.device_bytes + need.host_bytes) / setup_rate * setup_shared;
+  return w.turns * per_turn + setup + r.case_s + (first_of_scope && w.sample.transfers > 0 ? r.group_s : 0.0);
+}
+
+double PlanEstimate::total_s() const {
+  double s = start_s;
+  for (double c : case_s) s += c;
+  return s;
+}
+
+PlanEstimate estimate_plan(const std::vector<Case>& plan, const JobShape& job, const Rates& rates) {
+  PlanEstimate e;
+  e.rates_source = rates.source;
+  e.start_s = rates.start_s;
+  std::set<std::string> scopes;  // groups are made once per scope and kept
+  for (const auto& c : plan) {
+    const auto scope = find_workload(c.workload).scope(c.params);
+    const bool first = scope && scopes.insert(scope_name(*scope)).second;
+    e.case_s.push_back(estimate_case(c, job, rates, first));
+  }
+  return e;
+}
+
+std::string job_text(const JobShape& job) {
+  return std::to_string(job.ranks) + (job.ranks == 1 ? " rank" : " ranks") + " on " + std::to_string(job.nodes) +
+         (job.nodes == 1 ? " node" : " nodes");
+}
+
+std::string largest_parts(const std::vector<Case>& plan, const PlanEstimate& e, std::size_t count) {
+  std::vector<std::pair<std::string, std::pair<double, int>>> parts;  // experiment, (seconds, cases)
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    auto it = std::find_if(parts.begin(), parts.end(), [&](const auto& p) { return p.first == plan[i].experiment; });
+    if (it == parts.end()) it = parts.insert(parts.end(), {plan[i].experiment, {0.0, 0}});
+    it->second.first += e.case_s[i];
+    ++it->second.second;
+  }
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < std::min(count, parts.size()); ++i) {
+    out.push_back("experiment '" + parts[i].first + "' about " + format_duration(parts[i].second.first) + " (" +
+                  std::to_string(parts[i].second.second) + " cases)");
+  }
+  const auto longest = std::max_element(e.case_s.begin(), e.case_s.end());
+  if (longest != e.case_s.end()) {
+    const Case& c = plan[static_cast<std::size_t>(longest - e.case_s.begin())];
+    out.push_back("the longest case [" + std::to_string(c.index) + "] " + c.label() + " about " +
+                  format_duration(*longest));
+  }
+  return join(out, "; ");
+}
+
+void check_time_budget(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job, double budget_s,
+                       const std::string& budget_from) {
+  if (budget_s <= 0 || e.total_s() <= budget_s) return;
+  throw InputError("the plan is estimated at about " + format_duration(e.total_s()) + " on " + job_text(job) +
+                   ", over the time budget of " + format_duration(budget_s) + " (" + budget_from +
+                   "); the largest parts: " + largest_parts(plan, e, 3) +
+                   ". Shorten the lists, lower reps, or raise the budget");
+}
+
+}  // namespace gpuscale

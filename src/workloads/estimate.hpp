@@ -1,0 +1,110 @@
+// How long a plan will take, before it runs. Each case's work per sample
+// comes from its parameters (gemm calls, bytes copied, bytes on the wire);
+// rates turn work into seconds: measured on this machine just now
+// (calibrate.hpp) or a backend's defaults. Setup, verification and the
+// runner's own steps are counted from the case's memory (what it fills and
+// checks) and fixed costs per sample, case and job.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/plan.hpp"
+#include "device/device.hpp"
+#include "device/dtype.hpp"
+
+namespace gpuscale {
+
+// The job a plan is estimated for.
+struct JobShape {
+  int ranks = 1;
+  int nodes = 1;
+  int cores_per_node = 1;  // CPU backend: ranks x threads beyond this share cores
+};
+
+// The gemm calls of one sample of one rank, of one kind.
+struct GemmWork {
+  DType dtype = DType::fp64;
+  GemmImpl impl = GemmImpl::vendor;
+  double flops_per_call = 0;
+  double calls = 0;
+};
+
+// What one rank does in one sample.
+struct SampleWork {
+  std::vector<GemmWork> gemms;
+  double host_copy_bytes = 0;  // h2d and d2h, pinned host memory
+  double pageable_copy_bytes = 0;
+  double device_copy_bytes = 0;  // d2d
+  double pass_bytes = 0;         // elementwise passes: bytes read and written
+  double copy_calls = 0;         // copies and passes
+  double wire_bytes = 0;         // op bytes x bus factor (nccl-tests' busbw counts), over the sample's transfers
+  double transfers = 0;          // transfer operations
+  bool across_nodes = false;     // the transfers' group spans nodes
+  double host_waits = 0;         // times the host waits for the device inside the sample
+  bool overlapped = false;       // its lanes overlap: the sample takes about its longest part, not the sum
+};
+
+// How a case runs on a job, from its workload and parameters.
+struct CaseWork {
+  SampleWork sample;
+  int turns = 1;               // serial: one after another
+  int busy_ranks_per_node = 1;  // ranks of a node working at once (CPU backend: they share its cores)
+  bool skipped = false;        // the job's shape cannot run it (one node for inter-node scopes)
+  bool new_group = false;      // the first case of a scope makes the scope's groups
+};
+CaseWork case_work(const Case& c, const JobShape& job);
+
+struct GemmRate {
+  double call_s = 0;   // fixed cost of one call
+  double flops_s = 0;  // flops per second beyond it
+};
+
+struct Rates {
+  std::string backend;  // "cpu" | "cuda"
+  std::string source;   // where the compute and memory rates come from, for the output
+  std::map<std::pair<DType, GemmImpl>, GemmRate> gemm;
+  GemmRate gemm_default;  // a kind not measured
+  double host_copy_bytes_s = 0, pageable_copy_bytes_s = 0, device_copy_bytes_s = 0, pass_bytes_s = 0;
+  double copy_call_s = 0;
+  double fill_bytes_s = 0;  // setup and verification: bytes of the case's memory made and checked per second
+  std::map<std::string, double> setup_bytes_s;  // the same, measured on a workload's own setup (device-local ones)
+  // Transfers: always defaults (nothing moves between ranks before the job runs).
+  std::string wire_source;
+  double wire_intra_bytes_s = 0, wire_inter_bytes_s = 0, transfer_s = 0;
+  double host_wait_s = 0;  // one wait of the host for the device
+  double sample_s = 0;     // the runner's own steps per sample (barrier, events)
+  double case_s = 0;       // per case: barriers, gathering, writing the file
+  double group_s = 0;      // making one scope's groups (NCCL communicators)
+  double start_s = 0;      // the job's start: MPI, devices, the rank table, the file
+  double warmup_s = 0;     // the backend's minimum warm-up time per turn, where a case sets none
+
+  const GemmRate& gemm_rate(DType t, GemmImpl i) const;
+};
+
+// Conservative rates for a backend and data plane, where nothing was measured.
+Rates default_rates(const std::string& backend, const std::string& comm);
+
+struct PlanEstimate {
+  std::string rates_source;  // Rates::source
+  double start_s = 0;
+  std::vector<double> case_s;  // per case, in plan order
+  double total_s() const;
+};
+PlanEstimate estimate_plan(const std::vector<Case>& plan, const JobShape& job, const Rates& rates);
+double estimate_case(const Case& c, const JobShape& job, const Rates& rates, bool first_of_scope);
+
+// The largest contributors to an estimate, for the refusal of a plan over a
+// time budget: "experiment 'sweep' about 10 min (41 cases), …".
+std::string largest_parts(const std::vector<Case>& plan, const PlanEstimate& e, std::size_t count);
+// InputError when the plan's estimate exceeds budget_s (> 0): the estimate,
+// the job it is for, and the largest contributors.
+void check_time_budget(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job, double budget_s,
+                       const std::string& budget_from);
+
+// "2 ranks on 1 node"
+std::string job_text(const JobShape& job);
+
+}  // namespace gpuscale

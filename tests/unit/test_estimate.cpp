@@ -1,0 +1,148 @@
+// Estimates of a plan's time before it runs: the work each case does on a
+// job's shape, the model's arithmetic, the time budget, and calibration.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/plan.hpp"
+#include "device/cpu_device.hpp"
+#include "workloads/calibrate.hpp"
+#include "workloads/estimate.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gpuscale;
+
+namespace {
+
+std::vector<Case> plan_of(const std::string& toml) {
+  return expand(parse_config(toml, "e.toml", {}, workload_schemas()));
+}
+
+Case only_case(const std::string& toml, const std::string& mode = "parallel") {
+  for (const auto& c : plan_of(toml)) {
+    if (c.mode == mode) return c;
+  }
+  FAIL("no " << mode << " case");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("device-local work takes one turn per rank in serial and one in parallel", "[estimate]") {
+  const std::string toml = "[[experiment]]\nworkload = \"gemm\"\nsize = 128\nops = 3\n";
+  const JobShape job{4, 2, 8};
+  const CaseWork serial = case_work(only_case(toml, "serial"), job);
+  const CaseWork parallel = case_work(only_case(toml, "parallel"), job);
+  CHECK(serial.turns == 4);
+  CHECK(serial.busy_ranks_per_node == 1);
+  CHECK(parallel.turns == 1);
+  CHECK(parallel.busy_ranks_per_node == 2);
+  REQUIRE(parallel.sample.gemms.size() == 1);
+  CHECK(parallel.sample.gemms[0].calls == 3);
+  CHECK(parallel.sample.gemms[0].flops_per_call == 2.0 * 128 * 128 * 128);
+}
+
+TEST_CASE("a collective's work follows its scope's groups on the job", "[estimate]") {
+  const std::string toml = "[[experiment]]\nworkload = \"collective\"\nop = \"allreduce\"\nbytes = 1048576\n"
+                           "iters = 2\nscope = [\"intra-node\", \"inter-node\"]\n";
+  const auto plan = plan_of(toml);
+  const Case* intra = nullptr;
+  const Case* inter = nullptr;
+  for (const auto& c : plan) {
+    if (c.mode != "serial") continue;
+    (c.params.get_string("scope") == "intra-node" ? intra : inter) = &c;
+  }
+  REQUIRE(intra);
+  REQUIRE(inter);
+  const JobShape two_nodes{8, 2, 8};
+  const CaseWork w = case_work(*intra, two_nodes);
+  CHECK(w.turns == 2);  // a group per node, one after the other
+  CHECK_FALSE(w.sample.across_nodes);
+  CHECK(w.sample.transfers == 2);
+  CHECK(w.sample.wire_bytes == Approx(2 * 1048576.0 * 2 * 3 / 4));  // busbw's 2(n-1)/n, n = 4
+  CHECK(case_work(*inter, two_nodes).sample.across_nodes);
+  CHECK(case_work(*inter, JobShape{2, 1, 2}).skipped);  // one node: the case is skipped
+}
+
+TEST_CASE("every workload has an estimate", "[estimate]") {
+  for (const auto& e : workload_registry()) {
+    const auto plan = plan_of("[[experiment]]\nworkload = \"" + e.schema.name + "\"\n");
+    REQUIRE_FALSE(plan.empty());
+    const Rates rates = default_rates("cpu", "mpi");
+    const double s = estimate_case(plan.back(), JobShape{2, 1, 2}, rates, true);
+    INFO(e.schema.name);
+    CHECK(std::isfinite(s));
+    CHECK(s > rates.case_s);  // some work beyond the fixed cost
+  }
+}
+
+TEST_CASE("the estimate grows with samples and with ranks sharing cores", "[estimate]") {
+  const Rates rates = default_rates("cpu", "mpi");
+  auto parallel = [](int reps) {
+    return only_case("[defaults]\nreps = " + std::to_string(reps) + "\nwarmup = 0\n[[experiment]]\nworkload = "
+                     "\"gemm\"\nsize = 256\nops = 4\n");
+  };
+  const double ten = estimate_case(parallel(10), JobShape{2, 1, 2}, rates, false);
+  const double twenty = estimate_case(parallel(20), JobShape{2, 1, 2}, rates, false);
+  const double per_sample = twenty - ten;  // the fixed parts cancel
+  const GemmRate g = rates.gemm_rate(DType::fp64, GemmImpl::vendor);
+  CHECK(per_sample / 10 == Approx(4 * (g.call_s + 2.0 * 256 * 256 * 256 / g.flops_s) + rates.sample_s));
+  // 4 ranks on 2 cores: each gets half a core, so the timed part takes twice as long.
+  const double crowded = estimate_case(parallel(20), JobShape{4, 1, 2}, rates, false) -
+                         estimate_case(parallel(10), JobShape{4, 1, 2}, rates, false);
+  CHECK(crowded == Approx(2 * per_sample).epsilon(0.01));
+  // Serial on 2 ranks: two turns of the same samples.
+  const Case serial = only_case("[defaults]\nreps = 10\nwarmup = 0\n[[experiment]]\nworkload = \"gemm\"\n"
+                                "size = 256\nops = 4\n", "serial");
+  CHECK(estimate_case(serial, JobShape{2, 1, 2}, rates, false) - ten == Approx(per_sample));
+}
+
+TEST_CASE("a backend's minimum warm-up time is part of every turn", "[estimate]") {
+  const Case c = only_case("[defaults]\nwarmup = 1\n[[experiment]]\nworkload = \"gemm\"\nsize = 64\n");
+  const Rates cuda = default_rates("cuda", "nccl");
+  REQUIRE(cuda.warmup_s == 0.5);
+  CHECK(estimate_case(c, JobShape{1, 1, 1}, cuda, false) > 0.5);
+  Case cold = c;
+  cold.params.set("warmup_s", 0.0);
+  CHECK(estimate_case(cold, JobShape{1, 1, 1}, cuda, false) < 0.5);
+}
+
+TEST_CASE("a plan over its time budget is an input error naming the estimate and the largest parts", "[estimate]") {
+  const auto plan = plan_of("[[experiment]]\nname = \"big\"\nworkload = \"gemm\"\nsize = [1024, 2048]\n"
+                            "[[experiment]]\nname = \"small\"\nworkload = \"gemm\"\nsize = 64\n");
+  const JobShape job{2, 1, 2};
+  const PlanEstimate e = estimate_plan(plan, job, default_rates("cpu", "mpi"));
+  REQUIRE(e.total_s() > 1);
+  CHECK_NOTHROW(check_time_budget(plan, e, job, 0, "budget_s"));  // no budget
+  CHECK_NOTHROW(check_time_budget(plan, e, job, e.total_s() * 1.01, "budget_s"));
+  try {
+    check_time_budget(plan, e, job, 1, "--time-budget");
+    FAIL("no error");
+  } catch (const InputError& err) {
+    const std::string m = err.what();
+    CHECK_THAT(m, Catch::Contains("the plan is estimated at about"));
+    CHECK_THAT(m, Catch::Contains("on 2 ranks on 1 node, over the time budget of 1.0 s (--time-budget)"));
+    CHECK_THAT(m, Catch::Contains("experiment 'big' about"));
+    CHECK_THAT(m, Catch::Contains("the longest case [2] big size=2048 dtype=fp64 impl=vendor ops=1 [serial]"));
+    CHECK(m.find("experiment 'big'") < m.find("experiment 'small'"));  // the largest first
+  }
+}
+
+TEST_CASE("calibration measures this machine's rates", "[estimate]") {
+  CpuDevice dev;
+  const auto plan = plan_of("[[experiment]]\nworkload = \"gemm\"\ndtype = [\"fp64\", \"fp32\"]\nsize = 64\n");
+  const Rates r = calibrate(dev, plan, default_rates("cpu", "mpi"), 0.2);
+  CHECK_THAT(r.source, Catch::Contains("measured on this CPU"));
+  REQUIRE(r.gemm.size() == 2);  // the kinds the plan uses, nothing else
+  for (const auto& [kind, rate] : r.gemm) {
+    CHECK(rate.flops_s > 1e8);  // any CPU of this century, one thread
+    CHECK(rate.call_s > 0);
+    CHECK(rate.call_s < 0.01);
+  }
+  CHECK(r.device_copy_bytes_s > 1e8);
+  CHECK(r.pass_bytes_s > 1e8);
+  CHECK(r.fill_bytes_s > 1e7);
+  CHECK(r.wire_source == default_rates("cpu", "mpi").wire_source);  // transfers are not measured
+}
