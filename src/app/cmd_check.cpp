@@ -1,7 +1,9 @@
 // gpuscale check: validate a config and print the expanded plan, no MPI.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "app/commands.hpp"
 #include "comm/comm_choice.hpp"
@@ -10,13 +12,67 @@
 #include "core/plan.hpp"
 #include "core/text.hpp"
 #include "device/backend.hpp"
+#include "workloads/calibrate.hpp"
+#include "workloads/estimate.hpp"
+#include "workloads/memory_need.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
 
-int cmd_check(const std::string& config, const std::vector<std::string>& sets, std::size_t max_cases) {
-  const Config cfg = load_config(config, sets, workload_schemas(), environment_defaults(std::getenv("SLURM_CPUS_PER_TASK")));
-  check_plan_size(cfg, max_cases);
+namespace {
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : 0;
+}
+
+// The job to estimate for: as asked, else the Slurm job check runs in, else 2 ranks on one node.
+JobShape estimate_job(const CheckOptions& opt) {
+  JobShape job;
+  job.ranks = opt.ranks > 0 ? opt.ranks : env_int("SLURM_NTASKS") > 0 ? env_int("SLURM_NTASKS") : 2;
+  job.nodes = opt.nodes > 0 ? opt.nodes : env_int("SLURM_JOB_NUM_NODES") > 0 ? env_int("SLURM_JOB_NUM_NODES") : 1;
+  job.nodes = std::min(job.nodes, job.ranks);
+  job.cores_per_node = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return job;
+}
+
+// Rates measured on this machine's device of the backend, where there is one; else the defaults.
+Rates check_rates(const BackendChoice& backend, const std::string& comm, const std::vector<Case>& plan,
+                  double* took_s) {
+  const Rates defaults = default_rates(backend.backend, comm);
+  *took_s = 0;
+  if (backend.backend == "cuda" && !probe_cuda().usable) return defaults;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto device = make_device(backend, 0);
+  Rates r = calibrate(*device, plan, defaults);
+  *took_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+std::string rates_text(const Rates& r, const std::vector<Case>& plan, double took_s) {
+  std::string s = r.source + (took_s > 0 ? " (" + format_duration(took_s) + ")" : "") + ":";
+  for (const auto& [kind, rate] : r.gemm) {
+    if (std::none_of(plan.begin(), plan.end(), [&, k = kind](const Case& c) {
+          const auto gemms = case_work(c, JobShape{}).sample.gemms;
+          return std::any_of(gemms.begin(), gemms.end(), [&](const GemmWork& g) { return g.dtype == k.first && g.impl == k.second; });
+        })) {
+      continue;  // a default for a kind the plan does not use
+    }
+    s += std::string(" gemm ") + dtype_name(kind.first) + (kind.second == GemmImpl::vendor ? "" : std::string("/") +
+         gemm_impl_name(kind.second)) + " " + (rate.flops_s >= 1e12 ? format_number("%.3g TFLOP/s", rate.flops_s / 1e12)
+                                          : format_number("%.3g GFLOP/s", rate.flops_s / 1e9)) + ",";
+  }
+  s += format_number(" copies %.3g GB/s", r.device_copy_bytes_s / 1e9) + ", making inputs " +
+       format_number("%.2g GB/s", r.fill_bytes_s / 1e9) + "; transfers: " + r.wire_source;
+  return s;
+}
+
+}  // namespace
+
+int cmd_check(const CheckOptions& opt) {
+  const std::string& config = opt.config;
+  const Config cfg = load_config(config, opt.sets, workload_schemas(), environment_defaults(std::getenv("SLURM_CPUS_PER_TASK")));
+  check_plan_size(cfg, opt.max_cases);
   auto plan = expand(cfg);
   const auto notes = drop_single_turn_serials(plan);
   // The plan is checked against the backend it asks for, even where that
@@ -35,6 +91,15 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets, s
     comm = {cfg.defaults.comm, std::string(e.what()) + " on this machine"};  // the CUDA backend is not here either
   }
   check_plan_runs_on(plan, {backend.backend, comm.comm});
+  const JobShape job = estimate_job(opt);
+  const CudaStatus cuda = probe_cuda();
+  const MemoryLimits memory = memory_limits_here(backend.backend, cuda, (job.ranks + job.nodes - 1) / job.nodes);
+  check_plan_memory(plan, memory);
+  double took_s = 0;
+  const Rates rates = check_rates(backend, comm.comm, plan, &took_s);
+  const PlanEstimate estimate = estimate_plan(plan, job, rates);
+  const double budget_s = opt.time_budget_s >= 0 ? opt.time_budget_s : cfg.defaults.budget_s;
+  check_time_budget(plan, estimate, job, budget_s, opt.time_budget_s >= 0 ? "--time-budget" : "budget_s");
   std::printf("%s: %zu experiment(s), %zu case(s); backend %s (%s); comm %s (%s); timeout %g s per case, seed %lld\n",
               config.c_str(), cfg.experiments.size(), plan.size(), backend.backend.c_str(), backend.reason.c_str(),
               comm.comm.c_str(), comm.reason.c_str(), cfg.defaults.timeout_s,
@@ -58,10 +123,41 @@ int cmd_check(const std::string& config, const std::vector<std::string>& sets, s
     for (const auto& [limit, value] : e.expect) limits += " " + limit + "=" + format_number("%g", value);
     std::printf("limits of '%s' (report --check):%s\n", e.name.c_str(), limits.c_str());
   }
+  std::printf("%s", wrap("estimated time on " + job_text(job) + ": about " + format_duration(estimate.total_s()) +
+                           " (start " + format_duration(estimate.start_s) + "; --ranks and --nodes for another job" +
+                           (budget_s > 0 ? "; budget " + format_duration(budget_s) : std::string()) + ")").c_str());
+  std::printf("%s", wrap("rates: " + rates_text(rates, plan, took_s)).c_str());
+  struct Part {
+    std::string experiment;
+    int cases = 0;
+    double seconds = 0;
+    MemoryNeed most;  // the largest need of its cases
+  };
+  std::vector<Part> parts;  // an experiment's cases are consecutive in the plan
   for (const auto& c : plan) {
-    std::printf("  [%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld\n", c.index, c.label().c_str(),
+    if (parts.empty() || parts.back().experiment != c.experiment) parts.push_back({c.experiment, 0, 0.0, MemoryNeed{}});
+    Part& part = parts.back();
+    ++part.cases;
+    part.seconds += estimate.case_s[c.index];
+    const MemoryNeed need = memory_need(c, memory.device_bytes == 0);
+    part.most.device_bytes = std::max(part.most.device_bytes, need.device_bytes);
+    part.most.host_bytes = std::max(part.most.host_bytes, need.host_bytes);
+  }
+  for (const auto& part : parts) {
+    const std::string mem = memory.device_bytes == 0
+                                ? format_bytes(part.most.device_bytes + part.most.host_bytes)
+                                : format_bytes(part.most.device_bytes) + " device + " + format_bytes(part.most.host_bytes) + " host";
+    std::printf("  %-24s %4d case(s)  about %-9s memory per rank up to %s\n", part.experiment.c_str(), part.cases,
+                format_duration(part.seconds).c_str(), mem.c_str());
+  }
+  std::printf("%s", wrap("memory per rank available: " + (memory.device_bytes == 0 ? format_bytes(memory.host_bytes) + " (" + memory.host_from + ")"
+                                    : format_bytes(memory.device_bytes) + " device (" + memory.device_from + "), " +
+                                      format_bytes(memory.host_bytes) + " host (" + memory.host_from + ")")).c_str());
+  for (const auto& c : plan) {
+    std::printf("  [%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld  ~%s\n", c.index, c.label().c_str(),
                 c.workload.c_str(), static_cast<long long>(c.params.get_int("warmup")),
-                static_cast<long long>(c.params.get_int("reps")), static_cast<long long>(c.params.get_int("threads")));
+                static_cast<long long>(c.params.get_int("reps")), static_cast<long long>(c.params.get_int("threads")),
+                format_duration(estimate.case_s[c.index]).c_str());
   }
   return kExitOk;
 }

@@ -28,6 +28,9 @@
 #include "report/report.hpp"
 #include "runner/runner.hpp"
 #include "runner/watchdog.hpp"
+#include "workloads/calibrate.hpp"
+#include "workloads/estimate.hpp"
+#include "workloads/memory_need.hpp"
 #include "workloads/workload.hpp"
 
 namespace fs = std::filesystem;
@@ -126,6 +129,7 @@ Prepared prepare(const RunOptions& opt) {
                            " per rank from SLURM_CPUS_PER_TASK, where the config sets none");
   }
   check_plan_runs_on(p.plan, {p.backend.backend, p.comm.comm});
+  check_plan_memory(p.plan, memory_limits_here(p.backend.backend, p.cuda, ranks_per_node_from_env()));
   return p;
 }
 
@@ -174,6 +178,23 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   if (stop_all(comm, comm_error)) return kExitUsage;
   comm_choice.comm = comm.broadcast(comm_choice.comm);
   comm_choice.reason = comm.broadcast(comm_choice.reason);
+  // Rank 0 measures its device's rates and estimates the plan on this job; a
+  // plan over the time budget stops here, before the file exists.
+  PlanEstimate estimate;
+  std::string over_budget;
+  if (root) {  // the rank table is rank 0's
+    const JobShape job{comm.size(), comm.node_count(), std::max(1, table[0].node_cores)};
+    const Rates rates = calibrate(*device, p.plan, default_rates(p.backend.backend, comm_choice.comm));
+    estimate = estimate_plan(p.plan, job, rates);
+    const double budget_s = opt.time_budget_s >= 0 ? opt.time_budget_s : p.cfg.defaults.budget_s;
+    try {
+      check_time_budget(p.plan, estimate, job, budget_s, opt.time_budget_s >= 0 ? "--time-budget" : "budget_s");
+    } catch (const InputError& e) {
+      over_budget = e.what();
+    }
+  }
+  comm.idle_barrier();  // the other ranks wait without spinning on the cores rank 0 measures
+  if (stop_all(comm, over_budget)) return kExitUsage;
   std::string output = comm.broadcast(root ? (opt.output.empty() ? default_output(opt.config) : opt.output)
                                            : std::string());
 
@@ -183,6 +204,8 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     std::printf("backend %s: %s\n", p.backend.backend.c_str(), p.backend.reason.c_str());
     std::printf("comm %s: %s\n", comm_choice.comm.c_str(), comm_choice.reason.c_str());
     for (const auto& n : p.plan_notes) std::printf("note: %s\n", n.c_str());
+    std::printf("estimated time: about %s (rates %s)\n", format_duration(estimate.total_s()).c_str(),
+                estimate.rates_source.c_str());
     std::printf("%s%s", format_rank_table(table, {}).c_str(), format_gpu_facts(table, links).c_str());
     const auto warnings = oversubscription_warnings(table);
     for (const auto& w : warnings) std::printf("WARNING: %s\n", w.c_str());
@@ -228,6 +251,7 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
   int failed = 0;
   std::vector<ReportRow> rows;  // rank 0: for the limits of [experiment.expect]
   const auto started = std::chrono::steady_clock::now();
+  double estimated_done = 0, estimated_left = estimate.total_s() - estimate.start_s;
   for (const auto& c : p.plan) {
     if (root) {
       file->set_current("case " + std::to_string(c.index) + " (" + c.label() + ")");
@@ -239,11 +263,15 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
     if (root) {
       file->write_case(rec);
       rows.push_back(case_row(rec, table));
-      // Elapsed, and the time left at the mean pace of the cases so far.
+      // Elapsed, and the estimate of the cases left scaled by how the
+      // estimate of the cases so far compares with their time.
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const std::size_t done = c.index + 1, left = p.plan.size() - done;
+      estimated_done += estimate.case_s[c.index];
+      estimated_left -= estimate.case_s[c.index];
       std::string pace = " (" + format_duration(elapsed) + " elapsed";
-      if (left > 0) pace += ", about " + format_duration(elapsed / static_cast<double>(done) * left) + " left";
+      if (c.index + 1 < p.plan.size()) {
+        pace += ", about " + format_duration(estimated_left * elapsed / std::max(1e-9, estimated_done)) + " left";
+      }
       std::printf(" %s%s)\n", summary_line(rec, rows.back()).c_str(), pace.c_str());
       for (const auto& f : rows.back().flags) {  // in the file too: a reader of it should not miss that
         if (f.rfind("clock:", 0) == 0) file->add_warning("case " + std::to_string(rec.index) + ": " + f);

@@ -14,11 +14,21 @@ struct RunOptions {
   std::vector<std::string> sets;
   bool force = false;
   std::size_t max_cases = kDefaultMaxCases;
+  double time_budget_s = -1;  // < 0: the config's budget_s
   std::string command_line;
 };
 
 int cmd_run(const RunOptions& opt, int* argc, char*** argv);
-int cmd_check(const std::string& config, const std::vector<std::string>& sets, std::size_t max_cases);
+
+struct CheckOptions {
+  std::string config;
+  std::vector<std::string> sets;
+  std::size_t max_cases = kDefaultMaxCases;
+  double time_budget_s = -1;  // < 0: the config's budget_s
+  int ranks = 0;              // the job the estimate is for; 0: the job check runs in, else 2
+  int nodes = 0;              // 0: the job check runs in, else 1
+};
+int cmd_check(const CheckOptions& opt);
 struct ReportOptions {
   std::vector<std::string> files;
   std::string format = "table";  // table | csv | json

@@ -83,6 +83,10 @@ int main(int argc, char** argv) {
   const std::string max_cases_help = "Refuse a plan of more cases than this (default " +
                                      std::to_string(kDefaultMaxCases) + "): more is most often a list typo";
   run->add_option("--max-cases", run_opt.max_cases, max_cases_help);
+  const std::string budget_help =
+      "Refuse a plan estimated to take longer than this many seconds (before anything runs; 'check' prints the "
+      "estimate); overrides budget_s in [defaults]; 0: no budget";
+  run->add_option("--time-budget", run_opt.time_budget_s, budget_help)->check(CLI::NonNegativeNumber);
   run->footer("Examples:\n"
               "  mpirun -np 2 gpuscale run configs/default.toml -o results/default.h5\n"
               "  mpirun -np 4 gpuscale run configs/auto-parallelism.toml --set reps=5 --set dtype=fp32\n"
@@ -93,14 +97,22 @@ int main(int argc, char** argv) {
               "Exit code: 0 ok, 1 failure (e.g. verification), 2 bad input, 3 a case ran past its timeout.\n\n" +
               workloads_help());
 
-  std::string check_config;
-  std::vector<std::string> check_sets;
-  std::size_t check_max_cases = kDefaultMaxCases;
-  auto* check = app.add_subcommand("check", "Validate a config file and print its expanded plan (runs nothing)");
-  check->add_option("config", check_config, "Experiment file (TOML)")->required();
-  check->add_option("--set", check_sets, "Override a config key, as for 'run'");
-  check->add_option("--max-cases", check_max_cases, max_cases_help);
-  check->footer("Example:\n  gpuscale check configs/default.toml --set size=[256,512]\n\n" + workloads_help());
+  CheckOptions check_opt;
+  auto* check = app.add_subcommand(
+      "check", "Validate a config file and print its expanded plan, its memory per rank and estimated time "
+               "(runs nothing but a short measurement of this machine's rates)");
+  check->add_option("config", check_opt.config, "Experiment file (TOML)")->required();
+  check->add_option("--set", check_opt.sets, "Override a config key, as for 'run'");
+  check->add_option("--max-cases", check_opt.max_cases, max_cases_help);
+  check->add_option("--time-budget", check_opt.time_budget_s, budget_help)->check(CLI::NonNegativeNumber);
+  check->add_option("--ranks", check_opt.ranks,
+                    "Ranks of the job to estimate for (default: the job check runs in, else 2)")
+      ->check(CLI::PositiveNumber);
+  check->add_option("--nodes", check_opt.nodes, "Nodes of that job (default: the job check runs in, else 1)")
+      ->check(CLI::PositiveNumber);
+  check->footer("Examples:\n  gpuscale check configs/default.toml --set size=[256,512]\n"
+                "  gpuscale check configs/full.toml --ranks 16 --nodes 2 --time-budget 3600\n\n" +
+                workloads_help());
 
   ReportOptions report_opt;
   auto* report = app.add_subcommand("report", "Summarize result files: one row per case, speedup of parallel over serial");
@@ -157,7 +169,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*run) return cmd_run(run_opt, &argc, &argv);
-    if (*check) return cmd_check(check_config, check_sets, check_max_cases);
+    if (*check) return cmd_check(check_opt);
     if (*report) return cmd_report(report_opt);
     if (*info) return cmd_info(&argc, &argv);
   } catch (const InputError& e) {  // found before MPI started (later ones say which rank)

@@ -205,6 +205,9 @@ std::vector<ParamSpec> defaults_specs() {
        Value{0.0}, 0, {}},
       {"seed", ParamType::Int, "seed of the input generator", Value{std::int64_t{42}}, 0, {}},
       {"share_devices", ParamType::Bool, "allow ranks of one node to share a GPU", Value{false}, 0, {}},
+      {"budget_s", ParamType::Float,
+       "refuse a plan estimated to take longer than this many seconds (check prints the estimate); 0: no budget; "
+       "--time-budget overrides it", Value{0.0}, 0, {}},
   };
 }
 
@@ -378,6 +381,7 @@ void parse_defaults(const toml::table& t, Defaults& d) {
     else if (key == "timeout") d.timeout_s = std::get<double>(v);
     else if (key == "seed") d.seed = std::get<std::int64_t>(v);
     else if (key == "share_devices") d.share_devices = std::get<bool>(v);
+    else if (key == "budget_s") d.budget_s = std::get<double>(v);
   }
 }
 

@@ -24,6 +24,7 @@ struct Defaults {
   double timeout_s = 0.0;        // per case, per rank; 0: derived from the case (runner/case_timeout.hpp)
   std::int64_t seed = 42;
   bool share_devices = false;    // ranks of one node may use the same GPU
+  double budget_s = 0.0;         // refuse a plan estimated over this (0: no budget)
 };
 
 struct Experiment {

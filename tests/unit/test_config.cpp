@@ -97,7 +97,7 @@ TEST_CASE("a typo in an experiment key names the line and suggests the key", "[c
 TEST_CASE("a typo in [defaults] lists the valid keys", "[config][errors]") {
   const auto e = error_of("[defaults]\nrepz = 3\n[[experiment]]\nworkload = \"gemm\"\n");
   CHECK(e == "exp.toml:2:1: unknown key 'repz' in [defaults] (did you mean 'reps'?); valid keys: backend, comm, warmup, "
-             "warmup_s, reps, threads, timeout, seed, share_devices");
+             "warmup_s, reps, threads, timeout, seed, share_devices, budget_s");
 }
 
 TEST_CASE("a value of the wrong type says what was expected and what was found", "[config][errors]") {

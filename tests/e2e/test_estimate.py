@@ -1,0 +1,146 @@
+"""Plans checked before they run: every case's memory against what the
+backend has (impossible sizes of every workload are input errors up front),
+the estimated time against real runs of the shipped configs, the time
+budget, and progress with an ETA."""
+import os
+import re
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from common import InputErrorTest, ScratchTest, gpuscale, mpirun  # noqa: E402
+from estimate_accuracy import seconds  # noqa: E402
+
+SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+# A size of each workload that no machine can hold, and the label its case gets.
+IMPOSSIBLE = {
+    "gemm": ("size = 1048576", "size=1048576"),
+    "async": ("size = 1048576", "size=1048576"),
+    "pipeline": ("size = 1048576", "size=1048576"),
+    "copy": ("bytes = 1152921504606846976", "bytes=1152921504606846976"),
+    "elementwise": ("elements = 1099511627776", "elements=1099511627776"),
+    "collective": ("bytes = 1152921504606846976", "bytes=1152921504606846976"),
+    "distributed_gemm": ("size = 1048576", "size=1048576"),
+    "dp_step": ("hidden = 1048576", "hidden=1048576"),
+}
+
+
+def estimate_of(proc):
+    m = re.search(r"^estimated time on (.*?): about (.+?) \(", proc.stdout, re.M | re.S)
+    return m.group(1).replace("\n  ", " "), seconds(m.group(2).replace("\n  ", " "))
+
+
+class Memory(InputErrorTest):
+    def test_impossible_sizes_of_every_workload_are_input_errors_up_front(self):
+        for workload, (line, label) in IMPOSSIBLE.items():
+            with self.subTest(workload=workload):
+                cfg = self.write(workload + ".toml", '[[experiment]]\nname = "huge"\nworkload = "%s"\n%s\n'
+                                 'modes = ["parallel"]\n' % (workload, line))
+                out = self.path(workload + ".h5")
+                for args in (("check", cfg), ("run", cfg, "-o", out)):
+                    t0 = time.monotonic()
+                    p = gpuscale(*args) if args[0] == "check" else mpirun(2, "run", cfg, "-o", out)
+                    took = time.monotonic() - t0
+                    self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+                    self.assertIn("gpuscale: error: case [0] huge ", p.stderr)
+                    self.assertIn(label, p.stderr)
+                    self.assertIn("of memory per rank", p.stderr)
+                    self.assertIn("more than the", p.stderr)
+                    self.assertIn("RAM available", p.stderr)
+                    self.assertFalse(os.path.exists(out), "a result file was written")
+                    self.assertLess(took, 5 if args[0] == "check" else 15, args)
+
+    def test_ranks_on_one_node_share_its_memory(self):
+        with open("/proc/meminfo") as f:
+            available = int(re.search(r"MemAvailable:\s+(\d+) kB", f.read()).group(1)) * 1024
+        # Three fp64 buffers of half the available memory in all: fits one rank, not two.
+        elements = available // 2 // 3 // 8
+        cfg = self.write("half.toml", '[[experiment]]\nworkload = "elementwise"\ndtype = "fp64"\nelements = %d\n'
+                         % elements)
+        self.assertEqual(gpuscale("check", cfg, "--ranks", "1").returncode, 0)
+        p = gpuscale("check", cfg, "--ranks", "2")
+        self.assert_input_error(p, "over 2 ranks on this node")
+        self.assertEqual(gpuscale("check", cfg, "--ranks", "2", "--nodes", "2").returncode, 0)
+
+
+class Budget(InputErrorTest):
+    def test_a_plan_over_its_time_budget_is_refused_with_its_largest_parts(self):
+        cfg = os.path.join(SOURCE, "configs", "default.toml")
+        out = self.path("out.h5")
+        p = mpirun(2, "run", cfg, "-o", out, "--time-budget", "0.5")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("gpuscale: error: the plan is estimated at about", p.stderr)
+        self.assertIn("on 2 ranks on 1 node, over the time budget of 0.5 s (--time-budget); the largest parts: "
+                      "experiment 'gemm-small' about", p.stderr)
+        self.assertIn("the longest case [", p.stderr)
+        self.assertFalse(os.path.exists(out), "a result file was written")
+        self.assert_input_error(gpuscale("check", cfg, "--time-budget", "0.5"), "over the time budget of 0.5 s")
+        self.assert_input_error(gpuscale("check", cfg, "--set", "defaults.budget_s=0.5"),
+                                "over the time budget of 0.5 s (budget_s)")
+        # --time-budget 0 lifts the config's budget; a budget above the estimate lets the plan run.
+        self.assertEqual(gpuscale("check", cfg, "--set", "defaults.budget_s=0.5", "--time-budget", "0").returncode, 0)
+        self.assertEqual(gpuscale("check", cfg, "--time-budget", "3600").returncode, 0)
+
+    def test_a_negative_budget_is_refused(self):
+        cfg = os.path.join(SOURCE, "configs", "default.toml")
+        p = gpuscale("check", cfg, "--time-budget", "-1")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--time-budget", p.stderr)
+        self.assert_input_error(gpuscale("check", cfg, "--set", "defaults.budget_s=-1"),
+                                "[defaults] key 'budget_s' must be at least 0, got -1")
+
+
+class Estimates(ScratchTest):
+    # Shipped configs that run within a minute on 2 cores; bench/estimate_accuracy.py runs them all.
+    CONFIGS = ["default", "async", "auto-parallelism", "cpu-vs-gpu", "distributed-gemm", "overlap",
+               "training-step", "quick"]
+
+    def test_the_estimate_is_within_a_factor_of_2_of_the_run(self):
+        ratios = {}
+        for name in self.CONFIGS:
+            cfg = os.path.join(SOURCE, "configs", name + ".toml")
+            c = gpuscale("check", cfg, "--ranks", "2")
+            self.assertEqual(c.returncode, 0, c.stderr)
+            job, estimate = estimate_of(c)
+            self.assertEqual(job, "2 ranks on 1 node")
+            t0 = time.monotonic()
+            p = mpirun(2, "run", cfg, "-o", self.path(name + ".h5"), timeout=300)
+            took = time.monotonic() - t0
+            self.assertEqual(p.returncode, 0, p.stderr)
+            ratios[name] = estimate / took
+        print("estimate / run time:", ", ".join("%s %.2f" % r for r in ratios.items()))
+        for name, r in ratios.items():
+            self.assertTrue(0.5 <= r <= 2.0, "%s: estimate / run time = %.2f" % (name, r))
+
+    def test_check_prints_the_estimate_rates_and_memory_per_experiment(self):
+        c = gpuscale("check", os.path.join(SOURCE, "configs", "quick.toml"), "--ranks", "8", "--nodes", "2")
+        self.assertEqual(c.returncode, 0, c.stderr)
+        job, estimate = estimate_of(c)
+        self.assertEqual(job, "8 ranks on 2 nodes")
+        self.assertGreater(estimate, 0)
+        text = c.stdout.replace("\n  ", " ")  # long lines wrap at 80 columns
+        self.assertIn("rates: measured on this CPU just now", text)
+        self.assertIn("transfers: MPI defaults: 2 GB/s bus bandwidth within a node", text)
+        self.assertRegex(c.stdout, r"\n  gemm +4 case\(s\)  about .* memory per rank up to [\d.]+ MiB")
+        self.assertRegex(text, r"memory per rank available: [\d.]+ [GM]iB \(80% of [\d.]+ GiB RAM available, over 4 "
+                               r"ranks on this node\)")
+        self.assertRegex(c.stdout, r"\[0\] gemm size=2048 .* ~[\d.]+ s\n")
+
+    def test_a_run_shows_its_estimate_and_progress_with_an_eta(self):
+        p = mpirun(2, "run", os.path.join(SOURCE, "configs", "default.toml"), "-o", self.path("d.h5"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"estimated time: about [\d.]+ s \(rates measured on this CPU just now\)")
+        lines = [l for l in p.stdout.splitlines() if l.startswith("[")]
+        self.assertEqual(len(lines), 6)
+        for i, line in enumerate(lines):
+            self.assertTrue(line.startswith("[%d/6] " % (i + 1)), line)
+            if i < 5:
+                self.assertRegex(line, r"\([\d.]+ s elapsed, about [\d.]+ s left\)$")
+            else:
+                self.assertRegex(line, r"\([\d.]+ s elapsed\)$")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
