@@ -105,6 +105,15 @@ int cmd_check(const CheckOptions& opt) {
               comm.comm.c_str(), comm.reason.c_str(), cfg.defaults.timeout_s,
               static_cast<long long>(cfg.defaults.seed));
   for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
+  if (cfg.defaults.timeout_s > 0) {  // a case estimated past its timeout would abort the job
+    std::size_t over = 0;
+    for (const auto& c : plan) over += estimate.case_s[c.index] > cfg.defaults.timeout_s;
+    if (over > 0) {
+      std::printf("%s", wrap("note: " + std::to_string(over) + " case(s) are estimated to take longer than timeout = " +
+                             format_number("%g", cfg.defaults.timeout_s) + " s, which aborts the job (exit 3); raise "
+                             "timeout, or 0 to derive it from each case").c_str());
+    }
+  }
   // check runs without the job, so it cannot see which ranks will share a GPU;
   // it says up front what happens if some do.
   const bool transfers = std::any_of(plan.begin(), plan.end(), [](const Case& c) {

@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   run->add_option("--max-cases", run_opt.max_cases, max_cases_help);
   const std::string budget_help =
       "Refuse a plan estimated to take longer than this many seconds (before anything runs; 'check' prints the "
-      "estimate); overrides budget_s in [defaults]; 0: no budget";
+      "estimate); overrides budget_s in [defaults]; 0: none, but a plan estimated over 24 h is refused all the same "
+      "(most often a typo)";
   run->add_option("--time-budget", run_opt.time_budget_s, budget_help)->check(CLI::NonNegativeNumber);
   run->footer("Examples:\n"
               "  mpirun -np 2 gpuscale run configs/default.toml -o results/default.h5\n"

@@ -206,8 +206,8 @@ std::vector<ParamSpec> defaults_specs() {
       {"seed", ParamType::Int, "seed of the input generator", Value{std::int64_t{42}}, 0, {}},
       {"share_devices", ParamType::Bool, "allow ranks of one node to share a GPU", Value{false}, 0, {}},
       {"budget_s", ParamType::Float,
-       "refuse a plan estimated to take longer than this many seconds (check prints the estimate); 0: no budget; "
-       "--time-budget overrides it", Value{0.0}, 0, {}},
+       "refuse a plan estimated to take longer than this many seconds (check prints the estimate); 0: none, but a "
+       "plan over 24 h is refused as a likely typo; --time-budget overrides it", Value{0.0}, 0, {}},
   };
 }
 

@@ -322,11 +322,17 @@ std::string largest_parts(const std::vector<Case>& plan, const PlanEstimate& e, 
 
 void check_time_budget(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job, double budget_s,
                        const std::string& budget_from) {
-  if (budget_s <= 0 || e.total_s() <= budget_s) return;
-  throw InputError("the plan is estimated at about " + format_duration(e.total_s()) + " on " + job_text(job) +
-                   ", over the time budget of " + format_duration(budget_s) + " (" + budget_from +
-                   "); the largest parts: " + largest_parts(plan, e, 3) +
-                   ". Shorten the lists, lower reps, or raise the budget");
+  const std::string estimated = "the plan is estimated at about " + format_duration(e.total_s()) + " on " +
+                                job_text(job);
+  const std::string parts = "; the largest parts: " + largest_parts(plan, e, 3);
+  if (budget_s <= 0) {
+    if (e.total_s() <= kDefaultTimeLimitS) return;
+    throw InputError(estimated + ", over " + format_duration(kDefaultTimeLimitS) + ", the limit where no budget is set" +
+                     parts + ". A typo in reps, ops or a size? To run it all the same, set budget_s or --time-budget");
+  }
+  if (e.total_s() <= budget_s) return;
+  throw InputError(estimated + ", over the time budget of " + format_duration(budget_s) + " (" + budget_from + ")" +
+                   parts + ". Shorten the lists, lower reps, or raise the budget");
 }
 
 }  // namespace gpuscale

@@ -99,8 +99,13 @@ double estimate_case(const Case& c, const JobShape& job, const Rates& rates, boo
 // The largest contributors to an estimate, for the refusal of a plan over a
 // time budget: "experiment 'sweep' about 10 min (41 cases), …".
 std::string largest_parts(const std::vector<Case>& plan, const PlanEstimate& e, std::size_t count);
-// InputError when the plan's estimate exceeds budget_s (> 0): the estimate,
-// the job it is for, and the largest contributors.
+// Without a budget, a plan estimated over this is refused all the same: a
+// day of work is most often a typo in reps, ops or a size (as --max-cases).
+constexpr double kDefaultTimeLimitS = 24 * 3600.0;
+
+// InputError when the plan's estimate exceeds budget_s, or kDefaultTimeLimitS
+// where budget_s is 0 (none): the estimate, the job it is for, and the
+// largest contributors.
 void check_time_budget(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job, double budget_s,
                        const std::string& budget_from);
 

@@ -83,6 +83,17 @@ class Budget(InputErrorTest):
         self.assertEqual(gpuscale("check", cfg, "--set", "defaults.budget_s=0.5", "--time-budget", "0").returncode, 0)
         self.assertEqual(gpuscale("check", cfg, "--time-budget", "3600").returncode, 0)
 
+    def test_without_a_budget_a_plan_over_a_day_is_refused_as_a_likely_typo(self):
+        cfg = self.write("typo.toml", '[defaults]\nreps = 1000000000\n[[experiment]]\nname = "g"\n'
+                         'workload = "gemm"\nsize = 64\n')
+        out = self.path("out.h5")
+        for p in (gpuscale("check", cfg), mpirun(2, "run", cfg, "-o", out)):
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("over 24 h 00 min, the limit where no budget is set; the largest parts: experiment 'g' "
+                          "about", p.stderr)
+            self.assertIn("A typo in reps, ops or a size?", p.stderr)
+            self.assertFalse(os.path.exists(out), "a result file was written")
+
     def test_a_negative_budget_is_refused(self):
         cfg = os.path.join(SOURCE, "configs", "default.toml")
         p = gpuscale("check", cfg, "--time-budget", "-1")
@@ -127,6 +138,14 @@ class Estimates(ScratchTest):
         self.assertRegex(text, r"memory per rank available: [\d.]+ [GM]iB \(80% of [\d.]+ GiB RAM available, over 4 "
                                r"ranks on this node\)")
         self.assertRegex(c.stdout, r"\[0\] gemm size=2048 .* ~[\d.]+ s\n")
+
+    def test_check_says_when_cases_would_run_past_a_fixed_timeout(self):
+        cfg = self.write("t.toml", '[defaults]\ntimeout = 0.01\n[[experiment]]\nworkload = "gemm"\nsize = 256\n')
+        c = gpuscale("check", cfg)
+        self.assertEqual(c.returncode, 0, c.stderr)
+        self.assertIn("note: 2 case(s) are estimated to take longer than timeout = 0.01 s, which aborts the job "
+                      "(exit 3)", c.stdout.replace("\n  ", " "))
+        self.assertNotIn("timeout =", gpuscale("check", cfg, "--set", "defaults.timeout=600").stdout)
 
     def test_a_run_shows_its_estimate_and_progress_with_an_eta(self):
         p = mpirun(2, "run", os.path.join(SOURCE, "configs", "default.toml"), "-o", self.path("d.h5"))

@@ -115,7 +115,7 @@ TEST_CASE("a plan over its time budget is an input error naming the estimate and
   const JobShape job{2, 1, 2};
   const PlanEstimate e = estimate_plan(plan, job, default_rates("cpu", "mpi"));
   REQUIRE(e.total_s() > 1);
-  CHECK_NOTHROW(check_time_budget(plan, e, job, 0, "budget_s"));  // no budget
+  CHECK_NOTHROW(check_time_budget(plan, e, job, 0, "budget_s"));  // no budget, and under a day
   CHECK_NOTHROW(check_time_budget(plan, e, job, e.total_s() * 1.01, "budget_s"));
   try {
     check_time_budget(plan, e, job, 1, "--time-budget");
@@ -128,6 +128,19 @@ TEST_CASE("a plan over its time budget is an input error naming the estimate and
     CHECK_THAT(m, Catch::Contains("the longest case [2] big size=2048 dtype=fp64 impl=vendor ops=1 [serial]"));
     CHECK(m.find("experiment 'big'") < m.find("experiment 'small'"));  // the largest first
   }
+}
+
+TEST_CASE("without a budget, a plan estimated over a day is refused as a likely typo", "[estimate]") {
+  const auto plan = plan_of("[defaults]\nreps = 100000000\n[[experiment]]\nname = \"typo\"\nworkload = \"gemm\"\n");
+  const JobShape job{2, 1, 2};
+  const PlanEstimate e = estimate_plan(plan, job, default_rates("cpu", "mpi"));
+  REQUIRE(e.total_s() > kDefaultTimeLimitS);
+  CHECK_THROWS_WITH(check_time_budget(plan, e, job, 0, "budget_s"),
+                    Catch::Contains("on 2 ranks on 1 node, over 24 h 00 min, the limit where no budget is set; the "
+                                    "largest parts: experiment 'typo' about") &&
+                        Catch::Contains("A typo in reps, ops or a size? To run it all the same, set budget_s or "
+                                        "--time-budget"));
+  CHECK_NOTHROW(check_time_budget(plan, e, job, e.total_s() * 2, "--time-budget"));  // a budget allows it
 }
 
 TEST_CASE("calibration measures this machine's rates", "[estimate]") {
