@@ -6,6 +6,7 @@
 
 #include "comm/groups.hpp"
 #include "core/error.hpp"
+#include "core/metrics.hpp"
 #include "core/text.hpp"
 #include "workloads/collective_pattern.hpp"
 #include "workloads/gemm_operands.hpp"
@@ -16,10 +17,8 @@ namespace gpuscale {
 
 namespace {
 
-double gemm_flops_of(double m, double n, double k) { return 2.0 * m * n * k; }
-
 void add_gemm(SampleWork& w, DType t, GemmImpl impl, double m, double n, double k, double calls) {
-  w.gemms.push_back({t, impl, gemm_flops_of(m, n, k), calls});
+  w.gemms.push_back({t, impl, gemm_flops(m, n, k), calls});
 }
 
 void add_problem(SampleWork& w, const GemmProblem& g, double calls) {
