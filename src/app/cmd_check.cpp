@@ -136,28 +136,18 @@ int cmd_check(const CheckOptions& opt) {
                            " (start " + format_duration(estimate.start_s) + "; --ranks and --nodes for another job" +
                            (budget_s > 0 ? "; budget " + format_duration(budget_s) : std::string()) + ")").c_str());
   std::printf("%s", wrap("rates: " + rates_text(rates, plan, took_s)).c_str());
-  struct Part {
-    std::string experiment;
+  // Per experiment (their cases are consecutive in the plan): cases, time, and the largest memory need.
+  const bool on_host = memory.device_bytes == 0;
+  const auto needs = memory_by_experiment(plan, on_host);
+  std::size_t at = 0;
+  for (const auto& [experiment, most] : needs) {
     int cases = 0;
     double seconds = 0;
-    MemoryNeed most;  // the largest need of its cases
-  };
-  std::vector<Part> parts;  // an experiment's cases are consecutive in the plan
-  for (const auto& c : plan) {
-    if (parts.empty() || parts.back().experiment != c.experiment) parts.push_back({c.experiment, 0, 0.0, MemoryNeed{}});
-    Part& part = parts.back();
-    ++part.cases;
-    part.seconds += estimate.case_s[c.index];
-    const MemoryNeed need = memory_need(c, memory.device_bytes == 0);
-    part.most.device_bytes = std::max(part.most.device_bytes, need.device_bytes);
-    part.most.host_bytes = std::max(part.most.host_bytes, need.host_bytes);
-  }
-  for (const auto& part : parts) {
-    const std::string mem = memory.device_bytes == 0
-                                ? format_bytes(part.most.device_bytes + part.most.host_bytes)
-                                : format_bytes(part.most.device_bytes) + " device + " + format_bytes(part.most.host_bytes) + " host";
-    std::printf("  %-24s %4d case(s)  about %-9s memory per rank up to %s\n", part.experiment.c_str(), part.cases,
-                format_duration(part.seconds).c_str(), mem.c_str());
+    for (; at < plan.size() && plan[at].experiment == experiment; ++at, ++cases) seconds += estimate.case_s[plan[at].index];
+    const std::string mem = on_host ? format_bytes(most.device_bytes + most.host_bytes)
+                                    : format_bytes(most.device_bytes) + " device + " + format_bytes(most.host_bytes) + " host";
+    std::printf("  %-24s %4d case(s)  about %-9s memory per rank up to %s\n", experiment.c_str(), cases,
+                format_duration(seconds).c_str(), mem.c_str());
   }
   std::printf("%s", wrap("memory per rank available: " + (memory.device_bytes == 0 ? format_bytes(memory.host_bytes) + " (" + memory.host_from + ")"
                                     : format_bytes(memory.device_bytes) + " device (" + memory.device_from + "), " +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <iterator>
 
 namespace gpuscale {
 
@@ -64,6 +65,17 @@ std::string format_duration(double seconds) {
   else if (s < 3600) std::snprintf(buf, sizeof buf, "%d min %02d s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
   else std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
   return buf;
+}
+
+std::string format_bytes(double bytes) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+  std::size_t u = 0;
+  while (bytes >= 1024 && u + 1 < std::size(units)) {
+    bytes /= 1024;
+    ++u;
+  }
+  // Whole numbers from 1000 (up to 1023), where %.3g would print "1e+03".
+  return format_number(u == 0 || bytes >= 1000 ? "%.0f " : "%.3g ", bytes) + units[u];
 }
 
 std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {

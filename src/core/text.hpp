@@ -1,5 +1,5 @@
 // Small string helpers for messages: joining lists, suggesting the nearest
-// valid word, formatting numbers, wrapping lines to a terminal's width.
+// valid word, formatting numbers and sizes, wrapping lines to a terminal's width.
 #pragma once
 
 #include <string>
@@ -21,6 +21,9 @@ std::string format_number(const char* format, double v);
 
 // A duration for progress lines: "8.5 s", "42 s", "3 min 20 s", "2 h 05 min".
 std::string format_duration(double seconds);
+
+// Bytes in binary units, 3 significant digits: "512 B", "1.5 GiB", "1 EiB".
+std::string format_bytes(double bytes);
 
 // `text` as lines of at most `width` characters, broken at spaces; lines after
 // the first start with `indent`. A word longer than a line stays whole. Ends with '\n'.

@@ -20,6 +20,8 @@ WorkloadSchema async_schema() {
   return s;
 }
 
+MemoryNeed async_memory(const Params& p) { return gemm_operands_memory(gemm_problem(p)); }
+
 AsyncProbeWorkload::AsyncProbeWorkload(const Params& p)
     : problem_(gemm_problem(p)),
       ops_(p.get_int("ops")),

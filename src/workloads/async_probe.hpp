@@ -17,6 +17,7 @@
 namespace gpuscale {
 
 WorkloadSchema async_schema();
+MemoryNeed async_memory(const Params& p);  // the operands' (the norm's few bytes left out)
 
 class AsyncProbeWorkload final : public Workload {
  public:

@@ -8,6 +8,9 @@
 namespace gpuscale {
 
 namespace {
+// The receive buffer is poisoned from a host buffer of at most this many bytes.
+constexpr std::size_t kPoisonBytes = 16 << 20;
+
 // Every scope, and the node-pair sweep.
 std::vector<std::string> collective_scopes() {
   std::vector<std::string> v = scope_names();
@@ -52,6 +55,17 @@ std::string collective_unsupported(const Params& p, const RunTarget& target) {
            "allgather, reduce_scatter, broadcast, reduce)";
   }
   return data_comm_unsupported(target.comm, coll_op_name(op), parse_dtype(p.get_string("dtype")));
+}
+
+MemoryNeed collective_memory(const Params& p, bool buffers_on_host) {
+  const double b = static_cast<double>(p.get_int("bytes"));
+  const double poison = std::min(b, static_cast<double>(kPoisonBytes));
+  // On the host: the send data with the poison; the node-pair sweep keeps its download while it makes them afresh.
+  const bool sweep = parse_scope(p.get_string("scope")) == Scope::node_pairs;
+  MemoryNeed need{std::get<bool>(p.at("inplace")) ? b : 2 * b, (sweep ? 2 * b : b) + poison};
+  // MPI on a GPU stages both buffers through pinned host memory; NCCL does not, so the bound is loose there.
+  if (!buffers_on_host) need.host_bytes += 2 * b;
+  return need;
 }
 
 CollectiveWorkload::CollectiveWorkload(const Params& p)
@@ -138,7 +152,7 @@ void CollectiveWorkload::fill(CaseContext& ctx) {
   // check counts as wrong wherever the operation wrote nothing.
   if (recv_.data() && !inplace_) {
     const std::size_t total = shape_.recv_count * e;
-    const std::vector<unsigned char> poison(std::min<std::size_t>(total, 16 << 20), 0xff);
+    const std::vector<unsigned char> poison(std::min(total, kPoisonBytes), 0xff);
     for (std::size_t at = 0; at < total; at += poison.size()) {
       ctx.dev.copy_async(static_cast<char*>(recv_.data()) + at, poison.data(), std::min(poison.size(), total - at),
                          CopyKind::h2d);

@@ -32,6 +32,14 @@ CopyKind parse_kind(const std::string& s) {
 }
 }  // namespace
 
+// On the host besides the host end: the pattern, with the destination's
+// poison (setup) or the download (verify).
+MemoryNeed copy_memory(const Params& p) {
+  const double b = static_cast<double>(p.get_int("bytes"));
+  if (p.get_string("direction") == "d2d") return {2 * b, 2 * b};
+  return {b, 3 * b};
+}
+
 CopyWorkload::CopyWorkload(const Params& p)
     : bytes_(static_cast<std::size_t>(p.get_int("bytes"))),
       ops_(p.get_int("ops")),

@@ -9,6 +9,7 @@
 namespace gpuscale {
 
 WorkloadSchema copy_schema();
+MemoryNeed copy_memory(const Params& p);
 
 class CopyWorkload final : public Workload {
  public:

@@ -42,6 +42,17 @@ std::string distributed_gemm_unsupported(const Params& p, const RunTarget& targe
   return gemm_problem_unsupported(p, target.backend);
 }
 
+MemoryNeed distributed_gemm_memory(const Params& p, bool buffers_on_host) {
+  const GemmProblem g = gemm_problem(p);
+  const double n = g.shape.n, k = g.shape.k, e = static_cast<double>(dtype_size(g.dtype));
+  // As GemmOperands' (A's rows, B's columns and C's blocks, their host copies), and two blocks of B from the ring.
+  MemoryNeed need = gemm_operands_memory(g);
+  need.device_bytes += 2 * k * n * e;
+  // MPI on a GPU stages a block each way (2 k n/g elements, g >= 2); NCCL does not.
+  if (!buffers_on_host) need.host_bytes += k * n * e;
+  return need;
+}
+
 DistributedGemmWorkload::DistributedGemmWorkload(const Params& p)
     : problem_(gemm_problem(p)),
       overlap_(p.get_bool("overlap")),

@@ -19,6 +19,8 @@ namespace gpuscale {
 
 WorkloadSchema distributed_gemm_schema();
 std::string distributed_gemm_unsupported(const Params& p, const RunTarget& target);
+// The largest share, a group of one's (blocks shrink as the group grows).
+MemoryNeed distributed_gemm_memory(const Params& p, bool buffers_on_host);
 
 class DistributedGemmWorkload final : public Workload {
  public:

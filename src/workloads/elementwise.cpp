@@ -109,6 +109,12 @@ std::string elementwise_unsupported(const Params& p, const RunTarget&) {
   return "";
 }
 
+MemoryNeed elementwise_memory(const Params& p, bool buffers_on_host) {
+  const double n = static_cast<double>(p.get_int("elements"));
+  const double e = static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
+  return {3 * n * e, buffers_on_host ? 0.0 : 3 * std::min(n, static_cast<double>(kChunk)) * e};
+}
+
 ElementwiseInputs elementwise_inputs(std::uint64_t seed, std::size_t i) {
   const std::uint64_t h = splitmix64(seed * 0xD1B54A32D192ED03ULL + i);
   const double r0 = static_cast<double>(static_cast<int>((h >> 6) & 31) - 16) / 16.0;  // [-1, 15/16]

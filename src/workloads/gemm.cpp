@@ -13,6 +13,8 @@ WorkloadSchema gemm_schema() {
   return s;
 }
 
+MemoryNeed gemm_memory(const Params& p) { return gemm_operands_memory(gemm_problem(p)); }
+
 void GemmWorkload::run_sample(CaseContext& ctx) {
   for (std::int64_t i = 0; i < ops_; ++i) operands_.multiply(ctx.dev);
 }

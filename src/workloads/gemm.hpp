@@ -6,6 +6,7 @@
 namespace gpuscale {
 
 WorkloadSchema gemm_schema();
+MemoryNeed gemm_memory(const Params& p);
 
 class GemmWorkload final : public Workload {
  public:

@@ -79,6 +79,11 @@ double gemm_tolerance(DType t, int k) {
   return accumulate;
 }
 
+MemoryNeed gemm_operands_memory(const GemmProblem& p) {
+  const double m = p.shape.m, n = p.shape.n, k = p.shape.k, e = static_cast<double>(dtype_size(p.dtype));
+  return {e * (m * k + k * n + m * n), 8 * (m * k + k * n) + std::max({e * m * k, e * k * n, (8 + e) * m * n})};
+}
+
 void GemmOperands::setup(Device& dev, const GemmProblem& p, std::uint64_t seed) {
   p_ = p;
   std::mt19937_64 rng(seed);

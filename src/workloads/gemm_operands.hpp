@@ -34,6 +34,11 @@ DeviceBuffer upload_values(Device& dev, const std::vector<double>& v, DType t);
 // compute precision plus rounding C to its storage type.
 double gemm_tolerance(DType t, int k);
 
+// What GemmOperands takes: A, B and C on the device; on the host A and B as
+// doubles (kept for the check), with the larger of an upload staged in the
+// dtype and C downloaded (in the dtype, and decoded to doubles).
+MemoryNeed gemm_operands_memory(const GemmProblem& p);
+
 class GemmOperands {
  public:
   void setup(Device& dev, const GemmProblem& p, std::uint64_t seed);

@@ -7,74 +7,18 @@
 
 #include "core/error.hpp"
 #include "core/text.hpp"
-#include "workloads/gemm_operands.hpp"
 
 namespace gpuscale {
 
 namespace {
 
-double elements_bytes(const Params& p, const char* dtype_key = "dtype") {
-  return static_cast<double>(dtype_size(parse_dtype(p.get_string(dtype_key))));
-}
-
-// GemmOperands: A, B and C on the device; A and B as doubles on the host,
-// plus the largest of the staged uploads and C's download for checking.
-MemoryNeed gemm_operands_need(const GemmProblem& g) {
-  const double m = g.shape.m, n = g.shape.n, k = g.shape.k, e = static_cast<double>(dtype_size(g.dtype));
-  return {(m * k + k * n + m * n) * e, 8 * (m * k + k * n) + (8 + e) * std::max({m * k, k * n, m * n})};
-}
-
-MemoryNeed gemm_need(const Params& p) { return gemm_operands_need(gemm_problem(p)); }
-
-MemoryNeed pipeline_need(const Params& p) {
-  const GemmProblem g = gemm_problem(p);
-  MemoryNeed need = gemm_operands_need(g);
-  const double results = static_cast<double>(p.get_int("ops")) * g.shape.m * static_cast<double>(g.shape.n) *
-                         static_cast<double>(dtype_size(g.dtype));
-  need.device_bytes += results;  // a C per matmul, on the device and in host memory
-  need.host_bytes += results;
-  return need;
-}
-
-// The pattern, the destination's poison (setup) or the download (check), and a host end.
-MemoryNeed copy_need(const Params& p) {
-  const double b = static_cast<double>(p.get_int("bytes"));
-  const bool d2d = p.get_string("direction") == "d2d";
-  return {d2d ? 2 * b : b, d2d ? 2 * b : 3 * b};
-}
-
-// a, b, r on the device; staged through host memory in chunks of 2^22
-// elements where the device's memory is not the host's.
-MemoryNeed elementwise_need(const Params& p, bool buffers_on_host) {
-  const double n = static_cast<double>(p.get_int("elements")), e = elements_bytes(p);
-  return {3 * n * e, buffers_on_host ? 0.0 : 3 * std::min(n, 4194304.0) * e};
-}
-
-// Send and receive buffers of at most `bytes` each (nccl-tests' size is the
-// total, so no rank holds more whatever the group size); on the host the
-// send data, then the download checked, and a poison chunk of at most 16 MiB.
-MemoryNeed collective_need(const Params& p) {
-  const double b = static_cast<double>(p.get_int("bytes"));
-  return {p.get_bool("inplace") ? b : 2 * b, b + std::min(b, 16777216.0)};
-}
-
-// Largest with a group of one (each rank's blocks shrink as the group grows):
-// A's rows, B's columns three times (own, and the two being passed), C's row.
-MemoryNeed distributed_gemm_need(const Params& p) {
-  const GemmProblem g = gemm_problem(p);
-  const double m = g.shape.m, n = g.shape.n, k = g.shape.k, e = static_cast<double>(dtype_size(g.dtype));
-  return {(m * k + 3 * k * n + m * n) * e, 8 * (m * k + k * n) + (8 + e) * std::max({m * k, k * n, m * n})};
-}
-
-// Weights and their transposes, activations, their transposes and gradients
-// per layer, and the gradients; on the host the model's values as doubles
-// and the gradients downloaded for checking.
-MemoryNeed dp_step_need(const Params& p) {
-  const double h = static_cast<double>(p.get_int("hidden")), rows = static_cast<double>(p.get_int("batch"));
-  const double layers = static_cast<double>(p.get_int("layers")), e = elements_bytes(p);
-  const double device = e * (3 * layers * h * h + (3 * layers + 2) * rows * h);
-  const double host = 8 * (4 * rows * h + 3 * h * h + layers * h * h + 2 * layers * h) + layers * h * h * e;
-  return {device, host};
+// A field of /proc/meminfo ("MemAvailable:   10000000 kB") in bytes; 0 where it is missing.
+double meminfo_bytes(const std::string& meminfo, const std::string& key) {
+  std::istringstream lines(meminfo);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(key + ":", 0) == 0) return std::atof(line.c_str() + key.size() + 1) * 1024;
+  }
+  return 0;
 }
 
 std::string read_text(const std::string& path) {
@@ -87,25 +31,21 @@ std::string read_text(const std::string& path) {
 }  // namespace
 
 MemoryNeed memory_need(const Case& c, bool buffers_on_host) {
-  const Params& p = c.params;
-  if (c.workload == "gemm" || c.workload == "async") return gemm_need(p);
-  if (c.workload == "pipeline") return pipeline_need(p);
-  if (c.workload == "copy") return copy_need(p);
-  if (c.workload == "elementwise") return elementwise_need(p, buffers_on_host);
-  if (c.workload == "collective") return collective_need(p);
-  if (c.workload == "distributed_gemm") return distributed_gemm_need(p);
-  if (c.workload == "dp_step") return dp_step_need(p);
-  throw std::logic_error("no memory need for workload '" + c.workload + "'");
+  return find_workload(c.workload).memory(c.params, buffers_on_host);
 }
 
-std::string format_bytes(double bytes) {
-  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
-  std::size_t u = 0;
-  while (bytes >= 1024 && u + 1 < std::size(units)) {
-    bytes /= 1024;
-    ++u;
+std::vector<std::pair<std::string, MemoryNeed>> memory_by_experiment(const std::vector<Case>& plan,
+                                                                     bool buffers_on_host) {
+  std::vector<std::pair<std::string, MemoryNeed>> out;
+  for (const auto& c : plan) {
+    const auto same = [&](const auto& e) { return e.first == c.experiment; };
+    auto it = std::find_if(out.begin(), out.end(), same);
+    if (it == out.end()) it = out.insert(out.end(), {c.experiment, MemoryNeed{}});
+    const MemoryNeed need = memory_need(c, buffers_on_host);
+    it->second.device_bytes = std::max(it->second.device_bytes, need.device_bytes);
+    it->second.host_bytes = std::max(it->second.host_bytes, need.host_bytes);
   }
-  return format_number(u == 0 ? "%.0f " : "%.3g ", bytes) + units[u];
+  return out;
 }
 
 int parse_slurm_tasks_per_node(const std::string& s) {
@@ -126,15 +66,12 @@ int ranks_per_node_from_env() {
 
 MemoryLimits host_memory_limits(const std::string& meminfo, const std::string& cgroup_max, int ranks_per_node,
                                 double safe_fraction) {
-  double available = 0;
-  std::istringstream in(meminfo);
-  std::string key;
-  double kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit) {
-    if (key == "MemAvailable:") available = kib * 1024;
-  }
+  double available = meminfo_bytes(meminfo, "MemAvailable");
   std::string from = format_bytes(available) + " RAM available";
+  if (available == 0) {  // kernels before 3.14
+    available = meminfo_bytes(meminfo, "MemFree");
+    from = format_bytes(available) + " RAM free";
+  }
   const double cgroup = std::atof(cgroup_max.c_str());  // "max" reads as 0: no limit
   if (cgroup > 0 && (available == 0 || cgroup < available)) {
     available = cgroup;

@@ -21,6 +21,17 @@ WorkloadSchema pipeline_schema() {
   return s;
 }
 
+// The operands, and a C per matmul on the device and in host memory.
+MemoryNeed pipeline_memory(const Params& p) {
+  const GemmProblem g = gemm_problem(p);
+  MemoryNeed need = gemm_operands_memory(g);
+  const double results = static_cast<double>(p.get_int("ops")) * g.shape.m * static_cast<double>(g.shape.n) *
+                         static_cast<double>(dtype_size(g.dtype));
+  need.device_bytes += results;
+  need.host_bytes += results;
+  return need;
+}
+
 PipelineWorkload::PipelineWorkload(const Params& p)
     : problem_(gemm_problem(p)),
       ops_(p.get_int("ops")),

@@ -14,6 +14,7 @@
 namespace gpuscale {
 
 WorkloadSchema pipeline_schema();
+MemoryNeed pipeline_memory(const Params& p);
 
 class PipelineWorkload final : public Workload {
  public:

@@ -81,6 +81,15 @@ class Workload {
   virtual bool uses_lanes() const { return false; }
 };
 
+// What one rank allocates for a case, at most, for any group size: device
+// buffers (Device::alloc) and host memory (Device::alloc_host, and the large
+// std::vectors a workload keeps or builds: staged inputs, downloads for
+// checking, expected results). Doubles, so that absurd sizes cannot overflow.
+struct MemoryNeed {
+  double device_bytes = 0;
+  double host_bytes = 0;
+};
+
 // The choices that decide whether a case can run before anything starts.
 struct RunTarget {
   std::string backend;  // "cpu" | "cuda"
@@ -92,6 +101,10 @@ struct WorkloadEntry {
   std::function<std::unique_ptr<Workload>(const Params&)> make;
   // "" when the target can run a case with these parameters, else why not.
   std::function<std::string(const Params&, const RunTarget&)> unsupported;
+  // From the parameters alone, nothing allocated. `buffers_on_host`: device
+  // memory is host memory (CPU backend), so nothing is staged through host
+  // memory on its way to the device.
+  std::function<MemoryNeed(const Params&, bool buffers_on_host)> memory;
   // The scope of a case's group, for transfers; empty for device-local workloads.
   std::function<std::optional<Scope>(const Params&)> scope = [](const Params&) { return std::optional<Scope>(); };
   // n > 0: the case runs in one group of world ranks 0..n-1 instead of the
