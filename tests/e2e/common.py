@@ -126,8 +126,8 @@ def read_until(test, proc, marker, within=60):
     return seen
 
 
-def rank_pids(marker, rank):
-    """PIDs of gpuscale processes of this test (their command line holds `marker`) with the given MPI rank."""
+def rank_pids(marker, rank=None):
+    """PIDs of gpuscale processes of this test (their command line holds `marker`) with the given MPI rank (any: None)."""
     pids = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -141,6 +141,16 @@ def rank_pids(marker, rank):
             continue
         if os.path.basename(cmd[0].decode()) != "gpuscale" or marker.encode() not in cmd:
             continue
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+        if rank is None or f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
             pids.append(int(d))
     return pids
+
+
+def wait_for_ranks(test, marker, timeout=30):
+    """Waits until no rank of this test's run (command line holding `marker`) is left: mpirun can return while a rank
+    it signalled still closes its file, which holds the file's lock until then."""
+    deadline = time.time() + timeout
+    while rank_pids(marker):
+        if time.time() > deadline:
+            test.fail(f"ranks of the run writing {marker} still alive {timeout} s after mpirun returned")
+        time.sleep(0.05)

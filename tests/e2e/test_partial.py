@@ -10,7 +10,7 @@ import unittest
 
 import h5py
 
-from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, rank_pids, read_until
+from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, rank_pids, read_until, wait_for_ranks
 
 SLOW_CONFIG = """
 [defaults]
@@ -44,6 +44,7 @@ class Partial(ScratchTest):
             seen = read_until(self, proc, marker)
             hit(proc, seen)
             rest, _ = proc.communicate(timeout=60)
+            wait_for_ranks(self, out)
             return proc.returncode, seen + rest
         finally:
             if proc.poll() is None:
