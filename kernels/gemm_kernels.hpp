@@ -15,8 +15,17 @@ namespace gpuscale::kernels {
 int launch_gemm_naive(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
 // The same with 32 x 32 tiles of A and B staged in shared memory.
 int launch_gemm_tiled(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
+// Each thread computes an 8 x 8 tile of C in registers from 128 x 128 block
+// tiles, with 16-byte loads where rows allow: fp64, fp32.
+int launch_gemm_blocked(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
 // Tensor cores through WMMA (16 x 16 x 16 fragments, fp32 accumulation): fp16, bf16; any m, n, k.
 int launch_gemm_tensor(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
+// Tensor cores through mma.sync (m16n8k16, fp32 accumulation) fed by ldmatrix
+// from shared memory, 128 x 128 block tiles: fp16, bf16; any m, n, k.
+int launch_gemm_mma(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
+// The same with a multi-stage cp.async pipeline: the next tiles load while
+// these are multiplied (where k and n are multiples of 8; else as launch_gemm_mma).
+int launch_gemm_mma_async(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
 
 // *acc = (accumulate ? *acc : 0) + sum of x[i]^2, in fp64. acc is device memory.
 int launch_sum_squares(DType t, const void* x, std::size_t count, double* acc, bool accumulate, void* stream);

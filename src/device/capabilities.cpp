@@ -19,8 +19,15 @@ std::string gemm_unsupported(const std::string& backend, GemmImpl impl, DType t)
     case GemmImpl::tiled:
       if (t == DType::tf32) return what + " is not available: tf32 is a cuBLAS math mode (use impl vendor)";
       return "";
+    case GemmImpl::blocked:
+      if (t != DType::fp64 && t != DType::fp32) return what + " is not available: the register-blocked kernel takes fp64, fp32";
+      return "";
     case GemmImpl::tensor:
-      if (t != DType::fp16 && t != DType::bf16) return what + " is not available: the tensor-core kernel takes fp16, bf16";
+    case GemmImpl::mma:
+    case GemmImpl::mma_async:
+      if (t != DType::fp16 && t != DType::bf16) {
+        return what + " is not available: the tensor-core kernels (tensor, mma, mma_async) take fp16, bf16";
+      }
       return "";
   }
   return what + " is not available";

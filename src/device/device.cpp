@@ -10,7 +10,10 @@ GemmImpl parse_gemm_impl(const std::string& s) {
   if (s == "vendor") return GemmImpl::vendor;
   if (s == "naive") return GemmImpl::naive;
   if (s == "tiled") return GemmImpl::tiled;
+  if (s == "blocked") return GemmImpl::blocked;
   if (s == "tensor") return GemmImpl::tensor;
+  if (s == "mma") return GemmImpl::mma;
+  if (s == "mma_async") return GemmImpl::mma_async;
   throw std::invalid_argument("unknown gemm impl '" + s + "'");
 }
 
@@ -19,13 +22,16 @@ const char* gemm_impl_name(GemmImpl i) {
     case GemmImpl::vendor: return "vendor";
     case GemmImpl::naive: return "naive";
     case GemmImpl::tiled: return "tiled";
+    case GemmImpl::blocked: return "blocked";
     case GemmImpl::tensor: return "tensor";
+    case GemmImpl::mma: return "mma";
+    case GemmImpl::mma_async: return "mma_async";
   }
   return "?";
 }
 
 const std::vector<std::string>& gemm_impl_names() {
-  static const std::vector<std::string> v{"vendor", "naive", "tiled", "tensor"};
+  static const std::vector<std::string> v{"vendor", "naive", "tiled", "blocked", "tensor", "mma", "mma_async"};
   return v;
 }
 

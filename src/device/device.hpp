@@ -57,9 +57,12 @@ struct GemmShape {
   int m = 0, n = 0, k = 0;
 };
 
-// vendor: cuBLAS / OpenBLAS. naive, tiled, tensor: our kernels (kernels/);
-// the CPU backend has a naive loop as well.
-enum class GemmImpl { vendor, naive, tiled, tensor };
+// vendor: cuBLAS / OpenBLAS. The others are our kernels (kernels/), a ladder
+// from the simplest to the fastest: naive, tiled, blocked (fp64, fp32), then
+// tensor cores (fp16, bf16) through WMMA (tensor), mma.sync fed by ldmatrix
+// (mma), and that with a cp.async pipeline (mma_async). The CPU backend has a
+// naive loop as well.
+enum class GemmImpl { vendor, naive, tiled, blocked, tensor, mma, mma_async };
 GemmImpl parse_gemm_impl(const std::string& s);  // throws std::invalid_argument
 const char* gemm_impl_name(GemmImpl i);
 const std::vector<std::string>& gemm_impl_names();

@@ -8,7 +8,7 @@ import struct
 import unittest
 
 EM_CUDA = 190
-KERNELS = ("gemm_naive", "gemm_tiled", "gemm_tensor", "sum_squares", "multiply_add")
+KERNELS = ("gemm_naive", "gemm_tiled", "gemm_blocked", "gemm_tensor", "gemm_mma", "sum_squares", "multiply_add")
 
 
 def cuda_images(data):

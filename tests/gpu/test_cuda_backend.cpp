@@ -55,7 +55,10 @@ int main() {
   struct Shape {
     int m, n, k;
   };
-  for (const Shape s : {Shape{256, 256, 256}, Shape{77, 131, 45}, Shape{1024, 512, 768}}) {
+  // Whole tiles; edge tiles with rows too short for 16-byte loads; edge tiles with 16-byte rows (k and n multiples
+  // of 8); and the ladder's odd size (kernels/README.md).
+  for (const Shape s : {Shape{256, 256, 256}, Shape{77, 131, 45}, Shape{1024, 512, 768}, Shape{1000, 1096, 904},
+                        Shape{1000, 1100, 900}}) {
     for (const auto& dtype : dtype_names()) {
       for (const auto& impl : gemm_impl_names()) {
         if (!gemm_unsupported("cuda", parse_gemm_impl(impl), parse_dtype(dtype)).empty()) continue;

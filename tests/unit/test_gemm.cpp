@@ -116,8 +116,21 @@ TEST_CASE("what the CPU backend cannot run is refused with the choices", "[gemm]
   CHECK(gemm_unsupported("cpu", GemmImpl::tiled, DType::fp64) ==
         "gemm impl 'tiled' with dtype fp64 needs the CUDA backend (the CPU backend has impl vendor, naive)");
   CHECK(gemm_unsupported("cuda", GemmImpl::tensor, DType::bf16).empty());
-  CHECK(gemm_unsupported("cuda", GemmImpl::tensor, DType::fp32).find("takes fp16, bf16") != std::string::npos);
+  CHECK(gemm_unsupported("cuda", GemmImpl::tensor, DType::fp32).find("take fp16, bf16") != std::string::npos);
   CHECK(gemm_unsupported("cuda", GemmImpl::naive, DType::tf32).find("use impl vendor") != std::string::npos);
+  CHECK(gemm_unsupported("cuda", GemmImpl::blocked, DType::fp64).empty());
+  CHECK(gemm_unsupported("cuda", GemmImpl::blocked, DType::fp16) ==
+        "gemm impl 'blocked' with dtype fp16 is not available: the register-blocked kernel takes fp64, fp32");
+  for (GemmImpl i : {GemmImpl::mma, GemmImpl::mma_async}) {
+    CHECK(gemm_unsupported("cuda", i, DType::bf16).empty());
+    CHECK(gemm_unsupported("cuda", i, DType::fp16).empty());
+    CHECK(gemm_unsupported("cuda", i, DType::fp32) == std::string("gemm impl '") + gemm_impl_name(i) +
+                                                          "' with dtype fp32 is not available: the tensor-core kernels "
+                                                          "(tensor, mma, mma_async) take fp16, bf16");
+  }
+  CHECK(gemm_unsupported("cpu", GemmImpl::mma, DType::fp32) ==
+        "gemm impl 'mma' with dtype fp32 needs the CUDA backend (the CPU backend has impl vendor, naive)");
+  for (const auto& i : gemm_impl_names()) CHECK(gemm_impl_name(parse_gemm_impl(i)) == i);
   for (const auto& d : dtype_names()) CHECK(gemm_unsupported("cuda", GemmImpl::vendor, parse_dtype(d)).empty());
 }
 

@@ -157,8 +157,17 @@ class CudaDevice final : public Device {
       case GemmImpl::tiled:
         GPUSCALE_CUDA(kernels::launch_gemm_tiled(t, s.m, s.n, s.k, a.data(), b.data(), c.data(), st));
         return;
+      case GemmImpl::blocked:
+        GPUSCALE_CUDA(kernels::launch_gemm_blocked(t, s.m, s.n, s.k, a.data(), b.data(), c.data(), st));
+        return;
       case GemmImpl::tensor:
         GPUSCALE_CUDA(kernels::launch_gemm_tensor(t, s.m, s.n, s.k, a.data(), b.data(), c.data(), st));
+        return;
+      case GemmImpl::mma:
+        GPUSCALE_CUDA(kernels::launch_gemm_mma(t, s.m, s.n, s.k, a.data(), b.data(), c.data(), st));
+        return;
+      case GemmImpl::mma_async:
+        GPUSCALE_CUDA(kernels::launch_gemm_mma_async(t, s.m, s.n, s.k, a.data(), b.data(), c.data(), st));
         return;
     }
   }

@@ -1,0 +1,150 @@
+// Register blocking, the step after tiled: each thread computes an 8 x 8 tile
+// of C in registers instead of one element. A block of 256 threads covers a
+// 128 x 128 tile of C and stages 128 x 8 of A and 8 x 128 of B in shared
+// memory per step, so each value read from shared memory feeds 8 multiply-adds
+// (tiled: 1) and each value read from global memory 128 (tiled: 32). A is
+// stored transposed in shared memory, so a thread's 8 rows of A are
+// contiguous like its 8 columns of B; global loads are 16 bytes wide where
+// every row starts on a 16-byte boundary (k and n multiples of 4 floats or 2
+// doubles), element by element otherwise. Edge tiles are zero-padded.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "element.cuh"
+#include "gemm_kernels.hpp"
+
+namespace gpuscale::kernels {
+
+namespace {
+constexpr int kBM = 128, kBN = 128, kBK = 8;  // the block's tile of C, and of k per step
+constexpr int kTM = 8, kTN = 8;               // a thread's tile of C
+constexpr int kThreads = (kBM / kTM) * (kBN / kTN);
+static_assert(kThreads == 256, "16 x 16 threads");
+
+// 16 bytes of T: float4 or double2, made from and split into elements by name (registers, not memory).
+template <class T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  using type = float4;
+  __device__ static float4 make(const float* x) { return make_float4(x[0], x[1], x[2], x[3]); }
+  __device__ static void split(const float4& v, float* x) {
+    x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+  }
+};
+template <>
+struct Vec16<double> {
+  using type = double2;
+  __device__ static double2 make(const double* x) { return make_double2(x[0], x[1]); }
+  __device__ static void split(const double2& v, double* x) { x[0] = v.x, x[1] = v.y; }
+};
+
+// Vec: 16-byte loads and stores (rows of A, B and C start on 16-byte boundaries).
+template <class T, bool Vec>
+__global__ void __launch_bounds__(kThreads)
+    gemm_blocked(int m, int n, int k, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c) {
+  using V = typename Vec16<T>::type;
+  constexpr int kV = sizeof(V) / sizeof(T);  // elements per 16 bytes
+  __shared__ __align__(16) T as[kBK][kBM];   // transposed: as[p][i] = A[i][p]
+  __shared__ __align__(16) T bs[kBK][kBN];
+  const int tid = threadIdx.x;
+  const int ty = tid / (kBN / kTN), tx = tid % (kBN / kTN);  // this thread's tile: rows ty * 8, columns tx * 8
+  const int bm = blockIdx.y * kBM, bn = blockIdx.x * kBN;
+  T acc[kTM][kTN] = {};
+  for (int p0 = 0; p0 < k; p0 += kBK) {
+    // A's 128 x 8 tile, kV elements of a row at a time.
+    for (int e = tid; e < kBM * kBK / kV; e += kThreads) {
+      const int i = e / (kBK / kV), p = (e % (kBK / kV)) * kV;
+      const int gi = bm + i, gp = p0 + p;
+      const T* src = a + static_cast<size_t>(gi) * k + gp;
+      if (Vec) {  // k % kV == 0: the kV elements are all inside or all outside
+        V v{};
+        if (gi < m && gp < k) v = *reinterpret_cast<const V*>(src);
+        T x[kV];
+        Vec16<T>::split(v, x);
+#pragma unroll
+        for (int q = 0; q < kV; ++q) as[p + q][i] = x[q];
+      } else {
+#pragma unroll
+        for (int q = 0; q < kV; ++q) as[p + q][i] = (gi < m && gp + q < k) ? src[q] : T(0);
+      }
+    }
+    // B's 8 x 128 tile.
+    for (int e = tid; e < kBK * kBN / kV; e += kThreads) {
+      const int p = e / (kBN / kV), j = (e % (kBN / kV)) * kV;
+      const int gp = p0 + p, gj = bn + j;
+      const T* src = b + static_cast<size_t>(gp) * n + gj;
+      if (Vec) {
+        V v{};
+        if (gp < k && gj < n) v = *reinterpret_cast<const V*>(src);
+        *reinterpret_cast<V*>(&bs[p][j]) = v;
+      } else {
+#pragma unroll
+        for (int q = 0; q < kV; ++q) bs[p][j + q] = (gp < k && gj + q < n) ? src[q] : T(0);
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int p = 0; p < kBK; ++p) {
+      T ra[kTM], rb[kTN];
+#pragma unroll
+      for (int i = 0; i < kTM; ++i) ra[i] = as[p][ty * kTM + i];
+#pragma unroll
+      for (int j = 0; j < kTN; ++j) rb[j] = bs[p][tx * kTN + j];
+#pragma unroll
+      for (int i = 0; i < kTM; ++i) {
+#pragma unroll
+        for (int j = 0; j < kTN; ++j) acc[i][j] += ra[i] * rb[j];
+      }
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < kTM; ++i) {
+    const int gi = bm + ty * kTM + i;
+    if (gi >= m) break;
+    T* row = c + static_cast<size_t>(gi) * n;
+#pragma unroll
+    for (int j = 0; j < kTN; j += kV) {
+      const int gj = bn + tx * kTN + j;
+      if (Vec) {  // n % kV == 0: all kV columns are inside or none
+        if (gj < n) *reinterpret_cast<V*>(row + gj) = Vec16<T>::make(&acc[i][j]);
+      } else {
+#pragma unroll
+        for (int q = 0; q < kV; ++q) {
+          if (gj + q < n) row[gj + q] = acc[i][j + q];
+        }
+      }
+    }
+  }
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+template <class T>
+int launch(int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
+  constexpr int kV = 16 / sizeof(T);
+  const dim3 grid((n + kBN - 1) / kBN, (m + kBM - 1) / kBM);
+  const auto st = static_cast<cudaStream_t>(stream);
+  const auto pa = static_cast<const T*>(a);
+  const auto pb = static_cast<const T*>(b);
+  const auto pc = static_cast<T*>(c);
+  if (k % kV == 0 && n % kV == 0 && aligned16(a) && aligned16(b) && aligned16(c)) {
+    gemm_blocked<T, true><<<grid, kThreads, 0, st>>>(m, n, k, pa, pb, pc);
+  } else {
+    gemm_blocked<T, false><<<grid, kThreads, 0, st>>>(m, n, k, pa, pb, pc);
+  }
+  return static_cast<int>(cudaGetLastError());
+}
+}  // namespace
+
+int launch_gemm_blocked(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
+  switch (t) {
+    case DType::fp64: return launch<double>(m, n, k, a, b, c, stream);
+    case DType::fp32: return launch<float>(m, n, k, a, b, c, stream);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+}  // namespace gpuscale::kernels

@@ -1,0 +1,272 @@
+// Tensor cores as the hardware sees them, the steps after WMMA (tensor):
+//
+// mma: each warp issues mma.sync m16n8k16 (fp16 or bf16 in, fp32
+// accumulation) on a 64 x 32 tile of C held in registers, 16 instructions per
+// k16 step, and reads its fragments straight from shared memory with ldmatrix
+// (one instruction gives a warp a 16 x 16 tile of A, or two 16 x 8 tiles of
+// B with .trans, since B is row-major). A block of 8 warps covers 128 x 128 of
+// C and stages 128 x 32 of A and 32 x 128 of B per step; rows of the staged
+// tiles are padded by 16 bytes so that ldmatrix's eight rows fall in
+// different banks. WMMA instead moved every 16 x 16 tile through a warp of its
+// own, with C round-tripping shared memory.
+//
+// mma_async: the same, with a kStages-deep cp.async pipeline: tiles of later
+// k steps are copied from global to shared memory by the copy engine of each
+// SM while this step's are multiplied, and no register holds them on the way.
+//
+// Rows are loaded 16 bytes (8 elements) at a time where k and n are
+// multiples of 8; otherwise element by element (and mma_async runs as mma):
+// edge tiles are zero-padded either way.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "element.cuh"
+#include "gemm_kernels.hpp"
+
+namespace gpuscale::kernels {
+
+namespace {
+constexpr int kBM = 128, kBN = 128, kBK = 32;  // the block's tile of C, and of k per step
+constexpr int kWarpsM = 2, kWarpsN = 4;        // 8 warps, each on a 64 x 32 tile of C
+constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;
+constexpr int kMT = kWM / 16, kNT = kWN / 8;  // m16 x n8 tiles per warp: 4 x 4
+constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+constexpr int kPad = 8;                                // elements (16 bytes) after each staged row
+constexpr int kAStride = kBK + kPad, kBStride = kBN + kPad;  // staged rows, in elements
+constexpr int kStageElems = kBM * kAStride + kBK * kBStride;
+constexpr int kStages = 4;  // mma_async
+
+template <class T>
+constexpr int smem_bytes(int stages) {
+  return stages * kStageElems * static_cast<int>(sizeof(T));
+}
+
+__device__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+__device__ void ldmatrix_x4(unsigned (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+__device__ void ldmatrix_x4_trans(unsigned (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+// d += a * b on one m16n8k16 tile.
+template <class T>
+__device__ void mma_16816(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1);
+
+template <>
+__device__ void mma_16816<__half>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <>
+__device__ void mma_16816<__nv_bfloat16>(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two adjacent elements of C in one 4-byte store.
+__device__ void store_pair(__half* p, float x0, float x1) { *reinterpret_cast<__half2*>(p) = __floats2half2_rn(x0, x1); }
+__device__ void store_pair(__nv_bfloat16* p, float x0, float x1) {
+  *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(x0, x1);
+}
+
+// 16 bytes from global to shared memory; zeros where `inside` is false (src is then not read).
+__device__ void cp_async_16(void* dst, const void* src, bool inside) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(inside ? 16 : 0)
+               : "memory");
+}
+__device__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// One step's tiles: A rows bm.., columns p0.. into `as`; B rows p0.., columns bn.. into `bs`.
+// Vec: 16-byte chunks (k % 8 == 0 and n % 8 == 0: a chunk is all inside or all outside);
+// Async (with Vec): through cp.async.
+template <class T, bool Vec, bool Async>
+__device__ void load_tiles(T* as, T* bs, const T* a, const T* b, int m, int n, int k, int bm, int bn, int p0) {
+  constexpr int kChunk = 8;  // elements in 16 bytes
+  for (int e = threadIdx.x; e < kBM * kBK / kChunk; e += kThreads) {
+    const int i = e / (kBK / kChunk), p = (e % (kBK / kChunk)) * kChunk;
+    const int gi = bm + i, gp = p0 + p;
+    T* dst = as + i * kAStride + p;
+    const T* src = a + static_cast<size_t>(gi) * k + gp;
+    if (Async) {
+      cp_async_16(dst, (gi < m && gp < k) ? src : a, gi < m && gp < k);
+    } else if (Vec) {
+      *reinterpret_cast<uint4*>(dst) = (gi < m && gp < k) ? *reinterpret_cast<const uint4*>(src) : uint4{0, 0, 0, 0};
+    } else {
+#pragma unroll
+      for (int q = 0; q < kChunk; ++q) dst[q] = (gi < m && gp + q < k) ? src[q] : Element<T>::from_acc(0.0f);
+    }
+  }
+  for (int e = threadIdx.x; e < kBK * kBN / kChunk; e += kThreads) {
+    const int p = e / (kBN / kChunk), j = (e % (kBN / kChunk)) * kChunk;
+    const int gp = p0 + p, gj = bn + j;
+    T* dst = bs + p * kBStride + j;
+    const T* src = b + static_cast<size_t>(gp) * n + gj;
+    if (Async) {
+      cp_async_16(dst, (gp < k && gj < n) ? src : b, gp < k && gj < n);
+    } else if (Vec) {
+      *reinterpret_cast<uint4*>(dst) = (gp < k && gj < n) ? *reinterpret_cast<const uint4*>(src) : uint4{0, 0, 0, 0};
+    } else {
+#pragma unroll
+      for (int q = 0; q < kChunk; ++q) dst[q] = (gp < k && gj + q < n) ? src[q] : Element<T>::from_acc(0.0f);
+    }
+  }
+}
+
+// The warp's 64 x 32 of C += its rows of the staged A times its columns of the staged B.
+template <class T>
+__device__ void multiply_stage(float (&acc)[kMT][kNT][4], const T* as, const T* bs, int wm, int wn, int lane) {
+#pragma unroll
+  for (int ks = 0; ks < kBK; ks += 16) {
+    unsigned fa[kMT][4], fb[kNT][2];
+    // A: lanes 0-15 give rows 0-15 at k 0, lanes 16-31 rows 0-15 at k 8: a0..a3 of the m16n8k16 layout.
+#pragma unroll
+    for (int mi = 0; mi < kMT; ++mi) {
+      ldmatrix_x4(fa[mi], as + (wm + mi * 16 + lane % 16) * kAStride + ks + (lane / 16) * 8);
+    }
+    // B (k rows, n columns), transposed on the way: lanes 0-15 give k rows 0-15 at n 0 (b0, b1 of one n8
+    // tile), lanes 16-31 the same rows at n 8 (of the next).
+#pragma unroll
+    for (int nj = 0; nj < kNT; nj += 2) {
+      unsigned r[4];
+      ldmatrix_x4_trans(r, bs + (ks + lane % 16) * kBStride + wn + nj * 8 + (lane / 16) * 8);
+      fb[nj][0] = r[0], fb[nj][1] = r[1], fb[nj + 1][0] = r[2], fb[nj + 1][1] = r[3];
+    }
+#pragma unroll
+    for (int mi = 0; mi < kMT; ++mi) {
+#pragma unroll
+      for (int ni = 0; ni < kNT; ++ni) mma_16816<T>(acc[mi][ni], fa[mi], fb[ni][0], fb[ni][1]);
+    }
+  }
+}
+#endif
+
+// Async needs Vec. Shared memory: kStages stages with Async, else one.
+template <class T, bool Vec, bool Async>
+__global__ void __launch_bounds__(kThreads)
+    gemm_mma(int m, int n, int k, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // bf16 mma and cp.async need sm_80
+  static_assert(Vec || !Async, "cp.async copies 16-byte chunks");
+  extern __shared__ __align__(16) unsigned char smem[];
+  T* const stages = reinterpret_cast<T*>(smem);
+  const auto stage_a = [&](int s) { return stages + s * kStageElems; };
+  const auto stage_b = [&](int s) { return stages + s * kStageElems + kBM * kAStride; };
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wm = (warp / kWarpsN) * kWM, wn = (warp % kWarpsN) * kWN;  // the warp's tile within the block's
+  const int bm = blockIdx.y * kBM, bn = blockIdx.x * kBN;
+  const int steps = (k + kBK - 1) / kBK;
+  float acc[kMT][kNT][4] = {};
+  if (Async) {
+    // Stage s holds step s, s + kStages, ...: kStages - 1 steps are in flight while one is multiplied.
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < steps) load_tiles<T, Vec, true>(stage_a(s), stage_b(s), a, b, m, n, k, bm, bn, s * kBK);
+      cp_async_commit();  // empty groups too: the count waited for below stays right
+    }
+    for (int step = 0; step < steps; ++step) {
+      cp_async_wait<kStages - 2>();  // this step's copies are done (this thread's)
+      __syncthreads();               // ... and everyone's; and the stage refilled below is no longer read
+      const int next = step + kStages - 1;
+      if (next < steps) {
+        load_tiles<T, Vec, true>(stage_a(next % kStages), stage_b(next % kStages), a, b, m, n, k, bm, bn, next * kBK);
+      }
+      cp_async_commit();
+      multiply_stage<T>(acc, stage_a(step % kStages), stage_b(step % kStages), wm, wn, lane);
+    }
+    cp_async_wait<0>();
+  } else {
+    for (int step = 0; step < steps; ++step) {
+      load_tiles<T, Vec, false>(stage_a(0), stage_b(0), a, b, m, n, k, bm, bn, step * kBK);
+      __syncthreads();
+      multiply_stage<T>(acc, stage_a(0), stage_b(0), wm, wn, lane);
+      __syncthreads();
+    }
+  }
+  // Lane l holds rows l / 4 and l / 4 + 8 of each m16n8 tile, columns 2 (l % 4) and the next.
+#pragma unroll
+  for (int mi = 0; mi < kMT; ++mi) {
+#pragma unroll
+    for (int ni = 0; ni < kNT; ++ni) {
+      const int j = bn + wn + ni * 8 + (lane % 4) * 2;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int i = bm + wm + mi * 16 + lane / 4 + h * 8;
+        if (i >= m) continue;
+        T* row = c + static_cast<size_t>(i) * n;
+        const float x0 = acc[mi][ni][2 * h], x1 = acc[mi][ni][2 * h + 1];
+        if (Vec) {  // n even: both columns are inside or none; 4-byte aligned
+          if (j < n) store_pair(row + j, x0, x1);
+        } else {
+          if (j < n) row[j] = Element<T>::from_acc(x0);
+          if (j + 1 < n) row[j + 1] = Element<T>::from_acc(x1);
+        }
+      }
+    }
+  }
+#else
+  __trap();  // built for an architecture without these instructions: fail loudly, never return garbage
+#endif
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+template <class T, bool Vec, bool Async>
+int launch_kernel(int m, int n, int k, const void* a, const void* b, void* c, cudaStream_t stream) {
+  const int smem = smem_bytes<T>(Async ? kStages : 1);
+  // Above 48 KiB a kernel must ask for its shared memory; once per process (one device per rank).
+  static const cudaError_t opt_in =
+      cudaFuncSetAttribute(gemm_mma<T, Vec, Async>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (opt_in != cudaSuccess) return static_cast<int>(opt_in);
+  const dim3 grid((n + kBN - 1) / kBN, (m + kBM - 1) / kBM);
+  gemm_mma<T, Vec, Async><<<grid, kThreads, smem, stream>>>(m, n, k, static_cast<const T*>(a),
+                                                            static_cast<const T*>(b), static_cast<T*>(c));
+  return static_cast<int>(cudaGetLastError());
+}
+
+template <class T>
+int launch(bool async, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
+  const auto st = static_cast<cudaStream_t>(stream);
+  if (k % 8 != 0 || n % 8 != 0 || !aligned16(a) || !aligned16(b) || !aligned16(c)) {
+    return launch_kernel<T, false, false>(m, n, k, a, b, c, st);
+  }
+  return async ? launch_kernel<T, true, true>(m, n, k, a, b, c, st) : launch_kernel<T, true, false>(m, n, k, a, b, c, st);
+}
+
+int launch_typed(DType t, bool async, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
+  switch (t) {
+    case DType::fp16: return launch<__half>(async, m, n, k, a, b, c, stream);
+    case DType::bf16: return launch<__nv_bfloat16>(async, m, n, k, a, b, c, stream);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+}  // namespace
+
+int launch_gemm_mma(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
+  return launch_typed(t, false, m, n, k, a, b, c, stream);
+}
+
+int launch_gemm_mma_async(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
+  return launch_typed(t, true, m, n, k, a, b, c, stream);
+}
+
+}  // namespace gpuscale::kernels
