@@ -262,6 +262,18 @@ class ShippedConfigs(ScratchTest):
             self.assertEqual(p.returncode, 0, n + ": " + p.stderr)
             self.assertRegex(p.stdout, r"\d+ case\(s\)")
 
+    def test_the_kernel_ladder_runs_every_kernel_of_each_dtype_next_to_the_vendor_at_a_shape_no_tile_divides(self):
+        p = gpuscale("check", os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "configs", "kernel-ladder.toml"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        ladders = {"fp32": ("vendor", "naive", "tiled", "blocked"), "fp64": ("vendor", "naive", "tiled", "blocked"),
+                   "fp16": ("vendor", "naive", "tiled", "tensor", "mma", "mma_async"),
+                   "bf16": ("vendor", "naive", "tiled", "tensor", "mma", "mma_async")}
+        for dtype, impls in ladders.items():
+            for impl in impls:
+                self.assertRegex(p.stdout, rf"size=4096 dtype={dtype} impl={impl} ")
+                if dtype != "fp64":
+                    self.assertRegex(p.stdout, rf"m=1000 n=1100 k=900 dtype={dtype} impl={impl} ")
+
 
 class MoreRanksThanCores(ScratchTest):
     def test_a_warning_in_the_output_and_the_file(self):
