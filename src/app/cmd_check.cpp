@@ -143,15 +143,18 @@ int cmd_check(const CheckOptions& opt) {
   for (const auto& [experiment, most] : needs) {
     int cases = 0;
     double seconds = 0;
-    for (; at < plan.size() && plan[at].experiment == experiment; ++at, ++cases) seconds += estimate.case_s[plan[at].index];
-    const std::string mem = on_host ? format_bytes(most.device_bytes + most.host_bytes)
-                                    : format_bytes(most.device_bytes) + " device + " + format_bytes(most.host_bytes) + " host";
+    for (; at < plan.size() && plan[at].experiment == experiment; ++at, ++cases) {
+      seconds += estimate.case_s[plan[at].index];
+    }
+    const std::string mem =
+        on_host ? format_bytes(most.device_bytes + most.host_bytes)
+                : format_bytes(most.device_bytes) + " device + " + format_bytes(most.host_bytes) + " host";
     std::printf("  %-24s %4d case(s)  about %-9s memory per rank up to %s\n", experiment.c_str(), cases,
                 format_duration(seconds).c_str(), mem.c_str());
   }
-  std::printf("%s", wrap("memory per rank available: " + (memory.device_bytes == 0 ? format_bytes(memory.host_bytes) + " (" + memory.host_from + ")"
-                                    : format_bytes(memory.device_bytes) + " device (" + memory.device_from + "), " +
-                                      format_bytes(memory.host_bytes) + " host (" + memory.host_from + ")")).c_str());
+  const std::string host = format_bytes(memory.host_bytes) + (on_host ? "" : " host") + " (" + memory.host_from + ")";
+  const std::string device = format_bytes(memory.device_bytes) + " device (" + memory.device_from + "), ";
+  std::printf("%s", wrap("memory per rank available: " + (on_host ? host : device + host)).c_str());
   for (const auto& c : plan) {
     std::printf("  [%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld  ~%s\n", c.index, c.label().c_str(),
                 c.workload.c_str(), static_cast<long long>(c.params.get_int("warmup")),
