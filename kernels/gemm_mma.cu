@@ -80,7 +80,9 @@ __device__ void mma_16816<__nv_bfloat16>(float (&d)[4], const unsigned (&a)[4], 
 }
 
 // Two adjacent elements of C in one 4-byte store.
-__device__ void store_pair(__half* p, float x0, float x1) { *reinterpret_cast<__half2*>(p) = __floats2half2_rn(x0, x1); }
+__device__ void store_pair(__half* p, float x0, float x1) {
+  *reinterpret_cast<__half2*>(p) = __floats2half2_rn(x0, x1);
+}
 __device__ void store_pair(__nv_bfloat16* p, float x0, float x1) {
   *reinterpret_cast<__nv_bfloat162*>(p) = __floats2bfloat162_rn(x0, x1);
 }
@@ -249,7 +251,8 @@ int launch(bool async, int m, int n, int k, const void* a, const void* b, void* 
   if (k % 8 != 0 || n % 8 != 0 || !aligned16(a) || !aligned16(b) || !aligned16(c)) {
     return launch_kernel<T, false, false>(m, n, k, a, b, c, st);
   }
-  return async ? launch_kernel<T, true, true>(m, n, k, a, b, c, st) : launch_kernel<T, true, false>(m, n, k, a, b, c, st);
+  if (async) return launch_kernel<T, true, true>(m, n, k, a, b, c, st);
+  return launch_kernel<T, true, false>(m, n, k, a, b, c, st);
 }
 
 int launch_typed(DType t, bool async, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {

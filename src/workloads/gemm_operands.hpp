@@ -51,6 +51,9 @@ class GemmOperands {
   // Checks a C that is in host memory, stored in the problem's dtype.
   Verification verify_host(const void* c_stored) const;
   const GemmProblem& problem() const { return p_; }
+  // A and B as generated, before rounding to the dtype (the check's reference uses them).
+  const std::vector<double>& a_values() const { return a_host_; }
+  const std::vector<double>& b_values() const { return b_host_; }
   const DeviceBuffer& c() const { return c_; }
   std::size_t c_count() const { return static_cast<std::size_t>(p_.shape.m) * p_.shape.n; }
 

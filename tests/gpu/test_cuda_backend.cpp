@@ -1,5 +1,6 @@
 // The CUDA backend on a real device: every supported gemm (dtype x impl,
-// odd shapes included) verifies against the host reference, copies in every
+// odd shapes included) verifies against the host reference, and every
+// element of our kernels' results agrees with cuBLAS's; copies in every
 // direction verify byte for byte, the async probe verifies its norms, and
 // events time work; elementwise verifies at odd lengths; a CUDA graph of a
 // sample replays and verifies, and a capture that waits for the device fails
@@ -16,6 +17,7 @@
 #include "workloads/copy.hpp"
 #include "workloads/elementwise.hpp"
 #include "workloads/gemm.hpp"
+#include "common/gemm_agreement.hpp"
 
 using namespace gpuscale;
 
@@ -74,6 +76,21 @@ int main() {
         std::snprintf(what, sizeof what, "gemm %s %s %dx%dx%d: error %.3g (tolerance %.3g), %.3f ms", impl.c_str(),
                       dtype.c_str(), s.m, s.n, s.k, v.max_error, v.tolerance, dev->elapsed_s(*e0, *e1) * 1e3);
         expect(v.ok && dev->elapsed_s(*e0, *e1) > 0, what);
+      }
+    }
+  }
+
+  // Every element of each of our kernels' C agrees with cuBLAS's (tests/common/gemm_agreement.hpp).
+  for (const Shape s : {Shape{77, 131, 45}, Shape{1000, 1096, 904}, Shape{1000, 1100, 900}}) {
+    for (const auto& dtype : dtype_names()) {
+      for (const auto& impl : gemm_impl_names()) {
+        if (impl == "vendor" || !gemm_unsupported("cuda", parse_gemm_impl(impl), parse_dtype(dtype)).empty()) continue;
+        const auto r = testing::agree_with_vendor(*dev, gemm_problem(gemm_params(s.m, s.n, s.k, dtype, impl)), 11);
+        char what[200];
+        std::snprintf(what, sizeof what, "gemm %s %s %dx%dx%d: every element as cuBLAS's; %lld differ (first: row "
+                      "%lld, column %lld)", impl.c_str(), dtype.c_str(), s.m, s.n, s.k, static_cast<long long>(r.wrong),
+                      static_cast<long long>(r.first_row), static_cast<long long>(r.first_column));
+        expect(r.wrong == 0, what);
       }
     }
   }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/forwarding_device.hpp"
+#include "common/gemm_agreement.hpp"
 #include "device/backend.hpp"
 #include "device/capabilities.hpp"
 #include "device/cpu_device.hpp"
@@ -99,6 +100,27 @@ TEST_CASE("a wrong entry in C fails verification", "[gemm]") {
   const Verification v = w.verify(ctx);
   CHECK_FALSE(v.ok);
   CHECK(v.max_error > v.tolerance);
+}
+
+// The element-by-element check gpu.cuda_backend holds our CUDA kernels to, on the CPU backend's naive loop.
+TEST_CASE("every element of an impl's result is checked against the vendor's, within both results' rounding",
+          "[gemm]") {
+  CpuDevice dev;
+  for (const char* dtype : {"fp64", "fp32"}) {
+    INFO(dtype);
+    const GemmProblem p = gemm_problem(gemm_params(77, 131, 45, dtype, "naive", 1));
+    CHECK(testing::agree_with_vendor(dev, p, 11).wrong == 0);
+    // An element nobody wrote (C starts as NaN), one off by a part in 10^3, one a few roundings off.
+    const auto unwritten = testing::agree_with_vendor(dev, p, 11, [](std::vector<double>& c) { c[3 * 131 + 7] = NAN; });
+    CHECK(unwritten.wrong == 1);
+    CHECK(unwritten.first_row == 3);
+    CHECK(unwritten.first_column == 7);
+    const auto off = [](std::vector<double>& c) { c.back() += 1e-3 * (1 + std::fabs(c.back())); };
+    CHECK(testing::agree_with_vendor(dev, p, 11, off).wrong == 1);
+    const double ulp = std::string(dtype) == "fp64" ? 0x1p-52 : 0x1p-23;
+    CHECK(testing::agree_with_vendor(dev, p, 11, [&](std::vector<double>& c) { c[0] += 4 * ulp * std::fabs(c[0]); })
+              .wrong == 0);
+  }
 }
 
 TEST_CASE("tolerances follow the dtype's rounding", "[gemm]") {
