@@ -99,39 +99,35 @@ __device__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// One step's tiles: A rows bm.., columns p0.. into `as`; B rows p0.., columns bn.. into `bs`.
-// Vec: 16-byte chunks (k % 8 == 0 and n % 8 == 0: a chunk is all inside or all outside);
-// Async (with Vec): through cp.async.
+// 8 elements (16 bytes) of a row into shared memory, of which the first `inside` lie inside the matrix (the
+// rest are zeros). Vec: `inside` is 0 or 8, and the row is 16-byte aligned; Async (with Vec): through cp.async,
+// which then reads `src` only where inside is 8.
+template <class T, bool Vec, bool Async>
+__device__ void stage_chunk(T* dst, const T* src, int inside) {
+  if (Async) {
+    cp_async_16(dst, src, inside > 0);
+  } else if (Vec) {
+    *reinterpret_cast<uint4*>(dst) = inside > 0 ? *reinterpret_cast<const uint4*>(src) : uint4{0, 0, 0, 0};
+  } else {
+#pragma unroll
+    for (int q = 0; q < 8; ++q) dst[q] = q < inside ? src[q] : Element<T>::from_acc(0.0f);
+  }
+}
+
+// One step's tiles: A rows bm.., columns p0.. into `as`; B rows p0.., columns bn.. into `bs`, 8 elements at a
+// time. Vec: k % 8 == 0 and n % 8 == 0, so 8 elements are all inside or all outside.
 template <class T, bool Vec, bool Async>
 __device__ void load_tiles(T* as, T* bs, const T* a, const T* b, int m, int n, int k, int bm, int bn, int p0) {
-  constexpr int kChunk = 8;  // elements in 16 bytes
-  for (int e = threadIdx.x; e < kBM * kBK / kChunk; e += kThreads) {
-    const int i = e / (kBK / kChunk), p = (e % (kBK / kChunk)) * kChunk;
-    const int gi = bm + i, gp = p0 + p;
-    T* dst = as + i * kAStride + p;
-    const T* src = a + static_cast<size_t>(gi) * k + gp;
-    if (Async) {
-      cp_async_16(dst, (gi < m && gp < k) ? src : a, gi < m && gp < k);
-    } else if (Vec) {
-      *reinterpret_cast<uint4*>(dst) = (gi < m && gp < k) ? *reinterpret_cast<const uint4*>(src) : uint4{0, 0, 0, 0};
-    } else {
-#pragma unroll
-      for (int q = 0; q < kChunk; ++q) dst[q] = (gi < m && gp + q < k) ? src[q] : Element<T>::from_acc(0.0f);
-    }
+  const auto inside = [](bool row_inside, int left) { return row_inside ? min(8, max(0, left)) : 0; };
+  for (int e = threadIdx.x; e < kBM * kBK / 8; e += kThreads) {
+    const int i = e / (kBK / 8), p = (e % (kBK / 8)) * 8;
+    const int gi = bm + i, gp = p0 + p, count = inside(gi < m, k - gp);
+    stage_chunk<T, Vec, Async>(as + i * kAStride + p, count > 0 ? a + static_cast<size_t>(gi) * k + gp : a, count);
   }
-  for (int e = threadIdx.x; e < kBK * kBN / kChunk; e += kThreads) {
-    const int p = e / (kBN / kChunk), j = (e % (kBN / kChunk)) * kChunk;
-    const int gp = p0 + p, gj = bn + j;
-    T* dst = bs + p * kBStride + j;
-    const T* src = b + static_cast<size_t>(gp) * n + gj;
-    if (Async) {
-      cp_async_16(dst, (gp < k && gj < n) ? src : b, gp < k && gj < n);
-    } else if (Vec) {
-      *reinterpret_cast<uint4*>(dst) = (gp < k && gj < n) ? *reinterpret_cast<const uint4*>(src) : uint4{0, 0, 0, 0};
-    } else {
-#pragma unroll
-      for (int q = 0; q < kChunk; ++q) dst[q] = (gp < k && gj + q < n) ? src[q] : Element<T>::from_acc(0.0f);
-    }
+  for (int e = threadIdx.x; e < kBK * kBN / 8; e += kThreads) {
+    const int p = e / (kBN / 8), j = (e % (kBN / 8)) * 8;
+    const int gp = p0 + p, gj = bn + j, count = inside(gp < k, n - gj);
+    stage_chunk<T, Vec, Async>(bs + p * kBStride + j, count > 0 ? b + static_cast<size_t>(gp) * n + gj : b, count);
   }
 }
 
