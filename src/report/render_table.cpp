@@ -35,6 +35,13 @@ std::string percent_cell(const std::optional<double>& v) {
   return v ? format_number("%.0f%%", *v * 100) : "-";
 }
 
+// A share that can be small: two significant digits below 10% ("0.68%", "2.5%"), whole percents above ("87%").
+std::string share_cell(const std::optional<double>& v) {
+  if (!v) return "-";
+  const double pct = *v * 100;
+  return format_number(pct >= 9.95 ? "%.0f%%" : pct >= 0.995 ? "%.1f%%" : "%.2g%%", pct);
+}
+
 // Three significant digits, no unit (the column head has it): 1234, 138, 72.1, 8.83.
 std::string rate_cell(const std::optional<double>& v) {
   if (!v) return "-";
@@ -72,6 +79,17 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
     const std::string c = "case " + std::to_string(r.case_index) + ": ";
     add(r.note);
     for (const auto& f : r.flags) add(c + f);
+    if (r.vendor_case) {
+      add("of vendor: GFLOP/s per rank over that of impl vendor (" +
+          std::string(r.backend == "cpu" ? "OpenBLAS" : "cuBLAS") +
+          ") for the same dtype and shape, mode and ranks in this run");
+      const auto vendor = std::find_if(rows.begin(), rows.end(), [&](const ReportRow& v) {
+        return v.file == r.file && v.case_index == *r.vendor_case;
+      });
+      if (vendor != rows.end() && vendor->name != r.name) {
+        add(c + "of vendor against case " + std::to_string(*r.vendor_case) + " (" + vendor->name + ")");
+      }
+    }
     if (r.scaling_baseline) {
       add(c + "speedup and eff against case " + std::to_string(*r.scaling_baseline) +
           " (group_size = 1), eff = speedup / group_size");
@@ -101,7 +119,7 @@ bool is_transfer(const ReportRow& r) { return r.busbw_gbps.has_value() || (!r.sc
 std::string wide_table(const std::vector<ReportRow>& rows) {
   const std::vector<std::string> head{"#",      "name",    "mode",    "ranks",     "nodes",      "parameters",
                                       "median", "min",     "p95",     "enqueue",   "rate/rank",  "rate total",
-                                      "busbw",  "speedup", "eff",     "slowest",   "status"};
+                                      "busbw",  "speedup", "eff",     "of vendor", "slowest",    "status"};
   auto rate = [](const ReportRow& r, bool total) {
     const auto& gf = total ? r.total_gflops : r.gflops;
     const auto& gb = total ? r.total_gbps : (r.algbw_gbps ? r.algbw_gbps : r.gbps);
@@ -119,9 +137,13 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
                      label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
                      format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
                      r.busbw_gbps ? format_number("%.2f GB/s", *r.busbw_gbps) : "-", speedup_cell(r, true),
-                     percent_cell(r.efficiency), slowest_cell(r), r.status});
+                     percent_cell(r.efficiency), share_cell(r.of_vendor), slowest_cell(r), r.status});
   }
-  if (!transfers) {  // no row has a bus bandwidth: leave the column out
+  // Columns no row has a value in are left out: of vendor, then the bus bandwidth.
+  if (std::none_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.of_vendor.has_value(); })) {
+    for (auto& row : cells) row.erase(row.begin() + 15);
+  }
+  if (!transfers) {
     for (auto& row : cells) row.erase(row.begin() + 12);
   }
   const std::size_t last = cells[0].size() - 1;
@@ -186,6 +208,10 @@ std::string block(const std::vector<const ReportRow*>& rows) {
     column("median", [](const ReportRow& r) { return format_seconds(r.median_s); });
     if (flops) column("GF/s/rank", [](const ReportRow& r) { return rate_cell(r.gflops); });
     else column("GB/s/rank", [](const ReportRow& r) { return rate_cell(r.gbps); });
+  }
+  // What a kernel ladder is run for: kept, not dropped for width.
+  if (std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->of_vendor.has_value(); })) {
+    column("of vendor", [](const ReportRow& r) { return share_cell(r.of_vendor); });
   }
   // Optional columns, dropped last-first while the table is too wide.
   std::vector<Column> optional;

@@ -285,6 +285,25 @@ void relate_rows(std::vector<ReportRow>& rows) {
       }
     }
   }
+  // Our gemm kernels against the vendor library on the same problem (ops aside: GFLOP/s is per matmul); only
+  // verified results on either side.
+  const auto impl_of = [](const ReportRow& r) { return r.params.has("impl") ? r.params.get_string("impl") : ""; };
+  for (auto& r : rows) {
+    if (r.workload != "gemm" || r.status != "ok" || !r.gflops || impl_of(r) == "vendor" || impl_of(r).empty()) continue;
+    const Params problem = r.params.without({"impl", "ops"});
+    const ReportRow* vendor = nullptr;
+    for (const auto& v : rows) {
+      if (v.file == r.file && v.workload == r.workload && v.status == "ok" && v.gflops && impl_of(v) == "vendor" &&
+          v.mode == r.mode && v.ranks == r.ranks && v.nodes == r.nodes && v.params.without({"impl", "ops"}) == problem &&
+          (!vendor || (v.name == r.name && vendor->name != r.name))) {
+        vendor = &v;
+      }
+    }
+    if (vendor) {
+      r.of_vendor = *r.gflops / *vendor->gflops;
+      r.vendor_case = vendor->case_index;
+    }
+  }
   // Pair each parallel row with the serial row of the same experiment,
   // parameters, ranks and nodes.
   for (auto& p : rows) {
@@ -352,7 +371,8 @@ std::string render_json(const std::vector<ReportRow>& rows) {
         {"gflops", &r.gflops},         {"total_gflops", &r.total_gflops}, {"gbps", &r.gbps},
         {"total_gbps", &r.total_gbps}, {"speedup", &r.speedup},           {"efficiency", &r.efficiency},
         {"op_time_s", &r.op_time_s},   {"algbw_gbps", &r.algbw_gbps},     {"busbw_gbps", &r.busbw_gbps},
-        {"exposed_transfer_s", &r.exposed_transfer_s}, {"overlap_fraction", &r.overlap_fraction}};
+        {"exposed_transfer_s", &r.exposed_transfer_s}, {"overlap_fraction", &r.overlap_fraction},
+        {"of_vendor", &r.of_vendor}};
     for (const auto& [key, value] : optional_numbers) {
       if (*value) o[key] = **value;
     }
@@ -366,6 +386,7 @@ std::string render_json(const std::vector<ReportRow>& rows) {
       o[k == "median" ? "median_hi_s" : k + "_hi"] = (*ci)->hi;
     }
     if (r.speedup_ci) o["speedup_no_difference"] = no_difference(r);
+    if (r.vendor_case) o["vendor_case"] = *r.vendor_case;
     if (!r.expect.empty()) {
       nlohmann::json ex = nlohmann::json::array();
       for (const auto& c : check_row(r)) {
@@ -450,7 +471,7 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
         "scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,status_reason,flags,"
         "exposed_transfer_s,overlap_fraction,median_lo_s,median_hi_s,speedup_lo,speedup_hi,efficiency_lo,"
         "efficiency_hi,speedup_no_difference,baseline_file,baseline_case,baseline_median_s,baseline_ratio,"
-        "baseline_ratio_lo,baseline_ratio_hi,baseline_verdict\n";
+        "baseline_ratio_lo,baseline_ratio_hi,baseline_verdict,of_vendor,vendor_case\n";
   auto opt = [&](const std::optional<double>& v) {
     if (v) os << *v;
   };
@@ -513,6 +534,10 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
     } else {
       os << ",,,,,,";
     }
+    os << ',';
+    opt(r.of_vendor);
+    os << ',';
+    if (r.vendor_case) os << *r.vendor_case;
     os << '\n';
   }
   return os.str();

@@ -76,6 +76,11 @@ struct ReportRow {
   Stragglers stragglers;
   std::optional<BaselineComparison> baseline;
   std::vector<std::pair<std::string, double>> expect;  // its experiment's [experiment.expect] limits
+  // Our gemm kernels (impl other than vendor): GFLOP/s per rank over that of
+  // impl vendor (cuBLAS, OpenBLAS) for the same dtype, shape, mode, ranks and
+  // nodes in this file, in the same experiment where it has one; that row's case.
+  std::optional<double> of_vendor;
+  std::optional<std::size_t> vendor_case;
 };
 
 // A case whose first timed sample took more than this times its rank's
@@ -88,7 +93,7 @@ std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold 
                                     double straggler_threshold = kStragglerThreshold);
 // build_report in two steps, for reading a file one case at a time: each
 // case's row (`run` gives the ranks; its cases are not looked at), then what
-// rows say about each other (speedup, efficiency, strong scaling).
+// rows say about each other (speedup, efficiency, strong scaling, of vendor).
 ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_threshold = kNodePairThreshold,
                      double straggler_threshold = kStragglerThreshold);
 void relate_rows(std::vector<ReportRow>& rows);

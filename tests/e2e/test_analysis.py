@@ -1,8 +1,11 @@
 """What `report` makes of real result files: a table that fits a terminal,
 every number in --wide, csv and json, and a run against a baseline."""
 import contextlib
+import csv
+import io
 import json
 import os
+import re
 import subprocess
 import sys
 import unittest
@@ -83,8 +86,8 @@ class DefaultConfig(ScratchTest):
             self.assertLessEqual(r["speedup_lo"], r["speedup"])
             self.assertLessEqual(r["speedup"], r["speedup_hi"])
             self.assertIsInstance(r["speedup_no_difference"], bool)
-        csv = gpuscale("report", self.out, "--format", "csv").stdout.splitlines()
-        head = csv[0].split(",")
+        lines = gpuscale("report", self.out, "--format", "csv").stdout.splitlines()
+        head = lines[0].split(",")
         for k in ("median_lo_s", "speedup_lo", "speedup_hi", "efficiency_lo", "baseline_verdict"):
             self.assertIn(k, head)
 
@@ -101,6 +104,50 @@ class DefaultConfig(ScratchTest):
             self.assertEqual(b["ratio"], 1.0)
             self.assertLessEqual(b["ratio_lo"], 1.0)
             self.assertGreaterEqual(b["ratio_hi"], 1.0)
+
+
+class OfVendor(ScratchTest):
+    """A kernel ladder as the CPU backend has one: the naive loop next to OpenBLAS, each the other's reference."""
+
+    def test_each_kernel_gets_its_share_of_the_vendor_librarys_gflops_from_the_same_run(self):
+        cfg = self.write("ladder.toml", """
+[defaults]
+backend = "cpu"
+warmup = 1
+reps = 5
+[[experiment]]
+name = "ladder"
+workload = "gemm"
+impl = ["vendor", "naive"]
+dtype = ["fp64", "fp32"]
+size = 96
+ops = 2
+modes = ["parallel"]
+""")
+        out = self.path("ladder.h5")
+        p = mpirun(2, "run", cfg, "-o", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        rows = json.loads(gpuscale("report", out, "--format", "json").stdout)
+        by = {(r["params"]["dtype"], r["params"]["impl"]): r for r in rows}
+        for dtype in ("fp64", "fp32"):
+            vendor, naive = by[(dtype, "vendor")], by[(dtype, "naive")]
+            self.assertNotIn("of_vendor", vendor)
+            self.assertEqual(naive["vendor_case"], vendor["case"])
+            self.assertAlmostEqual(naive["of_vendor"], naive["gflops"] / vendor["gflops"], places=12)
+        table = list(csv.DictReader(io.StringIO(gpuscale("report", out, "--format", "csv").stdout)))
+        at = {int(c["case"]): c for c in table}
+        for r in rows:
+            self.assertEqual(at[r["case"]]["vendor_case"], str(r.get("vendor_case", "")))
+            if "of_vendor" in r:
+                self.assertAlmostEqual(float(at[r["case"]]["of_vendor"]), r["of_vendor"], places=6)
+        t = gpuscale("report", out).stdout
+        self.assertRegex(t, r"#\s+dtype\s+impl\s+median\s+GF/s/rank\s+of vendor")
+        for dtype in ("fp64", "fp32"):
+            naive = by[(dtype, "naive")]
+            pct = naive["of_vendor"] * 100  # two significant digits below 10%
+            cell = "%.0f%%" % pct if pct >= 9.95 else "%.1f%%" % pct if pct >= 0.995 else "%.2g%%" % pct
+            self.assertRegex(t, r"\n%d\s+%s\s+naive\s.*\s%s\s" % (naive["case"], dtype, re.escape(cell)))
+        self.assertIn("note: of vendor: GFLOP/s per rank over that of impl vendor (OpenBLAS)", t)
 
 
 class Baseline(ScratchTest):

@@ -588,3 +588,101 @@ TEST_CASE("limits of [experiment.expect] are checked against each row they apply
   CHECK(checks[1].holds);
   CHECK(render_checks("f.h5", {checks[1]}) == "f.h5: check: all 1 limit(s) of 1 case(s) hold\n");
 }
+
+namespace {
+// A 2-rank gemm case of `impl` taking `each` seconds per sample for `ops` matmuls of 2e6 flops.
+CaseRecord gemm_case(std::size_t index, const std::string& experiment, const std::string& impl,
+                     const std::string& dtype, std::int64_t ops, double each, const std::string& mode = "parallel") {
+  CaseRecord c = timed_case(index, mode, 2, 5, each);
+  c.experiment = experiment;
+  c.params.set("dtype", dtype);
+  c.params.set("impl", impl);
+  c.params.set("ops", ops);
+  c.flops_per_sample = 2e6 * static_cast<double>(ops);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("our gemm kernels against the vendor library on the same problem: its share of the vendor's GFLOP/s",
+          "[report][vendor]") {
+  RunRecord run;
+  run.ranks.resize(2);
+  run.cases = {
+      gemm_case(0, "cublas", "vendor", "fp32", 1, 0.001),
+      gemm_case(1, "ladder", "naive", "fp32", 2, 0.004),              // 500 matmuls/s against case 2's 2000
+      gemm_case(2, "ladder", "vendor", "fp32", 4, 0.002),             // the same experiment's, over case 0
+      gemm_case(3, "ladder", "naive", "fp64", 1, 0.004),              // no fp64 vendor row
+      gemm_case(4, "ladder", "naive", "fp32", 1, 0.004, "serial"),    // no serial vendor row
+      gemm_case(5, "kernels", "tiled", "fp32", 1, 0.003),             // none in its experiment: case 0
+      gemm_case(6, "ladder", "naive", "fp32", 1, 0.004),              // a size of its own below
+      gemm_case(7, "ladder", "vendor", "fp32", 1, 0.001),             // ... vendor on 4 ranks
+      gemm_case(8, "ladder", "vendor", "fp32", 1, 0.001),             // ... and skipped
+      gemm_case(9, "overlap", "naive", "fp32", 1, 0.004),             // not a gemm case
+  };
+  for (std::size_t i : {6, 7, 8}) run.cases[i].params.set("size", std::int64_t{300});
+  run.cases[7] = [&] {
+    CaseRecord c = timed_case(7, "parallel", 4, 5, 0.001);
+    c.experiment = "ladder";
+    c.params = run.cases[6].params;
+    c.params.set("impl", std::string("vendor"));
+    return c;
+  }();
+  run.cases[8].status = "skipped";
+  run.cases[9].workload = "pipeline";
+  auto rows = report_no_stragglers(run);
+  REQUIRE(rows.size() == 10);
+  REQUIRE(rows[1].of_vendor);
+  CHECK(*rows[1].of_vendor == Approx(0.25));
+  CHECK(rows[1].vendor_case == 2u);
+  REQUIRE(rows[5].of_vendor);
+  CHECK(*rows[5].of_vendor == Approx(1.0 / 3));
+  CHECK(rows[5].vendor_case == 0u);
+  for (std::size_t i : {0, 2, 3, 4, 6, 7, 8, 9}) {
+    INFO("case " << i);
+    CHECK_FALSE(rows[i].of_vendor);
+    CHECK_FALSE(rows[i].vendor_case);
+  }
+
+  // A vendor result that failed its check is no reference: the next one is.
+  run.cases[2].status = "verify-failed";
+  CHECK(report_no_stragglers(run)[1].vendor_case == 0u);
+  // Nor is a kernel's own failed result compared.
+  run.cases[2].status = "ok";
+  run.cases[1].status = "verify-failed";
+  CHECK_FALSE(report_no_stragglers(run)[1].of_vendor);
+  run.cases[1].status = "ok";
+
+  const std::string t = render_table("f.h5", run, rows);
+  INFO(t);
+  CHECK(fits_80(t));
+  CHECK(t.find("of vendor") != std::string::npos);
+  CHECK(t.find("  25%  ") != std::string::npos);
+  CHECK(t.find("  33%  ") != std::string::npos);
+  CHECK(t.find("note: of vendor: GFLOP/s per rank over that of impl vendor (OpenBLAS) for the") != std::string::npos);
+  CHECK(t.find("note: case 5: of vendor against case 0 (cublas)") != std::string::npos);
+  CHECK(t.find("case 1: of vendor against") == std::string::npos);  // its own experiment's: nothing to say
+  const std::string w = render_table("f.h5", run, rows, true);
+  const std::size_t head_at = w.find("\n#  name") + 1;
+  const std::string head = w.substr(head_at, w.find('\n', head_at) - head_at);
+  INFO(head);
+  CHECK(head.find(" eff ") < head.find(" of vendor "));
+  CHECK(head.find(" of vendor ") < head.find(" slowest "));
+  CHECK(w.find("25%") != std::string::npos);
+
+  const std::string csv = render_csv(rows);
+  CHECK(csv.find(",baseline_verdict,of_vendor,vendor_case\n") != std::string::npos);
+  CHECK(csv.find(",0.25,2\n") != std::string::npos);
+  const auto j = nlohmann::json::parse(render_json(rows));
+  CHECK(j[1]["of_vendor"] == Approx(0.25));
+  CHECK(j[1]["vendor_case"] == 2);
+  CHECK_FALSE(j[0].contains("of_vendor"));
+  CHECK_FALSE(j[0].contains("vendor_case"));
+}
+
+TEST_CASE("no table shows an of vendor column where no row has one", "[report][vendor]") {
+  RunRecord run;
+  run.cases = {timed_case(0, "serial", 2, 3, 0.1), timed_case(1, "parallel", 2, 3, 0.1)};
+  const auto rows = build_report(run);
+  CHECK(render_table("f.h5", run, rows).find("of vendor") == std::string::npos);
+  CHECK(render_table("f.h5", run, rows, true).find("of vendor") == std::string::npos);
+}
