@@ -41,8 +41,9 @@ struct Vec16<double> {
 };
 
 // Vec: 16-byte loads and stores (rows of A, B and C start on 16-byte boundaries).
+// fp32: at most 128 registers, so that two blocks (16 warps) share an SM and hide each other's loads.
 template <class T, bool Vec>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     gemm_blocked(int m, int n, int k, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c) {
   using V = typename Vec16<T>::type;
   constexpr int kV = sizeof(V) / sizeof(T);  // elements per 16 bytes
