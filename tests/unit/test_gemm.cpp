@@ -16,6 +16,9 @@
 #include "workloads/async_probe.hpp"
 #include "workloads/copy.hpp"
 #include "workloads/gemm.hpp"
+#if GPUSCALE_HAVE_CUDA
+#include "gemm_kernels.hpp"  // no CUDA header: our kernels' launch functions are plain C++ to call
+#endif
 
 using namespace gpuscale;
 
@@ -155,6 +158,26 @@ TEST_CASE("what the CPU backend cannot run is refused with the choices", "[gemm]
   for (const auto& i : gemm_impl_names()) CHECK(gemm_impl_name(parse_gemm_impl(i)) == i);
   for (const auto& d : dtype_names()) CHECK(gemm_unsupported("cuda", GemmImpl::vendor, parse_dtype(d)).empty());
 }
+
+#if GPUSCALE_HAVE_CUDA
+// What check refuses on the CUDA backend, each kernel's launch refuses too (cudaErrorInvalidValue = 1), before it
+// touches a device: the two lists cannot drift apart.
+TEST_CASE("our kernels' launches refuse the dtypes check refuses, with no device needed", "[gemm][capabilities]") {
+  using Launch = int (*)(DType, int, int, int, const void*, const void*, void*, void*);
+  const std::pair<GemmImpl, Launch> kernels[] = {
+      {GemmImpl::naive, kernels::launch_gemm_naive}, {GemmImpl::tiled, kernels::launch_gemm_tiled},
+      {GemmImpl::blocked, kernels::launch_gemm_blocked}, {GemmImpl::tensor, kernels::launch_gemm_tensor},
+      {GemmImpl::mma, kernels::launch_gemm_mma}, {GemmImpl::mma_async, kernels::launch_gemm_mma_async}};
+  REQUIRE(std::size(kernels) + 1 == gemm_impl_names().size());  // every impl but vendor
+  for (const auto& [impl, launch] : kernels) {
+    for (const auto& d : dtype_names()) {
+      if (gemm_unsupported("cuda", impl, parse_dtype(d)).empty()) continue;
+      INFO(gemm_impl_name(impl) << " " << d);
+      CHECK(launch(parse_dtype(d), 64, 64, 64, nullptr, nullptr, nullptr, nullptr) == 1);
+    }
+  }
+}
+#endif
 
 TEST_CASE("fp16 and bf16 conversions round to nearest even and keep exact values", "[dtype]") {
   for (int k = -256; k < 256; ++k) {
