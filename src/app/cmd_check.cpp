@@ -100,10 +100,11 @@ int cmd_check(const CheckOptions& opt) {
   const PlanEstimate estimate = estimate_plan(plan, job, rates);
   const double budget_s = opt.time_budget_s >= 0 ? opt.time_budget_s : cfg.defaults.budget_s;
   check_time_budget(plan, estimate, job, budget_s, opt.time_budget_s >= 0 ? "--time-budget" : "budget_s");
-  std::printf("%s: %zu experiment(s), %zu case(s); backend %s (%s); comm %s (%s); timeout %g s per case, seed %lld\n",
+  const std::string timeout = cfg.defaults.timeout_s > 0 ? format_number("%g s per case", cfg.defaults.timeout_s)
+                                                           : std::string("from each case's samples (docs/metrics.md)");
+  std::printf("%s: %zu experiment(s), %zu case(s); backend %s (%s); comm %s (%s); timeout %s, seed %lld\n",
               config.c_str(), cfg.experiments.size(), plan.size(), backend.backend.c_str(), backend.reason.c_str(),
-              comm.comm.c_str(), comm.reason.c_str(), cfg.defaults.timeout_s,
-              static_cast<long long>(cfg.defaults.seed));
+              comm.comm.c_str(), comm.reason.c_str(), timeout.c_str(), static_cast<long long>(cfg.defaults.seed));
   for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
   if (cfg.defaults.timeout_s > 0) {  // a case estimated past its timeout would abort the job
     std::size_t over = 0;

@@ -249,7 +249,10 @@ class RunMore(ScratchTest):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("8 case(s)", p.stdout)
         self.assertIn("[7] small size=48 dtype=fp32 impl=vendor ops=20 [parallel]", p.stdout)
+        self.assertIn("; timeout from each case's samples (docs/metrics.md), seed 42\n", p.stdout)
         self.assertFalse(os.path.exists(self.path("results")))
+        p = gpuscale("check", cfg, "--set", "timeout=30")
+        self.assertIn("; timeout 30 s per case, seed 42\n", p.stdout)
 
 
 class ShippedConfigs(ScratchTest):
