@@ -21,7 +21,7 @@ int launch_gemm_blocked(DType t, int m, int n, int k, const void* a, const void*
 // Tensor cores through WMMA (16 x 16 x 16 fragments, fp32 accumulation): fp16, bf16; any m, n, k.
 int launch_gemm_tensor(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
 // Tensor cores through mma.sync (m16n8k16, fp32 accumulation) fed by ldmatrix
-// from shared memory, 128 x 128 block tiles: fp16, bf16; any m, n, k.
+// from shared memory, 128 x 256 block tiles: fp16, bf16; any m, n, k.
 int launch_gemm_mma(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
 // The same with a multi-stage cp.async pipeline: the next tiles load while
 // these are multiplied (where k and n are multiples of 8; else as launch_gemm_mma).

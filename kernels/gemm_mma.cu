@@ -1,18 +1,20 @@
 // Tensor cores as the hardware sees them, the steps after WMMA (tensor):
 //
 // mma: each warp issues mma.sync m16n8k16 (fp16 or bf16 in, fp32
-// accumulation) on a 64 x 32 tile of C held in registers, 16 instructions per
+// accumulation) on a 64 x 64 tile of C held in registers, 32 instructions per
 // k16 step, and reads its fragments straight from shared memory with ldmatrix
 // (one instruction gives a warp a 16 x 16 tile of A, or two 16 x 8 tiles of
-// B with .trans, since B is row-major). A block of 8 warps covers 128 x 128 of
-// C and stages 128 x 32 of A and 32 x 128 of B per step; rows of the staged
+// B with .trans, since B is row-major): 8 ldmatrix per 32 mma. A block of 8
+// warps covers 128 x 256 of C (CUTLASS's usual tile for this instruction)
+// and stages 128 x 32 of A and 32 x 256 of B per step; rows of the staged
 // tiles are padded by 16 bytes so that ldmatrix's eight rows fall in
-// different banks. WMMA instead moved every 16 x 16 tile through a warp of its
-// own, with C round-tripping shared memory.
+// different banks. WMMA instead gave each warp a 16 x 16 tile of C, loaded
+// its own 16 x 16 tiles of A and B, and round-tripped C through shared memory.
 //
-// mma_async: the same, with a kStages-deep cp.async pipeline: tiles of later
-// k steps are copied from global to shared memory by the copy engine of each
-// SM while this step's are multiplied, and no register holds them on the way.
+// mma_async: the same, with a kStages-deep cp.async pipeline: the tiles of
+// the next kStages - 1 steps copy from global to shared memory
+// asynchronously, without passing through registers, while this step's are
+// multiplied.
 //
 // Rows are loaded 16 bytes (8 elements) at a time where k and n are
 // multiples of 8; otherwise element by element (and mma_async runs as mma):
@@ -27,8 +29,8 @@
 namespace gpuscale::kernels {
 
 namespace {
-constexpr int kBM = 128, kBN = 128, kBK = 32;  // the block's tile of C, and of k per step
-constexpr int kWarpsM = 2, kWarpsN = 4;        // 8 warps, each on a 64 x 32 tile of C
+constexpr int kBM = 128, kBN = 256, kBK = 32;  // the block's tile of C, and of k per step
+constexpr int kWarpsM = 2, kWarpsN = 4;        // 8 warps, each on a 64 x 64 tile of C
 constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;
 constexpr int kMT = kWM / 16, kNT = kWN / 8;  // m16 x n8 tiles per warp: 4 x 4
 constexpr int kThreads = 32 * kWarpsM * kWarpsN;
@@ -131,7 +133,7 @@ __device__ void load_tiles(T* as, T* bs, const T* a, const T* b, int m, int n, i
   }
 }
 
-// The warp's 64 x 32 of C += its rows of the staged A times its columns of the staged B.
+// The warp's 64 x 64 of C += its rows of the staged A times its columns of the staged B.
 template <class T>
 __device__ void multiply_stage(float (&acc)[kMT][kNT][4], const T* as, const T* bs, int wm, int wn, int lane) {
 #pragma unroll

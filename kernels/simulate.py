@@ -11,7 +11,7 @@ with the kernels.
 import numpy as np
 
 # gemm_mma.cu's constants
-BM,BN,BK=128,128,32; WM_,WN_=2,4; WM,WN=BM//WM_,BN//WN_; MT,NT=WM//16,WN//8; PAD=8
+BM,BN,BK=128,256,32; WM_,WN_=2,4; WM,WN=BM//WM_,BN//WN_; MT,NT=WM//16,WN//8; PAD=8
 AS,BS=BK+PAD,BN+PAD; THREADS=256
 
 def load_tiles(a,b,m,n,k,bm,bn,p0,vec):
@@ -135,7 +135,7 @@ def padded(x, rows, cols):
 
 
 rng = np.random.default_rng(1)
-for (m, n, k, vec) in [(200, 136, 72, True), (130, 131, 45, False), (64, 256, 32, True)]:
+for (m, n, k, vec) in [(200, 136, 72, True), (130, 131, 45, False), (64, 256, 32, True), (136, 520, 48, True)]:
     a = rng.integers(-3, 4, (m, k)).astype(float); b = rng.integers(-3, 4, (k, n)).astype(float)
     ok = np.array_equal(gemm(padded(a, BM, BK + 8), padded(b, BK, BN + 8), m, n, k, vec), a @ b)
     print(f"mma m={m} n={n} k={k} {'16-byte' if vec else 'element'} loads:", "exact" if ok else "WRONG")
