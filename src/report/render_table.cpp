@@ -82,7 +82,7 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
     if (r.vendor_case) {
       add("of vendor: GFLOP/s per rank over that of impl vendor (" +
           std::string(r.backend == "cpu" ? "OpenBLAS" : "cuBLAS") +
-          ") for the same dtype and shape, mode and ranks in this run");
+          ") for the same dtype, shape, mode and ranks in this run");
       const auto vendor = std::find_if(rows.begin(), rows.end(), [&](const ReportRow& v) {
         return v.file == r.file && v.case_index == *r.vendor_case;
       });

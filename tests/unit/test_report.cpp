@@ -651,6 +651,10 @@ TEST_CASE("our gemm kernels against the vendor library on the same problem: its 
   run.cases[1].status = "verify-failed";
   CHECK_FALSE(report_no_stragglers(run)[1].of_vendor);
   run.cases[1].status = "ok";
+  // Nor is a vendor case whose ranks were spread over other nodes.
+  run.cases[2].nodes = 2;
+  CHECK(report_no_stragglers(run)[1].vendor_case == 0u);
+  run.cases[2].nodes = 1;
 
   const std::string t = render_table("f.h5", run, rows);
   INFO(t);
@@ -668,6 +672,8 @@ TEST_CASE("our gemm kernels against the vendor library on the same problem: its 
   CHECK(head.find(" eff ") < head.find(" of vendor "));
   CHECK(head.find(" of vendor ") < head.find(" slowest "));
   CHECK(w.find("25%") != std::string::npos);
+  CHECK(w.find("\nnote: of vendor: GFLOP/s per rank over that of impl vendor (OpenBLAS) for the same dtype, shape, "
+               "mode and ranks in this run\n") != std::string::npos);
 
   const std::string csv = render_csv(rows);
   CHECK(csv.find(",baseline_verdict,of_vendor,vendor_case\n") != std::string::npos);
@@ -685,4 +691,33 @@ TEST_CASE("no table shows an of vendor column where no row has one", "[report][v
   const auto rows = build_report(run);
   CHECK(render_table("f.h5", run, rows).find("of vendor") == std::string::npos);
   CHECK(render_table("f.h5", run, rows, true).find("of vendor") == std::string::npos);
+}
+
+TEST_CASE("a kernel far below the vendor library keeps two significant digits, and on the CUDA backend that is cuBLAS",
+          "[report][vendor]") {
+  RunRecord run;
+  run.ranks.resize(2);
+  run.cases = {gemm_case(0, "ladder", "vendor", "fp16", 1, 0.001),
+               gemm_case(1, "ladder", "naive", "fp16", 1, 0.001 / 0.0068),
+               gemm_case(2, "ladder", "tiled", "fp16", 1, 0.001 / 0.025),
+               gemm_case(3, "ladder", "mma", "fp16", 1, 0.001 / 0.0996),  // 9.96% rounds to 10%, not 10.0%
+               gemm_case(4, "ladder", "mma_async", "fp16", 1, 0.001 / 0.87)};
+  for (auto& c : run.cases) c.backend = "cuda";
+  const auto rows = report_no_stragglers(run);
+  const std::string t = render_table("f.h5", run, rows);
+  INFO(t);
+  CHECK(fits_80(t));
+  // Each case's line in the table, from its number to its end.
+  const auto line = [&t](const std::string& start) {
+    const std::size_t at = t.find("\n" + start + "  ");
+    return at == std::string::npos ? std::string() : t.substr(at + 1, t.find('\n', at + 1) - at - 1);
+  };
+  CHECK(line("0").find('%') == std::string::npos);  // the vendor's own row: "-"
+  CHECK(line("1").find("  0.68%  ") != std::string::npos);
+  CHECK(line("2").find("  2.5%  ") != std::string::npos);
+  CHECK(line("3").find("  10%  ") != std::string::npos);
+  CHECK(line("4").find("  87%  ") != std::string::npos);
+  CHECK(render_table("f.h5", run, rows, true)
+            .find("\nnote: of vendor: GFLOP/s per rank over that of impl vendor (cuBLAS) for the same dtype, shape, "
+                  "mode and ranks in this run\n") != std::string::npos);
 }
