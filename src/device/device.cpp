@@ -1,6 +1,8 @@
 #include "device/device.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 #include "core/error.hpp"
 
@@ -62,6 +64,14 @@ void Device::copy_to_device(DeviceBuffer& dst, const void* src, std::size_t byte
 void Device::copy_to_host(void* dst, const DeviceBuffer& src, std::size_t bytes) {
   if (src.bytes() < bytes) throw RuntimeError("copy_to_host: buffer smaller than the copy");
   copy_async(dst, src.data(), bytes, CopyKind::d2h);
+  synchronize();
+}
+
+void Device::poison(void* dst, std::size_t bytes) {
+  const std::vector<unsigned char> chunk(std::min(bytes, kPoisonChunkBytes), 0xff);
+  for (std::size_t at = 0; at < bytes; at += chunk.size()) {
+    copy_async(static_cast<char*>(dst) + at, chunk.data(), std::min(chunk.size(), bytes - at), CopyKind::h2d);
+  }
   synchronize();
 }
 

@@ -142,6 +142,11 @@ class Device {
   // Blocking helpers: enqueue the copy and wait for it.
   void copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes);
   void copy_to_host(void* dst, const DeviceBuffer& src, std::size_t bytes);
+  // Every byte of `bytes` at dst set to 0xff (NaN in every float dtype), so that
+  // a result nothing wrote cannot verify; staged through a host buffer of at
+  // most kPoisonChunkBytes.
+  static constexpr std::size_t kPoisonChunkBytes = 16 << 20;
+  void poison(void* dst, std::size_t bytes);
 };
 
 }  // namespace gpuscale

@@ -8,9 +8,6 @@
 namespace gpuscale {
 
 namespace {
-// The receive buffer is poisoned from a host buffer of at most this many bytes.
-constexpr std::size_t kPoisonBytes = 16 << 20;
-
 // Every scope, and the node-pair sweep.
 std::vector<std::string> collective_scopes() {
   std::vector<std::string> v = scope_names();
@@ -59,7 +56,7 @@ std::string collective_unsupported(const Params& p, const RunTarget& target) {
 
 MemoryNeed collective_memory(const Params& p, bool buffers_on_host) {
   const double b = static_cast<double>(p.get_int("bytes"));
-  const double poison = std::min(b, static_cast<double>(kPoisonBytes));
+  const double poison = std::min(b, static_cast<double>(Device::kPoisonChunkBytes));
   // On the host: the send data with the poison; the node-pair sweep keeps its download while it makes them afresh.
   const bool sweep = parse_scope(p.get_string("scope")) == Scope::node_pairs;
   MemoryNeed need{std::get<bool>(p.at("inplace")) ? b : 2 * b, (sweep ? 2 * b : b) + poison};
@@ -151,13 +148,7 @@ void CollectiveWorkload::fill(CaseContext& ctx) {
   // A receive buffer that does not hold the input starts as NaNs, which the
   // check counts as wrong wherever the operation wrote nothing.
   if (recv_.data() && !inplace_) {
-    const std::size_t total = shape_.recv_count * e;
-    const std::vector<unsigned char> poison(std::min(total, kPoisonBytes), 0xff);
-    for (std::size_t at = 0; at < total; at += poison.size()) {
-      ctx.dev.copy_async(static_cast<char*>(recv_.data()) + at, poison.data(), std::min(poison.size(), total - at),
-                         CopyKind::h2d);
-    }
-    ctx.dev.synchronize();
+    ctx.dev.poison(recv_.data(), shape_.recv_count * e);
   }
 }
 

@@ -90,12 +90,11 @@ void DistributedGemmWorkload::setup(CaseContext& ctx, std::uint64_t) {
   own_ = upload_values(dev, b, problem_.dtype);
   b_[0] = dev.alloc(own_.bytes());
   b_[1] = dev.alloc(own_.bytes());
-  const std::vector<unsigned char> nan_bytes(static_cast<std::size_t>(rows_) * cols_ * dtype_size(problem_.dtype),
-                                             0xFF);
+  const std::size_t c_bytes = static_cast<std::size_t>(rows_) * cols_ * dtype_size(problem_.dtype);
   c_.clear();
   for (int j = 0; j < g_; ++j) {
-    c_.push_back(dev.alloc(nan_bytes.size()));
-    dev.copy_to_device(c_.back(), nan_bytes.data(), nan_bytes.size());  // NaN until computed
+    c_.push_back(dev.alloc(c_bytes));
+    dev.poison(c_.back().data(), c_bytes);  // NaN until computed
   }
 }
 

@@ -14,9 +14,6 @@ namespace {
 
 constexpr double kMaxValue = 2;  // inputs and loss gradients are integers in [-2, 2]
 
-// The gradients are poisoned from a host buffer of at most this many bytes.
-constexpr std::size_t kPoisonBytes = 16 << 20;
-
 std::uint64_t next_random(std::uint64_t& state) {  // the SplitMix64 generator
   return mix64(state += kGoldenGamma);
 }
@@ -128,7 +125,7 @@ MemoryNeed dp_step_memory(const Params& p, bool buffers_on_host) {
   const double e = static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
   const double grads = layers * h * h * e;
   const double kept = 8 * layers * h + 16 * rows * h;  // permutations and signs (ints), X_0 and the loss gradient
-  const double poison = std::min(grads, static_cast<double>(kPoisonBytes));
+  const double poison = std::min(grads, static_cast<double>(Device::kPoisonChunkBytes));
   const double setup = 16 * h * h + 16 * rows * h + std::max({h * h * e, rows * h * e, poison});
   const double check = grads + 8 * layers * h * h + 8 * h * h + 8 * (layers + 4) * h;  // and column maps
   MemoryNeed need{e * (3 * layers * h * h + (3 * layers + 2) * rows * h), kept + std::max(setup, check)};
@@ -250,14 +247,7 @@ void DpStepWorkload::setup(CaseContext& ctx, std::uint64_t) {
 }
 
 void DpStepWorkload::poison_gradients(Device& dev) {
-  // NaN: a gradient that no matmul or allreduce wrote cannot verify.
-  const std::size_t total = grads_.bytes();
-  const std::vector<unsigned char> poison(std::min(total, kPoisonBytes), 0xff);
-  for (std::size_t at = 0; at < total; at += poison.size()) {
-    dev.copy_async(static_cast<char*>(grads_.data()) + at, poison.data(), std::min(poison.size(), total - at),
-                   CopyKind::h2d);
-  }
-  dev.synchronize();
+  dev.poison(grads_.data(), grads_.bytes());  // NaN: a gradient that no matmul or allreduce wrote cannot verify
 }
 
 void DpStepWorkload::reduce(CaseContext& ctx, const Bucket& b) {

@@ -96,8 +96,7 @@ void GemmOperands::setup(Device& dev, const GemmProblem& p, std::uint64_t seed) 
   c_ = dev.alloc(m * n * dtype_size(p.dtype));
   // C starts as NaN, so a multiplication that never ran cannot verify on
   // memory that still holds an earlier case's result.
-  const std::vector<unsigned char> nan_bytes(c_.bytes(), 0xFF);
-  dev.copy_to_device(c_, nan_bytes.data(), nan_bytes.size());
+  dev.poison(c_.data(), c_.bytes());
 }
 
 std::vector<double> GemmOperands::download_c(Device& dev) const {
