@@ -5,6 +5,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 #include "device/dtype.hpp"
 
 namespace gpuscale::kernels {
@@ -39,6 +41,9 @@ struct Element<__nv_bfloat16> {
   __device__ static float to_acc(__nv_bfloat16 x) { return __bfloat162float(x); }
   __device__ static __nv_bfloat16 from_acc(float x) { return __float2bfloat16_rn(x); }
 };
+
+// Whether a pointer allows 16-byte vector loads and stores.
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 template <class T>
 struct Tag {

@@ -4,8 +4,7 @@
 // count's remainder, or every element of unaligned pointers, one at a time.
 #include <cuda_runtime.h>
 
-#include <cstdint>
-
+#include "element.cuh"
 #include "elementwise.hpp"
 
 namespace gpuscale::kernels {
@@ -55,8 +54,6 @@ __global__ void multiply_add_kernel(const T* __restrict__ a, const T* __restrict
   }
   for (size_t i = vectors * width + first; i < count; i += stride) r[i] += a[i] * b[i];
 }
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 template <class T>
 int launch(const void* a, const void* b, void* r, size_t count, cudaStream_t s) {

@@ -9,8 +9,6 @@
 // doubles), element by element otherwise. Edge tiles are zero-padded.
 #include <cuda_runtime.h>
 
-#include <cstdint>
-
 #include "element.cuh"
 #include "gemm_kernels.hpp"
 
@@ -120,8 +118,6 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     }
   }
 }
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 template <class T>
 int launch(int m, int n, int k, const void* a, const void* b, void* c, void* stream) {

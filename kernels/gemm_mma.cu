@@ -21,8 +21,6 @@
 // edge tiles are zero-padded either way.
 #include <cuda_runtime.h>
 
-#include <cstdint>
-
 #include "element.cuh"
 #include "gemm_kernels.hpp"
 
@@ -227,8 +225,6 @@ __global__ void __launch_bounds__(kThreads)
   __trap();  // built for an architecture without these instructions: fail loudly, never return garbage
 #endif
 }
-
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 template <class T, bool Vec, bool Async>
 int launch_kernel(int m, int n, int k, const void* a, const void* b, void* c, cudaStream_t stream) {
