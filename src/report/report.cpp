@@ -287,21 +287,32 @@ void relate_rows(std::vector<ReportRow>& rows) {
   }
   // Our gemm kernels against the vendor library on the same problem (ops aside: GFLOP/s is per matmul); only
   // verified results on either side.
-  const auto impl_of = [](const ReportRow& r) { return r.params.has("impl") ? r.params.get_string("impl") : ""; };
+  // Each verified gemm row with its problem (its parameters but impl and ops), made once.
+  struct GemmRow {
+    ReportRow* row;
+    bool vendor;
+    Params problem;
+  };
+  std::vector<GemmRow> gemms;
   for (auto& r : rows) {
-    if (r.workload != "gemm" || r.status != "ok" || !r.gflops || impl_of(r) == "vendor" || impl_of(r).empty()) continue;
-    const Params problem = r.params.without({"impl", "ops"});
+    if (r.workload == "gemm" && r.status == "ok" && r.gflops && r.params.has("impl")) {
+      gemms.push_back({&r, r.params.get_string("impl") == "vendor", r.params.without({"impl", "ops"})});
+    }
+  }
+  for (const auto& g : gemms) {
+    if (g.vendor) continue;
+    const ReportRow& r = *g.row;
     const ReportRow* vendor = nullptr;
-    for (const auto& v : rows) {
-      if (v.file == r.file && v.workload == r.workload && v.status == "ok" && v.gflops && impl_of(v) == "vendor" &&
-          v.mode == r.mode && v.ranks == r.ranks && v.nodes == r.nodes && v.params.without({"impl", "ops"}) == problem &&
-          (!vendor || (v.name == r.name && vendor->name != r.name))) {
-        vendor = &v;
+    for (const auto& v : gemms) {
+      if (v.vendor && v.row->file == r.file && v.row->mode == r.mode && v.row->ranks == r.ranks &&
+          v.row->nodes == r.nodes && v.problem == g.problem &&
+          (!vendor || (v.row->name == r.name && vendor->name != r.name))) {
+        vendor = v.row;
       }
     }
     if (vendor) {
-      r.of_vendor = *r.gflops / *vendor->gflops;
-      r.vendor_case = vendor->case_index;
+      g.row->of_vendor = *r.gflops / *vendor->gflops;
+      g.row->vendor_case = vendor->case_index;
     }
   }
   // Pair each parallel row with the serial row of the same experiment,
