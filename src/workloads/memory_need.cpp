@@ -37,13 +37,12 @@ MemoryNeed memory_need(const Case& c, bool buffers_on_host) {
 std::vector<std::pair<std::string, MemoryNeed>> memory_by_experiment(const std::vector<Case>& plan,
                                                                      bool buffers_on_host) {
   std::vector<std::pair<std::string, MemoryNeed>> out;
-  for (const auto& c : plan) {
-    const auto same = [&](const auto& e) { return e.first == c.experiment; };
-    auto it = std::find_if(out.begin(), out.end(), same);
-    if (it == out.end()) it = out.insert(out.end(), {c.experiment, MemoryNeed{}});
+  for (const auto& c : plan) {  // an experiment's cases are consecutive in the plan
+    if (out.empty() || out.back().first != c.experiment) out.emplace_back(c.experiment, MemoryNeed{});
+    MemoryNeed& most = out.back().second;
     const MemoryNeed need = memory_need(c, buffers_on_host);
-    it->second.device_bytes = std::max(it->second.device_bytes, need.device_bytes);
-    it->second.host_bytes = std::max(it->second.host_bytes, need.host_bytes);
+    most.device_bytes = std::max(most.device_bytes, need.device_bytes);
+    most.host_bytes = std::max(most.host_bytes, need.host_bytes);
   }
   return out;
 }

@@ -21,7 +21,8 @@ namespace gpuscale {
 MemoryNeed memory_need(const Case& c, bool buffers_on_host);
 
 // The largest device and host need of each experiment's cases (each taken
-// over the cases on its own), in the plan's order.
+// over the cases on its own), in the plan's order (where an experiment's
+// cases are consecutive, as expand() makes them).
 std::vector<std::pair<std::string, MemoryNeed>> memory_by_experiment(const std::vector<Case>& plan,
                                                                      bool buffers_on_host);
 
