@@ -4,9 +4,14 @@
 // memory per step, so each value read from shared memory feeds 8 multiply-adds
 // (tiled: 1) and each value read from global memory 128 (tiled: 32). A is
 // stored transposed in shared memory, so a thread's 8 rows of A are
-// contiguous like its 8 columns of B; global loads are 16 bytes wide where
-// every row starts on a 16-byte boundary (k and n multiples of 4 floats or 2
-// doubles), element by element otherwise. Edge tiles are zero-padded.
+// contiguous; its 8 columns of B (and of C) are chunks of 16 bytes, 16 chunks
+// apart (fp32: columns 4 tx.. and 64 + 4 tx..), so that neighbouring threads
+// read neighbouring chunks of B, and C is stored in 256-byte runs. With A
+// staged by columns of 32 rows, no access to shared memory has bank conflicts
+// (kernels/simulate.py counts them; contiguous 8 columns read B at half speed
+// in fp32, a quarter in fp64). Global loads are 16 bytes wide where every row
+// starts on a 16-byte boundary (k and n multiples of 4 floats or 2 doubles),
+// element by element otherwise. Edge tiles are zero-padded.
 #include <cuda_runtime.h>
 
 #include "element.cuh"
@@ -45,16 +50,19 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     gemm_blocked(int m, int n, int k, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c) {
   using V = typename Vec16<T>::type;
   constexpr int kV = sizeof(V) / sizeof(T);  // elements per 16 bytes
-  __shared__ __align__(16) T as[kBK][kBM];   // transposed: as[p][i] = A[i][p]
+  constexpr int kChunks = kTN / kV, kChunkStride = kBN / kChunks;  // a thread's columns: kChunks runs of kV
+  __shared__ __align__(16) T as[kBK][kBM];  // transposed: as[p][i] = A[i][p]
   __shared__ __align__(16) T bs[kBK][kBN];
   const int tid = threadIdx.x;
-  const int ty = tid / (kBN / kTN), tx = tid % (kBN / kTN);  // this thread's tile: rows ty * 8, columns tx * 8
+  // This thread's tile: rows ty * kTM.., columns c * kChunkStride + tx * kV.. for each chunk c.
+  const int ty = tid / (kBN / kTN), tx = tid % (kBN / kTN);
   const int bm = blockIdx.y * kBM, bn = blockIdx.x * kBN;
   T acc[kTM][kTN] = {};
   for (int p0 = 0; p0 < k; p0 += kBK) {
-    // A's 128 x 8 tile, kV elements of a row at a time.
+    // A's 128 x 8 tile, kV elements of a row at a time: a warp reads the same kV columns of 32 consecutive rows,
+    // so that each of its transposed stores fills consecutive words of a row of `as` (different banks).
     for (int e = tid; e < kBM * kBK / kV; e += kThreads) {
-      const int i = e / (kBK / kV), p = (e % (kBK / kV)) * kV;
+      const int i = e % kBM, p = (e / kBM) * kV;
       const int gi = bm + i, gp = p0 + p;
       const T* src = a + static_cast<size_t>(gi) * k + gp;
       if (Vec) {  // k % kV == 0: the kV elements are all inside or all outside
@@ -90,7 +98,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
 #pragma unroll
       for (int i = 0; i < kTM; ++i) ra[i] = as[p][ty * kTM + i];
 #pragma unroll
-      for (int j = 0; j < kTN; ++j) rb[j] = bs[p][tx * kTN + j];
+      for (int j = 0; j < kTN; ++j) rb[j] = bs[p][(j / kV) * kChunkStride + tx * kV + j % kV];
 #pragma unroll
       for (int i = 0; i < kTM; ++i) {
 #pragma unroll
@@ -106,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
     T* row = c + static_cast<size_t>(gi) * n;
 #pragma unroll
     for (int j = 0; j < kTN; j += kV) {
-      const int gj = bn + tx * kTN + j;
+      const int gj = bn + (j / kV) * kChunkStride + tx * kV;
       if (Vec) {  // n % kV == 0: all kV columns are inside or none
         if (gj < n) *reinterpret_cast<V*>(row + gj) = Vec16<T>::make(&acc[i][j]);
       } else {

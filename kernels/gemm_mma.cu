@@ -119,8 +119,11 @@ __device__ void stage_chunk(T* dst, const T* src, int inside) {
 template <class T, bool Vec, bool Async>
 __device__ void load_tiles(T* as, T* bs, const T* a, const T* b, int m, int n, int k, int bm, int bn, int p0) {
   const auto inside = [](bool row_inside, int left) { return row_inside ? min(8, max(0, left)) : 0; };
+  // A: each warp copies whole rows (kBK / 8 chunks each, full 32-byte sectors of global memory), each quarter of it
+  // one chunk of 8 consecutive rows: 8 different banks, since padded rows are an odd number of chunks long.
+  constexpr int kRowsPerWarp = 32 / (kBK / 8);
   for (int e = threadIdx.x; e < kBM * kBK / 8; e += kThreads) {
-    const int i = e / (kBK / 8), p = (e % (kBK / 8)) * 8;
+    const int i = (e / 32) * kRowsPerWarp + e % kRowsPerWarp, p = (e % 32) / kRowsPerWarp * 8;
     const int gi = bm + i, gp = p0 + p, count = inside(gi < m, k - gp);
     stage_chunk<T, Vec, Async>(as + i * kAStride + p, count > 0 ? a + static_cast<size_t>(gi) * k + gp : a, count);
   }

@@ -1,94 +1,168 @@
-"""The index arithmetic of kernels no GPU has run yet, simulated on the CPU
-against numpy's product, at whole and edge tiles with 16-byte and element
-loads. It checks addresses and layouts, not the hardware: keep it in step
-with the kernels.
-- gemm_mma.cu: the staged tiles as load_tiles fills them, ldmatrix (.x4, and
-  .x4.trans) and mma.sync m16n8k16 as the PTX ISA defines each lane's
-  fragments, and the store of C, for every warp and lane of every block.
-- gemm_blocked.cu: the tiles each thread stages (A transposed), each
-  thread's 8 x 8 of C, and its store.
-    /usr/bin/python3 kernels/simulate.py     # a few seconds; needs numpy"""
+"""The index arithmetic of the GEMM kernels, simulated on the CPU, and their
+shared-memory accesses counted against the banks. It checks addresses and
+layouts, not the hardware; the tile constants are read from the .cu files,
+the index expressions mirror the kernels' and must be kept in step with them.
+
+1. Exactness, against numpy's product at whole and edge tiles with 16-byte
+   and element loads:
+   - gemm_mma.cu: the staged tiles as load_tiles fills them, ldmatrix (.x4,
+     and .x4.trans) and mma.sync m16n8k16 as the PTX ISA defines each lane's
+     fragments, and the store of C, for every warp and lane of every block.
+   - gemm_blocked.cu: the tiles each thread stages (A transposed), each
+     thread's 8 x 8 of C, and its store.
+2. Bank conflicts of every shared-memory access of one k step, for every
+   warp (16-byte loads; fp16 for mma, fp32 and fp64 for blocked), in the
+   usual model: 32 banks of 4 bytes; a 16-byte access (and each 8 x 8 matrix
+   of an ldmatrix) is served a quarter-warp at a time, an 8-byte access a
+   half-warp at a time, a narrower one the whole warp at once; lanes of a
+   phase that touch the same 4-byte word share it; a bank gives one word per
+   wavefront. Every access must take no more wavefronts than its bytes need.
+   On a GPU, ncu's shared-memory table measures the same (kernels/README.md).
+
+    /usr/bin/python3 kernels/simulate.py     # a few seconds; needs numpy
+ctest runs it as kernels.simulate."""
+import pathlib
+import re
+from collections import Counter
+
 import numpy as np
 
-# gemm_mma.cu's constants
-BM,BN,BK=128,256,32; WM_,WN_=2,4; WM,WN=BM//WM_,BN//WN_; MT,NT=WM//16,WN//8; PAD=8
-AS,BS=BK+PAD,BN+PAD; THREADS=256
+HERE = pathlib.Path(__file__).resolve().parent
 
-def load_tiles(a,b,m,n,k,bm,bn,p0,vec):
-    As=np.full(BM*AS,np.nan); Bs=np.full(BK*BS,np.nan)  # NaN: never written
-    for e in range(BM*BK//8):
-        i,p=e//(BK//8),(e%(BK//8))*8; gi,gp=bm+i,p0+p
-        for q in range(8):
-            inside=(gi<m and gp<k) if vec else (gi<m and gp+q<k)
-            As[i*AS+p+q]=a[gi,gp+q] if inside else 0
-    for e in range(BK*BN//8):
-        p,j=e//(BN//8),(e%(BN//8))*8; gp,gj=p0+p,bn+j
-        for q in range(8):
-            inside=(gp<k and gj<n) if vec else (gp<k and gj+q<n)
-            Bs[p*BS+j+q]=b[gp,gj+q] if inside else 0
-    return As,Bs
 
-def ldmatrix_x4(smem,addr_of_lane,trans):
+def constants(name):
+    """The file's `constexpr int kX = ...` at namespace level, evaluated in order (integer division, as in C++)."""
+    ns = {}
+    for decl in re.findall(r"^constexpr int (k\w+ = [^;]+);", (HERE / name).read_text(), re.M):
+        for part in decl.split(","):
+            key, expr = part.split("=")
+            ns[key.strip()] = eval(expr.replace("/", "//"), {}, dict(ns))
+    return ns
+
+
+# gemm_mma.cu
+M = constants("gemm_mma.cu")
+BM, BN, BK, PAD = M["kBM"], M["kBN"], M["kBK"], M["kPad"]
+WM_, WN_, WM, WN, MT, NT = M["kWarpsM"], M["kWarpsN"], M["kWM"], M["kWN"], M["kMT"], M["kNT"]
+AS, BS, THREADS = M["kAStride"], M["kBStride"], M["kThreads"]
+WARPS = THREADS // 32
+ROWS_PER_WARP = 32 // (BK // 8)
+
+
+def mma_a_chunk(e):
+    """load_tiles: the row and first column of A's chunk e."""
+    return (e // 32) * ROWS_PER_WARP + e % ROWS_PER_WARP, (e % 32) // ROWS_PER_WARP * 8
+
+
+def mma_b_chunk(e):
+    return e // (BN // 8), (e % (BN // 8)) * 8
+
+
+def mma_a_ldmatrix(wm, mi, ks, lane):
+    """Element offset in the staged A of the row that `lane` gives ldmatrix_x4."""
+    return (wm + mi * 16 + lane % 16) * AS + ks + (lane // 16) * 8
+
+
+def mma_b_ldmatrix(wn, nj, ks, lane):
+    return (ks + lane % 16) * BS + wn + nj * 8 + (lane // 16) * 8
+
+
+def load_tiles(a, b, m, n, k, bm, bn, p0, vec):
+    As = np.full(BM * AS, np.nan); Bs = np.full(BK * BS, np.nan)  # NaN: never written
+    for e in range(BM * BK // 8):
+        i, p = mma_a_chunk(e); gi, gp = bm + i, p0 + p
+        for q in range(8):
+            inside = (gi < m and gp < k) if vec else (gi < m and gp + q < k)
+            assert np.isnan(As[i * AS + p + q]), "two chunks of A staged in one place"
+            As[i * AS + p + q] = a[gi, gp + q] if inside else 0
+    for e in range(BK * BN // 8):
+        p, j = mma_b_chunk(e); gp, gj = p0 + p, bn + j
+        for q in range(8):
+            inside = (gp < k and gj < n) if vec else (gp < k and gj + q < n)
+            Bs[p * BS + j + q] = b[gp, gj + q] if inside else 0
+    return As, Bs
+
+
+def ldmatrix_x4(smem, addr_of_lane, trans):
     # addr_of_lane[l]: element offset of the row lane l provides; matrix i from lanes 8i..8i+7
-    out=np.zeros((32,4,2))
+    out = np.zeros((32, 4, 2))
     for i in range(4):
-        mat=np.array([smem[addr_of_lane[8*i+r]:addr_of_lane[8*i+r]+8] for r in range(8)])
+        mat = np.array([smem[addr_of_lane[8 * i + r]:addr_of_lane[8 * i + r] + 8] for r in range(8)])
         for t in range(32):
-            if not trans: out[t,i]=mat[t//4,2*(t%4):2*(t%4)+2]
-            else: out[t,i]=[mat[2*(t%4),t//4],mat[2*(t%4)+1,t//4]]
+            if not trans: out[t, i] = mat[t // 4, 2 * (t % 4):2 * (t % 4) + 2]
+            else: out[t, i] = [mat[2 * (t % 4), t // 4], mat[2 * (t % 4) + 1, t // 4]]
     return out
 
-def mma(d,fa,fb0,fb1):
-    A=np.zeros((16,16)); B=np.zeros((16,8))
-    for t in range(32):
-        g,c=t//4,t%4
-        A[g,2*c:2*c+2]=fa[t,0]; A[g+8,2*c:2*c+2]=fa[t,1]; A[g,2*c+8:2*c+10]=fa[t,2]; A[g+8,2*c+8:2*c+10]=fa[t,3]
-        B[2*c:2*c+2,g]=fb0[t]; B[2*c+8:2*c+10,g]=fb1[t]
-    assert not np.isnan(A).any() and not np.isnan(B).any()
-    D=A@B
-    for t in range(32):
-        g,c=t//4,t%4
-        d[t]+= [D[g,2*c],D[g,2*c+1],D[g+8,2*c],D[g+8,2*c+1]]
 
-def gemm(a,b,m,n,k,vec):
-    c=np.full((m,n),np.nan)
-    for by in range((m+BM-1)//BM):
-        for bx in range((n+BN-1)//BN):
-            bm,bn=by*BM,bx*BN
-            acc=np.zeros((8,MT,NT,32,4))
-            for step in range((k+BK-1)//BK):
-                As,Bs=load_tiles(a,b,m,n,k,bm,bn,step*BK,vec)
-                for warp in range(8):
-                    wm,wn=(warp//WN_)*WM,(warp%WN_)*WN
-                    for ks in range(0,BK,16):
-                        fa=[ldmatrix_x4(As,[(wm+mi*16+l%16)*AS+ks+(l//16)*8 for l in range(32)],False) for mi in range(MT)]
-                        fb=[None]*NT
-                        for nj in range(0,NT,2):
-                            r=ldmatrix_x4(Bs,[(ks+l%16)*BS+wn+nj*8+(l//16)*8 for l in range(32)],True)
-                            fb[nj]=(r[:,0],r[:,1]); fb[nj+1]=(r[:,2],r[:,3])
+def mma(d, fa, fb0, fb1):
+    A = np.zeros((16, 16)); B = np.zeros((16, 8))
+    for t in range(32):
+        g, c = t // 4, t % 4
+        A[g, 2 * c:2 * c + 2] = fa[t, 0]; A[g + 8, 2 * c:2 * c + 2] = fa[t, 1]
+        A[g, 2 * c + 8:2 * c + 10] = fa[t, 2]; A[g + 8, 2 * c + 8:2 * c + 10] = fa[t, 3]
+        B[2 * c:2 * c + 2, g] = fb0[t]; B[2 * c + 8:2 * c + 10, g] = fb1[t]
+    assert not np.isnan(A).any() and not np.isnan(B).any()
+    D = A @ B
+    for t in range(32):
+        g, c = t // 4, t % 4
+        d[t] += [D[g, 2 * c], D[g, 2 * c + 1], D[g + 8, 2 * c], D[g + 8, 2 * c + 1]]
+
+
+def gemm_mma(a, b, m, n, k, vec):
+    c = np.full((m, n), np.nan)
+    for by in range((m + BM - 1) // BM):
+        for bx in range((n + BN - 1) // BN):
+            bm, bn = by * BM, bx * BN
+            acc = np.zeros((WARPS, MT, NT, 32, 4))
+            for step in range((k + BK - 1) // BK):
+                As, Bs = load_tiles(a, b, m, n, k, bm, bn, step * BK, vec)
+                for warp in range(WARPS):
+                    wm, wn = (warp // WN_) * WM, (warp % WN_) * WN
+                    for ks in range(0, BK, 16):
+                        fa = [ldmatrix_x4(As, [mma_a_ldmatrix(wm, mi, ks, l) for l in range(32)], False)
+                              for mi in range(MT)]
+                        fb = [None] * NT
+                        for nj in range(0, NT, 2):
+                            r = ldmatrix_x4(Bs, [mma_b_ldmatrix(wn, nj, ks, l) for l in range(32)], True)
+                            fb[nj] = (r[:, 0], r[:, 1]); fb[nj + 1] = (r[:, 2], r[:, 3])
                         for mi in range(MT):
                             for ni in range(NT):
-                                mma(acc[warp,mi,ni],fa[mi],fb[ni][0],fb[ni][1])
-            for warp in range(8):
-                wm,wn=(warp//WN_)*WM,(warp%WN_)*WN
+                                mma(acc[warp, mi, ni], fa[mi], fb[ni][0], fb[ni][1])
+            for warp in range(WARPS):
+                wm, wn = (warp // WN_) * WM, (warp % WN_) * WN
                 for lane in range(32):
                     for mi in range(MT):
                         for ni in range(NT):
-                            j=bn+wn+ni*8+(lane%4)*2
+                            j = bn + wn + ni * 8 + (lane % 4) * 2
                             for h in range(2):
-                                i=bm+wm+mi*16+lane//4+h*8
-                                if i>=m: continue
-                                x0,x1=acc[warp,mi,ni,lane,2*h],acc[warp,mi,ni,lane,2*h+1]
+                                i = bm + wm + mi * 16 + lane // 4 + h * 8
+                                if i >= m: continue
+                                x0, x1 = acc[warp, mi, ni, lane, 2 * h], acc[warp, mi, ni, lane, 2 * h + 1]
                                 if vec:
-                                    if j<n: c[i,j]=x0; c[i,j+1]=x1
+                                    if j < n: c[i, j] = x0; c[i, j + 1] = x1
                                 else:
-                                    if j<n: c[i,j]=x0
-                                    if j+1<n: c[i,j+1]=x1
+                                    if j < n: c[i, j] = x0
+                                    if j + 1 < n: c[i, j + 1] = x1
     return c
 
 
-# gemm_blocked.cu's constants
-BBM, BBN, BBK, TM, TN, BTHREADS = 128, 128, 8, 8, 8, 256
+# gemm_blocked.cu
+B_ = constants("gemm_blocked.cu")
+BBM, BBN, BBK, TM, TN, BTHREADS = B_["kBM"], B_["kBN"], B_["kBK"], B_["kTM"], B_["kTN"], B_["kThreads"]
+
+
+def blocked_a_chunk(e, kv):
+    return e % BBM, (e // BBM) * kv
+
+
+def blocked_b_chunk(e, kv):
+    return e // (BBN // kv), (e % (BBN // kv)) * kv
+
+
+def blocked_cols(tx, kv):
+    """A thread's columns of B and C: kTN / kV chunks of kV, kChunkStride apart."""
+    stride = BBN // (TN // kv)
+    return [(j // kv) * stride + tx * kv + j % kv for j in range(TN)]
 
 
 def gemm_blocked(a, b, m, n, k, kv, vec):
@@ -101,28 +175,29 @@ def gemm_blocked(a, b, m, n, k, kv, vec):
             for p0 in range(0, k, BBK):
                 As = np.full((BBK, BBM), np.nan); Bs = np.full((BBK, BBN), np.nan)
                 for e in range(BBM * BBK // kv):
-                    i, p = e // (BBK // kv), (e % (BBK // kv)) * kv; gi, gp = bm + i, p0 + p
+                    i, p = blocked_a_chunk(e, kv); gi, gp = bm + i, p0 + p
                     for q in range(kv):
                         inside = (gi < m and gp < k) if vec else (gi < m and gp + q < k)
                         As[p + q, i] = a[gi, gp + q] if inside else 0
                 for e in range(BBK * BBN // kv):
-                    p, j = e // (BBN // kv), (e % (BBN // kv)) * kv; gp, gj = p0 + p, bn + j
+                    p, j = blocked_b_chunk(e, kv); gp, gj = p0 + p, bn + j
                     for q in range(kv):
                         inside = (gp < k and gj < n) if vec else (gp < k and gj + q < n)
                         Bs[p, j + q] = b[gp, gj + q] if inside else 0
                 assert not np.isnan(As).any() and not np.isnan(Bs).any()
                 for tid in range(BTHREADS):
                     ty, tx = tid // (BBN // TN), tid % (BBN // TN)
+                    cols = blocked_cols(tx, kv)
                     for p in range(BBK):
-                        ra = As[p, ty * TM:ty * TM + TM]; rb = Bs[p, tx * TN:tx * TN + TN]
-                        acc[tid] += np.outer(ra, rb)
+                        acc[tid] += np.outer(As[p, ty * TM:ty * TM + TM], Bs[p, cols])
             for tid in range(BTHREADS):
                 ty, tx = tid // (BBN // TN), tid % (BBN // TN)
+                cols = blocked_cols(tx, kv)
                 for i in range(TM):
                     gi = bm + ty * TM + i
                     if gi >= m: break
                     for j in range(0, TN, kv):
-                        gj = bn + tx * TN + j
+                        gj = bn + cols[j]
                         for q in range(kv):
                             if (gj < n) if vec else (gj + q < n): c[gi, gj + q] = acc[tid, i, j + q]
     return c
@@ -134,10 +209,80 @@ def padded(x, rows, cols):
     return out
 
 
+def wavefronts(addrs, width):
+    """(wavefronts, the fewest its bytes need) of one warp's access: addrs[lane] is the byte address lane reads or
+    writes (None: inactive), `width` bytes each."""
+    per_phase = {16: 8, 8: 16}.get(width, 32)
+    total = ideal = 0
+    for first in range(0, 32, per_phase):
+        words = {w for x in addrs[first:first + per_phase] if x is not None
+                 for w in range(x // 4, (x + width - 1) // 4 + 1)}
+        if words:
+            total += max(Counter(w % 32 for w in words).values())
+            ideal += -(-len(words) * 4 // 128)
+    return total, ideal
+
+
+def bank_report():
+    """{(kernel, access): [wavefronts, fewest, instructions]} over every warp's accesses of one k step."""
+    rows = {}
+
+    def count(kernel, access, addrs, width):
+        w, i = wavefronts(addrs, width)
+        r = rows.setdefault((kernel, access), [0, 0, 0]); r[0] += w; r[1] += i; r[2] += 1
+
+    h = 2  # fp16, bf16
+    b_base = BM * AS * h
+    for warp in range(WARPS):
+        lanes = range(32 * warp, 32 * warp + 32)
+        for r in range(BM * BK // 8 // THREADS):
+            count("mma", "A store (cp.async)", [mma_a_chunk(t + r * THREADS)[0] * AS * h
+                                                + mma_a_chunk(t + r * THREADS)[1] * h for t in lanes], 16)
+        for r in range(BK * BN // 8 // THREADS):
+            count("mma", "B store (cp.async)", [b_base + (lambda p, j: (p * BS + j) * h)(*mma_b_chunk(t + r * THREADS))
+                                                for t in lanes], 16)
+        wm, wn = (warp // WN_) * WM, (warp % WN_) * WN
+        for ks in range(0, BK, 16):
+            for mi in range(MT):
+                count("mma", "A ldmatrix.x4", [mma_a_ldmatrix(wm, mi, ks, l) * h for l in range(32)], 16)
+            for nj in range(0, NT, 2):
+                count("mma", "B ldmatrix.x4.trans", [b_base + mma_b_ldmatrix(wn, nj, ks, l) * h for l in range(32)], 16)
+    for name, size in (("blocked fp32", 4), ("blocked fp64", 8)):
+        kv = 16 // size
+        as_row = BBM  # as[kBK][kBM]
+        b_base = BBK * as_row * size
+        for warp in range(BTHREADS // 32):
+            lanes = range(32 * warp, 32 * warp + 32)
+            for r in range(BBM * BBK // kv // BTHREADS):
+                for q in range(kv):  # one store per element: A is transposed
+                    count(name, "A store (transposed)",
+                          [(lambda i, p: ((p + q) * as_row + i) * size)(*blocked_a_chunk(t + r * BTHREADS, kv))
+                           for t in lanes], size)
+            for r in range(BBK * BBN // kv // BTHREADS):
+                count(name, "B store", [b_base + (lambda p, j: (p * BBN + j) * size)(*blocked_b_chunk(t + r * BTHREADS, kv))
+                                        for t in lanes], 16)
+            for p in range(BBK):
+                for ch in range(TM // kv):
+                    count(name, "A load", [(p * as_row + (t // (BBN // TN)) * TM + ch * kv) * size for t in lanes], 16)
+                for ch in range(TN // kv):
+                    count(name, "B load", [b_base + (p * BBN + blocked_cols(t % (BBN // TN), kv)[ch * kv]) * size
+                                           for t in lanes], 16)
+    return rows
+
+
+# The bank model on patterns whose cost is known.
+assert wavefronts([4 * l for l in range(32)], 4) == (1, 1)  # 32 consecutive words
+assert wavefronts([128 * l for l in range(32)], 4) == (32, 1)  # 32 words of one bank
+assert wavefronts([0] * 32, 16) == (4, 4)  # one 16-byte chunk to every lane: a broadcast per quarter-warp
+assert wavefronts([16 * l for l in range(32)], 16) == (4, 4)  # 512 consecutive bytes
+assert wavefronts([32 * l for l in range(32)], 16) == (8, 4)  # every other chunk: 2 chunks per bank per phase
+assert wavefronts([8 * l for l in range(16)] + [None] * 16, 8) == (1, 1)  # half a warp of doubles
+assert wavefronts([256 * (l % 2) + 8 * (l // 2) for l in range(32)], 8) == (4, 2)
+
 rng = np.random.default_rng(1)
 for (m, n, k, vec) in [(200, 136, 72, True), (130, 131, 45, False), (64, 256, 32, True), (136, 520, 48, True)]:
     a = rng.integers(-3, 4, (m, k)).astype(float); b = rng.integers(-3, 4, (k, n)).astype(float)
-    ok = np.array_equal(gemm(padded(a, BM, BK + 8), padded(b, BK, BN + 8), m, n, k, vec), a @ b)
+    ok = np.array_equal(gemm_mma(padded(a, BM, BK + 8), padded(b, BK, BN + 8), m, n, k, vec), a @ b)
     print(f"mma m={m} n={n} k={k} {'16-byte' if vec else 'element'} loads:", "exact" if ok else "WRONG")
     assert ok
 for (m, n, k, kv, vec) in [(200, 136, 44, 4, True), (130, 131, 45, 4, False), (140, 130, 18, 2, True),
@@ -147,3 +292,12 @@ for (m, n, k, kv, vec) in [(200, 136, 44, 4, True), (130, 131, 45, 4, False), (1
     print(f"blocked m={m} n={n} k={k} {'float' if kv == 4 else 'double'} {'16-byte' if vec else 'element'} loads:",
           "exact" if ok else "WRONG")
     assert ok
+
+print("\nshared memory, one k step, per warp: instructions, wavefronts (fewest the bytes need)")
+conflicts = []
+for (kernel, access), (w, fewest, n_instr) in bank_report().items():
+    warps = WARPS if kernel == "mma" else BTHREADS // 32
+    print(f"  {kernel:13} {access:22} {n_instr // warps:3} instr  {w / warps:6.1f} ({fewest / warps:.1f})"
+          + ("" if w == fewest else f"  {w / fewest:.2f}x: bank conflicts"))
+    if w != fewest: conflicts.append(f"{kernel} {access}")
+assert not conflicts, f"bank conflicts: {', '.join(conflicts)}"
