@@ -29,7 +29,9 @@ const std::vector<ExpectLimit>& expect_limits() {
       {"min_gflops_per_rank", "GFLOP/s of one rank (report's GF/s/rank), at least; workloads rated in GFLOP/s"},
       {"min_gbps_per_rank", "GB/s of one rank (algbw for transfers), at least; copy, elementwise, collective"},
       {"min_busbw_gbps", "bus bandwidth in GB/s (nccl-tests' busbw), at least; collective"},
-      {"min_efficiency", "parallel efficiency (speedup / serial turns, or / group_size), at least; in (0, 1]"}};
+      {"min_efficiency", "parallel efficiency (speedup / serial turns, or / group_size), at least; in (0, 1]"},
+      {"min_of_vendor", "GFLOP/s over the vendor library's on the same problem in the same run (report's 'of vendor'), "
+                        "at least; gemm cases of our kernels (impl other than vendor)"}};
   return v;
 }
 
@@ -398,6 +400,19 @@ std::string limit_unfit(const std::string& key, const WorkloadSchema& w, const E
   }
   if (key == "min_busbw_gbps" && w.rate != RateKind::transfer) {
     return std::string("workload ") + w.name + " moves no data between ranks (busbw is a collective's)";
+  }
+  if (key == "min_of_vendor") {
+    if (w.name != "gemm") return "workload " + w.name + " has no vendor share (of vendor compares gemm kernels)";
+    for (const auto& [param, values] : e.params) {
+      if (param != "impl") continue;
+      const bool ours = std::any_of(values.begin(), values.end(), [](const Value& v) {
+        return !std::holds_alternative<std::string>(v) || std::get<std::string>(v) != "vendor";
+      });
+      if (!ours) {
+        return "every case is impl = \"vendor\"; the limit bounds our kernels' share of it (list them in impl, "
+               "beside \"vendor\" here or in another experiment of the run)";
+      }
+    }
   }
   const bool both_modes = std::find(e.modes.begin(), e.modes.end(), "serial") != e.modes.end() &&
                           std::find(e.modes.begin(), e.modes.end(), "parallel") != e.modes.end();

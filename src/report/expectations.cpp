@@ -16,18 +16,25 @@ std::optional<double> measure(const ReportRow& r, const std::string& limit) {
   if (limit == "min_gbps_per_rank") return r.algbw_gbps ? r.algbw_gbps : r.gbps;
   if (limit == "min_busbw_gbps") return r.busbw_gbps;
   if (limit == "min_efficiency") return r.efficiency;
+  if (limit == "min_of_vendor") return r.of_vendor;
   return std::nullopt;
 }
 
+constexpr const char* kNoVendor = "no verified impl = \"vendor\" case of the same problem, mode and ranks in this run";
+
+bool vendor_impl(const ReportRow& r) { return r.params.has("impl") && r.params.get_string("impl") == "vendor"; }
+
 // Efficiency exists for parallel rows against a serial twin, or with group_size > 1 against group_size = 1.
+// Of vendor exists for our kernels' rows, not the vendor library's.
 bool applies(const ReportRow& r, const std::string& limit) {
+  if (limit == "min_of_vendor") return !vendor_impl(r);
   if (limit != "min_efficiency") return true;
   return r.mode == "parallel" && !(r.params.has("group_size") && r.params.get_int("group_size") < 2);
 }
 
 std::string number(const std::string& limit, double v) {
   if (limit == "max_median_s") return format_seconds(v);
-  if (limit == "min_efficiency") return format_number("%.1f%%", v * 100);
+  if (limit == "min_efficiency" || limit == "min_of_vendor") return format_number("%.1f%%", v * 100);
   return format_number(limit == "min_gflops_per_rank" ? "%.4g GF/s" : "%.4g GB/s", v);
 }
 
@@ -47,6 +54,7 @@ std::vector<LimitCheck> check_row(const ReportRow& r) {
     } else {
       c.measured = measure(r, limit);
       if (r.status != "ok") c.why = "the case failed verification";
+      else if (!c.measured && limit == "min_of_vendor") c.why = kNoVendor;
       else if (!c.measured) c.why = "not measured for this case";
       else c.holds = limit.rfind("max_", 0) == 0 ? *c.measured <= expected : *c.measured >= expected;
     }

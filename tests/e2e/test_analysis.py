@@ -149,6 +149,54 @@ modes = ["parallel"]
             self.assertRegex(t, r"\n%d\s+%s\s+naive\s.*\s%s\s" % (naive["case"], dtype, re.escape(cell)))
         self.assertIn("note: of vendor: GFLOP/s per rank over that of impl vendor (OpenBLAS)", t)
 
+    def test_a_share_of_the_vendor_library_is_a_limit_that_report_check_holds_each_kernel_to(self):
+        # The naive loop reaches a few percent of OpenBLAS here: at least 0.1% holds, 50 times OpenBLAS cannot.
+        cfg = self.write("targets.toml", """
+[defaults]
+backend = "cpu"
+warmup = 1
+reps = 5
+[[experiment]]
+name = "ladder"
+workload = "gemm"
+impl = ["vendor", "naive"]
+dtype = ["fp64", "fp32"]
+size = 96
+modes = "parallel"
+[[experiment]]
+name = "holds"
+workload = "gemm"
+impl = "naive"
+dtype = "fp64"
+size = 96
+modes = "parallel"
+expect = {min_of_vendor = 0.001}
+[[experiment]]
+name = "fails"
+workload = "gemm"
+impl = "naive"
+dtype = "fp32"
+size = 96
+modes = "parallel"
+expect = {min_of_vendor = 50}
+""")
+        out = self.path("targets.h5")
+        p = mpirun(1, "run", cfg, "-o", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"check: 1 of 2 limit\(s\) of 2 case\(s\)\s+FAILED")
+        rows = {r["name"]: r for r in json.loads(gpuscale("report", out, "--format", "json").stdout)}
+        for name, holds in (("holds", True), ("fails", False)):
+            (limit,) = rows[name]["expect"]
+            self.assertEqual(limit["limit"], "min_of_vendor")
+            self.assertEqual(limit["holds"], holds)
+            self.assertEqual(limit["measured"], rows[name]["of_vendor"])
+        r = gpuscale("report", out, "--check")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        pct = rows["fails"]["of_vendor"] * 100
+        self.assertRegex(r.stdout, r"FAILED case %d \(fails threads=1 size=96 dtype=fp32 impl=naive ops=1 \[parallel\]\):\s+"
+                         r"min_of_vendor 5000\.0%%, measured %s%%\n" % (rows["fails"]["case"], re.escape("%.1f" % pct)))
+        self.assertNotIn("case %d" % rows["holds"]["case"], r.stdout)
+
 
 class Baseline(ScratchTest):
     def run_gemm(self, name, config=GEMM):

@@ -276,6 +276,12 @@ class ShippedConfigs(ScratchTest):
                 self.assertRegex(p.stdout, rf"size=4096 dtype={dtype} impl={impl} ")
                 if dtype != "fp64":
                     self.assertRegex(p.stdout, rf"m=1000 n=1100 k=900 dtype={dtype} impl={impl} ")
+        # The ladder's targets (kernels/README.md), as limits that report --check holds the kernels to.
+        self.assertIn("limits of 'target-blocked' (report --check): min_of_vendor=0.6\n", p.stdout)
+        self.assertIn("limits of 'target-mma-async' (report --check): min_of_vendor=0.5\n", p.stdout)
+        self.assertRegex(p.stdout, r"target-blocked size=4096 dtype=fp32 impl=blocked ")
+        for dtype in ("fp16", "bf16"):
+            self.assertRegex(p.stdout, rf"target-mma-async size=4096 dtype={dtype} impl=mma_async ")
 
 
 class MoreRanksThanCores(ScratchTest):

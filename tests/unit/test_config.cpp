@@ -285,7 +285,7 @@ TEST_CASE("[experiment.expect] limits are read, and bad ones are input errors", 
   CHECK(error_of(gemm + "min_gflop_per_rank = 50\n") ==
         "exp.toml:16:1: experiment 'gemm-512': unknown limit 'min_gflop_per_rank' in [experiment.expect] (did you "
         "mean 'min_gflops_per_rank'?); valid limits: max_median_s, min_gflops_per_rank, min_gbps_per_rank, "
-        "min_busbw_gbps, min_efficiency");
+        "min_busbw_gbps, min_efficiency, min_of_vendor");
   CHECK(error_of(gemm + "min_gflops_per_rank = \"fast\"\n") ==
         "exp.toml:16:23: experiment 'gemm-512': [experiment.expect] min_gflops_per_rank must be a number, got string "
         "\"fast\"");
@@ -311,7 +311,20 @@ TEST_CASE("[experiment.expect] limits are read, and bad ones are input errors", 
         "modes serial and parallel (speedup of parallel over serial / turns)");
   CHECK(error_of("[[experiment]]\nname = \"p\"\nworkload = \"gemm\"\nexpect = 3\n") ==
         "exp.toml:4:10: experiment 'p': 'expect' must be a table of limits, e.g. [experiment.expect] with "
-        "max_median_s, min_gflops_per_rank, min_gbps_per_rank, min_busbw_gbps, min_efficiency; got integer 3");
+        "max_median_s, min_gflops_per_rank, min_gbps_per_rank, min_busbw_gbps, min_efficiency, min_of_vendor; got "
+        "integer 3");
+  // Of vendor: gemm, with a kernel of ours among the cases; above 1 is allowed (a kernel may beat the library).
+  CHECK(error_of("[[experiment]]\nname = \"c\"\nworkload = \"copy\"\nexpect = {min_of_vendor = 0.5}\n") ==
+        "exp.toml:4:11: experiment 'c': [experiment.expect] min_of_vendor cannot be measured here: workload copy has "
+        "no vendor share (of vendor compares gemm kernels)");
+  CHECK(error_of("[[experiment]]\nname = \"v\"\nworkload = \"gemm\"\nexpect = {min_of_vendor = 0.5}\n") ==
+        "exp.toml:4:11: experiment 'v': [experiment.expect] min_of_vendor cannot be measured here: every case is "
+        "impl = \"vendor\"; the limit bounds our kernels' share of it (list them in impl, beside \"vendor\" here or in "
+        "another experiment of the run)");
+  CHECK(parse("[[experiment]]\nname = \"k\"\nworkload = \"gemm\"\nimpl = [\"vendor\", \"naive\"]\n"
+              "expect = {min_of_vendor = 1.5}\n")
+            .experiments[0]
+            .expect.size() == 1);
   // Collectives: busbw and GB/s per rank.
   CHECK(parse("[[experiment]]\nname = \"c\"\nworkload = \"collective\"\n"
               "expect = {min_busbw_gbps = 1, min_gbps_per_rank = 0.5}\n")

@@ -656,6 +656,23 @@ TEST_CASE("our gemm kernels against the vendor library on the same problem: its 
   CHECK(report_no_stragglers(run)[1].vendor_case == 0u);
   run.cases[2].nodes = 1;
 
+  // [experiment.expect] min_of_vendor: on our kernels' rows only; without a vendor row to compare, it fails.
+  for (auto& c : run.cases) c.expect = {{"min_of_vendor", 0.3}};
+  const auto checks = check_expectations(report_no_stragglers(run));
+  std::vector<std::size_t> checked;
+  for (const auto& c : checks) checked.push_back(c.case_index);
+  CHECK(checked == std::vector<std::size_t>{1, 3, 4, 5, 6, 9});  // not 0, 2, 7, 8: vendor
+  CHECK_FALSE(checks[0].holds);  // 0.25
+  CHECK(*checks[0].measured == Approx(0.25));
+  CHECK(checks[1].why == "no verified impl = \"vendor\" case of the same problem, mode and ranks in this run");
+  CHECK(checks[3].holds);  // 1/3
+  const std::string failed = render_checks("f.h5", checks);
+  INFO(failed);
+  CHECK(failed.find("f.h5: check: 5 of 6 limit(s) of 6 case(s) FAILED\n") == 0);
+  CHECK(failed.find("FAILED case 1 (ladder size=100 dtype=fp32 impl=naive ops=2 [parallel]):\n"
+                    "  min_of_vendor 30.0%, measured 25.0%\n") != std::string::npos);
+  for (auto& c : run.cases) c.expect.clear();
+
   const std::string t = render_table("f.h5", run, rows);
   INFO(t);
   CHECK(fits_80(t));
