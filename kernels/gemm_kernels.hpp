@@ -27,6 +27,17 @@ int launch_gemm_mma(DType t, int m, int n, int k, const void* a, const void* b, 
 // these are multiplied (where k and n are multiples of 8; else as launch_gemm_mma).
 int launch_gemm_mma_async(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
 
+// Tiles of launch_gemm_mma_async to compare on a GPU (bench/mma_tiles): a block covers bm x bn of C with
+// warps_m x warps_n warps and stages bk of k per step, `stages` steps deep. Tile 0 is the one
+// launch_gemm_mma_async runs. launch_gemm_mma_tile needs k and n multiples of 8 and 16-byte aligned matrices
+// (else cudaErrorInvalidValue); it is launch_gemm_mma_async with another tile.
+struct MmaTile {
+  int bm, bn, bk, warps_m, warps_n, stages;
+};
+int gemm_mma_tile_count();
+MmaTile gemm_mma_tile(int tile);
+int launch_gemm_mma_tile(int tile, DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
+
 // *acc = (accumulate ? *acc : 0) + sum of x[i]^2, in fp64. acc is device memory.
 int launch_sum_squares(DType t, const void* x, std::size_t count, double* acc, bool accumulate, void* stream);
 

@@ -21,26 +21,53 @@
 // edge tiles are zero-padded either way.
 #include <cuda_runtime.h>
 
+#include <iterator>
+#include <utility>
+
 #include "element.cuh"
 #include "gemm_kernels.hpp"
 
 namespace gpuscale::kernels {
 
 namespace {
-constexpr int kBM = 128, kBN = 256, kBK = 32;  // the block's tile of C, and of k per step
-constexpr int kWarpsM = 2, kWarpsN = 4;        // 8 warps, each on a 64 x 64 tile of C
-constexpr int kWM = kBM / kWarpsM, kWN = kBN / kWarpsN;
-constexpr int kMT = kWM / 16, kNT = kWN / 8;  // m16 x n8 tiles per warp: 4 x 4
-constexpr int kThreads = 32 * kWarpsM * kWarpsN;
-constexpr int kPad = 8;                                // elements (16 bytes) after each staged row
-constexpr int kAStride = kBK + kPad, kBStride = kBN + kPad;  // staged rows, in elements
-constexpr int kStageElems = kBM * kAStride + kBK * kBStride;
+constexpr int kPad = 8;  // elements (16 bytes) after each staged row
+
+// How a block tiles C: BM x BN of it with WarpsM x WarpsN warps, each on a (BM / WarpsM) x (BN / WarpsN) tile held
+// in registers; BK of k staged per step, Stages steps deep in mma_async.
+template <int BM, int BN, int BK, int WarpsM, int WarpsN, int Stages>
+struct Tile {
+  static constexpr int kBM = BM, kBN = BN, kBK = BK, kWarpsN = WarpsN, kStages = Stages;
+  static constexpr int kWM = BM / WarpsM, kWN = BN / WarpsN;
+  static constexpr int kMT = kWM / 16, kNT = kWN / 8;  // m16 x n8 tiles per warp
+  static constexpr int kThreads = 32 * WarpsM * WarpsN;
+  static constexpr int kAStride = BK + kPad, kBStride = BN + kPad;  // staged rows, in elements
+  static constexpr int kStageElems = BM * kAStride + BK * kBStride;
+  static_assert(kWM % 16 == 0 && kWN % 16 == 0, "m16 tiles per warp, and n8 tiles in pairs (one ldmatrix.x4.trans)");
+  static_assert(BK % 32 == 0, "A is staged in runs of 4 chunks of 8 elements");
+  static_assert(BM * BK / 8 % kThreads == 0 && BK * BN / 8 % kThreads == 0, "every thread stages as many chunks");
+  template <class T>
+  static constexpr int smem_bytes(int stages) {
+    return stages * kStageElems * static_cast<int>(sizeof(T));
+  }
+};
+
+// impl = "mma" and "mma_async": CUTLASS's usual tile for this instruction, 64 x 64 of C per warp.
+constexpr int kBM = 128, kBN = 256, kBK = 32;
+constexpr int kWarpsM = 2, kWarpsN = 4;
 constexpr int kStages = 4;  // mma_async
 
-template <class T>
-constexpr int smem_bytes(int stages) {
-  return stages * kStageElems * static_cast<int>(sizeof(T));
-}
+// The tiles launch_gemm_mma_tile offers (bench/mma_tiles): the default first.
+constexpr MmaTile kTiles[] = {
+    {kBM, kBN, kBK, kWarpsM, kWarpsN, kStages},
+    {128, 256, 32, 2, 4, 3},
+    {128, 256, 64, 2, 4, 3},
+    {256, 128, 32, 4, 2, 4},
+    {128, 128, 32, 2, 2, 4},
+    {128, 128, 64, 2, 2, 3},
+};
+template <std::size_t I>
+using TileAt = Tile<kTiles[I].bm, kTiles[I].bn, kTiles[I].bk, kTiles[I].warps_m, kTiles[I].warps_n, kTiles[I].stages>;
+using DefaultTile = TileAt<0>;
 
 __device__ unsigned smem_addr(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
 
@@ -116,72 +143,75 @@ __device__ void stage_chunk(T* dst, const T* src, int inside) {
 
 // One step's tiles: A rows bm.., columns p0.. into `as`; B rows p0.., columns bn.. into `bs`, 8 elements at a
 // time. Vec: k % 8 == 0 and n % 8 == 0, so 8 elements are all inside or all outside.
-template <class T, bool Vec, bool Async>
+template <class Tl, class T, bool Vec, bool Async>
 __device__ void load_tiles(T* as, T* bs, const T* a, const T* b, int m, int n, int k, int bm, int bn, int p0) {
   const auto inside = [](bool row_inside, int left) { return row_inside ? min(8, max(0, left)) : 0; };
-  // A: each warp copies whole rows (kBK / 8 chunks each, full 32-byte sectors of global memory), each quarter of it
-  // one chunk of 8 consecutive rows: 8 different banks, since padded rows are an odd number of chunks long.
-  constexpr int kRowsPerWarp = 32 / (kBK / 8);
-  for (int e = threadIdx.x; e < kBM * kBK / 8; e += kThreads) {
-    const int i = (e / 32) * kRowsPerWarp + e % kRowsPerWarp, p = (e % 32) / kRowsPerWarp * 8;
+  // A: each warp instruction copies 4 chunks (64 bytes, two whole 32-byte sectors of global memory) of 8 rows, each
+  // quarter of the warp one chunk of the 8 rows: 8 different banks, since padded rows are an odd number of chunks
+  // long. Wider rows (kBK / 8 chunks) take kBK / 32 instructions.
+  constexpr int kRuns = Tl::kBK / 32;  // runs of 4 chunks per row
+  for (int e = threadIdx.x; e < Tl::kBM * Tl::kBK / 8; e += Tl::kThreads) {
+    const int run = e / 32, lane = e % 32;
+    const int i = run / kRuns * 8 + lane % 8, p = (run % kRuns * 4 + lane / 8) * 8;
     const int gi = bm + i, gp = p0 + p, count = inside(gi < m, k - gp);
-    stage_chunk<T, Vec, Async>(as + i * kAStride + p, count > 0 ? a + static_cast<size_t>(gi) * k + gp : a, count);
+    stage_chunk<T, Vec, Async>(as + i * Tl::kAStride + p, count > 0 ? a + static_cast<size_t>(gi) * k + gp : a, count);
   }
-  for (int e = threadIdx.x; e < kBK * kBN / 8; e += kThreads) {
-    const int p = e / (kBN / 8), j = (e % (kBN / 8)) * 8;
+  for (int e = threadIdx.x; e < Tl::kBK * Tl::kBN / 8; e += Tl::kThreads) {
+    const int p = e / (Tl::kBN / 8), j = (e % (Tl::kBN / 8)) * 8;
     const int gp = p0 + p, gj = bn + j, count = inside(gp < k, n - gj);
-    stage_chunk<T, Vec, Async>(bs + p * kBStride + j, count > 0 ? b + static_cast<size_t>(gp) * n + gj : b, count);
+    stage_chunk<T, Vec, Async>(bs + p * Tl::kBStride + j, count > 0 ? b + static_cast<size_t>(gp) * n + gj : b, count);
   }
 }
 
-// The warp's 64 x 64 of C += its rows of the staged A times its columns of the staged B.
-template <class T>
-__device__ void multiply_stage(float (&acc)[kMT][kNT][4], const T* as, const T* bs, int wm, int wn, int lane) {
+// The warp's tile of C += its rows of the staged A times its columns of the staged B.
+template <class Tl, class T>
+__device__ void multiply_stage(float (&acc)[Tl::kMT][Tl::kNT][4], const T* as, const T* bs, int wm, int wn, int lane) {
 #pragma unroll
-  for (int ks = 0; ks < kBK; ks += 16) {
-    unsigned fa[kMT][4], fb[kNT][2];
+  for (int ks = 0; ks < Tl::kBK; ks += 16) {
+    unsigned fa[Tl::kMT][4], fb[Tl::kNT][2];
     // A: lanes 0-15 give rows 0-15 at k 0, lanes 16-31 rows 0-15 at k 8: a0..a3 of the m16n8k16 layout.
 #pragma unroll
-    for (int mi = 0; mi < kMT; ++mi) {
-      ldmatrix_x4(fa[mi], as + (wm + mi * 16 + lane % 16) * kAStride + ks + (lane / 16) * 8);
+    for (int mi = 0; mi < Tl::kMT; ++mi) {
+      ldmatrix_x4(fa[mi], as + (wm + mi * 16 + lane % 16) * Tl::kAStride + ks + (lane / 16) * 8);
     }
     // B (k rows, n columns), transposed on the way: lanes 0-15 give k rows 0-15 at n 0 (b0, b1 of one n8
     // tile), lanes 16-31 the same rows at n 8 (of the next).
 #pragma unroll
-    for (int nj = 0; nj < kNT; nj += 2) {
+    for (int nj = 0; nj < Tl::kNT; nj += 2) {
       unsigned r[4];
-      ldmatrix_x4_trans(r, bs + (ks + lane % 16) * kBStride + wn + nj * 8 + (lane / 16) * 8);
+      ldmatrix_x4_trans(r, bs + (ks + lane % 16) * Tl::kBStride + wn + nj * 8 + (lane / 16) * 8);
       fb[nj][0] = r[0], fb[nj][1] = r[1], fb[nj + 1][0] = r[2], fb[nj + 1][1] = r[3];
     }
 #pragma unroll
-    for (int mi = 0; mi < kMT; ++mi) {
+    for (int mi = 0; mi < Tl::kMT; ++mi) {
 #pragma unroll
-      for (int ni = 0; ni < kNT; ++ni) mma_16816<T>(acc[mi][ni], fa[mi], fb[ni][0], fb[ni][1]);
+      for (int ni = 0; ni < Tl::kNT; ++ni) mma_16816<T>(acc[mi][ni], fa[mi], fb[ni][0], fb[ni][1]);
     }
   }
 }
 #endif
 
-// Async needs Vec. Shared memory: kStages stages with Async, else one.
-template <class T, bool Vec, bool Async>
-__global__ void __launch_bounds__(kThreads)
+// Async needs Vec. Shared memory: Tl::kStages stages with Async, else one.
+template <class T, bool Vec, bool Async, class Tl>
+__global__ void __launch_bounds__(Tl::kThreads)
     gemm_mma(int m, int n, int k, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // bf16 mma and cp.async need sm_80
   static_assert(Vec || !Async, "cp.async copies 16-byte chunks");
+  constexpr int kStages = Tl::kStages, kBK = Tl::kBK;
   extern __shared__ __align__(16) unsigned char smem[];
   T* const stages = reinterpret_cast<T*>(smem);
-  const auto stage_a = [&](int s) { return stages + s * kStageElems; };
-  const auto stage_b = [&](int s) { return stages + s * kStageElems + kBM * kAStride; };
+  const auto stage_a = [&](int s) { return stages + s * Tl::kStageElems; };
+  const auto stage_b = [&](int s) { return stages + s * Tl::kStageElems + Tl::kBM * Tl::kAStride; };
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int wm = (warp / kWarpsN) * kWM, wn = (warp % kWarpsN) * kWN;  // the warp's tile within the block's
-  const int bm = blockIdx.y * kBM, bn = blockIdx.x * kBN;
+  const int wm = (warp / Tl::kWarpsN) * Tl::kWM, wn = (warp % Tl::kWarpsN) * Tl::kWN;  // the warp's tile in the block's
+  const int bm = blockIdx.y * Tl::kBM, bn = blockIdx.x * Tl::kBN;
   const int steps = (k + kBK - 1) / kBK;
-  float acc[kMT][kNT][4] = {};
+  float acc[Tl::kMT][Tl::kNT][4] = {};
   if (Async) {
     // Stage s holds step s, s + kStages, ...: kStages - 1 steps are in flight while one is multiplied.
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (s < steps) load_tiles<T, Vec, true>(stage_a(s), stage_b(s), a, b, m, n, k, bm, bn, s * kBK);
+      if (s < steps) load_tiles<Tl, T, Vec, true>(stage_a(s), stage_b(s), a, b, m, n, k, bm, bn, s * kBK);
       cp_async_commit();  // empty groups too: the count waited for below stays right
     }
     for (int step = 0; step < steps; ++step) {
@@ -189,25 +219,26 @@ __global__ void __launch_bounds__(kThreads)
       __syncthreads();               // ... and everyone's; and the stage refilled below is no longer read
       const int next = step + kStages - 1;
       if (next < steps) {
-        load_tiles<T, Vec, true>(stage_a(next % kStages), stage_b(next % kStages), a, b, m, n, k, bm, bn, next * kBK);
+        load_tiles<Tl, T, Vec, true>(stage_a(next % kStages), stage_b(next % kStages), a, b, m, n, k, bm, bn,
+                                     next * kBK);
       }
       cp_async_commit();
-      multiply_stage<T>(acc, stage_a(step % kStages), stage_b(step % kStages), wm, wn, lane);
+      multiply_stage<Tl, T>(acc, stage_a(step % kStages), stage_b(step % kStages), wm, wn, lane);
     }
     cp_async_wait<0>();
   } else {
     for (int step = 0; step < steps; ++step) {
-      load_tiles<T, Vec, false>(stage_a(0), stage_b(0), a, b, m, n, k, bm, bn, step * kBK);
+      load_tiles<Tl, T, Vec, false>(stage_a(0), stage_b(0), a, b, m, n, k, bm, bn, step * kBK);
       __syncthreads();
-      multiply_stage<T>(acc, stage_a(0), stage_b(0), wm, wn, lane);
+      multiply_stage<Tl, T>(acc, stage_a(0), stage_b(0), wm, wn, lane);
       __syncthreads();
     }
   }
   // Lane l holds rows l / 4 and l / 4 + 8 of each m16n8 tile, columns 2 (l % 4) and the next.
 #pragma unroll
-  for (int mi = 0; mi < kMT; ++mi) {
+  for (int mi = 0; mi < Tl::kMT; ++mi) {
 #pragma unroll
-    for (int ni = 0; ni < kNT; ++ni) {
+    for (int ni = 0; ni < Tl::kNT; ++ni) {
       const int j = bn + wn + ni * 8 + (lane % 4) * 2;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -229,25 +260,27 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-template <class T, bool Vec, bool Async>
+template <class T, bool Vec, bool Async, class Tl = DefaultTile>
 int launch_kernel(int m, int n, int k, const void* a, const void* b, void* c, cudaStream_t stream) {
-  const int smem = smem_bytes<T>(Async ? kStages : 1);
+  const int smem = Tl::template smem_bytes<T>(Async ? Tl::kStages : 1);
   // Above 48 KiB a kernel must ask for its shared memory; once per process (one device per rank).
   static const cudaError_t opt_in =
-      cudaFuncSetAttribute(gemm_mma<T, Vec, Async>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      cudaFuncSetAttribute(gemm_mma<T, Vec, Async, Tl>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (opt_in != cudaSuccess) return static_cast<int>(opt_in);
-  const dim3 grid((n + kBN - 1) / kBN, (m + kBM - 1) / kBM);
-  gemm_mma<T, Vec, Async><<<grid, kThreads, smem, stream>>>(m, n, k, static_cast<const T*>(a),
-                                                            static_cast<const T*>(b), static_cast<T*>(c));
+  const dim3 grid((n + Tl::kBN - 1) / Tl::kBN, (m + Tl::kBM - 1) / Tl::kBM);
+  gemm_mma<T, Vec, Async, Tl><<<grid, Tl::kThreads, smem, stream>>>(m, n, k, static_cast<const T*>(a),
+                                                                    static_cast<const T*>(b), static_cast<T*>(c));
   return static_cast<int>(cudaGetLastError());
+}
+
+bool rows_of_16_bytes(int n, int k, const void* a, const void* b, const void* c) {
+  return k % 8 == 0 && n % 8 == 0 && aligned16(a) && aligned16(b) && aligned16(c);
 }
 
 template <class T>
 int launch(bool async, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
-  if (k % 8 != 0 || n % 8 != 0 || !aligned16(a) || !aligned16(b) || !aligned16(c)) {
-    return launch_kernel<T, false, false>(m, n, k, a, b, c, st);
-  }
+  if (!rows_of_16_bytes(n, k, a, b, c)) return launch_kernel<T, false, false>(m, n, k, a, b, c, st);
   if (async) return launch_kernel<T, true, true>(m, n, k, a, b, c, st);
   return launch_kernel<T, true, false>(m, n, k, a, b, c, st);
 }
@@ -259,6 +292,15 @@ int launch_typed(DType t, bool async, int m, int n, int k, const void* a, const 
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }
+
+// mma_async with tile `tile` of kTiles.
+template <class T, std::size_t... I>
+int launch_tile(int tile, int m, int n, int k, const void* a, const void* b, void* c, cudaStream_t st,
+                std::index_sequence<I...>) {
+  int r = static_cast<int>(cudaErrorInvalidValue);
+  ((tile == static_cast<int>(I) ? (r = launch_kernel<T, true, true, TileAt<I>>(m, n, k, a, b, c, st)) : 0), ...);
+  return r;
+}
 }  // namespace
 
 int launch_gemm_mma(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
@@ -267,6 +309,24 @@ int launch_gemm_mma(DType t, int m, int n, int k, const void* a, const void* b, 
 
 int launch_gemm_mma_async(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
   return launch_typed(t, true, m, n, k, a, b, c, stream);
+}
+
+int gemm_mma_tile_count() { return static_cast<int>(std::size(kTiles)); }
+
+MmaTile gemm_mma_tile(int tile) { return kTiles[tile]; }
+
+int launch_gemm_mma_tile(int tile, DType t, int m, int n, int k, const void* a, const void* b, void* c,
+                         void* stream) {
+  constexpr auto kAll = std::make_index_sequence<std::size(kTiles)>();
+  const auto st = static_cast<cudaStream_t>(stream);
+  if (tile < 0 || tile >= gemm_mma_tile_count() || !rows_of_16_bytes(n, k, a, b, c)) {
+    return static_cast<int>(cudaErrorInvalidValue);
+  }
+  switch (t) {
+    case DType::fp16: return launch_tile<__half>(tile, m, n, k, a, b, c, st, kAll);
+    case DType::bf16: return launch_tile<__nv_bfloat16>(tile, m, n, k, a, b, c, st, kAll);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
 }
 
 }  // namespace gpuscale::kernels

@@ -8,12 +8,14 @@
 #   3. compute-sanitizer memcheck of every kernel at edge tiles with 16-byte
 #      rows and without, racecheck and synccheck at one of them;
 #   4. ncu's shared-memory table (bank conflicts: kernels/simulate.py expects
-#      none) and pipe utilization of our kernels at 4096 and the odd shape.
+#      none) and pipe utilization of our kernels at 4096 and the odd shape;
+#   5. bench/mma_tiles: each tile of the cp.async kernel against cuBLAS at
+#      4096 (which to ship, if the default misses its target).
 # Logs, the ladder's result file and its report go to OUT_DIR; a summary of
 # each step's outcome is printed last. Exit status: 1 when any step failed,
 # 77 where no GPU is usable (nothing checked).
 #   kernels/gpu_check.sh BIN OUT_DIR
-# BIN: a build directory (build: build/src/gpuscale, build/tests/...) or a
+# BIN: a build directory (build/src/gpuscale, build/tests/..., build/bench/...) or a
 # folder holding the binaries (a bundle's $GS/bin). Steps whose tool is
 # missing (ncu, compute-sanitizer) are reported as not run.
 set -uo pipefail
@@ -23,11 +25,12 @@ root=$(dirname "$here")
 bin=$1 out=$2
 mkdir -p "$out"
 find_bin() {
-  for p in "$bin/$1" "$bin/src/$1" "$bin/tests/$1"; do [ -x "$p" ] && { echo "$p"; return; }; done
+  for p in "$bin/$1" "$bin/src/$1" "$bin/tests/$1" "$bin/bench/$1"; do [ -x "$p" ] && { echo "$p"; return; }; done
   echo "no $1 under $bin" >&2; return 1
 }
 gpuscale=$(find_bin gpuscale) || exit 2
 backend_test=$(find_bin gpu_cuda_backend) || exit 2
+tiles=$(find_bin mma_tiles) || exit 2
 ladder=$root/configs/kernel-ladder.toml
 summary=()
 step() {  # NAME LOG CMD...: runs CMD with its output in OUT/LOG, notes the outcome
@@ -41,12 +44,12 @@ step() {  # NAME LOG CMD...: runs CMD with its output in OUT/LOG, notes the outc
   return $rc
 }
 failed=0
-if ! nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv \
-  >"$out/gpu.txt" 2>&1; then
-  cat "$out/gpu.txt"
+if ! gpu=$(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv 2>&1); then
+  echo "$gpu"
   echo "no usable GPU here (nvidia-smi failed): nothing checked"
   exit 77
 fi
+echo "$gpu" >"$out/backend.log"
 
 step "every kernel against cuBLAS, element by element" backend.log "$backend_test" || failed=1
 step "kernel ladder next to cuBLAS" ladder.log mpirun -np 1 "$gpuscale" run "$ladder" -o "$out/ladder.h5" --force ||
@@ -82,9 +85,12 @@ else
   summary+=("$(printf '%-50s %s' ncu 'not run: not on PATH')")
 fi
 
+step "tiles of mma_async against cuBLAS" tiles.txt "$tiles" --size 4096 || failed=1
+
 echo
-cat "$out/gpu.txt"
+echo "$gpu"
 cat "$out/report.txt" 2>/dev/null
+cat "$out/tiles.txt"
 echo
 printf '%s\n' "${summary[@]}"
 exit $failed

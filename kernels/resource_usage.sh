@@ -23,7 +23,7 @@ for arch in $archs; do
           print arch "\t" name "\t" regs " registers\t" smem " B static smem\t" spill
         }' |
       while IFS="$(printf '\t')" read -r a name rest; do
-        printf '%s  %s\t%s\n' "$a" "$(echo "$name" | c++filt | sed 's/gpuscale::kernels::(anonymous namespace):://; s/(int, int, int.*//')" "$rest"
+        printf '%s  %s\t%s\n' "$a" "$(echo "$name" | c++filt | sed 's/gpuscale::kernels::(anonymous namespace):://g; s/(int, int, int.*//')" "$rest"
       done
   done
 done

@@ -7,11 +7,12 @@ the index expressions mirror the kernels' and must be kept in step with them.
    and element loads:
    - gemm_mma.cu: the staged tiles as load_tiles fills them, ldmatrix (.x4,
      and .x4.trans) and mma.sync m16n8k16 as the PTX ISA defines each lane's
-     fragments, and the store of C, for every warp and lane of every block.
+     fragments, and the store of C, for every warp and lane of every block;
+     for the default tile and every other tile of kTiles (bench/mma_tiles).
    - gemm_blocked.cu: the tiles each thread stages (A transposed), each
      thread's 8 x 8 of C, and its store.
 2. Bank conflicts of every shared-memory access of one k step, for every
-   warp (16-byte loads; fp16 for mma, fp32 and fp64 for blocked), in the
+   warp (16-byte loads; fp16 for every tile of mma, fp32 and fp64 for blocked), in the
    usual model: 32 banks of 4 bytes; a 16-byte access (and each 8 x 8 matrix
    of an ldmatrix) is served a quarter-warp at a time, an 8-byte access a
    half-warp at a time, a narrower one the whole warp at once; lanes of a
@@ -42,44 +43,67 @@ def constants(name):
 
 # gemm_mma.cu
 M = constants("gemm_mma.cu")
-BM, BN, BK, PAD = M["kBM"], M["kBN"], M["kBK"], M["kPad"]
-WM_, WN_, WM, WN, MT, NT = M["kWarpsM"], M["kWarpsN"], M["kWM"], M["kWN"], M["kMT"], M["kNT"]
-AS, BS, THREADS = M["kAStride"], M["kBStride"], M["kThreads"]
-WARPS = THREADS // 32
-ROWS_PER_WARP = 32 // (BK // 8)
+PAD = M["kPad"]
 
 
-def mma_a_chunk(e):
-    """load_tiles: the row and first column of A's chunk e."""
-    return (e // 32) * ROWS_PER_WARP + e % ROWS_PER_WARP, (e % 32) // ROWS_PER_WARP * 8
+class Tile:
+    """gemm_mma.cu's Tile: a block's bm x bn of C with warps_m x warps_n warps, bk of k per step."""
+
+    def __init__(self, bm, bn, bk, warps_m, warps_n, stages):
+        self.BM, self.BN, self.BK, self.WM_, self.WN_, self.stages = bm, bn, bk, warps_m, warps_n, stages
+        self.WM, self.WN = bm // warps_m, bn // warps_n
+        self.MT, self.NT = self.WM // 16, self.WN // 8
+        self.AS, self.BS = bk + PAD, bn + PAD
+        self.THREADS = 32 * warps_m * warps_n
+        self.WARPS = warps_m * warps_n
+
+    def __str__(self):
+        return f"{self.BM}x{self.BN}x{self.BK} w{self.WM_}x{self.WN_} s{self.stages}"
+
+    def a_chunk(self, e):
+        """load_tiles: the row and first column of A's chunk e."""
+        runs = self.BK // 32
+        run, lane = e // 32, e % 32
+        return run // runs * 8 + lane % 8, (run % runs * 4 + lane // 8) * 8
+
+    def b_chunk(self, e):
+        return e // (self.BN // 8), (e % (self.BN // 8)) * 8
+
+    def a_ldmatrix(self, wm, mi, ks, lane):
+        """Element offset in the staged A of the row that `lane` gives ldmatrix_x4."""
+        return (wm + mi * 16 + lane % 16) * self.AS + ks + (lane // 16) * 8
+
+    def b_ldmatrix(self, wn, nj, ks, lane):
+        return (ks + lane % 16) * self.BS + wn + nj * 8 + (lane // 16) * 8
+
+    def warp_origin(self, warp):
+        return (warp // self.WN_) * self.WM, (warp % self.WN_) * self.WN
 
 
-def mma_b_chunk(e):
-    return e // (BN // 8), (e % (BN // 8)) * 8
+def tiles():
+    """kTiles of gemm_mma.cu, the default (impl = "mma", "mma_async") first."""
+    text = (HERE / "gemm_mma.cu").read_text()
+    table = re.search(r"constexpr MmaTile kTiles\[\] = \{(.*?)\n\};", text, re.S).group(1)
+    return [Tile(*(eval(x, {}, dict(M)) for x in entry.split(","))) for entry in re.findall(r"\{([^{}]*)\}", table)]
 
 
-def mma_a_ldmatrix(wm, mi, ks, lane):
-    """Element offset in the staged A of the row that `lane` gives ldmatrix_x4."""
-    return (wm + mi * 16 + lane % 16) * AS + ks + (lane // 16) * 8
+TILES = tiles()
+DEFAULT = TILES[0]
 
 
-def mma_b_ldmatrix(wn, nj, ks, lane):
-    return (ks + lane % 16) * BS + wn + nj * 8 + (lane // 16) * 8
-
-
-def load_tiles(a, b, m, n, k, bm, bn, p0, vec):
-    As = np.full(BM * AS, np.nan); Bs = np.full(BK * BS, np.nan)  # NaN: never written
-    for e in range(BM * BK // 8):
-        i, p = mma_a_chunk(e); gi, gp = bm + i, p0 + p
+def load_tiles(t, a, b, m, n, k, bm, bn, p0, vec):
+    As = np.full(t.BM * t.AS, np.nan); Bs = np.full(t.BK * t.BS, np.nan)  # NaN: never written
+    for e in range(t.BM * t.BK // 8):
+        i, p = t.a_chunk(e); gi, gp = bm + i, p0 + p
         for q in range(8):
             inside = (gi < m and gp < k) if vec else (gi < m and gp + q < k)
-            assert np.isnan(As[i * AS + p + q]), "two chunks of A staged in one place"
-            As[i * AS + p + q] = a[gi, gp + q] if inside else 0
-    for e in range(BK * BN // 8):
-        p, j = mma_b_chunk(e); gp, gj = p0 + p, bn + j
+            assert np.isnan(As[i * t.AS + p + q]), "two chunks of A staged in one place"
+            As[i * t.AS + p + q] = a[gi, gp + q] if inside else 0
+    for e in range(t.BK * t.BN // 8):
+        p, j = t.b_chunk(e); gp, gj = p0 + p, bn + j
         for q in range(8):
             inside = (gp < k and gj < n) if vec else (gp < k and gj + q < n)
-            Bs[p * BS + j + q] = b[gp, gj + q] if inside else 0
+            Bs[p * t.BS + j + q] = b[gp, gj + q] if inside else 0
     return As, Bs
 
 
@@ -108,31 +132,31 @@ def mma(d, fa, fb0, fb1):
         d[t] += [D[g, 2 * c], D[g, 2 * c + 1], D[g + 8, 2 * c], D[g + 8, 2 * c + 1]]
 
 
-def gemm_mma(a, b, m, n, k, vec):
+def gemm_mma(t, a, b, m, n, k, vec):
     c = np.full((m, n), np.nan)
-    for by in range((m + BM - 1) // BM):
-        for bx in range((n + BN - 1) // BN):
-            bm, bn = by * BM, bx * BN
-            acc = np.zeros((WARPS, MT, NT, 32, 4))
-            for step in range((k + BK - 1) // BK):
-                As, Bs = load_tiles(a, b, m, n, k, bm, bn, step * BK, vec)
-                for warp in range(WARPS):
-                    wm, wn = (warp // WN_) * WM, (warp % WN_) * WN
-                    for ks in range(0, BK, 16):
-                        fa = [ldmatrix_x4(As, [mma_a_ldmatrix(wm, mi, ks, l) for l in range(32)], False)
-                              for mi in range(MT)]
-                        fb = [None] * NT
-                        for nj in range(0, NT, 2):
-                            r = ldmatrix_x4(Bs, [mma_b_ldmatrix(wn, nj, ks, l) for l in range(32)], True)
+    for by in range((m + t.BM - 1) // t.BM):
+        for bx in range((n + t.BN - 1) // t.BN):
+            bm, bn = by * t.BM, bx * t.BN
+            acc = np.zeros((t.WARPS, t.MT, t.NT, 32, 4))
+            for step in range((k + t.BK - 1) // t.BK):
+                As, Bs = load_tiles(t, a, b, m, n, k, bm, bn, step * t.BK, vec)
+                for warp in range(t.WARPS):
+                    wm, wn = t.warp_origin(warp)
+                    for ks in range(0, t.BK, 16):
+                        fa = [ldmatrix_x4(As, [t.a_ldmatrix(wm, mi, ks, l) for l in range(32)], False)
+                              for mi in range(t.MT)]
+                        fb = [None] * t.NT
+                        for nj in range(0, t.NT, 2):
+                            r = ldmatrix_x4(Bs, [t.b_ldmatrix(wn, nj, ks, l) for l in range(32)], True)
                             fb[nj] = (r[:, 0], r[:, 1]); fb[nj + 1] = (r[:, 2], r[:, 3])
-                        for mi in range(MT):
-                            for ni in range(NT):
+                        for mi in range(t.MT):
+                            for ni in range(t.NT):
                                 mma(acc[warp, mi, ni], fa[mi], fb[ni][0], fb[ni][1])
-            for warp in range(WARPS):
-                wm, wn = (warp // WN_) * WM, (warp % WN_) * WN
+            for warp in range(t.WARPS):
+                wm, wn = t.warp_origin(warp)
                 for lane in range(32):
-                    for mi in range(MT):
-                        for ni in range(NT):
+                    for mi in range(t.MT):
+                        for ni in range(t.NT):
                             j = bn + wn + ni * 8 + (lane % 4) * 2
                             for h in range(2):
                                 i = bm + wm + mi * 16 + lane // 4 + h * 8
@@ -232,21 +256,23 @@ def bank_report():
         r = rows.setdefault((kernel, access), [0, 0, 0]); r[0] += w; r[1] += i; r[2] += 1
 
     h = 2  # fp16, bf16
-    b_base = BM * AS * h
-    for warp in range(WARPS):
-        lanes = range(32 * warp, 32 * warp + 32)
-        for r in range(BM * BK // 8 // THREADS):
-            count("mma", "A store (cp.async)", [mma_a_chunk(t + r * THREADS)[0] * AS * h
-                                                + mma_a_chunk(t + r * THREADS)[1] * h for t in lanes], 16)
-        for r in range(BK * BN // 8 // THREADS):
-            count("mma", "B store (cp.async)", [b_base + (lambda p, j: (p * BS + j) * h)(*mma_b_chunk(t + r * THREADS))
-                                                for t in lanes], 16)
-        wm, wn = (warp // WN_) * WM, (warp % WN_) * WN
-        for ks in range(0, BK, 16):
-            for mi in range(MT):
-                count("mma", "A ldmatrix.x4", [mma_a_ldmatrix(wm, mi, ks, l) * h for l in range(32)], 16)
-            for nj in range(0, NT, 2):
-                count("mma", "B ldmatrix.x4.trans", [b_base + mma_b_ldmatrix(wn, nj, ks, l) * h for l in range(32)], 16)
+    for t in TILES:
+        name = "mma" if t is DEFAULT else f"mma {t}"
+        b_base = t.BM * t.AS * h
+        for warp in range(t.WARPS):
+            lanes = range(32 * warp, 32 * warp + 32)
+            for r in range(t.BM * t.BK // 8 // t.THREADS):
+                count(name, "A store (cp.async)", [(lambda i, p: (i * t.AS + p) * h)(*t.a_chunk(x + r * t.THREADS))
+                                                   for x in lanes], 16)
+            for r in range(t.BK * t.BN // 8 // t.THREADS):
+                count(name, "B store (cp.async)", [b_base + (lambda p, j: (p * t.BS + j) * h)(*t.b_chunk(x + r * t.THREADS))
+                                                   for x in lanes], 16)
+            wm, wn = t.warp_origin(warp)
+            for ks in range(0, t.BK, 16):
+                for mi in range(t.MT):
+                    count(name, "A ldmatrix.x4", [t.a_ldmatrix(wm, mi, ks, l) * h for l in range(32)], 16)
+                for nj in range(0, t.NT, 2):
+                    count(name, "B ldmatrix.x4.trans", [b_base + t.b_ldmatrix(wn, nj, ks, l) * h for l in range(32)], 16)
     for name, size in (("blocked fp32", 4), ("blocked fp64", 8)):
         kv = 16 // size
         as_row = BBM  # as[kBK][kBM]
@@ -280,11 +306,15 @@ assert wavefronts([8 * l for l in range(16)] + [None] * 16, 8) == (1, 1)  # half
 assert wavefronts([256 * (l % 2) + 8 * (l // 2) for l in range(32)], 8) == (4, 2)
 
 rng = np.random.default_rng(1)
-for (m, n, k, vec) in [(200, 136, 72, True), (130, 131, 45, False), (64, 256, 32, True), (136, 520, 48, True)]:
-    a = rng.integers(-3, 4, (m, k)).astype(float); b = rng.integers(-3, 4, (k, n)).astype(float)
-    ok = np.array_equal(gemm_mma(padded(a, BM, BK + 8), padded(b, BK, BN + 8), m, n, k, vec), a @ b)
-    print(f"mma m={m} n={n} k={k} {'16-byte' if vec else 'element'} loads:", "exact" if ok else "WRONG")
-    assert ok
+# Every tile with 16-byte rows (the only loads launch_gemm_mma_tile takes), the default with element loads too.
+for t in TILES:
+    shapes = [(200, 136, 72, True), (136, 520, 48, True)]
+    if t is DEFAULT: shapes += [(130, 131, 45, False), (64, 256, 32, True)]
+    for (m, n, k, vec) in shapes:
+        a = rng.integers(-3, 4, (m, k)).astype(float); b = rng.integers(-3, 4, (k, n)).astype(float)
+        ok = np.array_equal(gemm_mma(t, padded(a, t.BM, t.BK + 8), padded(b, t.BK, t.BN + 8), m, n, k, vec), a @ b)
+        print(f"mma {t} m={m} n={n} k={k} {'16-byte' if vec else 'element'} loads:", "exact" if ok else "WRONG")
+        assert ok
 for (m, n, k, kv, vec) in [(200, 136, 44, 4, True), (130, 131, 45, 4, False), (140, 130, 18, 2, True),
                            (129, 127, 13, 2, False)]:
     a = rng.integers(-3, 4, (m, k)).astype(float); b = rng.integers(-3, 4, (k, n)).astype(float)
@@ -295,9 +325,10 @@ for (m, n, k, kv, vec) in [(200, 136, 44, 4, True), (130, 131, 45, 4, False), (1
 
 print("\nshared memory, one k step, per warp: instructions, wavefronts (fewest the bytes need)")
 conflicts = []
+warps_of = {"mma" if t is DEFAULT else f"mma {t}": t.WARPS for t in TILES}
 for (kernel, access), (w, fewest, n_instr) in bank_report().items():
-    warps = WARPS if kernel == "mma" else BTHREADS // 32
-    print(f"  {kernel:13} {access:22} {n_instr // warps:3} instr  {w / warps:6.1f} ({fewest / warps:.1f})"
+    warps = warps_of.get(kernel, BTHREADS // 32)
+    print(f"  {kernel:26} {access:22} {n_instr // warps:3} instr  {w / warps:6.1f} ({fewest / warps:.1f})"
           + ("" if w == fewest else f"  {w / fewest:.2f}x: bank conflicts"))
     if w != fewest: conflicts.append(f"{kernel} {access}")
 assert not conflicts, f"bank conflicts: {', '.join(conflicts)}"

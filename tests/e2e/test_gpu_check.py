@@ -21,6 +21,7 @@ for a; do [ "$a" = --check ] && { echo "check output"; exit "${CHECK_EXIT:-0}"; 
 echo "report table"
 """
 BACKEND = '#!/bin/bash\necho "gpu_cuda_backend" >> "$STUB_LOG"\nexit "${BACKEND_EXIT:-0}"\n'
+TILES = '#!/bin/bash\necho "mma_tiles $*" >> "$STUB_LOG"\necho "tile table"\n'
 NVIDIA_SMI = '#!/bin/bash\necho "name, driver_version"\necho "Stand-in GPU, 0"\n'
 MPIRUN = '#!/bin/bash\necho "mpirun $1 $2" >> "$STUB_LOG"\nshift 2\nexec "$@"\n'
 # compute-sanitizer --tool T --error-exitcode N PROGRAM...; ncu -k K --section S --section S PROGRAM...
@@ -33,7 +34,7 @@ class GpuCheck(ScratchTest):
         super().setUp()
         self.bin = self.path("bin")
         self.tools = self.path("tools")
-        for d, files in ((self.bin, {"gpuscale": GPUSCALE, "gpu_cuda_backend": BACKEND}),
+        for d, files in ((self.bin, {"gpuscale": GPUSCALE, "gpu_cuda_backend": BACKEND, "mma_tiles": TILES}),
                          (self.tools, {"nvidia-smi": NVIDIA_SMI, "mpirun": MPIRUN,
                                        "compute-sanitizer": SANITIZER, "ncu": NCU})):
             os.mkdir(d)
@@ -77,15 +78,21 @@ class GpuCheck(ScratchTest):
             "ncu -k regex:^gemm_ --section MemoryWorkloadAnalysis_Tables --section ComputeWorkloadAnalysis "
             f"{self.bin}/gpuscale run {ladder} -o {out}/n.h5 --force --set size=4096 {small}",
             f"{run} -o {out}/n.h5 --force --set size=4096 {small}",
+            "mma_tiles --size 4096",
         ])
         # Eight files at most come back from a GPU machine's output folder.
-        self.assertEqual(sorted(os.listdir(out)), ["backend.log", "gpu.txt", "ladder.h5", "ladder.log", "ncu.txt",
-                                                   "report.csv", "report.txt", "sanitizer.log"])
-        summary = p.stdout.split("report table\n")[-1]
+        self.assertEqual(sorted(os.listdir(out)), ["backend.log", "ladder.h5", "ladder.log", "ncu.txt", "report.csv",
+                                                   "report.txt", "sanitizer.log", "tiles.txt"])
+        with open(os.path.join(out, "backend.log")) as f:
+            self.assertTrue(f.read().startswith("name, driver_version\nStand-in GPU, 0\n"))
+        self.assertIn("report table\n", p.stdout)
+        self.assertIn("tile table\n", p.stdout)
+        summary = p.stdout.split("tile table\n")[-1]
         self.assertRegex(summary, r"every kernel against cuBLAS, element by element\s+ok \(\d+ s, backend\.log\)")
         self.assertRegex(summary, r"targets: report --check\s+ok \(\d+ s, report\.txt\)")
         self.assertRegex(summary, r"memcheck at m=77 n=131 k=45\s+ok \(\d+ s, sanitizer\.log\)")
         self.assertRegex(summary, r"ncu: shared memory and pipes of our kernels\s+ok \(\d+ s, ncu\.txt\)")
+        self.assertRegex(summary, r"tiles of mma_async against cuBLAS\s+ok \(\d+ s, tiles\.txt\)")
         self.assertIn("Stand-in GPU, 0", p.stdout)
 
     def test_a_missed_target_or_a_failed_step_fails_the_whole_and_the_summary_says_which(self):

@@ -1,0 +1,197 @@
+// Benchmark (not a test): the tiles of the cp.async tensor-core kernel
+// (kernels/gemm_kernels.hpp, MmaTile; tile 0 is the one impl = "mma_async"
+// runs) against cuBLAS on the same operands, square at --size, in fp16 and
+// bf16: the median of --reps timed launches of each (cudaEvent), taken in
+// --rounds interleaved rounds after a warm-up, as TFLOP/s and as a share of
+// cuBLAS's. Every element of each tile's C is held to cuBLAS's, as
+// gpu.cuda_backend does for the shipped kernels. It is how a tile is chosen
+// on a GPU (kernels/README.md): the one to ship is the fastest that agrees.
+// Exits 77 where no CUDA device is usable, 1 when a launch fails or a result
+// disagrees.
+// Run: build/bench/mma_tiles [--size 4096] [--dtypes bf16,fp16] [--reps 20] [--rounds 3]
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "device/backend.hpp"
+#include "device/cuda_status.hpp"
+#include "device/device.hpp"
+#include "device/dtype.hpp"
+#include "gemm_kernels.hpp"
+#include "workloads/gemm_operands.hpp"
+
+using namespace gpuscale;
+
+namespace {
+
+struct Candidate {
+  std::string name;
+  int tile;  // -1: cuBLAS
+  std::vector<double> seconds;
+};
+
+std::vector<double> values(std::size_t count, std::mt19937_64& rng) {
+  // Multiples of 1/256 in [-1, 1): exact in fp16 and bf16, as gemm's inputs are.
+  std::uniform_int_distribution<int> d(-256, 255);
+  std::vector<double> v(count);
+  for (auto& x : v) x = d(rng) / 256.0;
+  return v;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+std::string tile_name(const kernels::MmaTile& m) {
+  char s[80];
+  std::snprintf(s, sizeof s, "%dx%dx%d, warps %dx%d, %d stages", m.bm, m.bn, m.bk, m.warps_m, m.warps_n, m.stages);
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
+std::vector<double> download(Device& dev, const DeviceBuffer& c, std::size_t count, DType t) {
+  std::vector<unsigned char> bytes(count * dtype_size(t));
+  dev.copy_to_host(bytes.data(), c, bytes.size());
+  std::vector<double> out(count);
+  decode(bytes.data(), count, t, out.data());
+  return out;
+}
+
+}  // namespace
+
+namespace {
+int run(int argc, char** argv) {
+  int size = 4096, reps = 20, rounds = 3;
+  std::string dtypes = "bf16,fp16";
+  CLI::App app{"Each tile of the cp.async tensor-core kernel against cuBLAS, every element checked"};
+  app.add_option("--size", size, "m = n = k; a multiple of 8")->check(CLI::Range(8, 1 << 15));
+  app.add_option("--dtypes", dtypes, "comma-separated: fp16, bf16");
+  app.add_option("--reps", reps, "timed launches per candidate and round")->check(CLI::Range(1, 10000));
+  app.add_option("--rounds", rounds, "interleaved rounds")->check(CLI::Range(1, 100));
+  CLI11_PARSE(app, argc, argv);
+  if (size % 8 != 0) {
+    std::fprintf(stderr, "mma_tiles: --size must be a multiple of 8 (the tiles load rows 16 bytes at a time)\n");
+    return 2;
+  }
+  const CudaStatus status = probe_cuda();
+  if (!status.usable) {
+    std::printf("skipped: %s\n", status.reason.c_str());
+    return 77;
+  }
+  auto dev = make_device(choose_backend("cuda", status), 0);
+  std::printf("device: %s; %d x %d x %d, %d round(s) of %d launch(es) each\n", dev->info().name.c_str(), size, size,
+              size, rounds, reps);
+  const GemmShape shape{size, size, size};
+  const double flops = 2.0 * size * static_cast<double>(size) * size;
+  const std::size_t count = static_cast<std::size_t>(size) * size;
+  int failures = 0;
+
+  for (const std::string& name : split_commas(dtypes)) {
+    const DType t = parse_dtype(name);
+    if (t != DType::fp16 && t != DType::bf16) {
+      std::fprintf(stderr, "mma_tiles: the tiles take fp16 or bf16, not %s\n", name.c_str());
+      return 2;
+    }
+    std::mt19937_64 rng(42);
+    const std::vector<double> a = values(count, rng), b = values(count, rng);
+    const DeviceBuffer da = upload_values(*dev, a, t), db = upload_values(*dev, b, t);
+    DeviceBuffer expected = dev->alloc(count * dtype_size(t)), c = dev->alloc(count * dtype_size(t));
+    dev->gemm(GemmImpl::vendor, t, shape, da, db, expected);
+    const std::vector<double> want = download(*dev, expected, count, t);
+    // |ours - cuBLAS| within both results' rounding: 2 x tolerance x |row of A| |column of B| (Cauchy-Schwarz).
+    std::vector<double> row(size, 0.0), col(size, 0.0);
+    for (std::size_t at = 0; at < count; ++at) {
+      row[at / size] += a[at] * a[at];
+      col[at % size] += b[at] * b[at];
+    }
+    const double tolerance = gemm_tolerance(t, size);
+
+    std::vector<Candidate> cands{{"cuBLAS", -1, {}}};
+    for (int i = 0; i < kernels::gemm_mma_tile_count(); ++i) {
+      const kernels::MmaTile m = kernels::gemm_mma_tile(i);
+      cands.push_back({tile_name(m) + (i == 0 ? " (mma_async)" : ""), i, {}});
+    }
+    const auto launch = [&](const Candidate& cand) {
+      if (cand.tile < 0) {
+        dev->gemm(GemmImpl::vendor, t, shape, da, db, c);
+        return 0;
+      }
+      return kernels::launch_gemm_mma_tile(cand.tile, t, size, size, size, da.data(), db.data(), c.data(),
+                                           dev->native_stream());
+    };
+    for (auto& cand : cands) {  // each result checked once, element by element; the launch warms up too
+      if (const int err = launch(cand); err != 0) {
+        std::printf("FAIL %s %s: launch error %d\n", name.c_str(), cand.name.c_str(), err);
+        ++failures;
+        cand.tile = -2;
+        continue;
+      }
+      dev->synchronize();
+      const std::vector<double> got = download(*dev, c, count, t);
+      std::int64_t wrong = 0;
+      for (std::size_t at = 0; at < count; ++at) {
+        if (!(std::fabs(got[at] - want[at]) <= 2 * tolerance * std::sqrt(row[at / size] * col[at % size]))) ++wrong;
+      }
+      if (wrong) {
+        std::printf("FAIL %s %s: %lld element(s) disagree with cuBLAS\n", name.c_str(), cand.name.c_str(),
+                    static_cast<long long>(wrong));
+        ++failures;
+        cand.tile = -2;
+      }
+    }
+    auto e0 = dev->create_event(), e1 = dev->create_event();
+    for (int r = 0; r < rounds; ++r) {
+      for (auto& cand : cands) {
+        if (cand.tile == -2) continue;
+        for (int i = 0; i < 3; ++i) launch(cand);  // warm-up after the other candidates ran
+        for (int i = 0; i < reps; ++i) {
+          e0->record();
+          launch(cand);
+          e1->record();
+          dev->synchronize();
+          cand.seconds.push_back(dev->elapsed_s(*e0, *e1));
+        }
+      }
+    }
+    std::printf("\n%s  %-40s %10s %8s %9s\n", name.c_str(), "tile", "median", "TFLOP/s", "of cuBLAS");
+    double vendor = 0;
+    for (auto& cand : cands) {
+      if (cand.tile == -2) {
+        std::printf("      %-40s %10s\n", cand.name.c_str(), "failed");
+        continue;
+      }
+      const double m = median(cand.seconds), tflops = flops / m / 1e12;
+      if (cand.tile == -1) vendor = tflops;
+      std::printf("      %-40s %8.1f us %8.1f %9.3f\n", cand.name.c_str(), m * 1e6, tflops, tflops / vendor);
+    }
+  }
+  std::printf("\n%d failure(s)\n", failures);
+  return failures ? 1 : 0;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // a CUDA or cuBLAS error, named by the device layer
+    std::fprintf(stderr, "mma_tiles: %s\n", e.what());
+    return 1;
+  }
+}
