@@ -65,8 +65,8 @@ class GpuCheck(ScratchTest):
             "mpirun -np 1",
             f"{run} -o {out}/ladder.h5 --force",
             f"gpuscale report {out}/ladder.h5",
-            f"gpuscale report {out}/ladder.h5 --format csv",
             f"gpuscale report {out}/ladder.h5 --check",
+            "mma_tiles --size 4096",
             "compute-sanitizer memcheck 3",
             f"{run} -o {out}/s.h5 --force --set m=200 --set n=136 --set k=72 {small}",
             "compute-sanitizer memcheck 3",
@@ -78,15 +78,13 @@ class GpuCheck(ScratchTest):
             "ncu -k regex:^gemm_ --section MemoryWorkloadAnalysis_Tables --section ComputeWorkloadAnalysis "
             f"{self.bin}/gpuscale run {ladder} -o {out}/n.h5 --force --set size=4096 {small}",
             f"{run} -o {out}/n.h5 --force --set size=4096 {small}",
-            "mma_tiles --size 4096",
         ])
         # Eight files at most come back from a GPU machine's output folder.
-        self.assertEqual(sorted(os.listdir(out)), ["backend.log", "ladder.h5", "ladder.log", "ncu.txt", "report.csv",
+        self.assertEqual(sorted(os.listdir(out)), ["backend.log", "gpu.txt", "ladder.h5", "ladder.log", "ncu.txt",
                                                    "report.txt", "sanitizer.log", "tiles.txt"])
-        with open(os.path.join(out, "backend.log")) as f:
-            self.assertTrue(f.read().startswith("name, driver_version\nStand-in GPU, 0\n"))
+        with open(os.path.join(out, "gpu.txt")) as f:
+            self.assertEqual(f.read(), "name, driver_version\nStand-in GPU, 0\n")
         self.assertIn("report table\n", p.stdout)
-        self.assertIn("tile table\n", p.stdout)
         summary = p.stdout.split("tile table\n")[-1]
         self.assertRegex(summary, r"every kernel against cuBLAS, element by element\s+ok \(\d+ s, backend\.log\)")
         self.assertRegex(summary, r"targets: report --check\s+ok \(\d+ s, report\.txt\)")
@@ -94,6 +92,16 @@ class GpuCheck(ScratchTest):
         self.assertRegex(summary, r"ncu: shared memory and pipes of our kernels\s+ok \(\d+ s, ncu\.txt\)")
         self.assertRegex(summary, r"tiles of mma_async against cuBLAS\s+ok \(\d+ s, tiles\.txt\)")
         self.assertIn("Stand-in GPU, 0", p.stdout)
+
+    def test_the_steps_asked_for_and_no_others(self):
+        p = self.check(self.bin, self.out, "tiles", "backend")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(self.calls(), ["gpu_cuda_backend", "mma_tiles --size 4096"])  # in the script's order
+        self.assertEqual(sorted(os.listdir(self.out)), ["backend.log", "gpu.txt", "tiles.txt"])
+        self.assertNotIn("ladder", p.stdout.split("tile table\n")[-1])
+        p = self.check(self.bin, self.out, "ladder", "memcheck")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unknown step 'memcheck'; steps: backend ladder tiles sanitizer ncu", p.stderr)
 
     def test_a_missed_target_or_a_failed_step_fails_the_whole_and_the_summary_says_which(self):
         p = self.check(self.bin, self.out, CHECK_EXIT="1", BACKEND_EXIT="1")
