@@ -14,16 +14,39 @@
 // element by element otherwise. Edge tiles are zero-padded.
 #include <cuda_runtime.h>
 
+#include <iterator>
+#include <utility>
+
 #include "element.cuh"
 #include "gemm_kernels.hpp"
 
 namespace gpuscale::kernels {
 
 namespace {
-constexpr int kBM = 128, kBN = 128, kBK = 8;  // the block's tile of C, and of k per step
-constexpr int kTM = 8, kTN = 8;               // a thread's tile of C
-constexpr int kThreads = (kBM / kTM) * (kBN / kTN);
-static_assert(kThreads == 256, "16 x 16 threads");
+constexpr int kTM = 8, kTN = 8;  // a thread's tile of C
+
+// A block's BM x BN tile of C, one kTM x kTN tile per thread, and BK of k per step.
+template <int BM, int BN, int BK>
+struct Tile {
+  static constexpr int kBM = BM, kBN = BN, kBK = BK;
+  static constexpr int kThreads = (BM / kTM) * (BN / kTN);
+  static_assert(kThreads % 32 == 0 && BM % 32 == 0, "whole warps; a warp stages A from 32 consecutive rows");
+};
+
+// impl = "blocked": 16 x 16 threads on 128 x 128 of C.
+constexpr int kBM = 128, kBN = 128, kBK = 8;
+
+// The tiles launch_gemm_blocked_tile offers (bench/gemm_tiles): the default first.
+constexpr BlockedTile kTiles[] = {
+    {kBM, kBN, kBK},
+    {128, 128, 16},
+    {128, 64, 8},
+    {64, 128, 8},
+    {128, 64, 16},
+};
+template <std::size_t I>
+using TileAt = Tile<kTiles[I].bm, kTiles[I].bn, kTiles[I].bk>;
+using DefaultTile = TileAt<0>;
 
 // 16 bytes of T: float4 or double2, made from and split into elements by name (registers, not memory).
 template <class T>
@@ -44,10 +67,11 @@ struct Vec16<double> {
 };
 
 // Vec: 16-byte loads and stores (rows of A, B and C start on 16-byte boundaries).
-// fp32: at most 128 registers, so that two blocks (16 warps) share an SM and hide each other's loads.
-template <class T, bool Vec>
-__global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
+// fp32: at most 128 registers, so that 16 warps (two blocks of 256 threads) share an SM and hide each other's loads.
+template <class T, bool Vec, class Tl>
+__global__ void __launch_bounds__(Tl::kThreads, sizeof(T) == 4 ? 512 / Tl::kThreads : 1)
     gemm_blocked(int m, int n, int k, const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c) {
+  constexpr int kBM = Tl::kBM, kBN = Tl::kBN, kBK = Tl::kBK, kThreads = Tl::kThreads;
   using V = typename Vec16<T>::type;
   constexpr int kV = sizeof(V) / sizeof(T);  // elements per 16 bytes
   constexpr int kChunks = kTN / kV, kChunkStride = kBN / kChunks;  // a thread's columns: kChunks runs of kV
@@ -59,7 +83,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   const int bm = blockIdx.y * kBM, bn = blockIdx.x * kBN;
   T acc[kTM][kTN] = {};
   for (int p0 = 0; p0 < k; p0 += kBK) {
-    // A's 128 x 8 tile, kV elements of a row at a time: a warp reads the same kV columns of 32 consecutive rows,
+    // A's kBM x kBK tile, kV elements of a row at a time: a warp reads the same kV columns of 32 consecutive rows,
     // so that each of its transposed stores fills consecutive words of a row of `as` (different banks).
     for (int e = tid; e < kBM * kBK / kV; e += kThreads) {
       const int i = e % kBM, p = (e / kBM) * kV;
@@ -77,7 +101,7 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
         for (int q = 0; q < kV; ++q) as[p + q][i] = (gi < m && gp + q < k) ? src[q] : T(0);
       }
     }
-    // B's 8 x 128 tile.
+    // B's kBK x kBN tile.
     for (int e = tid; e < kBK * kBN / kV; e += kThreads) {
       const int p = e / (kBN / kV), j = (e % (kBN / kV)) * kV;
       const int gp = p0 + p, gj = bn + j;
@@ -127,20 +151,41 @@ __global__ void __launch_bounds__(kThreads, sizeof(T) == 4 ? 2 : 1)
   }
 }
 
+template <class T, bool Vec, class Tl = DefaultTile>
+int launch_kernel(int m, int n, int k, const void* a, const void* b, void* c, cudaStream_t st) {
+  const dim3 grid((n + Tl::kBN - 1) / Tl::kBN, (m + Tl::kBM - 1) / Tl::kBM);
+  gemm_blocked<T, Vec, Tl><<<grid, Tl::kThreads, 0, st>>>(m, n, k, static_cast<const T*>(a), static_cast<const T*>(b),
+                                                           static_cast<T*>(c));
+  return static_cast<int>(cudaGetLastError());
+}
+
+// Rows of A, B and C start on 16-byte boundaries.
+template <class T>
+bool rows_of_16_bytes(int n, int k, const void* a, const void* b, const void* c) {
+  constexpr int kV = 16 / sizeof(T);
+  return k % kV == 0 && n % kV == 0 && aligned16(a) && aligned16(b) && aligned16(c);
+}
+
 template <class T>
 int launch(int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
-  constexpr int kV = 16 / sizeof(T);
-  const dim3 grid((n + kBN - 1) / kBN, (m + kBM - 1) / kBM);
   const auto st = static_cast<cudaStream_t>(stream);
-  const auto pa = static_cast<const T*>(a);
-  const auto pb = static_cast<const T*>(b);
-  const auto pc = static_cast<T*>(c);
-  if (k % kV == 0 && n % kV == 0 && aligned16(a) && aligned16(b) && aligned16(c)) {
-    gemm_blocked<T, true><<<grid, kThreads, 0, st>>>(m, n, k, pa, pb, pc);
-  } else {
-    gemm_blocked<T, false><<<grid, kThreads, 0, st>>>(m, n, k, pa, pb, pc);
-  }
-  return static_cast<int>(cudaGetLastError());
+  if (rows_of_16_bytes<T>(n, k, a, b, c)) return launch_kernel<T, true>(m, n, k, a, b, c, st);
+  return launch_kernel<T, false>(m, n, k, a, b, c, st);
+}
+
+template <class T, std::size_t... I>
+int launch_tile(int tile, int m, int n, int k, const void* a, const void* b, void* c, cudaStream_t st,
+                std::index_sequence<I...>) {
+  int r = static_cast<int>(cudaErrorInvalidValue);
+  ((tile == static_cast<int>(I) ? (r = launch_kernel<T, true, TileAt<I>>(m, n, k, a, b, c, st)) : 0), ...);
+  return r;
+}
+
+template <class T>
+int launch_tile(int tile, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
+  if (!rows_of_16_bytes<T>(n, k, a, b, c)) return static_cast<int>(cudaErrorInvalidValue);
+  return launch_tile<T>(tile, m, n, k, a, b, c, static_cast<cudaStream_t>(stream),
+                        std::make_index_sequence<std::size(kTiles)>());
 }
 }  // namespace
 
@@ -148,6 +193,20 @@ int launch_gemm_blocked(DType t, int m, int n, int k, const void* a, const void*
   switch (t) {
     case DType::fp64: return launch<double>(m, n, k, a, b, c, stream);
     case DType::fp32: return launch<float>(m, n, k, a, b, c, stream);
+    default: return static_cast<int>(cudaErrorInvalidValue);
+  }
+}
+
+int gemm_blocked_tile_count() { return static_cast<int>(std::size(kTiles)); }
+
+BlockedTile gemm_blocked_tile(int tile) { return kTiles[tile]; }
+
+int launch_gemm_blocked_tile(int tile, DType t, int m, int n, int k, const void* a, const void* b, void* c,
+                             void* stream) {
+  if (tile < 0 || tile >= gemm_blocked_tile_count()) return static_cast<int>(cudaErrorInvalidValue);
+  switch (t) {
+    case DType::fp64: return launch_tile<double>(tile, m, n, k, a, b, c, stream);
+    case DType::fp32: return launch_tile<float>(tile, m, n, k, a, b, c, stream);
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }

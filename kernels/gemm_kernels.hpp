@@ -27,10 +27,19 @@ int launch_gemm_mma(DType t, int m, int n, int k, const void* a, const void* b, 
 // these are multiplied (where k and n are multiples of 8; else as launch_gemm_mma).
 int launch_gemm_mma_async(DType t, int m, int n, int k, const void* a, const void* b, void* c, void* stream);
 
-// Tiles of launch_gemm_mma_async to compare on a GPU (bench/mma_tiles): a block covers bm x bn of C with
-// warps_m x warps_n warps and stages bk of k per step, `stages` steps deep. Tile 0 is the one
-// launch_gemm_mma_async runs. launch_gemm_mma_tile needs k and n multiples of 8 and 16-byte aligned matrices
-// (else cudaErrorInvalidValue); it is launch_gemm_mma_async with another tile.
+// Tiles to compare on a GPU (bench/gemm_tiles); tile 0 of each is the one the shipped kernel runs. Each
+// launch_*_tile needs rows of A, B and C that start on 16-byte boundaries (k and n multiples of 8 halves or 4
+// floats or 2 doubles, aligned matrices), else it returns cudaErrorInvalidValue.
+// launch_gemm_blocked with a block covering bm x bn of C (8 x 8 per thread), bk of k per step: fp32, fp64.
+struct BlockedTile {
+  int bm, bn, bk;
+};
+int gemm_blocked_tile_count();
+BlockedTile gemm_blocked_tile(int tile);
+int launch_gemm_blocked_tile(int tile, DType t, int m, int n, int k, const void* a, const void* b, void* c,
+                             void* stream);
+// launch_gemm_mma_async with a block covering bm x bn of C with warps_m x warps_n warps, bk of k per step,
+// `stages` steps deep: fp16, bf16.
 struct MmaTile {
   int bm, bn, bk, warps_m, warps_n, stages;
 };

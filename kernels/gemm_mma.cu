@@ -56,7 +56,7 @@ constexpr int kBM = 128, kBN = 256, kBK = 32;
 constexpr int kWarpsM = 2, kWarpsN = 4;
 constexpr int kStages = 4;  // mma_async
 
-// The tiles launch_gemm_mma_tile offers (bench/mma_tiles): the default first.
+// The tiles launch_gemm_mma_tile offers (bench/gemm_tiles): the default first.
 constexpr MmaTile kTiles[] = {
     {kBM, kBN, kBK, kWarpsM, kWarpsN, kStages},
     {128, 256, 32, 2, 4, 3},

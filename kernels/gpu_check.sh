@@ -5,8 +5,8 @@
 #              at run time, every element of C held to cuBLAS's
 #   ladder     configs/kernel-ladder.toml next to cuBLAS, its report, and
 #              `report --check` of the targets (shares of cuBLAS)
-#   tiles      bench/mma_tiles at 4096: each tile of the cp.async kernel
-#              against cuBLAS (which to ship)
+#   tiles      bench/gemm_tiles at 4096: each tile of blocked (fp32) and
+#              mma_async (bf16, fp16) against cuBLAS (which to ship)
 #   sanitizer  compute-sanitizer memcheck at edge tiles with 16-byte rows
 #              and without; racecheck and synccheck at one of them
 #   ncu        ncu's shared-memory table (bank conflicts: kernels/simulate.py
@@ -39,7 +39,7 @@ find_bin() {
 }
 gpuscale=$(find_bin gpuscale) || exit 2
 backend_test=$(find_bin gpu_cuda_backend) || exit 2
-tiles=$(find_bin mma_tiles) || exit 2
+tiles=$(find_bin gemm_tiles) || exit 2
 ladder=$root/configs/kernel-ladder.toml
 small=(--set ops=1 --set warmup=0 --set reps=1)
 summary=()
@@ -76,7 +76,7 @@ if wanted ladder; then
   fi
 fi
 if wanted tiles; then
-  step "tiles of mma_async against cuBLAS" tiles.txt "$tiles" --size 4096 || failed=1
+  step "tiles of blocked and mma_async against cuBLAS" tiles.txt "$tiles" --size 4096 || failed=1
 fi
 if wanted sanitizer; then
   if command -v compute-sanitizer >/dev/null; then

@@ -8,16 +8,16 @@ the index expressions mirror the kernels' and must be kept in step with them.
    - gemm_mma.cu: the staged tiles as load_tiles fills them, ldmatrix (.x4,
      and .x4.trans) and mma.sync m16n8k16 as the PTX ISA defines each lane's
      fragments, and the store of C, for every warp and lane of every block;
-     for the default tile and every other tile of kTiles (bench/mma_tiles).
+     for the default tile and every other tile of kTiles (bench/gemm_tiles).
    - gemm_blocked.cu: the tiles each thread stages (A transposed), each
-     thread's 8 x 8 of C, and its store.
+     thread's 8 x 8 of C, and its store; for every tile of its kTiles.
 2. Bank conflicts of every shared-memory access of one k step, for every
-   warp (16-byte loads; fp16 for every tile of mma, fp32 and fp64 for blocked), in the
-   usual model: 32 banks of 4 bytes; a 16-byte access (and each 8 x 8 matrix
-   of an ldmatrix) is served a quarter-warp at a time, an 8-byte access a
-   half-warp at a time, a narrower one the whole warp at once; lanes of a
-   phase that touch the same 4-byte word share it; a bank gives one word per
-   wavefront. Every access must take no more wavefronts than its bytes need.
+   warp (16-byte loads; fp16 for every tile of mma, fp32 and fp64 for every
+   tile of blocked), in the usual model: 32 banks of 4 bytes; a 16-byte
+   access (and each 8 x 8 matrix of an ldmatrix) is served a quarter-warp at
+   a time, an 8-byte access a half-warp at a time, a narrower one the whole
+   warp at once; lanes of a phase that touch the same 4-byte word share it; a
+   bank gives one word per wavefront. Every access must take no more wavefronts than its bytes need.
    On a GPU, ncu's shared-memory table measures the same (kernels/README.md).
 
     /usr/bin/python3 kernels/simulate.py     # a few seconds; needs numpy
@@ -80,14 +80,14 @@ class Tile:
         return (warp // self.WN_) * self.WM, (warp % self.WN_) * self.WN
 
 
-def tiles():
-    """kTiles of gemm_mma.cu, the default (impl = "mma", "mma_async") first."""
-    text = (HERE / "gemm_mma.cu").read_text()
-    table = re.search(r"constexpr MmaTile kTiles\[\] = \{(.*?)\n\};", text, re.S).group(1)
-    return [Tile(*(eval(x, {}, dict(M)) for x in entry.split(","))) for entry in re.findall(r"\{([^{}]*)\}", table)]
+def table_of(file, kind, names, make):
+    """The `constexpr KIND kTiles[] = {...};` table of a kernel file, each entry made into make(*values)."""
+    text = (HERE / file).read_text()
+    table = re.search(r"constexpr %s kTiles\[\] = \{(.*?)\n\};" % kind, text, re.S).group(1)
+    return [make(*(eval(x, {}, dict(names)) for x in entry.split(","))) for entry in re.findall(r"\{([^{}]*)\}", table)]
 
 
-TILES = tiles()
+TILES = table_of("gemm_mma.cu", "MmaTile", M, Tile)
 DEFAULT = TILES[0]
 
 
@@ -172,51 +172,68 @@ def gemm_mma(t, a, b, m, n, k, vec):
 
 # gemm_blocked.cu
 B_ = constants("gemm_blocked.cu")
-BBM, BBN, BBK, TM, TN, BTHREADS = B_["kBM"], B_["kBN"], B_["kBK"], B_["kTM"], B_["kTN"], B_["kThreads"]
+TM, TN = B_["kTM"], B_["kTN"]
 
 
-def blocked_a_chunk(e, kv):
-    return e % BBM, (e // BBM) * kv
+class BlockedTile:
+    """gemm_blocked.cu's Tile: a block's BM x BN of C, TM x TN per thread, BK of k per step."""
+
+    def __init__(self, bm, bn, bk):
+        self.BM, self.BN, self.BK = bm, bn, bk
+        self.THREADS = (bm // TM) * (bn // TN)
+        self.WARPS = self.THREADS // 32
+
+    def __str__(self):
+        return f"{self.BM}x{self.BN}x{self.BK}"
+
+    def a_chunk(self, e, kv):
+        return e % self.BM, (e // self.BM) * kv
+
+    def b_chunk(self, e, kv):
+        return e // (self.BN // kv), (e % (self.BN // kv)) * kv
+
+    def thread(self, tid):
+        """ty, tx: the thread's rows ty * TM.. and its columns cols(tx)."""
+        return tid // (self.BN // TN), tid % (self.BN // TN)
+
+    def cols(self, tx, kv):
+        """A thread's columns of B and C: kTN / kV chunks of kV, kChunkStride apart."""
+        stride = self.BN // (TN // kv)
+        return [(j // kv) * stride + tx * kv + j % kv for j in range(TN)]
 
 
-def blocked_b_chunk(e, kv):
-    return e // (BBN // kv), (e % (BBN // kv)) * kv
+BLOCKED_TILES = table_of("gemm_blocked.cu", "BlockedTile", B_, BlockedTile)
+BLOCKED = BLOCKED_TILES[0]
 
 
-def blocked_cols(tx, kv):
-    """A thread's columns of B and C: kTN / kV chunks of kV, kChunkStride apart."""
-    stride = BBN // (TN // kv)
-    return [(j // kv) * stride + tx * kv + j % kv for j in range(TN)]
-
-
-def gemm_blocked(a, b, m, n, k, kv, vec):
+def gemm_blocked(t, a, b, m, n, k, kv, vec):
     """kv: elements per 16 bytes (4 for float, 2 for double)."""
     c = np.full((m, n), np.nan)
-    for by in range((m + BBM - 1) // BBM):
-        for bx in range((n + BBN - 1) // BBN):
-            bm, bn = by * BBM, bx * BBN
-            acc = np.zeros((BTHREADS, TM, TN))
-            for p0 in range(0, k, BBK):
-                As = np.full((BBK, BBM), np.nan); Bs = np.full((BBK, BBN), np.nan)
-                for e in range(BBM * BBK // kv):
-                    i, p = blocked_a_chunk(e, kv); gi, gp = bm + i, p0 + p
+    for by in range((m + t.BM - 1) // t.BM):
+        for bx in range((n + t.BN - 1) // t.BN):
+            bm, bn = by * t.BM, bx * t.BN
+            acc = np.zeros((t.THREADS, TM, TN))
+            for p0 in range(0, k, t.BK):
+                As = np.full((t.BK, t.BM), np.nan); Bs = np.full((t.BK, t.BN), np.nan)
+                for e in range(t.BM * t.BK // kv):
+                    i, p = t.a_chunk(e, kv); gi, gp = bm + i, p0 + p
                     for q in range(kv):
                         inside = (gi < m and gp < k) if vec else (gi < m and gp + q < k)
                         As[p + q, i] = a[gi, gp + q] if inside else 0
-                for e in range(BBK * BBN // kv):
-                    p, j = blocked_b_chunk(e, kv); gp, gj = p0 + p, bn + j
+                for e in range(t.BK * t.BN // kv):
+                    p, j = t.b_chunk(e, kv); gp, gj = p0 + p, bn + j
                     for q in range(kv):
                         inside = (gp < k and gj < n) if vec else (gp < k and gj + q < n)
                         Bs[p, j + q] = b[gp, gj + q] if inside else 0
                 assert not np.isnan(As).any() and not np.isnan(Bs).any()
-                for tid in range(BTHREADS):
-                    ty, tx = tid // (BBN // TN), tid % (BBN // TN)
-                    cols = blocked_cols(tx, kv)
-                    for p in range(BBK):
+                for tid in range(t.THREADS):
+                    ty, tx = t.thread(tid)
+                    cols = t.cols(tx, kv)
+                    for p in range(t.BK):
                         acc[tid] += np.outer(As[p, ty * TM:ty * TM + TM], Bs[p, cols])
-            for tid in range(BTHREADS):
-                ty, tx = tid // (BBN // TN), tid % (BBN // TN)
-                cols = blocked_cols(tx, kv)
+            for tid in range(t.THREADS):
+                ty, tx = t.thread(tid)
+                cols = t.cols(tx, kv)
                 for i in range(TM):
                     gi = bm + ty * TM + i
                     if gi >= m: break
@@ -273,26 +290,28 @@ def bank_report():
                     count(name, "A ldmatrix.x4", [t.a_ldmatrix(wm, mi, ks, l) * h for l in range(32)], 16)
                 for nj in range(0, t.NT, 2):
                     count(name, "B ldmatrix.x4.trans", [b_base + t.b_ldmatrix(wn, nj, ks, l) * h for l in range(32)], 16)
-    for name, size in (("blocked fp32", 4), ("blocked fp64", 8)):
-        kv = 16 // size
-        as_row = BBM  # as[kBK][kBM]
-        b_base = BBK * as_row * size
-        for warp in range(BTHREADS // 32):
-            lanes = range(32 * warp, 32 * warp + 32)
-            for r in range(BBM * BBK // kv // BTHREADS):
-                for q in range(kv):  # one store per element: A is transposed
-                    count(name, "A store (transposed)",
-                          [(lambda i, p: ((p + q) * as_row + i) * size)(*blocked_a_chunk(t + r * BTHREADS, kv))
-                           for t in lanes], size)
-            for r in range(BBK * BBN // kv // BTHREADS):
-                count(name, "B store", [b_base + (lambda p, j: (p * BBN + j) * size)(*blocked_b_chunk(t + r * BTHREADS, kv))
-                                        for t in lanes], 16)
-            for p in range(BBK):
-                for ch in range(TM // kv):
-                    count(name, "A load", [(p * as_row + (t // (BBN // TN)) * TM + ch * kv) * size for t in lanes], 16)
-                for ch in range(TN // kv):
-                    count(name, "B load", [b_base + (p * BBN + blocked_cols(t % (BBN // TN), kv)[ch * kv]) * size
-                                           for t in lanes], 16)
+    for t in BLOCKED_TILES:
+        for dtype, size in (("fp32", 4), ("fp64", 8)):
+            name = f"blocked {dtype}" + ("" if t is BLOCKED else f" {t}")
+            kv = 16 // size
+            as_row = t.BM  # as[kBK][kBM]
+            b_base = t.BK * as_row * size
+            for warp in range(t.WARPS):
+                lanes = range(32 * warp, 32 * warp + 32)
+                for r in range(t.BM * t.BK // kv // t.THREADS):
+                    for q in range(kv):  # one store per element: A is transposed
+                        count(name, "A store (transposed)",
+                              [(lambda i, p: ((p + q) * as_row + i) * size)(*t.a_chunk(x + r * t.THREADS, kv))
+                               for x in lanes], size)
+                for r in range(t.BK * t.BN // kv // t.THREADS):
+                    count(name, "B store", [b_base + (lambda p, j: (p * t.BN + j) * size)(*t.b_chunk(x + r * t.THREADS, kv))
+                                            for x in lanes], 16)
+                for p in range(t.BK):
+                    for ch in range(TM // kv):
+                        count(name, "A load", [(p * as_row + t.thread(x)[0] * TM + ch * kv) * size for x in lanes], 16)
+                    for ch in range(TN // kv):
+                        count(name, "B load", [b_base + (p * t.BN + t.cols(t.thread(x)[1], kv)[ch * kv]) * size
+                                               for x in lanes], 16)
     return rows
 
 
@@ -315,19 +334,25 @@ for t in TILES:
         ok = np.array_equal(gemm_mma(t, padded(a, t.BM, t.BK + 8), padded(b, t.BK, t.BN + 8), m, n, k, vec), a @ b)
         print(f"mma {t} m={m} n={n} k={k} {'16-byte' if vec else 'element'} loads:", "exact" if ok else "WRONG")
         assert ok
-for (m, n, k, kv, vec) in [(200, 136, 44, 4, True), (130, 131, 45, 4, False), (140, 130, 18, 2, True),
-                           (129, 127, 13, 2, False)]:
-    a = rng.integers(-3, 4, (m, k)).astype(float); b = rng.integers(-3, 4, (k, n)).astype(float)
-    ok = np.array_equal(gemm_blocked(padded(a, BBM, BBK + 8), padded(b, BBK, BBN + 8), m, n, k, kv, vec), a @ b)
-    print(f"blocked m={m} n={n} k={k} {'float' if kv == 4 else 'double'} {'16-byte' if vec else 'element'} loads:",
-          "exact" if ok else "WRONG")
-    assert ok
+for t in BLOCKED_TILES:
+    shapes = [(200, 136, 44, 4, True), (140, 130, 18, 2, True)]
+    if t is BLOCKED: shapes += [(130, 131, 45, 4, False), (129, 127, 13, 2, False)]
+    for (m, n, k, kv, vec) in shapes:
+        a = rng.integers(-3, 4, (m, k)).astype(float); b = rng.integers(-3, 4, (k, n)).astype(float)
+        ok = np.array_equal(gemm_blocked(t, padded(a, t.BM, t.BK + 8), padded(b, t.BK, t.BN + 8), m, n, k, kv, vec),
+                            a @ b)
+        print(f"blocked {t} m={m} n={n} k={k} {'float' if kv == 4 else 'double'} {'16-byte' if vec else 'element'} "
+              "loads:", "exact" if ok else "WRONG")
+        assert ok
 
 print("\nshared memory, one k step, per warp: instructions, wavefronts (fewest the bytes need)")
 conflicts = []
 warps_of = {"mma" if t is DEFAULT else f"mma {t}": t.WARPS for t in TILES}
+for t in BLOCKED_TILES:
+    for dtype in ("fp32", "fp64"):
+        warps_of[f"blocked {dtype}" + ("" if t is BLOCKED else f" {t}")] = t.WARPS
 for (kernel, access), (w, fewest, n_instr) in bank_report().items():
-    warps = warps_of.get(kernel, BTHREADS // 32)
+    warps = warps_of[kernel]
     print(f"  {kernel:26} {access:22} {n_instr // warps:3} instr  {w / warps:6.1f} ({fewest / warps:.1f})"
           + ("" if w == fewest else f"  {w / fewest:.2f}x: bank conflicts"))
     if w != fewest: conflicts.append(f"{kernel} {access}")

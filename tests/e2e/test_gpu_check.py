@@ -21,7 +21,7 @@ for a; do [ "$a" = --check ] && { echo "check output"; exit "${CHECK_EXIT:-0}"; 
 echo "report table"
 """
 BACKEND = '#!/bin/bash\necho "gpu_cuda_backend" >> "$STUB_LOG"\nexit "${BACKEND_EXIT:-0}"\n'
-TILES = '#!/bin/bash\necho "mma_tiles $*" >> "$STUB_LOG"\necho "tile table"\n'
+TILES = '#!/bin/bash\necho "gemm_tiles $*" >> "$STUB_LOG"\necho "tile table"\n'
 NVIDIA_SMI = '#!/bin/bash\necho "name, driver_version"\necho "Stand-in GPU, 0"\n'
 MPIRUN = '#!/bin/bash\necho "mpirun $1 $2" >> "$STUB_LOG"\nshift 2\nexec "$@"\n'
 # compute-sanitizer --tool T --error-exitcode N PROGRAM...; ncu -k K --section S --section S PROGRAM...
@@ -34,7 +34,7 @@ class GpuCheck(ScratchTest):
         super().setUp()
         self.bin = self.path("bin")
         self.tools = self.path("tools")
-        for d, files in ((self.bin, {"gpuscale": GPUSCALE, "gpu_cuda_backend": BACKEND, "mma_tiles": TILES}),
+        for d, files in ((self.bin, {"gpuscale": GPUSCALE, "gpu_cuda_backend": BACKEND, "gemm_tiles": TILES}),
                          (self.tools, {"nvidia-smi": NVIDIA_SMI, "mpirun": MPIRUN,
                                        "compute-sanitizer": SANITIZER, "ncu": NCU})):
             os.mkdir(d)
@@ -66,7 +66,7 @@ class GpuCheck(ScratchTest):
             f"{run} -o {out}/ladder.h5 --force",
             f"gpuscale report {out}/ladder.h5",
             f"gpuscale report {out}/ladder.h5 --check",
-            "mma_tiles --size 4096",
+            "gemm_tiles --size 4096",
             "compute-sanitizer memcheck 3",
             f"{run} -o {out}/s.h5 --force --set m=200 --set n=136 --set k=72 {small}",
             "compute-sanitizer memcheck 3",
@@ -90,13 +90,13 @@ class GpuCheck(ScratchTest):
         self.assertRegex(summary, r"targets: report --check\s+ok \(\d+ s, report\.txt\)")
         self.assertRegex(summary, r"memcheck at m=77 n=131 k=45\s+ok \(\d+ s, sanitizer\.log\)")
         self.assertRegex(summary, r"ncu: shared memory and pipes of our kernels\s+ok \(\d+ s, ncu\.txt\)")
-        self.assertRegex(summary, r"tiles of mma_async against cuBLAS\s+ok \(\d+ s, tiles\.txt\)")
+        self.assertRegex(summary, r"tiles of blocked and mma_async against cuBLAS\s+ok \(\d+ s, tiles\.txt\)")
         self.assertIn("Stand-in GPU, 0", p.stdout)
 
     def test_the_steps_asked_for_and_no_others(self):
         p = self.check(self.bin, self.out, "tiles", "backend")
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertEqual(self.calls(), ["gpu_cuda_backend", "mma_tiles --size 4096"])  # in the script's order
+        self.assertEqual(self.calls(), ["gpu_cuda_backend", "gemm_tiles --size 4096"])  # in the script's order
         self.assertEqual(sorted(os.listdir(self.out)), ["backend.log", "gpu.txt", "tiles.txt"])
         self.assertNotIn("ladder", p.stdout.split("tile table\n")[-1])
         p = self.check(self.bin, self.out, "ladder", "memcheck")

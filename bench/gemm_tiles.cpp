@@ -1,14 +1,15 @@
-// Benchmark (not a test): the tiles of the cp.async tensor-core kernel
-// (kernels/gemm_kernels.hpp, MmaTile; tile 0 is the one impl = "mma_async"
-// runs) against cuBLAS on the same operands, square at --size, in fp16 and
-// bf16: the median of --reps timed launches of each (cudaEvent), taken in
-// --rounds interleaved rounds after a warm-up, as TFLOP/s and as a share of
-// cuBLAS's. Every element of each tile's C is held to cuBLAS's, as
-// gpu.cuda_backend does for the shipped kernels. It is how a tile is chosen
-// on a GPU (kernels/README.md): the one to ship is the fastest that agrees.
+// Benchmark (not a test): the tiles our register-blocked and cp.async
+// tensor-core kernels are built with (kernels/gemm_kernels.hpp: BlockedTile,
+// MmaTile; tile 0 of each is the one impl = "blocked" and "mma_async" run),
+// each against cuBLAS on the same operands, square at --size: blocked in fp32
+// (and fp64), mma_async in bf16 and fp16. The median of --reps timed launches
+// of each (cudaEvent), in --rounds interleaved rounds after a warm-up, as
+// TFLOP/s and as a share of cuBLAS's. Every element of each tile's C is held
+// to cuBLAS's, as gpu.cuda_backend does for the shipped kernels. It is how a
+// tile is chosen on a GPU (kernels/README.md): ship the fastest that agrees.
 // Exits 77 where no CUDA device is usable, 1 when a launch fails or a result
 // disagrees.
-// Run: build/bench/mma_tiles [--size 4096] [--dtypes bf16,fp16] [--reps 20] [--rounds 3]
+// Run: build/bench/gemm_tiles [--size 4096] [--dtypes fp32,bf16,fp16] [--reps 20] [--rounds 3]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cmath>
@@ -54,10 +55,21 @@ std::vector<std::string> split_commas(const std::string& s) {
   return out;
 }
 
-std::string tile_name(const kernels::MmaTile& m) {
+bool tensor_cores(DType t) { return t == DType::fp16 || t == DType::bf16; }
+
+int tile_count(DType t) { return tensor_cores(t) ? kernels::gemm_mma_tile_count() : kernels::gemm_blocked_tile_count(); }
+
+std::string tile_name(DType t, int i) {
   char s[80];
-  std::snprintf(s, sizeof s, "%dx%dx%d, warps %dx%d, %d stages", m.bm, m.bn, m.bk, m.warps_m, m.warps_n, m.stages);
-  return s;
+  if (tensor_cores(t)) {
+    const kernels::MmaTile m = kernels::gemm_mma_tile(i);
+    std::snprintf(s, sizeof s, "mma_async %dx%dx%d, warps %dx%d, %d stages", m.bm, m.bn, m.bk, m.warps_m, m.warps_n,
+                  m.stages);
+  } else {
+    const kernels::BlockedTile b = kernels::gemm_blocked_tile(i);
+    std::snprintf(s, sizeof s, "blocked %dx%dx%d", b.bm, b.bn, b.bk);
+  }
+  return std::string(s) + (i == 0 ? " (shipped)" : "");
 }
 
 double median(std::vector<double> v) {
@@ -79,16 +91,31 @@ std::vector<double> download(Device& dev, const DeviceBuffer& c, std::size_t cou
 namespace {
 int run(int argc, char** argv) {
   int size = 4096, reps = 20, rounds = 3;
-  std::string dtypes = "bf16,fp16";
-  CLI::App app{"Each tile of the cp.async tensor-core kernel against cuBLAS, every element checked"};
+  std::string dtypes = "fp32,bf16,fp16";
+  CLI::App app{"Each tile of our blocked and mma_async gemm kernels against cuBLAS, every element checked"};
   app.add_option("--size", size, "m = n = k; a multiple of 8")->check(CLI::Range(8, 1 << 15));
-  app.add_option("--dtypes", dtypes, "comma-separated: fp16, bf16");
+  app.add_option("--dtypes", dtypes, "comma-separated: fp32, fp64 (blocked), bf16, fp16 (mma_async)");
   app.add_option("--reps", reps, "timed launches per candidate and round")->check(CLI::Range(1, 10000));
   app.add_option("--rounds", rounds, "interleaved rounds")->check(CLI::Range(1, 100));
   CLI11_PARSE(app, argc, argv);
   if (size % 8 != 0) {
-    std::fprintf(stderr, "mma_tiles: --size must be a multiple of 8 (the tiles load rows 16 bytes at a time)\n");
+    std::fprintf(stderr, "gemm_tiles: --size must be a multiple of 8 (the tiles load rows 16 bytes at a time)\n");
     return 2;
+  }
+  std::vector<DType> types;
+  for (const std::string& name : split_commas(dtypes)) {
+    DType t{};
+    try {
+      t = parse_dtype(name);
+    } catch (const std::exception&) {
+      t = DType::tf32;
+    }
+    if (t == DType::tf32) {
+      std::fprintf(stderr, "gemm_tiles: no tiles for '%s': blocked takes fp32 and fp64, mma_async bf16 and fp16\n",
+                   name.c_str());
+      return 2;
+    }
+    types.push_back(t);
   }
   const CudaStatus status = probe_cuda();
   if (!status.usable) {
@@ -103,12 +130,8 @@ int run(int argc, char** argv) {
   const std::size_t count = static_cast<std::size_t>(size) * size;
   int failures = 0;
 
-  for (const std::string& name : split_commas(dtypes)) {
-    const DType t = parse_dtype(name);
-    if (t != DType::fp16 && t != DType::bf16) {
-      std::fprintf(stderr, "mma_tiles: the tiles take fp16 or bf16, not %s\n", name.c_str());
-      return 2;
-    }
+  for (const DType t : types) {
+    const std::string name = dtype_name(t);
     std::mt19937_64 rng(42);
     const std::vector<double> a = values(count, rng), b = values(count, rng);
     const DeviceBuffer da = upload_values(*dev, a, t), db = upload_values(*dev, b, t);
@@ -124,17 +147,14 @@ int run(int argc, char** argv) {
     const double tolerance = gemm_tolerance(t, size);
 
     std::vector<Candidate> cands{{"cuBLAS", -1, {}}};
-    for (int i = 0; i < kernels::gemm_mma_tile_count(); ++i) {
-      const kernels::MmaTile m = kernels::gemm_mma_tile(i);
-      cands.push_back({tile_name(m) + (i == 0 ? " (mma_async)" : ""), i, {}});
-    }
+    for (int i = 0; i < tile_count(t); ++i) cands.push_back({tile_name(t, i), i, {}});
     const auto launch = [&](const Candidate& cand) {
       if (cand.tile < 0) {
         dev->gemm(GemmImpl::vendor, t, shape, da, db, c);
         return 0;
       }
-      return kernels::launch_gemm_mma_tile(cand.tile, t, size, size, size, da.data(), db.data(), c.data(),
-                                           dev->native_stream());
+      const auto launch_tile = tensor_cores(t) ? kernels::launch_gemm_mma_tile : kernels::launch_gemm_blocked_tile;
+      return launch_tile(cand.tile, t, size, size, size, da.data(), db.data(), c.data(), dev->native_stream());
     };
     for (auto& cand : cands) {  // each result checked once, element by element; the launch warms up too
       if (const int err = launch(cand); err != 0) {
@@ -170,16 +190,16 @@ int run(int argc, char** argv) {
         }
       }
     }
-    std::printf("\n%s  %-40s %10s %8s %9s\n", name.c_str(), "tile", "median", "TFLOP/s", "of cuBLAS");
+    std::printf("\n%-5s %-50s %10s %8s %9s\n", name.c_str(), "tile", "median", "TFLOP/s", "of cuBLAS");
     double vendor = 0;
     for (auto& cand : cands) {
       if (cand.tile == -2) {
-        std::printf("      %-40s %10s\n", cand.name.c_str(), "failed");
+        std::printf("      %-50s %10s\n", cand.name.c_str(), "failed");
         continue;
       }
       const double m = median(cand.seconds), tflops = flops / m / 1e12;
       if (cand.tile == -1) vendor = tflops;
-      std::printf("      %-40s %8.1f us %8.1f %9.3f\n", cand.name.c_str(), m * 1e6, tflops, tflops / vendor);
+      std::printf("      %-50s %8.1f us %8.1f %9.3f\n", cand.name.c_str(), m * 1e6, tflops, tflops / vendor);
     }
   }
   std::printf("\n%d failure(s)\n", failures);
@@ -191,7 +211,7 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {  // a CUDA or cuBLAS error, named by the device layer
-    std::fprintf(stderr, "mma_tiles: %s\n", e.what());
+    std::fprintf(stderr, "gemm_tiles: %s\n", e.what());
     return 1;
   }
 }
