@@ -86,9 +86,6 @@ std::vector<double> download(Device& dev, const DeviceBuffer& c, std::size_t cou
   return out;
 }
 
-}  // namespace
-
-namespace {
 int run(int argc, char** argv) {
   int size = 4096, reps = 20, rounds = 3;
   std::string dtypes = "fp32,bf16,fp16";
@@ -157,6 +154,7 @@ int run(int argc, char** argv) {
       return launch_tile(cand.tile, t, size, size, size, da.data(), db.data(), c.data(), dev->native_stream());
     };
     for (auto& cand : cands) {  // each result checked once, element by element; the launch warms up too
+      dev->poison(c.data(), c.bytes());  // NaN: an element the kernel leaves unwritten disagrees
       if (const int err = launch(cand); err != 0) {
         std::printf("FAIL %s %s: launch error %d\n", name.c_str(), cand.name.c_str(), err);
         ++failures;
@@ -180,13 +178,19 @@ int run(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r) {
       for (auto& cand : cands) {
         if (cand.tile == -2) continue;
-        for (int i = 0; i < 3; ++i) launch(cand);  // warm-up after the other candidates ran
+        int err = 0;
+        for (int i = 0; i < 3; ++i) err |= launch(cand);  // warm-up after the other candidates ran
         for (int i = 0; i < reps; ++i) {
           e0->record();
-          launch(cand);
+          err |= launch(cand);
           e1->record();
           dev->synchronize();
           cand.seconds.push_back(dev->elapsed_s(*e0, *e1));
+        }
+        if (err != 0) {
+          std::printf("FAIL %s %s: launch error %d while timed\n", name.c_str(), cand.name.c_str(), err);
+          ++failures;
+          cand.tile = -2;
         }
       }
     }

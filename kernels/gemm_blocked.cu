@@ -11,7 +11,9 @@
 // (kernels/simulate.py counts them; contiguous 8 columns read B at half speed
 // in fp32, a quarter in fp64). Global loads are 16 bytes wide where every row
 // starts on a 16-byte boundary (k and n multiples of 4 floats or 2 doubles),
-// element by element otherwise. Edge tiles are zero-padded.
+// element by element otherwise. Edge tiles are zero-padded. (The block's tile
+// is a template parameter: kTiles lists the ones built, for bench/gemm_tiles;
+// the figures above are the shipped tile's.)
 #include <cuda_runtime.h>
 
 #include <iterator>

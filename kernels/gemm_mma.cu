@@ -18,7 +18,9 @@
 //
 // Rows are loaded 16 bytes (8 elements) at a time where k and n are
 // multiples of 8; otherwise element by element (and mma_async runs as mma):
-// edge tiles are zero-padded either way.
+// edge tiles are zero-padded either way. The tile is a template parameter
+// (Tile): kTiles lists the ones built, for bench/gemm_tiles; the figures
+// above are the shipped tile's.
 #include <cuda_runtime.h>
 
 #include <iterator>
