@@ -108,9 +108,7 @@ class DefaultConfig(ScratchTest):
 
 class OfVendor(ScratchTest):
     """A kernel ladder as the CPU backend has one: the naive loop next to OpenBLAS, each the other's reference."""
-
-    def test_each_kernel_gets_its_share_of_the_vendor_librarys_gflops_from_the_same_run(self):
-        cfg = self.write("ladder.toml", """
+    LADDER = """
 [defaults]
 backend = "cpu"
 warmup = 1
@@ -123,7 +121,10 @@ dtype = ["fp64", "fp32"]
 size = 96
 ops = 2
 modes = ["parallel"]
-""")
+"""
+
+    def test_each_kernel_gets_its_share_of_the_vendor_librarys_gflops_from_the_same_run(self):
+        cfg = self.write("ladder.toml", self.LADDER)
         out = self.path("ladder.h5")
         p = mpirun(2, "run", cfg, "-o", out)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
@@ -151,18 +152,7 @@ modes = ["parallel"]
 
     def test_a_share_of_the_vendor_library_is_a_limit_that_report_check_holds_each_kernel_to(self):
         # The naive loop reaches a few percent of OpenBLAS here: at least 0.1% holds, 50 times OpenBLAS cannot.
-        cfg = self.write("targets.toml", """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 5
-[[experiment]]
-name = "ladder"
-workload = "gemm"
-impl = ["vendor", "naive"]
-dtype = ["fp64", "fp32"]
-size = 96
-modes = "parallel"
+        cfg = self.write("targets.toml", self.LADDER + """
 [[experiment]]
 name = "holds"
 workload = "gemm"
