@@ -81,4 +81,19 @@ Verification AsyncProbeWorkload::verify(CaseContext& ctx) {
   return v;
 }
 
+CaseWork async_work(const Params& p, const JobShape& job) {
+  SampleWork w;
+  const GemmProblem g = gemm_problem(p);
+  const double ops = static_cast<double>(p.get_int("ops"));
+  w.add_gemm(g, ops);
+  const std::string log_norm = p.get_string("log_norm");
+  if (log_norm != "none") {  // sum_squares over C after each matmul
+    w.pass_bytes += ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype));
+    w.copy_calls += ops;
+  }
+  if (log_norm == "host") w.host_waits += ops;
+  if (p.get_string("sync") == "each") w.host_waits += ops;
+  return local_case_work(w, job);
+}
+
 }  // namespace gpuscale

@@ -247,4 +247,23 @@ int CollectiveWorkload::turn(const CaseContext& ctx, int) const {
 
 double CollectiveWorkload::bus_factor(const CaseContext& ctx) const { return gpuscale::bus_factor(op_, ctx.size()); }
 
+CaseWork collective_work(const Params& p, const JobShape& job) {
+  CaseWork cw;
+  const CollOp op = parse_coll_op(p.get_string("op"));
+  const Scope scope = parse_scope(p.get_string("scope"));
+  const ScopeGroups g = scope_groups(scope, job);
+  cw.skipped = g.skipped || (op == CollOp::pairs && g.size % 2 != 0);
+  const double iters = static_cast<double>(p.get_int("iters"));
+  const double rounds = scope == Scope::node_pairs ? node_pair_rounds(g.size) : 1;
+  const CollShape shape =
+      coll_shape(op, static_cast<std::size_t>(p.get_int("bytes")), parse_dtype(p.get_string("dtype")), g.size);
+  cw.sample.wire_bytes = shape.op_bytes * bus_factor(op, g.size) * iters * rounds;
+  cw.sample.transfers = iters * rounds;
+  cw.sample.across_nodes = g.across_nodes;
+  const int pairs = op == CollOp::pairs && scope != Scope::node_pairs ? std::max(1, g.size / 2) : 1;
+  cw.turns = g.count * pairs;
+  cw.busy_ranks_per_node = ranks_per_node(job);
+  return cw;
+}
+
 }  // namespace gpuscale

@@ -109,4 +109,12 @@ std::string CopyWorkload::note(const CaseContext& ctx) const {
   return "";
 }
 
+CaseWork copy_work(const Params& p, const JobShape& job) {
+  SampleWork w;
+  const double ops = static_cast<double>(p.get_int("ops"));
+  w.add_copy(p.get_string("direction"), p.get_string("host") == "pinned", static_cast<double>(p.get_int("bytes")) * ops,
+             ops);
+  return local_case_work(w, job);
+}
+
 }  // namespace gpuscale

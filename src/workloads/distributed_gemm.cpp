@@ -175,4 +175,20 @@ Verification DistributedGemmWorkload::verify(CaseContext& ctx) {
   return v;
 }
 
+CaseWork distributed_gemm_work(const Params& p, const JobShape& job) {
+  CaseWork cw;
+  const GemmProblem g = gemm_problem(p);
+  const int size = p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : job.ranks;
+  cw.skipped = size > job.ranks;
+  const double n = std::max(1, size);
+  const double rows = g.shape.m / static_cast<int>(n), cols = g.shape.n / static_cast<int>(n);
+  cw.sample.add_gemm(g.dtype, g.impl, rows, cols, g.shape.k, n);
+  cw.sample.wire_bytes = (n - 1) * g.shape.k * cols * static_cast<double>(dtype_size(g.dtype));
+  cw.sample.transfers = n - 1;
+  cw.sample.across_nodes = job.nodes > 1 && size > ranks_per_node(job);
+  cw.sample.overlapped = p.get_bool("overlap");
+  cw.busy_ranks_per_node = std::min(size, ranks_per_node(job));
+  return cw;
+}
+
 }  // namespace gpuscale

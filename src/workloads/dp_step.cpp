@@ -7,6 +7,7 @@
 
 #include "core/hash.hpp"
 #include "device/capabilities.hpp"
+#include "workloads/collective_pattern.hpp"
 
 namespace gpuscale {
 
@@ -364,5 +365,25 @@ std::string DpStepWorkload::note(const CaseContext& ctx) const {
 }
 
 int DpStepWorkload::turn(const CaseContext& ctx, int) const { return ctx.group->index; }
+
+CaseWork dp_step_work(const Params& p, const JobShape& job) {
+  CaseWork cw;
+  const DType t = parse_dtype(p.get_string("dtype"));
+  const double h = static_cast<double>(p.get_int("hidden")), batch = static_cast<double>(p.get_int("batch"));
+  const double layers = static_cast<double>(p.get_int("layers"));
+  cw.sample.add_gemm(t, GemmImpl::vendor, batch, h, h, 2 * layers);  // forward, and the activations' gradients
+  cw.sample.add_gemm(t, GemmImpl::vendor, h, h, batch, layers);      // the weights' gradients
+  const ScopeGroups g = scope_groups(parse_scope(p.get_string("scope")), job);
+  cw.skipped = g.skipped;
+  const double layer_bytes = h * h * static_cast<double>(dtype_size(t));
+  const double per_bucket = std::max(1.0, std::ceil(static_cast<double>(p.get_int("bucket_bytes")) / layer_bytes));
+  cw.sample.transfers = std::ceil(layers / per_bucket);
+  cw.sample.wire_bytes = layers * layer_bytes * bus_factor(CollOp::allreduce, g.size);
+  cw.sample.across_nodes = g.across_nodes;
+  cw.sample.overlapped = p.get_bool("overlap");
+  cw.turns = g.count;
+  cw.busy_ranks_per_node = ranks_per_node(job);
+  return cw;
+}
 
 }  // namespace gpuscale

@@ -165,4 +165,13 @@ Verification ElementwiseWorkload::verify(CaseContext& ctx) {
   return check<float>(ctx.dev, r_, seed_, elements_, passes_, tol);
 }
 
+CaseWork elementwise_work(const Params& p, const JobShape& job) {
+  SampleWork w;
+  const double ops = static_cast<double>(p.get_int("ops"));
+  w.pass_bytes = ops * static_cast<double>(p.get_int("elements")) * 4.0 *
+                 static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
+  w.copy_calls = ops;
+  return local_case_work(w, job);
+}
+
 }  // namespace gpuscale

@@ -6,141 +6,13 @@
 
 #include "comm/groups.hpp"
 #include "core/error.hpp"
-#include "core/metrics.hpp"
 #include "core/text.hpp"
-#include "workloads/collective_pattern.hpp"
-#include "workloads/gemm_operands.hpp"
 #include "workloads/memory_need.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
 
 namespace {
-
-void add_gemm(SampleWork& w, DType t, GemmImpl impl, double m, double n, double k, double calls) {
-  w.gemms.push_back({t, impl, gemm_flops(m, n, k), calls});
-}
-
-void add_problem(SampleWork& w, const GemmProblem& g, double calls) {
-  add_gemm(w, g.dtype, g.impl, g.shape.m, g.shape.n, g.shape.k, calls);
-}
-
-void add_copy(SampleWork& w, const std::string& direction, bool pinned, double bytes, double calls) {
-  if (direction == "d2d") w.device_copy_bytes += bytes;
-  else if (pinned) w.host_copy_bytes += bytes;
-  else w.pageable_copy_bytes += bytes;
-  w.copy_calls += calls;
-}
-
-// The groups of a scope on this job: how many, and the ranks of each.
-struct ScopeGroups {
-  int count = 1, size = 1;
-  bool across_nodes = false;
-  bool skipped = false;  // the job has one node and the scope needs more
-};
-
-ScopeGroups scope_groups(Scope s, const JobShape& job) {
-  const int per_node = std::max(1, job.ranks / std::max(1, job.nodes));
-  switch (s) {
-    case Scope::world: return {1, job.ranks, job.nodes > 1, false};
-    case Scope::intra_node: return {job.nodes, per_node, false, false};
-    case Scope::inter_node: return {per_node, job.nodes, true, job.nodes < 2};
-    case Scope::node_pairs: return {1, job.nodes, true, job.nodes < 2};
-  }
-  return {};
-}
-
-CaseWork collective_work(const Params& p, const JobShape& job) {
-  CaseWork cw;
-  const CollOp op = parse_coll_op(p.get_string("op"));
-  const Scope scope = parse_scope(p.get_string("scope"));
-  const ScopeGroups g = scope_groups(scope, job);
-  cw.skipped = g.skipped || (op == CollOp::pairs && g.size % 2 != 0);
-  const double iters = static_cast<double>(p.get_int("iters"));
-  const double rounds = scope == Scope::node_pairs ? node_pair_rounds(g.size) : 1;
-  const CollShape shape =
-      coll_shape(op, static_cast<std::size_t>(p.get_int("bytes")), parse_dtype(p.get_string("dtype")), g.size);
-  cw.sample.wire_bytes = shape.op_bytes * bus_factor(op, g.size) * iters * rounds;
-  cw.sample.transfers = iters * rounds;
-  cw.sample.across_nodes = g.across_nodes;
-  const int pairs = op == CollOp::pairs && scope != Scope::node_pairs ? std::max(1, g.size / 2) : 1;
-  cw.turns = g.count * pairs;
-  cw.busy_ranks_per_node = std::max(1, job.ranks / std::max(1, job.nodes));
-  return cw;
-}
-
-CaseWork dp_step_work(const Params& p, const JobShape& job) {
-  CaseWork cw;
-  const DType t = parse_dtype(p.get_string("dtype"));
-  const double h = static_cast<double>(p.get_int("hidden")), batch = static_cast<double>(p.get_int("batch"));
-  const double layers = static_cast<double>(p.get_int("layers"));
-  add_gemm(cw.sample, t, GemmImpl::vendor, batch, h, h, 2 * layers);  // forward, and the activations' gradients
-  add_gemm(cw.sample, t, GemmImpl::vendor, h, h, batch, layers);      // the weights' gradients
-  const ScopeGroups g = scope_groups(parse_scope(p.get_string("scope")), job);
-  cw.skipped = g.skipped;
-  const double layer_bytes = h * h * static_cast<double>(dtype_size(t));
-  const double per_bucket = std::max(1.0, std::ceil(static_cast<double>(p.get_int("bucket_bytes")) / layer_bytes));
-  cw.sample.transfers = std::ceil(layers / per_bucket);
-  cw.sample.wire_bytes = layers * layer_bytes * bus_factor(CollOp::allreduce, g.size);
-  cw.sample.across_nodes = g.across_nodes;
-  cw.sample.overlapped = p.get_bool("overlap");
-  cw.turns = g.count;
-  cw.busy_ranks_per_node = std::max(1, job.ranks / std::max(1, job.nodes));
-  return cw;
-}
-
-CaseWork distributed_gemm_work(const Params& p, const JobShape& job) {
-  CaseWork cw;
-  const GemmProblem g = gemm_problem(p);
-  const int size = p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : job.ranks;
-  cw.skipped = size > job.ranks;
-  const double n = std::max(1, size);
-  const double rows = g.shape.m / static_cast<int>(n), cols = g.shape.n / static_cast<int>(n);
-  add_gemm(cw.sample, g.dtype, g.impl, rows, cols, g.shape.k, n);
-  cw.sample.wire_bytes = (n - 1) * g.shape.k * cols * static_cast<double>(dtype_size(g.dtype));
-  cw.sample.transfers = n - 1;
-  cw.sample.across_nodes = job.nodes > 1 && size > job.ranks / std::max(1, job.nodes);
-  cw.sample.overlapped = p.get_bool("overlap");
-  cw.busy_ranks_per_node = std::min(size, std::max(1, job.ranks / std::max(1, job.nodes)));
-  return cw;
-}
-
-// A device-local workload's sample.
-SampleWork local_sample(const std::string& workload, const Params& p) {
-  SampleWork w;
-  if (workload == "gemm") {
-    add_problem(w, gemm_problem(p), static_cast<double>(p.get_int("ops")));
-  } else if (workload == "copy") {
-    add_copy(w, p.get_string("direction"), p.get_string("host") == "pinned", static_cast<double>(p.get_int("bytes")) *
-             static_cast<double>(p.get_int("ops")), static_cast<double>(p.get_int("ops")));
-  } else if (workload == "async") {
-    const GemmProblem g = gemm_problem(p);
-    const double ops = static_cast<double>(p.get_int("ops"));
-    add_problem(w, g, ops);
-    const std::string log_norm = p.get_string("log_norm");
-    if (log_norm != "none") {  // sum_squares over C after each matmul
-      w.pass_bytes += ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype));
-      w.copy_calls += ops;
-    }
-    if (log_norm == "host") w.host_waits += ops;
-    if (p.get_string("sync") == "each") w.host_waits += ops;
-  } else if (workload == "elementwise") {
-    const double ops = static_cast<double>(p.get_int("ops"));
-    w.pass_bytes = ops * static_cast<double>(p.get_int("elements")) * 4.0 *
-                   static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
-    w.copy_calls = ops;
-  } else if (workload == "pipeline") {
-    const GemmProblem g = gemm_problem(p);
-    const double ops = static_cast<double>(p.get_int("ops"));
-    add_problem(w, g, ops);
-    add_copy(w, "d2h", p.get_string("host") == "pinned",
-             ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype)), ops);
-    w.overlapped = p.get_bool("overlap");
-  } else {
-    throw std::logic_error("no estimate for workload '" + workload + "'");
-  }
-  return w;
-}
 
 // CPU backend: the cores one rank's gemm gets (its threads, fewer where the
 // node's busy ranks want more cores than it has); 1 on a GPU.
@@ -175,22 +47,10 @@ const GemmRate& Rates::gemm_rate(DType t, GemmImpl i) const {
 }
 
 CaseWork case_work(const Case& c, const JobShape& job) {
-  const Params& p = c.params;
-  CaseWork cw;
-  if (c.workload == "collective") {
-    cw = collective_work(p, job);
-  } else if (c.workload == "dp_step") {
-    cw = dp_step_work(p, job);
-  } else if (c.workload == "distributed_gemm") {
-    cw = distributed_gemm_work(p, job);
-  } else {
-    cw.sample = local_sample(c.workload, p);
-    cw.turns = job.ranks;
-    cw.busy_ranks_per_node = std::max(1, job.ranks / std::max(1, job.nodes));
-  }
+  CaseWork cw = find_workload(c.workload).work(c.params, job);
   if (c.mode == "parallel") {
     cw.turns = 1;
-  } else if (!find_workload(c.workload).scope(p)) {
+  } else if (!find_workload(c.workload).scope(c.params)) {
     cw.busy_ranks_per_node = 1;  // device-local work in turns: one rank at a time
   }
   return cw;

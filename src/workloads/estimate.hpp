@@ -14,47 +14,11 @@
 #include "core/plan.hpp"
 #include "device/device.hpp"
 #include "device/dtype.hpp"
+#include "workloads/work.hpp"
 
 namespace gpuscale {
 
-// The job a plan is estimated for.
-struct JobShape {
-  int ranks = 1;
-  int nodes = 1;
-  int cores_per_node = 1;  // CPU backend: ranks x threads beyond this share cores
-};
-
-// The gemm calls of one sample of one rank, of one kind.
-struct GemmWork {
-  DType dtype = DType::fp64;
-  GemmImpl impl = GemmImpl::vendor;
-  double flops_per_call = 0;
-  double calls = 0;
-};
-
-// What one rank does in one sample.
-struct SampleWork {
-  std::vector<GemmWork> gemms;
-  double host_copy_bytes = 0;  // h2d and d2h, pinned host memory
-  double pageable_copy_bytes = 0;
-  double device_copy_bytes = 0;  // d2d
-  double pass_bytes = 0;         // elementwise passes: bytes read and written
-  double copy_calls = 0;         // copies and passes
-  double wire_bytes = 0;         // op bytes x bus factor (nccl-tests' busbw counts), over the sample's transfers
-  double transfers = 0;          // transfer operations
-  bool across_nodes = false;     // the transfers' group spans nodes
-  double host_waits = 0;         // times the host waits for the device inside the sample
-  bool overlapped = false;       // its lanes overlap: the sample takes about its longest part, not the sum
-};
-
-// How a case runs on a job, from its workload and parameters.
-struct CaseWork {
-  SampleWork sample;
-  int turns = 1;               // serial: one after another
-  int busy_ranks_per_node = 1;  // ranks of a node working at once (CPU backend: they share its cores)
-  bool skipped = false;        // the job's shape cannot run it (one node for inter-node scopes)
-  bool new_group = false;      // the first case of a scope makes the scope's groups
-};
+// How a case runs on a job: its workload's work (WorkloadEntry::work) in the case's mode.
 CaseWork case_work(const Case& c, const JobShape& job);
 
 struct GemmRate {

@@ -27,4 +27,10 @@ double GemmWorkload::bytes_per_sample() const {
   return static_cast<double>(ops_) * e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
 }
 
+CaseWork gemm_work(const Params& p, const JobShape& job) {
+  SampleWork w;
+  w.add_gemm(gemm_problem(p), static_cast<double>(p.get_int("ops")));
+  return local_case_work(w, job);
+}
+
 }  // namespace gpuscale

@@ -7,6 +7,8 @@ namespace gpuscale {
 
 WorkloadSchema gemm_schema();
 MemoryNeed gemm_memory(const Params& p);
+// One sample's work, for the estimate (work.hpp).
+CaseWork gemm_work(const Params& p, const JobShape& job);
 
 class GemmWorkload final : public Workload {
  public:

@@ -110,4 +110,15 @@ std::string PipelineWorkload::note(const CaseContext& ctx) const {
   return cpu_lanes_note(ctx.dev, "compute and copy");
 }
 
+CaseWork pipeline_work(const Params& p, const JobShape& job) {
+  SampleWork w;
+  const GemmProblem g = gemm_problem(p);
+  const double ops = static_cast<double>(p.get_int("ops"));
+  w.add_gemm(g, ops);
+  w.add_copy("d2h", p.get_string("host") == "pinned",
+             ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype)), ops);
+  w.overlapped = p.get_bool("overlap");
+  return local_case_work(w, job);
+}
+
 }  // namespace gpuscale

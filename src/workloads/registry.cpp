@@ -34,7 +34,7 @@ std::string async_unsupported_on(const Params& p, const RunTarget& t) {
 
 WorkloadEntry collective_entry() {
   WorkloadEntry e{collective_schema(), [](const Params& p) { return std::make_unique<CollectiveWorkload>(p); },
-                  collective_unsupported, collective_memory};
+                  collective_unsupported, collective_memory, collective_work};
   e.scope = [](const Params& p) { return std::optional<Scope>(parse_scope(p.get_string("scope"))); };
   // One group of all ranks takes every turn, except pairs, whose pairs take turns; the node-pair sweep is one group.
   e.single_turn = [](const Params& p) {
@@ -47,7 +47,7 @@ WorkloadEntry collective_entry() {
 // Like collective: the groups of its scope, and with one group of all ranks serial is parallel.
 WorkloadEntry dp_step_entry() {
   WorkloadEntry e{dp_step_schema(), [](const Params& p) { return std::make_unique<DpStepWorkload>(p); },
-                  dp_step_unsupported, dp_step_memory};
+                  dp_step_unsupported, dp_step_memory, dp_step_work};
   e.scope = [](const Params& p) { return std::optional<Scope>(parse_scope(p.get_string("scope"))); };
   e.single_turn = [](const Params& p) { return p.get_string("scope") == "world"; };
   return e;
@@ -56,7 +56,7 @@ WorkloadEntry dp_step_entry() {
 WorkloadEntry distributed_gemm_entry() {
   WorkloadEntry e{distributed_gemm_schema(),
                   [](const Params& p) { return std::make_unique<DistributedGemmWorkload>(p); },
-                  distributed_gemm_unsupported, distributed_gemm_memory};
+                  distributed_gemm_unsupported, distributed_gemm_memory, distributed_gemm_work};
   e.scope = [](const Params&) { return std::optional<Scope>(Scope::world); };
   e.group_size = [](const Params& p) { return p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : 0; };
   e.single_turn = [](const Params&) { return true; };  // one group: serial and parallel are the same
@@ -68,18 +68,18 @@ WorkloadEntry distributed_gemm_entry() {
 const std::vector<WorkloadEntry>& workload_registry() {
   static const std::vector<WorkloadEntry> entries{
       {gemm_schema(), [](const Params& p) { return std::make_unique<GemmWorkload>(p); }, gemm_unsupported_on,
-       [](const Params& p, bool) { return gemm_memory(p); }},
+       [](const Params& p, bool) { return gemm_memory(p); }, gemm_work},
       {copy_schema(), [](const Params& p) { return std::make_unique<CopyWorkload>(p); },
        [](const Params&, const RunTarget&) { return std::string(); },
-       [](const Params& p, bool) { return copy_memory(p); }},
+       [](const Params& p, bool) { return copy_memory(p); }, copy_work},
       {async_schema(), [](const Params& p) { return std::make_unique<AsyncProbeWorkload>(p); }, async_unsupported_on,
-       [](const Params& p, bool) { return async_memory(p); }},
+       [](const Params& p, bool) { return async_memory(p); }, async_work},
       collective_entry(),
       {elementwise_schema(), [](const Params& p) { return std::make_unique<ElementwiseWorkload>(p); },
-       elementwise_unsupported, elementwise_memory},
+       elementwise_unsupported, elementwise_memory, elementwise_work},
       {pipeline_schema(), [](const Params& p) { return std::make_unique<PipelineWorkload>(p); },
        [](const Params& p, const RunTarget& t) { return gemm_problem_unsupported(p, t.backend); },
-       [](const Params& p, bool) { return pipeline_memory(p); }},
+       [](const Params& p, bool) { return pipeline_memory(p); }, pipeline_work},
       distributed_gemm_entry(),
       dp_step_entry(),
   };

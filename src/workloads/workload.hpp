@@ -14,6 +14,7 @@
 #include "core/value.hpp"
 #include "device/device.hpp"
 #include "workloads/phases.hpp"
+#include "workloads/work.hpp"
 
 namespace gpuscale {
 
@@ -105,6 +106,8 @@ struct WorkloadEntry {
   // memory is host memory (CPU backend), so nothing is staged through host
   // memory on its way to the device.
   std::function<MemoryNeed(const Params&, bool buffers_on_host)> memory;
+  // One sample's work on a job and how the case runs there, from the parameters alone (the estimate's input).
+  std::function<CaseWork(const Params&, const JobShape&)> work;
   // The scope of a case's group, for transfers; empty for device-local workloads.
   std::function<std::optional<Scope>(const Params&)> scope = [](const Params&) { return std::optional<Scope>(); };
   // n > 0: the case runs in one group of world ranks 0..n-1 instead of the

@@ -1,0 +1,46 @@
+#include "workloads/work.hpp"
+
+#include <algorithm>
+
+#include "core/metrics.hpp"
+#include "workloads/gemm_operands.hpp"
+
+namespace gpuscale {
+
+void SampleWork::add_gemm(DType t, GemmImpl impl, double m, double n, double k, double calls) {
+  gemms.push_back({t, impl, gemm_flops(m, n, k), calls});
+}
+
+void SampleWork::add_gemm(const GemmProblem& g, double calls) {
+  add_gemm(g.dtype, g.impl, g.shape.m, g.shape.n, g.shape.k, calls);
+}
+
+void SampleWork::add_copy(const std::string& direction, bool pinned, double bytes, double calls) {
+  if (direction == "d2d") device_copy_bytes += bytes;
+  else if (pinned) host_copy_bytes += bytes;
+  else pageable_copy_bytes += bytes;
+  copy_calls += calls;
+}
+
+int ranks_per_node(const JobShape& job) { return std::max(1, job.ranks / std::max(1, job.nodes)); }
+
+CaseWork local_case_work(const SampleWork& sample, const JobShape& job) {
+  CaseWork cw;
+  cw.sample = sample;
+  cw.turns = job.ranks;
+  cw.busy_ranks_per_node = ranks_per_node(job);
+  return cw;
+}
+
+ScopeGroups scope_groups(Scope s, const JobShape& job) {
+  const int per_node = ranks_per_node(job);
+  switch (s) {
+    case Scope::world: return {1, job.ranks, job.nodes > 1, false};
+    case Scope::intra_node: return {job.nodes, per_node, false, false};
+    case Scope::inter_node: return {per_node, job.nodes, true, job.nodes < 2};
+    case Scope::node_pairs: return {1, job.nodes, true, job.nodes < 2};
+  }
+  return {};
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,76 @@
+// What one sample of a case does, counted from its parameters alone (no
+// device, nothing allocated), for the estimate (estimate.hpp): gemm calls,
+// bytes copied, bytes on the wire. Each workload says its own next to its
+// code (WorkloadEntry::work), with the helpers here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "comm/groups.hpp"
+#include "device/device.hpp"
+#include "device/dtype.hpp"
+
+namespace gpuscale {
+
+struct GemmProblem;
+
+// The job a plan is estimated for.
+struct JobShape {
+  int ranks = 1;
+  int nodes = 1;
+  int cores_per_node = 1;  // CPU backend: ranks x threads beyond this share cores
+};
+
+// The gemm calls of one sample of one rank, of one kind.
+struct GemmWork {
+  DType dtype = DType::fp64;
+  GemmImpl impl = GemmImpl::vendor;
+  double flops_per_call = 0;
+  double calls = 0;
+};
+
+// What one rank does in one sample.
+struct SampleWork {
+  std::vector<GemmWork> gemms;
+  double host_copy_bytes = 0;  // h2d and d2h, pinned host memory
+  double pageable_copy_bytes = 0;
+  double device_copy_bytes = 0;  // d2d
+  double pass_bytes = 0;         // elementwise passes: bytes read and written
+  double copy_calls = 0;         // copies and passes
+  double wire_bytes = 0;         // op bytes x bus factor (nccl-tests' busbw counts), over the sample's transfers
+  double transfers = 0;          // transfer operations
+  bool across_nodes = false;     // the transfers' group spans nodes
+  double host_waits = 0;         // times the host waits for the device inside the sample
+  bool overlapped = false;       // its lanes overlap: the sample takes about its longest part, not the sum
+
+  void add_gemm(DType t, GemmImpl impl, double m, double n, double k, double calls);
+  void add_gemm(const GemmProblem& g, double calls);
+  // `direction`: h2d, d2h or d2d; `pinned` host memory (else pageable; no matter for d2d).
+  void add_copy(const std::string& direction, bool pinned, double bytes, double calls);
+};
+
+// How a case runs on a job, from its workload and parameters.
+struct CaseWork {
+  SampleWork sample;
+  int turns = 1;               // serial: one after another
+  int busy_ranks_per_node = 1;  // ranks of a node working at once (CPU backend: they share its cores)
+  bool skipped = false;        // the job's shape cannot run it (one node for inter-node scopes)
+  bool new_group = false;      // the first case of a scope makes the scope's groups
+};
+
+// A device-local workload's case: every rank runs `sample` on its own device, in turns when serial.
+CaseWork local_case_work(const SampleWork& sample, const JobShape& job);
+
+// The groups of a scope on a job: how many, and the ranks of each.
+struct ScopeGroups {
+  int count = 1, size = 1;
+  bool across_nodes = false;
+  bool skipped = false;  // the job has one node and the scope needs more
+};
+ScopeGroups scope_groups(Scope s, const JobShape& job);
+
+// Ranks of a node busy at once when every rank of the job works.
+int ranks_per_node(const JobShape& job);
+
+}  // namespace gpuscale
