@@ -57,7 +57,9 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 bool tensor_cores(DType t) { return t == DType::fp16 || t == DType::bf16; }
 
-int tile_count(DType t) { return tensor_cores(t) ? kernels::gemm_mma_tile_count() : kernels::gemm_blocked_tile_count(); }
+int tile_count(DType t) {
+  return tensor_cores(t) ? kernels::gemm_mma_tile_count() : kernels::gemm_blocked_tile_count();
+}
 
 std::string tile_name(DType t, int i) {
   char s[80];

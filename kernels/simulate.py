@@ -282,14 +282,15 @@ def bank_report():
                 count(name, "A store (cp.async)", [(lambda i, p: (i * t.AS + p) * h)(*t.a_chunk(x + r * t.THREADS))
                                                    for x in lanes], 16)
             for r in range(t.BK * t.BN // 8 // t.THREADS):
-                count(name, "B store (cp.async)", [b_base + (lambda p, j: (p * t.BS + j) * h)(*t.b_chunk(x + r * t.THREADS))
-                                                   for x in lanes], 16)
+                count(name, "B store (cp.async)",
+                      [b_base + (lambda p, j: (p * t.BS + j) * h)(*t.b_chunk(x + r * t.THREADS)) for x in lanes], 16)
             wm, wn = t.warp_origin(warp)
             for ks in range(0, t.BK, 16):
                 for mi in range(t.MT):
                     count(name, "A ldmatrix.x4", [t.a_ldmatrix(wm, mi, ks, l) * h for l in range(32)], 16)
                 for nj in range(0, t.NT, 2):
-                    count(name, "B ldmatrix.x4.trans", [b_base + t.b_ldmatrix(wn, nj, ks, l) * h for l in range(32)], 16)
+                    count(name, "B ldmatrix.x4.trans",
+                          [b_base + t.b_ldmatrix(wn, nj, ks, l) * h for l in range(32)], 16)
     for t in BLOCKED_TILES:
         for dtype, size in (("fp32", 4), ("fp64", 8)):
             name = f"blocked {dtype}" + ("" if t is BLOCKED else f" {t}")
@@ -304,8 +305,9 @@ def bank_report():
                               [(lambda i, p: ((p + q) * as_row + i) * size)(*t.a_chunk(x + r * t.THREADS, kv))
                                for x in lanes], size)
                 for r in range(t.BK * t.BN // kv // t.THREADS):
-                    count(name, "B store", [b_base + (lambda p, j: (p * t.BN + j) * size)(*t.b_chunk(x + r * t.THREADS, kv))
-                                            for x in lanes], 16)
+                    count(name, "B store",
+                          [b_base + (lambda p, j: (p * t.BN + j) * size)(*t.b_chunk(x + r * t.THREADS, kv))
+                           for x in lanes], 16)
                 for p in range(t.BK):
                     for ch in range(TM // kv):
                         count(name, "A load", [(p * as_row + t.thread(x)[0] * TM + ch * kv) * size for x in lanes], 16)

@@ -183,8 +183,9 @@ expect = {min_of_vendor = 50}
         r = gpuscale("report", out, "--check")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         pct = rows["fails"]["of_vendor"] * 100
-        self.assertRegex(r.stdout, r"FAILED case %d \(fails threads=1 size=96 dtype=fp32 impl=naive ops=1 \[parallel\]\):\s+"
-                         r"min_of_vendor 5000\.0%%, measured %s%%\n" % (rows["fails"]["case"], re.escape("%.1f" % pct)))
+        self.assertRegex(r.stdout, r"FAILED case %d \(fails threads=1 size=96 dtype=fp32 impl=naive ops=1 "
+                         r"\[parallel\]\):\s+min_of_vendor 5000\.0%%, measured %s%%\n"
+                         % (rows["fails"]["case"], re.escape("%.1f" % pct)))
         self.assertNotIn("case %d" % rows["holds"]["case"], r.stdout)
 
 
