@@ -1,6 +1,7 @@
 """Shared helpers of the end-to-end tests: they run the real gpuscale binary
 (through mpirun where it matters) in a scratch directory and read what it
 wrote with h5py, independently of gpuscale's own reader."""
+import fcntl
 import os
 import subprocess
 import tempfile
@@ -146,11 +147,25 @@ def rank_pids(marker, rank=None):
     return pids
 
 
-def wait_for_ranks(test, marker, timeout=30):
-    """Waits until no rank of this test's run (command line holding `marker`) is left: mpirun can return while a rank
-    it signalled still closes its file, which holds the file's lock until then."""
+def wait_for_ranks(test, out, timeout=30):
+    """Waits until no rank of this test's run (command line holding `out`, its result file) is left and the file is
+    unlocked: mpirun can return while a rank it signalled still closes the file, whose lock (flock, as HDF5 takes it)
+    it holds until then. A rank on its way out leaves /proc's command lines (its memory is gone) a moment before its
+    files are closed, so the lock is what tells."""
     deadline = time.time() + timeout
-    while rank_pids(marker):
+    while rank_pids(out):
         if time.time() > deadline:
-            test.fail(f"ranks of the run writing {marker} still alive {timeout} s after mpirun returned")
+            test.fail(f"ranks of the run writing {out} still alive {timeout} s after mpirun returned")
         time.sleep(0.05)
+    while True:
+        try:
+            with open(out, "rb") as f:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(f, fcntl.LOCK_UN)
+            return
+        except FileNotFoundError:
+            return
+        except BlockingIOError:
+            if time.time() > deadline:
+                test.fail(f"{out} still locked {timeout} s after mpirun returned")
+            time.sleep(0.05)
