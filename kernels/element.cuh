@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
 #include "device/dtype.hpp"
 
@@ -44,6 +46,28 @@ struct Element<__nv_bfloat16> {
 
 // Whether a pointer allows 16-byte vector loads and stores.
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// Whether every row of row-major A (k elements of T wide), B and C (n wide) starts on a 16-byte boundary, so that
+// a gemm can load and store them 16 bytes at a time.
+template <class T>
+bool rows_of_16_bytes(int n, int k, const void* a, const void* b, const void* c) {
+  constexpr int kV = 16 / sizeof(T);
+  return k % kV == 0 && n % kV == 0 && aligned16(a) && aligned16(b) && aligned16(c);
+}
+
+template <class F, std::size_t... I>
+int with_index(int index, F& f, std::index_sequence<I...>) {
+  int r = static_cast<int>(cudaErrorInvalidValue);
+  ((index == static_cast<int>(I) ? (r = f(std::integral_constant<std::size_t, I>{})) : 0), ...);
+  return r;
+}
+
+// f(std::integral_constant<std::size_t, I>{}) for the I in [0, N) that equals `index` (a run-time choice among N
+// compile-time instantiations, such as a kernel's tiles); cudaErrorInvalidValue where none does.
+template <std::size_t N, class F>
+int with_index(int index, F&& f) {
+  return with_index(index, f, std::make_index_sequence<N>());
+}
 
 template <class T>
 struct Tag {

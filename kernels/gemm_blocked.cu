@@ -17,7 +17,6 @@
 #include <cuda_runtime.h>
 
 #include <iterator>
-#include <utility>
 
 #include "element.cuh"
 #include "gemm_kernels.hpp"
@@ -161,13 +160,6 @@ int launch_kernel(int m, int n, int k, const void* a, const void* b, void* c, cu
   return static_cast<int>(cudaGetLastError());
 }
 
-// Rows of A, B and C start on 16-byte boundaries.
-template <class T>
-bool rows_of_16_bytes(int n, int k, const void* a, const void* b, const void* c) {
-  constexpr int kV = 16 / sizeof(T);
-  return k % kV == 0 && n % kV == 0 && aligned16(a) && aligned16(b) && aligned16(c);
-}
-
 template <class T>
 int launch(int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
@@ -175,19 +167,14 @@ int launch(int m, int n, int k, const void* a, const void* b, void* c, void* str
   return launch_kernel<T, false>(m, n, k, a, b, c, st);
 }
 
-template <class T, std::size_t... I>
-int launch_tile(int tile, int m, int n, int k, const void* a, const void* b, void* c, cudaStream_t st,
-                std::index_sequence<I...>) {
-  int r = static_cast<int>(cudaErrorInvalidValue);
-  ((tile == static_cast<int>(I) ? (r = launch_kernel<T, true, TileAt<I>>(m, n, k, a, b, c, st)) : 0), ...);
-  return r;
-}
-
+// The blocked kernel with tile `tile` of kTiles (16-byte rows only).
 template <class T>
 int launch_tile(int tile, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
   if (!rows_of_16_bytes<T>(n, k, a, b, c)) return static_cast<int>(cudaErrorInvalidValue);
-  return launch_tile<T>(tile, m, n, k, a, b, c, static_cast<cudaStream_t>(stream),
-                        std::make_index_sequence<std::size(kTiles)>());
+  const auto st = static_cast<cudaStream_t>(stream);
+  return with_index<std::size(kTiles)>(tile, [&](auto i) {
+    return launch_kernel<T, true, TileAt<decltype(i)::value>>(m, n, k, a, b, c, st);
+  });
 }
 }  // namespace
 
@@ -205,7 +192,6 @@ BlockedTile gemm_blocked_tile(int tile) { return kTiles[tile]; }
 
 int launch_gemm_blocked_tile(int tile, DType t, int m, int n, int k, const void* a, const void* b, void* c,
                              void* stream) {
-  if (tile < 0 || tile >= gemm_blocked_tile_count()) return static_cast<int>(cudaErrorInvalidValue);
   switch (t) {
     case DType::fp64: return launch_tile<double>(tile, m, n, k, a, b, c, stream);
     case DType::fp32: return launch_tile<float>(tile, m, n, k, a, b, c, stream);

@@ -24,7 +24,6 @@
 #include <cuda_runtime.h>
 
 #include <iterator>
-#include <utility>
 
 #include "element.cuh"
 #include "gemm_kernels.hpp"
@@ -275,14 +274,10 @@ int launch_kernel(int m, int n, int k, const void* a, const void* b, void* c, cu
   return static_cast<int>(cudaGetLastError());
 }
 
-bool rows_of_16_bytes(int n, int k, const void* a, const void* b, const void* c) {
-  return k % 8 == 0 && n % 8 == 0 && aligned16(a) && aligned16(b) && aligned16(c);
-}
-
 template <class T>
 int launch(bool async, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
   const auto st = static_cast<cudaStream_t>(stream);
-  if (!rows_of_16_bytes(n, k, a, b, c)) return launch_kernel<T, false, false>(m, n, k, a, b, c, st);
+  if (!rows_of_16_bytes<T>(n, k, a, b, c)) return launch_kernel<T, false, false>(m, n, k, a, b, c, st);
   if (async) return launch_kernel<T, true, true>(m, n, k, a, b, c, st);
   return launch_kernel<T, true, false>(m, n, k, a, b, c, st);
 }
@@ -295,13 +290,14 @@ int launch_typed(DType t, bool async, int m, int n, int k, const void* a, const 
   }
 }
 
-// mma_async with tile `tile` of kTiles.
-template <class T, std::size_t... I>
-int launch_tile(int tile, int m, int n, int k, const void* a, const void* b, void* c, cudaStream_t st,
-                std::index_sequence<I...>) {
-  int r = static_cast<int>(cudaErrorInvalidValue);
-  ((tile == static_cast<int>(I) ? (r = launch_kernel<T, true, true, TileAt<I>>(m, n, k, a, b, c, st)) : 0), ...);
-  return r;
+// mma_async with tile `tile` of kTiles (16-byte rows only).
+template <class T>
+int launch_tile(int tile, int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
+  if (!rows_of_16_bytes<T>(n, k, a, b, c)) return static_cast<int>(cudaErrorInvalidValue);
+  const auto st = static_cast<cudaStream_t>(stream);
+  return with_index<std::size(kTiles)>(tile, [&](auto i) {
+    return launch_kernel<T, true, true, TileAt<decltype(i)::value>>(m, n, k, a, b, c, st);
+  });
 }
 }  // namespace
 
@@ -319,14 +315,9 @@ MmaTile gemm_mma_tile(int tile) { return kTiles[tile]; }
 
 int launch_gemm_mma_tile(int tile, DType t, int m, int n, int k, const void* a, const void* b, void* c,
                          void* stream) {
-  constexpr auto kAll = std::make_index_sequence<std::size(kTiles)>();
-  const auto st = static_cast<cudaStream_t>(stream);
-  if (tile < 0 || tile >= gemm_mma_tile_count() || !rows_of_16_bytes(n, k, a, b, c)) {
-    return static_cast<int>(cudaErrorInvalidValue);
-  }
   switch (t) {
-    case DType::fp16: return launch_tile<__half>(tile, m, n, k, a, b, c, st, kAll);
-    case DType::bf16: return launch_tile<__nv_bfloat16>(tile, m, n, k, a, b, c, st, kAll);
+    case DType::fp16: return launch_tile<__half>(tile, m, n, k, a, b, c, stream);
+    case DType::bf16: return launch_tile<__nv_bfloat16>(tile, m, n, k, a, b, c, stream);
     default: return static_cast<int>(cudaErrorInvalidValue);
   }
 }
