@@ -11,16 +11,14 @@
 // disagrees.
 // Run: build/bench/gemm_tiles [--size 4096] [--dtypes fp32,bf16,fp16] [--reps 20] [--rounds 3]
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
 #include <cstdio>
 #include <exception>
-#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "common/gemm_agreement.hpp"
+#include "core/stats.hpp"
 #include "device/backend.hpp"
 #include "device/cuda_status.hpp"
 #include "device/device.hpp"
@@ -37,14 +35,6 @@ struct Candidate {
   int tile;  // -1: cuBLAS
   std::vector<double> seconds;
 };
-
-std::vector<double> values(std::size_t count, std::mt19937_64& rng) {
-  // Multiples of 1/256 in [-1, 1): exact in fp16 and bf16, as gemm's inputs are.
-  std::uniform_int_distribution<int> d(-256, 255);
-  std::vector<double> v(count);
-  for (auto& x : v) x = d(rng) / 256.0;
-  return v;
-}
 
 std::vector<std::string> split_commas(const std::string& s) {
   std::vector<std::string> out;
@@ -72,20 +62,6 @@ std::string tile_name(DType t, int i) {
     std::snprintf(s, sizeof s, "blocked %dx%dx%d", b.bm, b.bn, b.bk);
   }
   return std::string(s) + (i == 0 ? " (shipped)" : "");
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t h = v.size() / 2;
-  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
-}
-
-std::vector<double> download(Device& dev, const DeviceBuffer& c, std::size_t count, DType t) {
-  std::vector<unsigned char> bytes(count * dtype_size(t));
-  dev.copy_to_host(bytes.data(), c, bytes.size());
-  std::vector<double> out(count);
-  decode(bytes.data(), count, t, out.data());
-  return out;
 }
 
 int run(int argc, char** argv) {
@@ -125,35 +101,27 @@ int run(int argc, char** argv) {
   std::printf("device: %s; %d x %d x %d, %d round(s) of %d launch(es) each\n", dev->info().name.c_str(), size, size,
               size, rounds, reps);
   const GemmShape shape{size, size, size};
-  const double flops = 2.0 * size * static_cast<double>(size) * size;
-  const std::size_t count = static_cast<std::size_t>(size) * size;
   int failures = 0;
 
   for (const DType t : types) {
     const std::string name = dtype_name(t);
-    std::mt19937_64 rng(42);
-    const std::vector<double> a = values(count, rng), b = values(count, rng);
-    const DeviceBuffer da = upload_values(*dev, a, t), db = upload_values(*dev, b, t);
-    DeviceBuffer expected = dev->alloc(count * dtype_size(t)), c = dev->alloc(count * dtype_size(t));
-    dev->gemm(GemmImpl::vendor, t, shape, da, db, expected);
-    const std::vector<double> want = download(*dev, expected, count, t);
-    // |ours - cuBLAS| within both results' rounding: 2 x tolerance x |row of A| |column of B| (Cauchy-Schwarz).
-    std::vector<double> row(size, 0.0), col(size, 0.0);
-    for (std::size_t at = 0; at < count; ++at) {
-      row[at / size] += a[at] * a[at];
-      col[at % size] += b[at] * b[at];
-    }
-    const double tolerance = gemm_tolerance(t, size);
+    // Seeded inputs exact in every dtype, and cuBLAS's C as the reference, as gpu.cuda_backend has them.
+    GemmOperands ops;
+    ops.setup(*dev, GemmProblem{GemmImpl::vendor, t, shape}, 42);
+    ops.multiply(*dev);
+    const std::vector<double> want = testing::download_c(*dev, ops);
+    DeviceBuffer c = dev->alloc(ops.c().bytes());
 
     std::vector<Candidate> cands{{"cuBLAS", -1, {}}};
     for (int i = 0; i < tile_count(t); ++i) cands.push_back({tile_name(t, i), i, {}});
     const auto launch = [&](const Candidate& cand) {
       if (cand.tile < 0) {
-        dev->gemm(GemmImpl::vendor, t, shape, da, db, c);
+        ops.multiply_into(*dev, c);
         return 0;
       }
       const auto launch_tile = tensor_cores(t) ? kernels::launch_gemm_mma_tile : kernels::launch_gemm_blocked_tile;
-      return launch_tile(cand.tile, t, size, size, size, da.data(), db.data(), c.data(), dev->native_stream());
+      return launch_tile(cand.tile, t, size, size, size, ops.a().data(), ops.b().data(), c.data(),
+                         dev->native_stream());
     };
     for (auto& cand : cands) {  // each result checked once, element by element; the launch warms up too
       dev->poison(c.data(), c.bytes());  // NaN: an element the kernel leaves unwritten disagrees
@@ -164,14 +132,11 @@ int run(int argc, char** argv) {
         continue;
       }
       dev->synchronize();
-      const std::vector<double> got = download(*dev, c, count, t);
-      std::int64_t wrong = 0;
-      for (std::size_t at = 0; at < count; ++at) {
-        if (!(std::fabs(got[at] - want[at]) <= 2 * tolerance * std::sqrt(row[at / size] * col[at % size]))) ++wrong;
-      }
-      if (wrong) {
-        std::printf("FAIL %s %s: %lld element(s) disagree with cuBLAS\n", name.c_str(), cand.name.c_str(),
-                    static_cast<long long>(wrong));
+      const testing::Agreement r = testing::agree(ops, testing::download(*dev, c, ops.c_count(), t), want);
+      if (r.wrong) {
+        std::printf("FAIL %s %s: %lld element(s) disagree with cuBLAS (first: row %lld, column %lld)\n", name.c_str(),
+                    cand.name.c_str(), static_cast<long long>(r.wrong), static_cast<long long>(r.first_row),
+                    static_cast<long long>(r.first_column));
         ++failures;
         cand.tile = -2;
       }
@@ -203,7 +168,7 @@ int run(int argc, char** argv) {
         std::printf("      %-50s %10s\n", cand.name.c_str(), "failed");
         continue;
       }
-      const double m = median(cand.seconds), tflops = flops / m / 1e12;
+      const double m = median(cand.seconds), tflops = ops.problem().flops() / m / 1e12;
       if (cand.tile == -1) vendor = tflops;
       std::printf("      %-50s %8.1f us %8.1f %9.3f\n", cand.name.c_str(), m * 1e6, tflops, tflops / vendor);
     }

@@ -54,6 +54,8 @@ class GemmOperands {
   // A and B as generated, before rounding to the dtype (the check's reference uses them).
   const std::vector<double>& a_values() const { return a_host_; }
   const std::vector<double>& b_values() const { return b_host_; }
+  const DeviceBuffer& a() const { return a_; }
+  const DeviceBuffer& b() const { return b_; }
   const DeviceBuffer& c() const { return c_; }
   std::size_t c_count() const { return static_cast<std::size_t>(p_.shape.m) * p_.shape.n; }
 
