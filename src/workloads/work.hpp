@@ -56,7 +56,6 @@ struct CaseWork {
   int turns = 1;               // serial: one after another
   int busy_ranks_per_node = 1;  // ranks of a node working at once (CPU backend: they share its cores)
   bool skipped = false;        // the job's shape cannot run it (one node for inter-node scopes)
-  bool new_group = false;      // the first case of a scope makes the scope's groups
 };
 
 // A device-local workload's case: every rank runs `sample` on its own device, in turns when serial.
