@@ -265,8 +265,9 @@ def wavefronts(addrs, width):
 
 
 def bank_report():
-    """{(kernel, access): [wavefronts, fewest, instructions]} over every warp's accesses of one k step."""
-    rows = {}
+    """{(kernel, access): [wavefronts, fewest, instructions]} over every warp's accesses of one k step, and
+    {kernel: its warps}."""
+    rows, warps = {}, {}
 
     def count(kernel, access, addrs, width):
         w, i = wavefronts(addrs, width)
@@ -275,6 +276,7 @@ def bank_report():
     h = 2  # fp16, bf16
     for t in TILES:
         name = "mma" if t is DEFAULT else f"mma {t}"
+        warps[name] = t.WARPS
         b_base = t.BM * t.AS * h
         for warp in range(t.WARPS):
             lanes = range(32 * warp, 32 * warp + 32)
@@ -294,6 +296,7 @@ def bank_report():
     for t in BLOCKED_TILES:
         for dtype, size in (("fp32", 4), ("fp64", 8)):
             name = f"blocked {dtype}" + ("" if t is BLOCKED else f" {t}")
+            warps[name] = t.WARPS
             kv = 16 // size
             as_row = t.BM  # as[kBK][kBM]
             b_base = t.BK * as_row * size
@@ -314,7 +317,7 @@ def bank_report():
                     for ch in range(TN // kv):
                         count(name, "B load", [b_base + (p * t.BN + t.cols(t.thread(x)[1], kv)[ch * kv]) * size
                                                for x in lanes], 16)
-    return rows
+    return rows, warps
 
 
 # The bank model on patterns whose cost is known.
@@ -349,11 +352,8 @@ for t in BLOCKED_TILES:
 
 print("\nshared memory, one k step, per warp: instructions, wavefronts (fewest the bytes need)")
 conflicts = []
-warps_of = {"mma" if t is DEFAULT else f"mma {t}": t.WARPS for t in TILES}
-for t in BLOCKED_TILES:
-    for dtype in ("fp32", "fp64"):
-        warps_of[f"blocked {dtype}" + ("" if t is BLOCKED else f" {t}")] = t.WARPS
-for (kernel, access), (w, fewest, n_instr) in bank_report().items():
+counts, warps_of = bank_report()
+for (kernel, access), (w, fewest, n_instr) in counts.items():
     warps = warps_of[kernel]
     print(f"  {kernel:26} {access:22} {n_instr // warps:3} instr  {w / warps:6.1f} ({fewest / warps:.1f})"
           + ("" if w == fewest else f"  {w / fewest:.2f}x: bank conflicts"))
