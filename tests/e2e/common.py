@@ -147,25 +147,27 @@ def rank_pids(marker, rank=None):
     return pids
 
 
+def locked(path):
+    """Whether a process holds a lock on the file (flock, as HDF5 takes it)."""
+    try:
+        with open(path, "rb") as f:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_UN)
+    except FileNotFoundError:
+        return False
+    except BlockingIOError:
+        return True
+    return False
+
+
 def wait_for_ranks(test, out, timeout=30):
     """Waits until no rank of this test's run (command line holding `out`, its result file) is left and the file is
-    unlocked: mpirun can return while a rank it signalled still closes the file, whose lock (flock, as HDF5 takes it)
-    it holds until then. A rank on its way out leaves /proc's command lines (its memory is gone) a moment before its
-    files are closed, so the lock is what tells."""
+    unlocked: mpirun can return while a rank it signalled still closes the file, whose lock it holds until then. A
+    rank on its way out leaves /proc's command lines (its memory is gone) a moment before its files are closed, so
+    the lock is what tells last."""
     deadline = time.time() + timeout
-    while rank_pids(out):
+    while rank_pids(out) or locked(out):
         if time.time() > deadline:
-            test.fail(f"ranks of the run writing {out} still alive {timeout} s after mpirun returned")
+            test.fail(f"ranks of the run writing {out} still alive, or its lock held, {timeout} s after mpirun "
+                      "returned")
         time.sleep(0.05)
-    while True:
-        try:
-            with open(out, "rb") as f:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                fcntl.flock(f, fcntl.LOCK_UN)
-            return
-        except FileNotFoundError:
-            return
-        except BlockingIOError:
-            if time.time() > deadline:
-                test.fail(f"{out} still locked {timeout} s after mpirun returned")
-            time.sleep(0.05)
