@@ -10,7 +10,9 @@ and derives from them the numbers `gpuscale report` prints (docs/metrics.md).
     r.phases      # one row per phase interval: case, rank, sample, phase, start_s, end_s (empty when none)
     r.metrics()   # one row per case that ran: median_s, speedup, efficiency, algbw_gbps, busbw_gbps, ...
 
-Times are seconds on the run's common clock. Only h5py, numpy and pandas are needed.
+`case` is the case's number as `gpuscale run` and `report` show it, from 1: case N is the group /cases/ of index
+N - 1 (`hdf5_path` holds its name). Times are seconds on the run's common clock. Only h5py, numpy and pandas are
+needed.
 """
 import os
 
@@ -223,7 +225,7 @@ def _concat(frames, columns):
 def _case_row(g):
     """A case's attributes, `turns`, `params` (its identity: every parameter but warm-up and reps, as a dict) and
     each parameter as a column of its own where no attribute has that name (warmup, reps and scope are both)."""
-    row = {"case": g.attrs["index"], **_attrs(g), "hdf5_path": g.name}
+    row = {"case": int(g.attrs["index"]) + 1, **_attrs(g), "hdf5_path": g.name}
     del row["index"]
     for k, v in {"scope": "", "comm": "", "groups": 0}.items():  # transfers only
         row.setdefault(k, v)
@@ -237,7 +239,7 @@ def _case_row(g):
 
 def _case_ranks(g):
     n = int(g.attrs["ranks"])
-    cols = {"case": int(g.attrs["index"]), "rank": np.arange(n)}
+    cols = {"case": int(g.attrs["index"]) + 1, "rank": np.arange(n)}
     defaults = {"turn": np.arange(n), "group": np.zeros(n, dtype=int), "op_bytes": np.zeros(n),
                 "bus_factor": np.zeros(n)}
     for k in RANK_DATASETS:
@@ -249,7 +251,7 @@ def _samples(g):
     if "wall_start" not in g:  # skipped: no sample ran
         return None
     ranks, reps = g["wall_start"].shape
-    cols = {"case": int(g.attrs["index"]), "rank": np.repeat(np.arange(ranks), reps),
+    cols = {"case": int(g.attrs["index"]) + 1, "rank": np.repeat(np.arange(ranks), reps),
             "sample": np.tile(np.arange(reps), ranks)}
     for ds, col in SAMPLE_DATASETS.items():
         cols[col] = g[ds][()].reshape(-1)
@@ -261,5 +263,5 @@ def _samples(g):
 def _phases(g):
     p = g["phases"]
     names = np.asarray(_column(p["names"]), dtype=object)
-    return pd.DataFrame({"case": int(g.attrs["index"]), "rank": p["rank"][()], "sample": p["sample"][()],
+    return pd.DataFrame({"case": int(g.attrs["index"]) + 1, "rank": p["rank"][()], "sample": p["sample"][()],
                          "phase": names[p["phase"][()]], "start_s": p["start"][()], "end_s": p["end"][()]})

@@ -157,7 +157,8 @@ int cmd_check(const CheckOptions& opt) {
   const std::string device = format_bytes(memory.device_bytes) + " device (" + memory.device_from + "), ";
   std::printf("%s", wrap("memory per rank available: " + (on_host ? host : device + host)).c_str());
   for (const auto& c : plan) {
-    std::printf("  [%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld  ~%s\n", c.index, c.label().c_str(),
+    std::printf("  [%zu/%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld  ~%s\n", c.number(), plan.size(),
+                c.label().c_str(),
                 c.workload.c_str(), static_cast<long long>(c.params.get_int("warmup")),
                 static_cast<long long>(c.params.get_int("reps")), static_cast<long long>(c.params.get_int("threads")),
                 format_duration(estimate.case_s[c.index]).c_str());

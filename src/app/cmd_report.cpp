@@ -1,4 +1,5 @@
 // gpuscale report: read result files and print their rows, no MPI.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -37,6 +38,30 @@ std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, co
   return {std::move(run), std::move(rows)};
 }
 
+// report --check of one file: its limits, and those of the cases that did not run. False when any fails, or the
+// run did not complete (what did not run was not checked).
+bool check_file(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows, bool print) {
+  auto checks = check_expectations(rows);
+  const auto unrun = unchecked_limits(run, rows);
+  checks.insert(checks.end(), unrun.begin(), unrun.end());
+  if (checks.empty()) {
+    throw InputError(path + ": no limits to check: its config sets no [experiment.expect] (docs/config.md)");
+  }
+  std::stable_sort(checks.begin(), checks.end(),
+                   [](const LimitCheck& a, const LimitCheck& b) { return a.case_index < b.case_index; });
+  // Flushed file by file: reading the next file may end the process (a damaged file).
+  if (print) {
+    std::cout << render_checks(path, checks);
+    if (!run.complete) {
+      std::cout << wrap(path + ": the run did not complete (status: " + run.status + "): " +
+                        std::to_string(rows.size()) + " of " + std::to_string(run.cases_planned) +
+                        " case(s) ran, so the check fails");
+    }
+    std::cout << std::flush;
+  }
+  return all_hold(checks) && run.complete;
+}
+
 }  // namespace
 
 int cmd_report(const ReportOptions& opt) {
@@ -51,13 +76,7 @@ int cmd_report(const ReportOptions& opt) {
     auto [run, rows] = rows_of(path, opt);
     if (!opt.baseline.empty()) compare_with_baseline(rows, base, opt.baseline);
     if (opt.check) {
-      const auto checks = check_expectations(rows);
-      if (checks.empty()) {
-        throw InputError(path + ": no limits to check: its config sets no [experiment.expect] (docs/config.md)");
-      }
-      held = held && all_hold(checks);
-      // Flushed file by file: reading the next file may end the process (a damaged file).
-      if (f == ReportFormat::table) std::cout << render_checks(path, checks) << std::flush;
+      held = check_file(path, run, rows, f == ReportFormat::table) && held;
     } else if (f == ReportFormat::table) {
       std::cout << render_table(path, run, rows, opt.wide) << render_baseline(rows)
                 << (opt.files.size() > 1 ? "\n" : "") << std::flush;

@@ -1,20 +1,20 @@
 // gpuscale run: validate everything that can be validated before MPI starts
 // (bad input exits 2 and writes nothing), then run the plan case by case,
 // writing each finished case to the result file on rank 0.
-#include <sys/stat.h>
-
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <optional>
+#include <thread>
+
+#include <hdf5.h>
 
 #include "app/commands.hpp"
 #include "app/mpi_session.hpp"
+#include "app/output_path.hpp"
 #include "app/rank_table.hpp"
-#include "app/run_metadata.hpp"
 #include "app/run_file.hpp"
-#include "report/expectations.hpp"
+#include "app/run_metadata.hpp"
 #include "app/termination_signals.hpp"
 #include "comm/clock_sync.hpp"
 #include "comm/comm_choice.hpp"
@@ -24,7 +24,8 @@
 #include "core/plan.hpp"
 #include "core/text.hpp"
 #include "device/backend.hpp"
-#include "io/result_writer.hpp"
+#include "io/disk_space.hpp"
+#include "report/expectations.hpp"
 #include "report/report.hpp"
 #include "runner/runner.hpp"
 #include "runner/watchdog.hpp"
@@ -33,51 +34,9 @@
 #include "workloads/memory_need.hpp"
 #include "workloads/workload.hpp"
 
-namespace fs = std::filesystem;
-
 namespace gpuscale {
 
 namespace {
-
-void check_output_path(const std::string& out, bool force) {
-  std::error_code ec;
-  if (fs::exists(out, ec)) {
-    if (fs::is_directory(out, ec)) throw InputError(out + ": is a directory; give a file name with -o");
-    if (!force) throw InputError(out + ": the file exists; use --force to overwrite it, or choose another -o");
-  }
-  const fs::path parent = fs::path(out).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent, ec)) {
-    throw InputError(out + ": directory '" + parent.string() + "' does not exist");
-  }
-}
-
-// results/<config stem>[-job<SLURM_JOB_ID>]-<timestamp>[-N].h5, not an existing file.
-std::string default_output(const std::string& config) {
-  const std::string stem = fs::path(config).stem().string();
-  fs::create_directories("results");
-  const char* job = std::getenv("SLURM_JOB_ID");
-  std::string base = "results/" + stem + (job && *job ? std::string("-job") + job : "") + "-" + compact_timestamp_now();
-  std::string path = base + ".h5";
-  for (int i = 2; fs::exists(path); ++i) path = base + "-" + std::to_string(i) + ".h5";
-  return path;
-}
-
-// Creates the file without overwriting one that appeared since the name was
-// checked (another run writing the same name at the same second): a default
-// name moves on to the next free one, a name given with -o is an error.
-std::unique_ptr<ResultWriter> create_writer(std::string& path, bool named, bool force, const RunRecord& run,
-                                           const std::string& config) {
-  for (int attempt = 2;; ++attempt) {
-    try {
-      return std::make_unique<ResultWriter>(path, force, run);
-    } catch (const std::exception&) {
-      std::error_code ec;
-      if (force || !fs::exists(path, ec) || attempt > 100) throw;
-      if (named) throw InputError(path + ": the file was created by someone else since it was checked; choose another -o");
-      path = default_output(config);  // the name now taken is skipped
-    }
-  }
-}
 
 // The report's row of a finished case.
 ReportRow case_row(const CaseRecord& rec, const std::vector<RankRecord>& ranks) {
@@ -109,6 +68,7 @@ struct Prepared {
   BackendChoice backend;
   CommChoice comm;
   std::vector<std::string> plan_notes;
+  std::optional<OutputTarget> output;  // -o, checked; none: a default name in results/
 };
 
 // Everything that needs no MPI: a mistake here exits 2 before any rank starts work.
@@ -119,7 +79,11 @@ Prepared prepare(const RunOptions& opt) {
   p.cfg = load_config(opt.config, opt.sets, workload_schemas(), base);
   check_plan_size(p.cfg, opt.max_cases);
   p.plan = expand(p.cfg);
-  if (!opt.output.empty()) check_output_path(opt.output, opt.force);
+  if (opt.output.empty()) {
+    check_default_output_dir();
+  } else {
+    p.output = check_output(opt.output, opt.force);
+  }
   p.cuda = probe_cuda();
   p.backend = choose_backend(p.cfg.defaults.backend, p.cuda);
   p.comm = choose_comm(p.cfg.defaults.comm, p.backend.backend, nccl_built());
@@ -141,14 +105,77 @@ bool stop_all(const MpiCommunicator& comm, const std::string& root_message) {
   return !m.empty();
 }
 
-// `file`: rank 0's result file, once it exists, for the caller to end with a failure's cause.
-int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& comm, std::shared_ptr<RunFile>& file) {
-  const bool root = comm.rank() == 0;
-  // Ranks other than 0 fire a little later, so that rank 0 records a timeout in the file first.
-  Watchdog watchdog("rank " + std::to_string(comm.rank()) + " on " + comm.hostname(), root ? 0.0 : 5.0);
-  watchdog.arm("the start of the run (common clock, rank table)", kRunEdgeTimeoutS);
-  // All ranks must run the same backend.
-  const auto backends = comm.gather(p.backend.backend);
+// A case's bytes in the file, before it runs: with `datasets` 8, about what device-local work takes; 14, enough
+// for any but the few that add phases or telemetry (whose records are checked again before they are written).
+std::uint64_t planned_bytes(const Case& c, int ranks, int datasets) {
+  const auto reps = static_cast<std::uint64_t>(c.params.get_int("reps"));
+  const auto warmup = static_cast<std::uint64_t>(std::min<std::int64_t>(1000, c.params.get_int("warmup")));
+  return case_bytes(static_cast<std::uint64_t>(ranks), reps, warmup, datasets);
+}
+
+// "" when the file system of `dir` has room for the whole plan's records (at the least), else why not.
+std::string plan_room(const std::string& dir, const RunRecord& run, const std::vector<Case>& plan) {
+  std::uint64_t need = header_bytes(run) + kEndReserveBytes;
+  for (const auto& c : plan) need += planned_bytes(c, static_cast<int>(run.ranks.size()), 8);
+  const std::uint64_t left = free_bytes(dir);
+  if (left >= need) return "";
+  return dir + ": not enough space for the results: the plan's records need about " + format_bytes(need) + ", " +
+         format_bytes(left) + " free";
+}
+
+// One run of the plan on this rank: the job's shape and devices, rank 0's
+// file, then the cases one after another; each step a member, the state they
+// share in one place.
+class PlanRun {
+ public:
+  PlanRun(const RunOptions& opt, const Prepared& p, const MpiCommunicator& comm, std::shared_ptr<RunFile>& file)
+      : opt_(opt), p_(p), comm_(comm), root_(comm.rank() == 0), file_(file),
+        // Ranks other than 0 fire a little later, so that rank 0 records a timeout in the file first.
+        watchdog_("rank " + std::to_string(comm.rank()) + " on " + comm.hostname(), root_ ? 0.0 : 5.0) {}
+
+  int run() {
+    // The other ranks outlive a termination signal a moment, so that rank 0, signalled at the same time, can tell
+    // a rank that died before (it is gone) from one ending with it.
+    if (!root_) set_termination_hook([](int) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
+    watchdog_.arm("the start of the run (common clock, rank table)", kRunEdgeTimeoutS);
+    if (const int rc = start(); rc != kExitOk) return rc;
+    if (stop_all(comm_, open_file())) return kExitFailure;
+    watchdog_.disarm();
+    return run_cases();
+  }
+
+ private:
+  int start();
+  std::string agree_on_comm();
+  RunRecord run_record() const;
+  std::string estimate_and_budget();
+  std::string open_file();
+  void print_start(const RunRecord& run) const;
+  void install_endings();
+  int run_cases();
+  std::string after_case(const Case& c, const CaseRecord& rec, double elapsed_s);
+  int finish(int failed);
+
+  const RunOptions& opt_;
+  const Prepared& p_;
+  const MpiCommunicator& comm_;
+  const bool root_;
+  std::shared_ptr<RunFile>& file_;
+  Watchdog watchdog_;
+  std::unique_ptr<Device> device_;
+  GpuTelemetry telemetry_;
+  std::optional<CommonClock> clock_;
+  std::vector<RankRecord> table_;  // rank 0's
+  std::vector<LinkRecord> links_;
+  CommChoice comm_choice_;
+  PlanEstimate estimate_;
+  std::vector<ReportRow> rows_;  // rank 0: for the limits of [experiment.expect]
+  double estimated_done_ = 0;    // rank 0: the estimate of the cases finished
+};
+
+// Devices, rank table and the choices every rank must share; rank 0 checks the time budget and the disk.
+int PlanRun::start() {
+  const auto backends = comm_.gather(p_.backend.backend);
   std::string disagree;
   for (std::size_t r = 1; r < backends.size(); ++r) {
     if (backends[r] != backends[0]) {
@@ -156,142 +183,219 @@ int run_plan(const RunOptions& opt, const Prepared& p, const MpiCommunicator& co
                  " uses " + backends[r];
     }
   }
-  if (stop_all(comm, disagree)) return kExitUsage;
-
-  const auto device = make_device(p.backend, comm.local_rank());
+  if (stop_all(comm_, disagree)) return kExitUsage;
+  device_ = make_device(p_.backend, comm_.local_rank());
   // NVML, loaded at run time: a machine without a driver runs without telemetry and the file says why.
-  const GpuTelemetry telemetry = open_device_telemetry(device->info());
-  CommonClock clock(comm);
-  std::vector<LinkRecord> links;
-  auto table = gather_rank_table(comm, device->info(), clock.offset(), rank_gpu(device->info(), telemetry), &links);
-  if (stop_all(comm, root && !p.cfg.defaults.share_devices ? shared_device_error(table) : "")) return kExitUsage;
-  // NCCL refuses ranks that share a GPU (share_devices = true): auto falls back to MPI, "nccl" is an error.
-  CommChoice comm_choice = p.comm;
-  std::string comm_error;
-  if (root) {
-    try {
-      comm_choice = comm_for_shared_devices(p.comm, p.cfg.defaults.comm, shared_device_ranks(table));
-    } catch (const InputError& e) {
-      comm_error = e.what();
-    }
-  }
-  if (stop_all(comm, comm_error)) return kExitUsage;
-  comm_choice.comm = comm.broadcast(comm_choice.comm);
-  comm_choice.reason = comm.broadcast(comm_choice.reason);
-  // Rank 0 measures its device's rates and estimates the plan on this job; a
-  // plan over the time budget stops here, before the file exists.
-  PlanEstimate estimate;
-  std::string over_budget;
-  if (root) {  // the rank table is rank 0's
-    const JobShape job{comm.size(), comm.node_count(), std::max(1, table[0].node_cores)};
-    const Rates rates = calibrate(*device, p.plan, default_rates(p.backend.backend, comm_choice.comm));
-    estimate = estimate_plan(p.plan, job, rates);
-    const double budget_s = opt.time_budget_s >= 0 ? opt.time_budget_s : p.cfg.defaults.budget_s;
-    try {
-      check_time_budget(p.plan, estimate, job, budget_s, opt.time_budget_s >= 0 ? "--time-budget" : "budget_s");
-    } catch (const InputError& e) {
-      over_budget = e.what();
-    }
-  }
-  comm.idle_barrier();  // the other ranks wait without spinning on the cores rank 0 measures
-  if (stop_all(comm, over_budget)) return kExitUsage;
-  std::string output = comm.broadcast(root ? (opt.output.empty() ? default_output(opt.config) : opt.output)
-                                           : std::string());
+  telemetry_ = open_device_telemetry(device_->info());
+  clock_.emplace(comm_);
+  table_ = gather_rank_table(comm_, device_->info(), clock_->offset(), rank_gpu(device_->info(), telemetry_), &links_);
+  if (stop_all(comm_, root_ && !p_.cfg.defaults.share_devices ? shared_device_error(table_) : "")) return kExitUsage;
+  if (stop_all(comm_, agree_on_comm())) return kExitUsage;
+  const std::string over_budget = estimate_and_budget();
+  comm_.idle_barrier();  // the other ranks wait without spinning on the cores rank 0 measures
+  if (stop_all(comm_, over_budget)) return kExitUsage;
+  const std::string dir = p_.output ? directory_of(p_.output->path) : "results";
+  if (stop_all(comm_, root_ ? plan_room(dir, run_record(), p_.plan) : "")) return kExitUsage;
+  return kExitOk;
+}
 
-  if (root) {
-    std::printf("gpuscale %s: %zu case(s) from %s on %d rank(s), %d node(s)\n", software_version().c_str(),
-                p.plan.size(), opt.config.c_str(), comm.size(), comm.node_count());
-    std::printf("backend %s: %s\n", p.backend.backend.c_str(), p.backend.reason.c_str());
-    std::printf("comm %s: %s\n", comm_choice.comm.c_str(), comm_choice.reason.c_str());
-    for (const auto& n : p.plan_notes) std::printf("note: %s\n", n.c_str());
-    std::printf("estimated time: about %s (rates %s)\n", format_duration(estimate.total_s()).c_str(),
-                estimate.rates_source.c_str());
-    std::printf("%s%s", format_rank_table(table, {}).c_str(), format_gpu_facts(table, links).c_str());
-    const auto warnings = oversubscription_warnings(table);
-    for (const auto& w : warnings) std::printf("WARNING: %s\n", w.c_str());
-    RunRecord run;
-    run.software_version = software_version();
-    run.date = iso8601_now();
-    run.software_dependencies = software_dependencies(p.cuda);
-    run.command_line = opt.command_line;
-    run.config_file = opt.config;
-    run.config_text = p.cfg.text;
-    run.config_overrides = join(opt.sets, "\n");
-    run.backend = p.backend.backend;
-    run.backend_reason = p.backend.reason;
-    run.comm = comm_choice.comm;
-    run.comm_reason = comm_choice.reason;
-    if (const char* j = std::getenv("SLURM_JOB_ID")) run.slurm_job_id = j;
-    run.environment = relevant_environment();
-    run.ranks = table;
-    run.links = links;
-    run.warnings = warnings;
-    run.nodes = comm.node_count();
-    run.cases_planned = p.plan.size();
-    file = std::make_shared<RunFile>(create_writer(output, !opt.output.empty(), opt.force, run, opt.config));
-    std::printf("writing %s\n", output.c_str());
+// NCCL refuses ranks that share a GPU (share_devices = true): auto falls back to MPI, "nccl" is an error.
+std::string PlanRun::agree_on_comm() {
+  comm_choice_ = p_.comm;
+  std::string error;
+  if (root_) {
+    try {
+      comm_choice_ = comm_for_shared_devices(p_.comm, p_.cfg.defaults.comm, shared_device_ranks(table_));
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+  }
+  comm_choice_.comm = comm_.broadcast(comm_choice_.comm);
+  comm_choice_.reason = comm_.broadcast(comm_choice_.reason);
+  return error;
+}
+
+// Rank 0 measures its device's rates and estimates the plan on this job: "" or why the plan is over its budget.
+std::string PlanRun::estimate_and_budget() {
+  if (!root_) return "";
+  const JobShape job{comm_.size(), comm_.node_count(), std::max(1, table_[0].node_cores)};
+  const Rates rates = calibrate(*device_, p_.plan, default_rates(p_.backend.backend, comm_choice_.comm));
+  estimate_ = estimate_plan(p_.plan, job, rates);
+  const double budget_s = opt_.time_budget_s >= 0 ? opt_.time_budget_s : p_.cfg.defaults.budget_s;
+  try {
+    check_time_budget(p_.plan, estimate_, job, budget_s, opt_.time_budget_s >= 0 ? "--time-budget" : "budget_s");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+RunRecord PlanRun::run_record() const {
+  RunRecord run;
+  run.software_version = software_version();
+  run.date = iso8601_now();
+  run.software_dependencies = software_dependencies(p_.cuda);
+  run.command_line = opt_.command_line;
+  run.config_file = opt_.config;
+  run.config_text = p_.cfg.text;
+  run.config_overrides = join(opt_.sets, "\n");
+  run.backend = p_.backend.backend;
+  run.backend_reason = p_.backend.reason;
+  run.comm = comm_choice_.comm;
+  run.comm_reason = comm_choice_.reason;
+  if (const char* j = std::getenv("SLURM_JOB_ID")) run.slurm_job_id = j;
+  run.environment = relevant_environment();
+  run.ranks = table_;
+  run.links = links_;
+  run.warnings = oversubscription_warnings(table_);
+  run.nodes = comm_.node_count();
+  run.cases_planned = p_.plan.size();
+  for (const auto& c : p_.plan) {
+    PlannedCase planned{c.label(), {}};
+    for (const auto& [name, value] : c.expect) {
+      if (limit_applies(name, c.mode, c.params)) planned.limits.emplace_back(name, value);
+    }
+    run.plan.push_back(planned);
+  }
+  return run;
+}
+
+void PlanRun::print_start(const RunRecord& run) const {
+  std::printf("gpuscale %s: %zu case(s) from %s on %d rank(s), %d node(s)\n", software_version().c_str(),
+              p_.plan.size(), opt_.config.c_str(), comm_.size(), comm_.node_count());
+  std::printf("backend %s: %s\n", p_.backend.backend.c_str(), p_.backend.reason.c_str());
+  std::printf("comm %s: %s\n", comm_choice_.comm.c_str(), comm_choice_.reason.c_str());
+  for (const auto& n : p_.plan_notes) std::printf("note: %s\n", n.c_str());
+  std::printf("estimated time: about %s (rates %s)\n", format_duration(estimate_.total_s()).c_str(),
+              estimate_.rates_source.c_str());
+  std::printf("%s%s", format_rank_table(table_, {}).c_str(), format_gpu_facts(table_, links_).c_str());
+  for (const auto& w : run.warnings) std::printf("WARNING: %s\n", w.c_str());
+}
+
+// Rank 0 creates the file: "" or why it could not (a name taken meanwhile, a full disk).
+std::string PlanRun::open_file() {
+  if (!root_) return "";
+  const RunRecord run = run_record();
+  print_start(run);
+  OutputTarget target = p_.output ? *p_.output : OutputTarget{default_output(opt_.config), false};
+  for (int attempt = 0;; ++attempt) {
+    try {
+      file_ = std::make_shared<RunFile>(target, run);
+      break;
+    } catch (const NoSpaceError& e) {
+      return target.path + ": " + no_space_text(e.free_bytes()) + " for the file's start; nothing was written";
+    } catch (const std::exception& e) {
+      // Another run took the name since it was checked: a default name moves on, a name given with -o is an error.
+      if (p_.output || attempt > 100) {
+        return target.path + ": cannot create the file (" + std::string(e.what()) +
+               "); was it created by someone else since it was checked?";
+      }
+      target.path = default_output(opt_.config);
+    }
+  }
+  std::printf("writing %s%s\n", file_->written().c_str(),
+              target.replace ? (" (replaces " + target.path + " when the run ends: --force)").c_str() : "");
+  std::fflush(stdout);
+  install_endings();
+  return "";
+}
+
+// How a run that ends early says so: a signal (mpirun or Slurm ending the job, Ctrl-C), a timeout.
+void PlanRun::install_endings() {
+  auto file = file_;
+  const auto table = table_;
+  set_termination_hook([file, table](int sig) {
+    // A rank of this node that is gone ended the job first; mpirun's SIGTERM only followed.
+    const std::string peer = ended_peer(table), where = during(file->current());
+    const std::string status = peer.empty() ? std::string("aborted: ") + signal_name(sig) + " " + where
+                                            : "aborted: " + peer + " ended " + where + ", then " + signal_name(sig) +
+                                                  " ended the job";
+    const bool open_line = !file->current().empty();  // a case's progress line waits for its end
+    if (!file->end_early(status)) return;  // the run had ended (or its file could not be marked: nothing to add)
+    if (open_line) std::printf("\n");
     std::fflush(stdout);
-    set_termination_hook([file](int sig) {
-      file->end_early(std::string("aborted: ") + signal_name(sig) + " " + during(file->current()));
-    });
-    watchdog.on_timeout([file](const std::string& what, double seconds) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%g", seconds);
-      file->end_early("timed out: " + what + " ran past its timeout of " + buf + " s");
-    });
-  }
-  watchdog.disarm();
+    const std::string kept = file->location() + " keeps " + std::to_string(file->cases_written()) + " finished case(s)";
+    if (peer.empty()) {
+      std::fprintf(stderr, "gpuscale: interrupted: %s %s; %s\n", signal_name(sig), where.c_str(), kept.c_str());
+    } else {
+      print_error(peer + " ended " + where + " (killed, or crashed); " + kept);
+    }
+  });
+  watchdog_.on_timeout([file](const std::string& what, double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", seconds);
+    file->end_early("timed out: " + what + " ran past its timeout of " + buf + " s");
+  });
+}
 
+int PlanRun::run_cases() {
   // Each scope's group is made on first use and kept for the run.
-  Groups groups(comm, *device, data_comm_factory(comm_choice.comm));
-  watchdog.on_timeout([&groups](const std::string&, double) { groups.abort_all(); });
-  Runner runner(comm, *device, &groups, clock, p.backend.backend, static_cast<std::uint64_t>(p.cfg.defaults.seed));
-  runner.set_telemetry(telemetry.source.get(), kTelemetryIntervalS);
-  runner.set_watchdog(&watchdog, CaseTimeout{p.cfg.defaults.timeout_s});
+  Groups groups(comm_, *device_, data_comm_factory(comm_choice_.comm));
+  watchdog_.on_timeout([&groups](const std::string&, double) { groups.abort_all(); });
+  Runner runner(comm_, *device_, &groups, *clock_, p_.backend.backend, static_cast<std::uint64_t>(p_.cfg.defaults.seed));
+  runner.set_telemetry(telemetry_.source.get(), kTelemetryIntervalS);
+  runner.set_watchdog(&watchdog_, CaseTimeout{p_.cfg.defaults.timeout_s}, p_.plan.size());
   int failed = 0;
-  std::vector<ReportRow> rows;  // rank 0: for the limits of [experiment.expect]
   const auto started = std::chrono::steady_clock::now();
-  double estimated_done = 0, estimated_left = estimate.total_s() - estimate.start_s;
-  for (const auto& c : p.plan) {
-    if (root) {
-      file->set_current("case " + std::to_string(c.index) + " (" + c.label() + ")");
-      std::printf("[%zu/%zu] %s ...", c.index + 1, p.plan.size(), c.label().c_str());
+  std::string stop;  // rank 0: why the run cannot go on (its file), for every rank
+  for (const auto& c : p_.plan) {
+    if (root_) {
+      file_->set_current(c.numbered(p_.plan.size()));
+      if (stop.empty()) stop = file_->room_for(planned_bytes(c, comm_.size(), 14));
+    }
+    if (stop_all(comm_, stop)) return kExitFailure;
+    if (root_) {
+      std::printf("[%zu/%zu] %s ...", c.number(), p_.plan.size(), c.label().c_str());
       std::fflush(stdout);
     }
     CaseRecord rec = runner.run(c);
     if (rec.status == "verify-failed") ++failed;
-    if (root) {
-      file->write_case(rec);
-      rows.push_back(case_row(rec, table));
-      // Elapsed, and the estimate of the cases left scaled by how the
-      // estimate of the cases so far compares with their time.
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      estimated_done += estimate.case_s[c.index];
-      estimated_left -= estimate.case_s[c.index];
-      std::string pace = " (" + format_duration(elapsed) + " elapsed";
-      if (c.index + 1 < p.plan.size()) {
-        pace += ", about " + format_duration(estimated_left * elapsed / std::max(1e-9, estimated_done)) + " left";
-      }
-      std::printf(" %s%s)\n", summary_line(rec, rows.back()).c_str(), pace.c_str());
-      for (const auto& f : rows.back().flags) {  // in the file too: a reader of it should not miss that
-        if (f.rfind("clock:", 0) == 0) file->add_warning("case " + std::to_string(rec.index) + ": " + f);
-      }
-      std::fflush(stdout);
+    if (root_) {
+      stop = after_case(c, rec, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }
   }
-  if (root) file->set_current("");
-  watchdog.arm("the end of the run (common clock)", kRunEdgeTimeoutS);
-  gather_end_offsets(comm, estimate_clock_offset(comm), table);
-  watchdog.disarm();
-  if (root) {
-    file->finish(failed ? "complete; " + std::to_string(failed) + " case(s) failed verification" : "complete", table);
-    set_termination_hook({});
-    std::printf("done: %s (gpuscale report %s)\n", output.c_str(), output.c_str());
-    relate_rows(rows);
-    if (const auto checks = check_expectations(rows); !checks.empty()) {
-      std::printf("%s", render_checks(output, checks).c_str());
-      std::printf("(gpuscale report --check %s exits 1 when a limit fails)\n", output.c_str());
-    }
+  if (stop_all(comm_, stop)) return kExitFailure;
+  return finish(failed);
+}
+
+// Rank 0, once a case ran: its file write, its progress line. "" or why the run cannot go on.
+std::string PlanRun::after_case(const Case& c, const CaseRecord& rec, double elapsed_s) {
+  std::string stop = file_->write_case(rec);
+  rows_.push_back(case_row(rec, table_));
+  // Elapsed, and the estimate of the cases left scaled by how the estimate of the cases so far compares with their time.
+  estimated_done_ += estimate_.case_s[c.index];
+  std::string pace = " (" + format_duration(elapsed_s) + " elapsed";
+  if (c.number() < p_.plan.size()) {
+    const double left = estimate_.total_s() - estimate_.start_s - estimated_done_;
+    pace += ", about " + format_duration(left * elapsed_s / std::max(1e-9, estimated_done_)) + " left";
+  }
+  std::printf(" %s%s)\n", summary_line(rec, rows_.back()).c_str(), pace.c_str());
+  std::fflush(stdout);
+  for (const auto& f : rows_.back().flags) {  // in the file too: a reader of it should not miss that
+    if (stop.empty() && f.rfind("clock:", 0) == 0) stop = file_->add_warning("case " + std::to_string(c.number()) + ": " + f);
+  }
+  return stop;
+}
+
+int PlanRun::finish(int failed) {
+  if (root_) file_->set_current("");
+  watchdog_.arm("the end of the run (common clock)", kRunEdgeTimeoutS);
+  gather_end_offsets(comm_, estimate_clock_offset(comm_), table_);
+  watchdog_.disarm();
+  if (!root_) return failed ? kExitFailure : kExitOk;
+  const std::string status = failed ? "complete; " + std::to_string(failed) + " case(s) failed verification" : "complete";
+  if (const std::string m = file_->finish(status, table_); !m.empty()) {
+    print_error(m);
+    return kExitFailure;
+  }
+  set_termination_hook({});
+  const std::string where = file_->location();
+  std::printf("done: %s (gpuscale report %s)\n", where.c_str(), where.c_str());
+  if (!file_->kept_note().empty()) std::printf("WARNING: %s\n", file_->kept_note().c_str());
+  relate_rows(rows_);
+  if (const auto checks = check_expectations(rows_); !checks.empty()) {
+    std::printf("%s", render_checks(where, checks).c_str());
+    std::printf("(gpuscale report --check %s exits 1 when a limit fails)\n", where.c_str());
   }
   return failed ? kExitFailure : kExitOk;
 }
@@ -302,12 +406,15 @@ int cmd_run(const RunOptions& opt, int* argc, char*** argv) {
   // Before any thread starts (CUDA's, MPI's): SIGTERM and the like go to one thread of ours.
   block_termination_signals();
   start_termination_thread();
+  // A result file whose write failed is left open, unflushed (ResultWriter::end_after_failure): the library
+  // must not flush it at exit either.
+  H5dont_atexit();
   const Prepared p = prepare(opt);  // InputError -> exit 2, before MPI starts
   MpiSession mpi(argc, argv);
   MpiCommunicator comm(MPI_COMM_WORLD);
   std::shared_ptr<RunFile> file;
   try {
-    return run_plan(opt, p, comm, file);
+    return PlanRun(opt, p, comm, file).run();
   } catch (const std::exception& e) {
     // One rank failed: say where, and end the whole job so no rank waits forever.
     const std::string m = "rank " + std::to_string(comm.rank()) + " on " + comm.hostname() + ": " + e.what();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -189,6 +190,29 @@ std::string shared_device_error(const std::vector<RankRecord>& table) {
   if (shared.empty()) return "";
   return shared + " (more ranks on the node than visible GPUs); start one rank per GPU, or set share_devices = true "
                   "in [defaults]";
+}
+
+namespace {
+
+// Whether the process `pid` of this node has ended: no /proc entry, or one of a zombie (state Z or X).
+bool process_ended(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const std::size_t paren = line.rfind(')');  // the command name may hold spaces and parentheses
+  const char state = paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
+  return state == 'Z' || state == 'X';
+}
+
+}  // namespace
+
+std::string ended_peer(const std::vector<RankRecord>& table) {
+  for (std::size_t r = 1; r < table.size(); ++r) {
+    const RankRecord& t = table[r];
+    if (t.hostname != table[0].hostname || t.pid <= 0 || !process_ended(t.pid)) continue;
+    return "rank " + std::to_string(r) + " (pid " + std::to_string(t.pid) + " on " + t.hostname + ")";
+  }
+  return "";
 }
 
 std::string format_rank_table(const std::vector<RankRecord>& table, const std::vector<std::string>& notes) {

@@ -42,6 +42,11 @@ std::string shared_device_ranks(const std::vector<RankRecord>& table);
 // measure each other's work instead of scaling; then the message says so.
 std::string shared_device_error(const std::vector<RankRecord>& table);
 
+// On rank 0, once the job is being ended: "rank 1 (pid 4242 on HOST)" for the
+// first other rank of rank 0's node whose process is gone (or a zombie), ""
+// when every one there is alive. Ranks on other nodes cannot be seen from here.
+std::string ended_peer(const std::vector<RankRecord>& table);
+
 // A fixed-width table, one line per rank, with `notes` (per rank, may be empty) last.
 std::string format_rank_table(const std::vector<RankRecord>& table, const std::vector<std::string>& notes);
 

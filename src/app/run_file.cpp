@@ -2,7 +2,15 @@
 
 #include <chrono>
 
+#include "io/disk_space.hpp"
+#include "io/hdf5_handle.hpp"
+
 namespace gpuscale {
+
+RunFile::RunFile(const OutputTarget& target, const RunRecord& run)
+    : target_(target.path), written_(target.replace ? partial_path(target.path) : target.path) {
+  writer_ = std::make_unique<ResultWriter>(written_, run);
+}
 
 void RunFile::set_current(const std::string& what) {
   std::lock_guard<std::timed_mutex> lock(mu_);
@@ -14,21 +22,82 @@ std::string RunFile::current() const {
   return current_;
 }
 
-void RunFile::write_case(const CaseRecord& rec) {
+std::size_t RunFile::cases_written() const {
   std::lock_guard<std::timed_mutex> lock(mu_);
-  if (!ended_) writer_->write_case(rec);
+  return writer_ ? writer_->cases_written() : cases_at_end_;
 }
 
-void RunFile::add_warning(const std::string& line) {
+std::string RunFile::kept_note() const {
   std::lock_guard<std::timed_mutex> lock(mu_);
-  if (!ended_) writer_->add_warning(line);
+  return kept_note_;
 }
 
-void RunFile::finish(const std::string& status, const std::vector<RankRecord>& ranks) {
+std::string RunFile::location() const {
   std::lock_guard<std::timed_mutex> lock(mu_);
-  if (ended_) return;
-  writer_->finish(true, status, ranks);
+  return ended_ && kept_note_.empty() ? target_ : written_;
+}
+
+std::string RunFile::room_for(std::uint64_t bytes) {
+  const std::uint64_t need = bytes + kEndReserveBytes, left = free_bytes(written_);
+  if (left >= need) return "";
+  const std::string m = written_ + ": " + no_space_text(left) + " for " + current() + ", which needs about " +
+                        std::to_string(need) + " bytes; the file keeps the " + std::to_string(cases_written()) +
+                        " case(s) before it";
+  return end_early("failed: " + no_space_text(left) + " before " + current()) ? m : m + " (its status not updated)";
+}
+
+std::string RunFile::failed(const std::exception& e, const std::string& writing) {
+  std::string why = e.what();
+  if (const auto* full = dynamic_cast<const NoSpaceError*>(&e)) {
+    why = no_space_text(full->free_bytes());
+  } else if (const auto* h5 = dynamic_cast<const Hdf5Error*>(&e)) {
+    const std::string& r = h5->reasons();
+    why = says_no_space(r) ? no_space_text(free_bytes(written_)) : "cannot write (" + write_failure_text(r) + ")";
+  }
+  const std::size_t kept = cases_at_end_ = writer_->cases_written();
+  const bool marked = writer_->end_after_failure("failed: " + why + " writing " + writing);
   ended_ = true;
+  writer_.reset();
+  const std::string note = settle(written_, target_);
+  kept_note_ = note;
+  return (note.empty() ? target_ : written_) + ": " + why + " while writing " + writing + "; the file keeps the " +
+         std::to_string(kept) + " case(s) before it" + (marked ? "" : " (its status not updated)") +
+         (note.empty() ? "" : "; " + note);
+}
+
+std::string RunFile::write_case(const CaseRecord& rec) {
+  std::lock_guard<std::timed_mutex> lock(mu_);
+  if (ended_) return "";
+  try {
+    writer_->write_case(rec);
+    return "";
+  } catch (const std::exception& e) {
+    return failed(e, current_);
+  }
+}
+
+std::string RunFile::add_warning(const std::string& line) {
+  std::lock_guard<std::timed_mutex> lock(mu_);
+  if (ended_) return "";
+  try {
+    writer_->add_warning(line);
+    return "";
+  } catch (const std::exception& e) {
+    return failed(e, "a warning");
+  }
+}
+
+std::string RunFile::finish(const std::string& status, const std::vector<RankRecord>& ranks) {
+  std::lock_guard<std::timed_mutex> lock(mu_);
+  if (ended_) return "";
+  try {
+    writer_->finish(true, status, ranks);
+    writer_->close();
+  } catch (const std::exception& e) {
+    return failed(e, "the end of the run");
+  }
+  close_and_settle();
+  return "";
 }
 
 bool RunFile::end_early(const std::string& status) noexcept {
@@ -36,10 +105,23 @@ bool RunFile::end_early(const std::string& status) noexcept {
   if (!lock.owns_lock() || ended_) return false;
   try {
     writer_->mark_ended(status);
-    ended_ = true;
-    return true;
-  } catch (...) {
+    writer_->close();
+  } catch (const std::exception& e) {
+    failed(e, "how the run ended");
     return false;
+  }
+  close_and_settle();
+  return true;
+}
+
+void RunFile::close_and_settle() noexcept {
+  ended_ = true;
+  cases_at_end_ = writer_->cases_written();
+  writer_.reset();
+  try {
+    kept_note_ = settle(written_, target_);
+  } catch (...) {
+    kept_note_ = "this run's file stays " + written_;
   }
 }
 

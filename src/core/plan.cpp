@@ -28,6 +28,10 @@ std::string Case::label() const {
   return experiment + (p.empty() ? "" : " " + p) + " [" + mode + "]";
 }
 
+std::string Case::numbered(std::size_t cases) const {
+  return "case " + std::to_string(number()) + " of " + std::to_string(cases) + " (" + label() + ")";
+}
+
 namespace {
 
 std::size_t saturating_multiply(std::size_t a, std::size_t b) {

@@ -24,6 +24,10 @@ struct Case {
   std::string param_label() const;
   // "gemm-512 size=512 dtype=fp64 ops=4 [serial]"
   std::string label() const;
+  // How every view numbers it, as the progress line does: from 1 (index 2 is case 3).
+  std::size_t number() const { return index + 1; }
+  // "case 3 of 8 (gemm-512 size=512 dtype=fp64 ops=4 [serial])", for a plan of `cases`.
+  std::string numbered(std::size_t cases) const;
 };
 
 // Names of the parameters every case has besides its workload's.

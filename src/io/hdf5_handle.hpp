@@ -51,6 +51,12 @@ class H5Id {
   H5Id& operator=(const H5Id&) = delete;
   ~H5Id() { reset(); }
   hid_t get() const { return id_; }
+  // Gives up the id without closing it (a file left open on purpose: closing would write it).
+  hid_t release() noexcept {
+    const hid_t id = id_;
+    id_ = H5I_INVALID_HID;
+    return id;
+  }
   void reset() noexcept {
     if (id_ >= 0 && close_) {
       if (close_(id_) < 0) H5Eclear2(H5E_DEFAULT);  // closing what a damaged file left half-open may fail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -62,6 +63,42 @@ H5Id fresh_attr(hid_t obj, const std::string& name, hid_t type) {
 
 // The number of values in a dataspace.
 hsize_t points(hid_t space) { return static_cast<hsize_t>(GPUSCALE_H5(H5Sget_simple_extent_npoints(space))); }
+
+// The attribute `name` of `obj` when it exists as one value whose type fits `fits`, to be written in place: a
+// value rewritten in its object header takes no new space in the file (the run's status, written on a full disk).
+template <class Fits>
+H5Id attr_in_place(hid_t obj, const std::string& name, Fits&& fits) {
+  if (GPUSCALE_H5(H5Aexists(obj, name.c_str())) <= 0) return {};
+  H5Id a(GPUSCALE_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)), H5Aclose);
+  H5Id type(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
+  H5Id space(GPUSCALE_H5(H5Aget_space(a.get())), H5Sclose);
+  if (points(space.get()) != 1 || !fits(type.get())) return {};
+  return a;
+}
+
+// Writes a number attribute: in place when it exists with the same type, else created anew.
+void write_number_attr(hid_t obj, const std::string& name, hid_t type, const void* v) {
+  H5Id a = attr_in_place(obj, name, [&](hid_t t) { return GPUSCALE_H5(H5Tequal(t, type)) > 0; });
+  if (a.get() < 0) a = fresh_attr(obj, name, type);
+  GPUSCALE_H5(H5Awrite(a.get(), type, v));
+}
+
+// `s` with every byte that is not part of valid UTF-8 written as \xNN: what the file stores is text (the
+// command line, paths and environment need not be UTF-8).
+std::string utf8_text(const std::string& s) {
+  std::string out;
+  std::size_t from = 0;
+  for (;;) {
+    const std::string rest = s.substr(from);
+    const std::size_t ok = valid_utf8_prefix(rest);
+    out += rest.substr(0, ok);
+    if (ok == rest.size()) return out;
+    char esc[8];
+    std::snprintf(esc, sizeof esc, "\\x%02X", static_cast<unsigned char>(rest[ok]));
+    out += esc;
+    from += ok + 1;
+  }
+}
 
 // Opens an attribute that holds one value.
 H5Id open_attr(hid_t obj, const std::string& name) {
@@ -349,6 +386,16 @@ ReadError read_error(const Hdf5Error& e, const std::string& what) {
 H5Id file_access() {
   H5Id fapl(GPUSCALE_H5(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
   GPUSCALE_H5(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18));
+  // No evictions: the metadata cache writes nothing until a flush, so what a flush left on disk stays whole
+  // until the next one (a write that fails in between leaves it so). The cache grows instead: a case's metadata.
+  H5AC_cache_config_t mdc;
+  mdc.version = H5AC__CURR_CACHE_CONFIG_VERSION;
+  GPUSCALE_H5(H5Pget_mdc_config(fapl.get(), &mdc));
+  mdc.evictions_enabled = false;
+  mdc.incr_mode = H5C_incr__off;
+  mdc.flash_incr_mode = H5C_flash_incr__off;
+  mdc.decr_mode = H5C_decr__off;
+  GPUSCALE_H5(H5Pset_mdc_config(fapl.get(), &mdc));
   return fapl;
 }
 
@@ -382,22 +429,31 @@ bool exists(hid_t parent, const std::string& name) {
                  [&] { return GPUSCALE_H5(H5Lexists(parent, name.c_str(), H5P_DEFAULT)) > 0; });
 }
 
-void write_attr(hid_t obj, const std::string& name, const std::string& v) {
-  // Fixed-length: no global heap (which has no checksum), the value inside the attribute.
-  H5Id t = string_type(std::max<std::size_t>(1, v.size()));
-  H5Id a = fresh_attr(obj, name, t.get());
-  const std::string padded = v.empty() ? std::string(1, '\0') : v;
+void write_attr(hid_t obj, const std::string& name, const std::string& value, std::size_t room) {
+  // Fixed-length: no global heap (which has no checksum), the value inside the attribute, NUL-padded.
+  const std::string v = utf8_text(value);
+  H5Id a = attr_in_place(obj, name, [&](hid_t t) {
+    return H5Tget_class(t) == H5T_STRING && GPUSCALE_H5(H5Tis_variable_str(t)) == 0 && H5Tget_size(t) >= v.size();
+  });
+  std::size_t size = 0;
+  if (a.get() >= 0) {
+    H5Id t(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
+    size = H5Tget_size(t.get());
+  } else {
+    size = std::max<std::size_t>({1, v.size(), room});
+    H5Id t = string_type(size);
+    a = fresh_attr(obj, name, t.get());
+  }
+  H5Id t = string_type(size);
+  std::string padded = v;
+  padded.resize(size, '\0');
   GPUSCALE_H5(H5Awrite(a.get(), t.get(), padded.data()));
 }
 
-void write_attr(hid_t obj, const std::string& name, double v) {
-  H5Id a = fresh_attr(obj, name, H5T_NATIVE_DOUBLE);
-  GPUSCALE_H5(H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &v));
-}
+void write_attr(hid_t obj, const std::string& name, double v) { write_number_attr(obj, name, H5T_NATIVE_DOUBLE, &v); }
 
 void write_attr(hid_t obj, const std::string& name, std::int64_t v) {
-  H5Id a = fresh_attr(obj, name, H5T_NATIVE_INT64);
-  GPUSCALE_H5(H5Awrite(a.get(), H5T_NATIVE_INT64, &v));
+  write_number_attr(obj, name, H5T_NATIVE_INT64, &v);
 }
 
 void write_attr(hid_t obj, const std::string& name, const Value& v) {
@@ -533,14 +589,18 @@ void write_doubles(hid_t parent, const std::string& name, const std::vector<doub
     write_attr(d.get(), "unitSI", unit_si);
   }
   if (!description.empty()) write_attr(d.get(), "description", description);
+  GPUSCALE_H5(H5Dclose(d.release()));  // a chunk still cached is written now: a failure here is a failed write
 }
 
 void write_ints(hid_t parent, const std::string& name, const std::vector<std::int64_t>& v) {
   H5Id d = new_dataset(parent, name, H5T_NATIVE_INT64, v.size(), 0);
   GPUSCALE_H5(H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  GPUSCALE_H5(H5Dclose(d.release()));
 }
 
-void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& v) {
+void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& values) {
+  std::vector<std::string> v;
+  for (const auto& s : values) v.push_back(utf8_text(s));
   std::size_t width = 1;
   for (const auto& s : v) width = std::max(width, s.size());
   H5Id t = string_type(width);
@@ -548,6 +608,7 @@ void write_strings(hid_t parent, const std::string& name, const std::vector<std:
   std::string buf(width * v.size(), '\0');
   for (std::size_t i = 0; i < v.size(); ++i) std::memcpy(&buf[i * width], v[i].data(), v[i].size());
   GPUSCALE_H5(H5Dwrite(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
+  GPUSCALE_H5(H5Dclose(d.release()));
 }
 
 void overwrite_doubles(hid_t parent, const std::string& name, const std::vector<double>& v) {
@@ -555,6 +616,7 @@ void overwrite_doubles(hid_t parent, const std::string& name, const std::vector<
   H5Id space(GPUSCALE_H5(H5Dget_space(d.get())), H5Sclose);
   if (points(space.get()) != v.size()) throw RuntimeError("dataset '" + name + "': size does not match");
   GPUSCALE_H5(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  GPUSCALE_H5(H5Dclose(d.release()));
 }
 
 std::vector<hsize_t> shape(hid_t parent, const std::string& name) {

@@ -36,7 +36,8 @@ class ReadError : public RuntimeError {
 ReadError read_error(const Hdf5Error& e, const std::string& what);
 
 // The file access properties gpuscale writes with: the HDF5 1.8 file format
-// (superblock 2, object headers 2: every piece of metadata with a checksum).
+// (superblock 2, object headers 2: every piece of metadata with a checksum),
+// and a metadata cache that writes to the file only when it is flushed.
 H5Id file_access();
 // The file creation properties: attribute creation order kept, attributes
 // inside the (checksummed) object header.
@@ -46,8 +47,11 @@ H5Id create_group(hid_t parent, const std::string& name);  // keeps attribute cr
 H5Id open_group(hid_t parent, const std::string& name);
 bool exists(hid_t parent, const std::string& name);
 
-// Replaces the attribute when it exists already.
-void write_attr(hid_t obj, const std::string& name, const std::string& v);
+// Writes the attribute, in place when it exists already and the value fits its type (a string no longer
+// than its size: NUL-padded), else replacing it. A string is made valid UTF-8 (an invalid byte becomes the
+// text \xNN); `room`: the size of a string attribute created now, at least the value's (space for the
+// longer values to come, written in place).
+void write_attr(hid_t obj, const std::string& name, const std::string& v, std::size_t room = 0);
 void write_attr(hid_t obj, const std::string& name, double v);
 void write_attr(hid_t obj, const std::string& name, std::int64_t v);
 void write_attr(hid_t obj, const std::string& name, const Value& v);
@@ -67,7 +71,7 @@ std::vector<std::string> attr_names(hid_t obj);              // in creation orde
 void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& v, hsize_t rows, hsize_t cols,
                    const char* unit, const std::string& description, double unit_si = 1.0);
 void write_ints(hid_t parent, const std::string& name, const std::vector<std::int64_t>& v);
-void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& v);
+void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& v);  // valid UTF-8, as write_attr
 // Overwrites the values of an existing dataset of the same size.
 void overwrite_doubles(hid_t parent, const std::string& name, const std::vector<double>& v);
 

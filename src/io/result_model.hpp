@@ -14,7 +14,7 @@
 
 namespace gpuscale {
 
-constexpr const char* kSchemaVersion = "1.4";
+constexpr const char* kSchemaVersion = "1.5";
 
 // A case's limits (CaseRecord::expect) are its attributes named this and the limit's name.
 constexpr const char* kExpectPrefix = "expect.";
@@ -139,6 +139,13 @@ struct CaseRecord {
   double telemetry_interval_s = 0.0;  // 0: no rank had telemetry
 };
 
+// A case the run set out to run (schema 1.5 on: /plan), so that a reader
+// knows what did not run: its label and the names of its limits.
+struct PlannedCase {
+  std::string label;  // "gemm-512 size=512 dtype=fp64 ops=4 [serial]"
+  std::vector<std::pair<std::string, double>> limits;  // the [experiment.expect] limits that apply to it
+};
+
 struct RunRecord {
   std::string software = "gpuscale";
   std::string software_version;
@@ -151,6 +158,7 @@ struct RunRecord {
   std::string comm, comm_reason;  // what moved data between ranks, and why
   std::string slurm_job_id;
   std::size_t cases_planned = 0;  // cases the run set out to run (0: unknown, older files)
+  std::vector<PlannedCase> plan;  // one per planned case (empty: files before schema 1.5)
   std::string last_update;        // ISO 8601 time of the last flush: a writer that vanished stops updating it
   bool complete = false;
   std::string status;  // "running" | "complete" | "failed: ..."

@@ -6,6 +6,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <set>
 
@@ -76,6 +77,53 @@ std::string case_group_name(std::int64_t index) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%04lld", static_cast<long long>(index));
   return buf;
+}
+
+// /plan (schema 1.5 on): one label and limits per planned case, as many as casesPlanned says.
+void read_plan(hid_t f, RunRecord& run) {
+  if (!h5::exists(f, "plan")) return;
+  H5Id g = h5::open_group(f, "plan");
+  const auto label = h5::read_strings(g.get(), "label", run.cases_planned);
+  const auto limits = h5::read_strings(g.get(), "limits", run.cases_planned);
+  for (std::size_t i = 0; i < label.size(); ++i) {
+    PlannedCase p{label[i], {}};
+    const std::string& text = limits[i];  // "max_median_s=0.5 min_efficiency=0.8"
+    for (std::size_t from = 0; from < text.size();) {
+      const std::size_t sp = std::min(text.find(' ', from), text.size()), eq = text.find('=', from);
+      char* end = nullptr;
+      const double v = eq < sp ? std::strtod(text.c_str() + eq + 1, &end) : NAN;
+      if (eq >= sp || end != text.c_str() + sp || std::isnan(v)) {
+        throw ReadError("/plan/limits[" + std::to_string(i) + "] is not a list of NAME=NUMBER");
+      }
+      p.limits.emplace_back(text.substr(from, eq - from), v);
+      from = sp + 1;
+    }
+    run.plan.push_back(std::move(p));
+  }
+}
+
+// The case groups against the plan: each one a planned case (NNNN below casesPlanned), and, in a run marked
+// complete, every planned case there. Files that do not say how many were planned are taken as they are.
+void check_cases_planned(const std::vector<std::string>& names, const RunRecord& run) {
+  if (run.cases_planned == 0) return;
+  std::vector<bool> seen(run.cases_planned, false);
+  for (const auto& name : names) {
+    const bool digits = !name.empty() && name.find_first_not_of("0123456789") == std::string::npos && name.size() < 12;
+    const long long index = digits ? std::atoll(name.c_str()) : -1;
+    if (index < 0 || static_cast<std::size_t>(index) >= run.cases_planned || case_group_name(index) != name) {
+      throw ReadError("/cases/" + name + " is not one of the " + std::to_string(run.cases_planned) +
+                      " planned cases (casesPlanned)");
+    }
+    seen[static_cast<std::size_t>(index)] = true;
+  }
+  if (!run.complete) return;
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    if (!seen[i]) {
+      throw ReadError("the run is marked complete, but case " + std::to_string(i + 1) + " of " +
+                      std::to_string(run.cases_planned) + " (/cases/" + case_group_name(static_cast<std::int64_t>(i)) +
+                      ") is missing");
+    }
+  }
 }
 
 // The run: root attributes, environment, rank table, links (cases left out).
@@ -226,6 +274,7 @@ RunRecord read_run(hid_t f, const std::string& path) {
       }
     }
   }
+  read_plan(f, run);
   if (h5::exists(f, "links")) {
     H5Id g = h5::open_group(f, "links");
     const auto rank = h5::read_ints(g.get(), "rank");
@@ -495,7 +544,11 @@ RunRecord read_result_file(const std::string& path,
   const hid_t f = open.file.get();
   RunRecord run = reading(guard, path, [&] { return read_run(f, path); });
   open.cases = reading(guard, path, [&] { return h5::open_group(f, "cases"); });
-  const std::vector<std::string> names = reading(guard, path, [&] { return h5::child_names(open.cases.get()); });
+  const std::vector<std::string> names = reading(guard, path, [&] {
+    auto found = h5::child_names(open.cases.get());
+    check_cases_planned(found, run);
+    return found;
+  });
   CaseRecord c;  // one at a time, its sample memory reused by the next
   for (const auto& name : names) {
     reading(guard, path, [&] { read_case(open.cases.get(), name, run, c); });

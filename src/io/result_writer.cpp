@@ -1,16 +1,25 @@
 #include "io/result_writer.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
+#include "io/disk_space.hpp"
 #include "io/hdf5_io.hpp"
 
 namespace gpuscale {
 
 namespace {
 
+// Room for the run's status, written in place however long the ones before it were.
+constexpr std::size_t kStatusRoom = 1024;
+
 std::string case_group_name(std::size_t index) {
-  char buf[16];
+  char buf[32];
   std::snprintf(buf, sizeof buf, "%04zu", index);
   return buf;
 }
@@ -23,16 +32,16 @@ std::vector<T> column(const std::vector<RankRecord>& ranks, M RankRecord::*membe
   return out;
 }
 
-}  // namespace
+std::string now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return buf;
+}
 
-ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRecord& run) {
-  hdf5_quiet();
-  // Every piece of metadata with a checksum (the HDF5 1.8 file format), values in checksummed places (hdf5_io.hpp).
-  H5Id fcpl = h5::file_create();
-  H5Id fapl = h5::file_access();
-  file_ = H5Id(GPUSCALE_H5(H5Fcreate(path.c_str(), overwrite ? H5F_ACC_TRUNC : H5F_ACC_EXCL, fcpl.get(), fapl.get())),
-               H5Fclose);
-  const hid_t f = file_.get();
+void write_run_attrs(hid_t f, const RunRecord& run, const std::string& warnings) {
   h5::write_attr(f, "software", run.software);
   h5::write_attr(f, "softwareVersion", run.software_version);
   h5::write_attr(f, "date", run.date);
@@ -49,27 +58,16 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
   h5::write_attr(f, "slurmJobId", run.slurm_job_id);
   h5::write_attr(f, "ranks", static_cast<std::int64_t>(run.ranks.size()));
   h5::write_attr(f, "nodes", static_cast<std::int64_t>(run.nodes));
-  for (const auto& w : run.warnings) warnings_ += (warnings_.empty() ? "" : "\n") + w;
-  h5::write_attr(f, "warnings", warnings_);
+  h5::write_attr(f, "warnings", warnings);
   h5::write_attr(f, "casesPlanned", static_cast<std::int64_t>(run.cases_planned));
   h5::write_attr(f, "complete", std::int64_t{0});
-  h5::write_attr(f, "status", std::string("running"));
-
+  h5::write_attr(f, "status", std::string("running"), kStatusRoom);
+  h5::write_attr(f, "lastUpdate", now_iso8601());
   H5Id env = h5::create_group(f, "environment");
   for (const auto& [k, v] : run.environment) h5::write_attr(env.get(), k, v);
+}
 
-  H5Id ranks = h5::create_group(f, "ranks");
-  const hid_t g = ranks.get();
-  const auto& rs = run.ranks;
-  h5::write_strings(g, "hostname", column<std::string>(rs, &RankRecord::hostname));
-  h5::write_ints(g, "node_index", column<std::int64_t>(rs, &RankRecord::node_index));
-  h5::write_ints(g, "local_rank", column<std::int64_t>(rs, &RankRecord::local_rank));
-  h5::write_ints(g, "local_size", column<std::int64_t>(rs, &RankRecord::local_size));
-  h5::write_ints(g, "pid", column<std::int64_t>(rs, &RankRecord::pid));
-  h5::write_strings(g, "device_kind", column<std::string>(rs, &RankRecord::device_kind));
-  h5::write_strings(g, "device_name", column<std::string>(rs, &RankRecord::device_name));
-  h5::write_strings(g, "device_uuid", column<std::string>(rs, &RankRecord::device_uuid));
-  h5::write_strings(g, "device_pci_bus_id", column<std::string>(rs, &RankRecord::device_pci_bus_id));
+void write_rank_clocks(hid_t g, const std::vector<RankRecord>& rs) {
   const auto n = rs.size();
   h5::write_doubles(g, "clock_offset_start", column<double>(rs, &RankRecord::clock_offset_start_s),
                     n, 0, "s", "this rank's clock minus rank 0's, estimated at the start");
@@ -81,18 +79,17 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
   h5::write_doubles(g, "clock_uncertainty_end",
                     column<double>(rs, &RankRecord::clock_uncertainty_end_s), n, 0, "s",
                     "half the least round trip of the end estimate");
-
   h5::write_doubles(g, "clock_offset_applied", column<double>(rs, &RankRecord::clock_offset_start_s), n, 0, "s",
                     "the offset the rank's wall times are on: the start estimate, or the end one where it is better "
                     "(smaller uncertainty; applied when the run completes)");
   h5::write_doubles(g, "clock_uncertainty_applied", column<double>(rs, &RankRecord::clock_uncertainty_start_s), n, 0,
                     "s", "the uncertainty of clock_offset_applied");
   h5::write_ints(g, "clock_shared", column<std::int64_t>(rs, &RankRecord::clock_shared));
-  h5::write_strings(g, "cpu_affinity", column<std::string>(rs, &RankRecord::cpu_affinity));
-  h5::write_ints(g, "cores_available", column<std::int64_t>(rs, &RankRecord::cores_available));
-  h5::write_ints(g, "node_cores", column<std::int64_t>(rs, &RankRecord::node_cores));
-  h5::write_strings(g, "cuda_visible_devices", column<std::string>(rs, &RankRecord::cuda_visible_devices));
-  // The GPU of each rank: telemetry, clocks, power limit, PCIe and NVLink, NUMA affinity.
+}
+
+// The GPU of each rank: telemetry, clocks, power limit, PCIe and NVLink, NUMA affinity.
+void write_rank_gpus(hid_t g, const std::vector<RankRecord>& rs) {
+  const auto n = rs.size();
   h5::write_strings(g, "telemetry", column<std::string>(rs, &RankRecord::telemetry));
   h5::write_doubles(g, "max_sm_clock", column<double>(rs, &RankRecord::max_sm_clock_mhz), n, 0, "MHz",
                     "the GPU's maximum SM clock (NaN: unknown)", 1e6);
@@ -107,29 +104,63 @@ ResultWriter::ResultWriter(const std::string& path, bool overwrite, const RunRec
   h5::write_ints(g, "nvlinks_active", column<std::int64_t>(rs, &RankRecord::nvlinks_active));
   h5::write_ints(g, "numa_node", column<std::int64_t>(rs, &RankRecord::numa_node));
   h5::write_strings(g, "local_cpulist", column<std::string>(rs, &RankRecord::local_cpulist));
-  {
-    H5Id links = h5::create_group(f, "links");
-    std::vector<std::int64_t> rank, nvlinks;
-    std::vector<std::string> peer, ancestor;
-    for (const auto& l : run.links) {
-      rank.push_back(l.rank);
-      peer.push_back(l.peer_pci_bus_id);
-      nvlinks.push_back(l.nvlinks);
-      ancestor.push_back(l.common_ancestor);
-    }
-    h5::write_ints(links.get(), "rank", rank);
-    h5::write_strings(links.get(), "peer_pci_bus_id", peer);
-    h5::write_ints(links.get(), "nvlinks", nvlinks);
-    h5::write_strings(links.get(), "common_ancestor", ancestor);
-  }
-
-  cases_ = h5::create_group(f, "cases");
-  flush();
 }
 
-void ResultWriter::write_case(const CaseRecord& c) {
-  H5Id g = h5::create_group(cases_.get(), case_group_name(c.index));
-  const hid_t id = g.get();
+void write_rank_table(hid_t f, const std::vector<RankRecord>& rs) {
+  H5Id ranks = h5::create_group(f, "ranks");
+  const hid_t g = ranks.get();
+  h5::write_strings(g, "hostname", column<std::string>(rs, &RankRecord::hostname));
+  h5::write_ints(g, "node_index", column<std::int64_t>(rs, &RankRecord::node_index));
+  h5::write_ints(g, "local_rank", column<std::int64_t>(rs, &RankRecord::local_rank));
+  h5::write_ints(g, "local_size", column<std::int64_t>(rs, &RankRecord::local_size));
+  h5::write_ints(g, "pid", column<std::int64_t>(rs, &RankRecord::pid));
+  h5::write_strings(g, "device_kind", column<std::string>(rs, &RankRecord::device_kind));
+  h5::write_strings(g, "device_name", column<std::string>(rs, &RankRecord::device_name));
+  h5::write_strings(g, "device_uuid", column<std::string>(rs, &RankRecord::device_uuid));
+  h5::write_strings(g, "device_pci_bus_id", column<std::string>(rs, &RankRecord::device_pci_bus_id));
+  write_rank_clocks(g, rs);
+  h5::write_strings(g, "cpu_affinity", column<std::string>(rs, &RankRecord::cpu_affinity));
+  h5::write_ints(g, "cores_available", column<std::int64_t>(rs, &RankRecord::cores_available));
+  h5::write_ints(g, "node_cores", column<std::int64_t>(rs, &RankRecord::node_cores));
+  h5::write_strings(g, "cuda_visible_devices", column<std::string>(rs, &RankRecord::cuda_visible_devices));
+  write_rank_gpus(g, rs);
+}
+
+void write_links(hid_t f, const std::vector<LinkRecord>& ls) {
+  H5Id links = h5::create_group(f, "links");
+  std::vector<std::int64_t> rank, nvlinks;
+  std::vector<std::string> peer, ancestor;
+  for (const auto& l : ls) {
+    rank.push_back(l.rank);
+    peer.push_back(l.peer_pci_bus_id);
+    nvlinks.push_back(l.nvlinks);
+    ancestor.push_back(l.common_ancestor);
+  }
+  h5::write_ints(links.get(), "rank", rank);
+  h5::write_strings(links.get(), "peer_pci_bus_id", peer);
+  h5::write_ints(links.get(), "nvlinks", nvlinks);
+  h5::write_strings(links.get(), "common_ancestor", ancestor);
+}
+
+// What the run set out to run: a reader tells from it which cases did not run, and which limits went unchecked.
+void write_plan(hid_t f, const std::vector<PlannedCase>& plan) {
+  H5Id g = h5::create_group(f, "plan");
+  std::vector<std::string> label, limits;
+  for (const auto& p : plan) {
+    label.push_back(p.label);
+    std::string text;  // "max_median_s=0.5 min_efficiency=0.8"
+    for (const auto& [name, value] : p.limits) {
+      char v[32];
+      std::snprintf(v, sizeof v, "%.17g", value);
+      text += (text.empty() ? "" : " ") + name + "=" + v;
+    }
+    limits.push_back(text);
+  }
+  h5::write_strings(g.get(), "label", label);
+  h5::write_strings(g.get(), "limits", limits);
+}
+
+void write_case_attrs(hid_t id, const CaseRecord& c) {
   h5::write_attr(id, "index", static_cast<std::int64_t>(c.index));
   h5::write_attr(id, "name", c.experiment);
   h5::write_attr(id, "workload", c.workload);
@@ -158,11 +189,9 @@ void ResultWriter::write_case(const CaseRecord& c) {
     h5::write_ints(id, "group_rank", c.group_rank);
     h5::write_ints(id, "group_size", c.group_size);
   }
-  if (c.status == "skipped") {  // nothing ran: no samples
-    g.reset();
-    flush();
-    return;
-  }
+}
+
+void write_samples(hid_t id, const CaseRecord& c) {
   const auto ranks = static_cast<hsize_t>(c.ranks), reps = static_cast<hsize_t>(c.reps);
   h5::write_ints(id, "turn", c.turn);
   h5::write_ints(id, "warmup_samples", c.warmup_samples);
@@ -184,49 +213,44 @@ void ResultWriter::write_case(const CaseRecord& c) {
                     "sample start on the common clock (s since the run's epoch on rank 0) [rank][rep]");
   h5::write_doubles(id, "wall_end", c.wall_end_s, ranks, reps, "s",
                     "sample end, after synchronize, on the common clock [rank][rep]");
-  if (c.phases.size() > 0) {
-    const CasePhases& ph = c.phases;
-    H5Id pg = h5::create_group(id, "phases");
-    const hid_t pid = pg.get();
-    const hsize_t rows = ph.size();
-    h5::write_strings(pid, "names", ph.names);
-    h5::write_ints(pid, "rank", ph.rank);
-    h5::write_ints(pid, "sample", ph.sample);
-    h5::write_ints(pid, "phase", ph.phase);
-    h5::write_doubles(pid, "start", ph.start_s, rows, 0, "s", "interval start on the common clock");
-    h5::write_doubles(pid, "end", ph.end_s, rows, 0, "s", "interval end on the common clock");
-  }
-  if (c.pairs.size() > 0) {
-    const CasePairs& pr = c.pairs;
-    H5Id pg = h5::create_group(id, "pairs");
-    const hid_t pid = pg.get();
-    h5::write_ints(pid, "round", pr.round);
-    h5::write_ints(pid, "node_a", pr.node_a);
-    h5::write_ints(pid, "node_b", pr.node_b);
-    h5::write_ints(pid, "rank_a", pr.rank_a);
-    h5::write_ints(pid, "rank_b", pr.rank_b);
-    h5::write_strings(pid, "host_a", pr.host_a);
-    h5::write_strings(pid, "host_b", pr.host_b);
-  }
-  if (c.telemetry.size() > 0) {
-    const CaseTelemetry& t = c.telemetry;
-    H5Id tg = h5::create_group(id, "telemetry");
-    const hid_t tid = tg.get();
-    const hsize_t rows = t.size();
-    h5::write_attr(tid, "interval", c.telemetry_interval_s);
-    h5::write_ints(tid, "rank", t.rank);
-    h5::write_doubles(tid, "time", t.time_s, rows, 0, "s", "when the reading was taken, on the common clock");
-    h5::write_doubles(tid, "sm_clock", t.sm_clock_mhz, rows, 0, "MHz", "SM clock (NaN: not readable)", 1e6);
-    h5::write_doubles(tid, "mem_clock", t.mem_clock_mhz, rows, 0, "MHz", "memory clock (NaN: not readable)", 1e6);
-    h5::write_doubles(tid, "temperature", t.temperature_c, rows, 0, "degC", "GPU temperature (NaN: not readable)");
-    h5::write_doubles(tid, "power", t.power_w, rows, 0, "W", "power draw (NaN: not readable)");
-    h5::write_ints(tid, "clock_event_reasons", t.clock_event_reasons);
-  }
-  h5::write_doubles(id, "verify_error", c.verify_error, ranks, 0, nullptr,
-                    c.scope.empty() ? "the workload's verification error per rank (docs/metrics.md)"
-                                    : "result elements that differ from the expected ones, per rank");
-  g.reset();
-  flush();
+}
+
+void write_phases(hid_t id, const CasePhases& ph) {
+  H5Id pg = h5::create_group(id, "phases");
+  const hid_t pid = pg.get();
+  const hsize_t rows = ph.size();
+  h5::write_strings(pid, "names", ph.names);
+  h5::write_ints(pid, "rank", ph.rank);
+  h5::write_ints(pid, "sample", ph.sample);
+  h5::write_ints(pid, "phase", ph.phase);
+  h5::write_doubles(pid, "start", ph.start_s, rows, 0, "s", "interval start on the common clock");
+  h5::write_doubles(pid, "end", ph.end_s, rows, 0, "s", "interval end on the common clock");
+}
+
+void write_pairs(hid_t id, const CasePairs& pr) {
+  H5Id pg = h5::create_group(id, "pairs");
+  const hid_t pid = pg.get();
+  h5::write_ints(pid, "round", pr.round);
+  h5::write_ints(pid, "node_a", pr.node_a);
+  h5::write_ints(pid, "node_b", pr.node_b);
+  h5::write_ints(pid, "rank_a", pr.rank_a);
+  h5::write_ints(pid, "rank_b", pr.rank_b);
+  h5::write_strings(pid, "host_a", pr.host_a);
+  h5::write_strings(pid, "host_b", pr.host_b);
+}
+
+void write_telemetry(hid_t id, const CaseTelemetry& t, double interval_s) {
+  H5Id tg = h5::create_group(id, "telemetry");
+  const hid_t tid = tg.get();
+  const hsize_t rows = t.size();
+  h5::write_attr(tid, "interval", interval_s);
+  h5::write_ints(tid, "rank", t.rank);
+  h5::write_doubles(tid, "time", t.time_s, rows, 0, "s", "when the reading was taken, on the common clock");
+  h5::write_doubles(tid, "sm_clock", t.sm_clock_mhz, rows, 0, "MHz", "SM clock (NaN: not readable)", 1e6);
+  h5::write_doubles(tid, "mem_clock", t.mem_clock_mhz, rows, 0, "MHz", "memory clock (NaN: not readable)", 1e6);
+  h5::write_doubles(tid, "temperature", t.temperature_c, rows, 0, "degC", "GPU temperature (NaN: not readable)");
+  h5::write_doubles(tid, "power", t.power_w, rows, 0, "W", "power draw (NaN: not readable)");
+  h5::write_ints(tid, "clock_event_reasons", t.clock_event_reasons);
 }
 
 // Moves rank r's times in `name` ([ranks][cols], or one row per entry of
@@ -242,6 +266,146 @@ void shift_times(hid_t group, const std::string& name, const std::vector<double>
     if (r < shift.size()) v[i] += shift[r];
   }
   h5::overwrite_doubles(group, name, v);
+}
+
+// `s` cut to at most `bytes` bytes, at a character's start, "..." saying so.
+std::string within(const std::string& s, std::size_t bytes) {
+  if (s.size() <= bytes) return s;
+  std::size_t n = bytes - 3;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;  // a UTF-8 continuation byte
+  return s.substr(0, n) + "...";
+}
+
+// Cuts the closed file at the end its superblock records (version 2 and on: the end-of-file address at byte
+// 28, 8-byte addresses from base 0), when it is longer: flush() allocated blocks up to the end HDF5 had then,
+// and HDF5 gives back its unused metadata block only when the file closes.
+void trim_to_recorded_end(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return;
+  unsigned char sb[36];
+  struct stat st {};
+  if (pread(fd, sb, sizeof sb, 0) == static_cast<ssize_t>(sizeof sb) && fstat(fd, &st) == 0 &&
+      std::memcmp(sb, "\x89HDF\r\n\x1a\n", 8) == 0 && sb[8] >= 2 && sb[9] == 8) {
+    std::uint64_t base = 0, end = 0;
+    for (int b = 7; b >= 0; --b) {
+      base = base << 8 | sb[12 + b];
+      end = end << 8 | sb[28 + b];
+    }
+    if (base == 0 && end > 0 && static_cast<std::uint64_t>(st.st_size) > end) {
+      if (ftruncate(fd, static_cast<off_t>(end)) != 0) {
+        // Left longer than needed: HDF5 reads it all the same.
+      }
+    }
+  }
+  ::close(fd);
+}
+
+// HDF5's own descriptor of an open file (the sec2 driver's, the default).
+int descriptor_of(hid_t file) {
+  void* handle = nullptr;
+  GPUSCALE_H5(H5Fget_vfd_handle(file, H5P_DEFAULT, &handle));
+  return handle ? *static_cast<int*>(handle) : -1;
+}
+
+}  // namespace
+
+// What the files written so far take: about 1.5 KiB for a case's group, attributes and parameters, about half a
+// KiB for each dataset (object header, unit and description), then the values.
+constexpr std::uint64_t kCaseBytes = 1536, kDatasetBytes = 512;
+
+std::uint64_t case_bytes(std::uint64_t ranks, std::uint64_t reps, std::uint64_t warmup_kept, int datasets) {
+  // Four [ranks][reps] tables, the warm-up table, and a few values per rank.
+  return kCaseBytes + kDatasetBytes * static_cast<std::uint64_t>(datasets) + 8 * ranks * (4 * reps + warmup_kept + 8);
+}
+
+std::uint64_t record_bytes(const CaseRecord& c) {
+  int datasets = 8 + (c.scope.empty() ? 0 : 6);
+  std::uint64_t extra = c.note.size() + c.status_reason.size() + 2 * c.experiment.size();
+  if (c.phases.size() > 0) datasets += 7, extra += 48 * c.phases.size();
+  if (c.pairs.size() > 0) datasets += 8, extra += 80 * c.pairs.size();
+  if (c.telemetry.size() > 0) datasets += 8, extra += 56 * c.telemetry.size();
+  for (const auto& n : c.phases.names) extra += n.size();
+  for (const auto& [k, v] : c.params.items()) extra += 64 + k.size() + to_string(v).size();
+  return case_bytes(static_cast<std::uint64_t>(c.ranks), static_cast<std::uint64_t>(c.reps),
+                    static_cast<std::uint64_t>(c.warmup_width), datasets) + extra;
+}
+
+std::uint64_t header_bytes(const RunRecord& run) {
+  std::uint64_t text = run.config_text.size() + run.config_overrides.size() + run.command_line.size() +
+                       run.software_dependencies.size() + run.backend_reason.size() + run.comm_reason.size();
+  for (const auto& [k, v] : run.environment) text += 64 + k.size() + v.size();
+  for (const auto& w : run.warnings) text += w.size();
+  for (const auto& p : run.plan) text += 2 * (p.label.size() + 16) + 40 * p.limits.size();
+  // The root's attributes, /ranks (30 columns), /links (4), /plan (2): their headers, then a few hundred bytes of
+  // numbers and strings per rank and per link.
+  return 4096 + 36 * kDatasetBytes + text + 400 * run.ranks.size() + 128 * run.links.size();
+}
+
+ResultWriter::ResultWriter(const std::string& path, const RunRecord& run) : path_(path) {
+  hdf5_quiet();
+  // Every piece of metadata with a checksum (the HDF5 1.8 file format), values in checksummed places (hdf5_io.hpp).
+  H5Id fcpl = h5::file_create();
+  H5Id fapl = h5::file_access();
+  file_ = H5Id(GPUSCALE_H5(H5Fcreate(path.c_str(), H5F_ACC_EXCL, fcpl.get(), fapl.get())), H5Fclose);
+  try {
+    fd_ = descriptor_of(file_.get());
+    const std::uint64_t need = header_bytes(run) + kEndReserveBytes;
+    if (const std::uint64_t left = free_bytes(path_); left < need) throw NoSpaceError(no_space_text(left), left);
+    write_header(run);
+  } catch (...) {
+    // Ours alone (created exclusively), holding no case yet: nothing to keep.
+    end_after_failure("");
+    std::remove(path_.c_str());
+    throw;
+  }
+}
+
+ResultWriter::~ResultWriter() {
+  // Closed as close() does, unless a write failed half-way: that file is left as the last flush wrote it.
+  if (broken_) {
+    end_after_failure("");
+    return;
+  }
+  try {
+    close();
+  } catch (...) {
+    end_after_failure("");
+  }
+}
+
+void ResultWriter::write_header(const RunRecord& run) {
+  const hid_t f = file_.get();
+  for (const auto& w : run.warnings) warnings_ += (warnings_.empty() ? "" : "\n") + w;
+  write_run_attrs(f, run, warnings_);
+  write_rank_table(f, run.ranks);
+  write_links(f, run.links);
+  write_plan(f, run.plan);
+  cases_ = h5::create_group(f, "cases");
+  flush();
+}
+
+void ResultWriter::write_case(const CaseRecord& c) {
+  const std::uint64_t need = record_bytes(c) + kEndReserveBytes;
+  if (const std::uint64_t left = free_bytes(path_); left < need) {
+    throw NoSpaceError(no_space_text(left) + ": the case needs about " + std::to_string(need) + " bytes", left);
+  }
+  broken_ = true;  // until this write is flushed whole
+  H5Id g = h5::create_group(cases_.get(), case_group_name(c.index));
+  const hid_t id = g.get();
+  write_case_attrs(id, c);
+  if (c.status != "skipped") {  // a skipped case ran nothing: no samples
+    write_samples(id, c);
+    if (c.phases.size() > 0) write_phases(id, c.phases);
+    if (c.pairs.size() > 0) write_pairs(id, c.pairs);
+    if (c.telemetry.size() > 0) write_telemetry(id, c.telemetry, c.telemetry_interval_s);
+    h5::write_doubles(id, "verify_error", c.verify_error, static_cast<hsize_t>(c.ranks), 0, nullptr,
+                      c.scope.empty() ? "the workload's verification error per rank (docs/metrics.md)"
+                                      : "result elements that differ from the expected ones, per rank");
+  }
+  g.reset();
+  flush();
+  broken_ = false;
+  ++cases_written_;
 }
 
 void ResultWriter::apply_better_clock(const std::vector<RankRecord>& ranks) {
@@ -275,6 +439,7 @@ void ResultWriter::apply_better_clock(const std::vector<RankRecord>& ranks) {
 }
 
 void ResultWriter::finish(bool complete, const std::string& status, const std::vector<RankRecord>& ranks) {
+  broken_ = true;  // until this write is flushed whole
   H5Id g = h5::open_group(file_.get(), "ranks");
   h5::overwrite_doubles(g.get(), "clock_offset_end",
                         column<double>(ranks, &RankRecord::clock_offset_end_s));
@@ -284,29 +449,67 @@ void ResultWriter::finish(bool complete, const std::string& status, const std::v
   h5::write_attr(file_.get(), "complete", static_cast<std::int64_t>(complete ? 1 : 0));
   h5::write_attr(file_.get(), "status", status);
   flush();
+  broken_ = false;
 }
 
 void ResultWriter::add_warning(const std::string& line) {
+  broken_ = true;  // until this write is flushed whole
   warnings_ += (warnings_.empty() ? "" : "\n") + line;
   h5::write_attr(file_.get(), "warnings", warnings_);
   flush();
+  broken_ = false;
 }
 
 void ResultWriter::mark_ended(const std::string& status) {
+  broken_ = true;  // until this write is flushed whole
   h5::write_attr(file_.get(), "complete", std::int64_t{0});
   h5::write_attr(file_.get(), "status", status);
   flush();
+  broken_ = false;
 }
 
 void ResultWriter::flush() {
   // With every flush: a file whose writer died keeps an old time, a live one a recent one.
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  localtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", &tm);
-  h5::write_attr(file_.get(), "lastUpdate", std::string(buf));
+  h5::write_attr(file_.get(), "lastUpdate", now_iso8601());
+  // Every block the flush writes allocated first: a full disk fails here, with nothing of this flush on disk.
+  hsize_t size = 0;
+  GPUSCALE_H5(H5Fget_filesize(file_.get(), &size));
+  reserve_blocks(fd_, size, path_);
   GPUSCALE_H5(H5Fflush(file_.get(), H5F_SCOPE_GLOBAL));
+}
+
+void ResultWriter::close() {
+  if (file_.get() < 0) return;
+  flush();
+  cases_.reset();
+  GPUSCALE_H5(H5Fclose(file_.release()));
+  trim_to_recorded_end(path_);
+}
+
+bool ResultWriter::end_after_failure(const std::string& status) noexcept {
+  // HDF5's descriptor of the file now reads /dev/null and takes no writes, and the file is left open: closing it
+  // would write what the failed call left half-done. Nothing more of it reaches the disk (the run ends soon, and
+  // the library's own clean-up at exit is off: cmd_run).
+  const int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd_ >= 0 && null >= 0) dup2(null, fd_);
+  if (null >= 0) ::close(null);
+  cases_.release();
+  file_.release();
+  fd_ = -1;
+  if (status.empty()) return true;
+  try {
+    // Opened afresh through another driver, which HDF5 does not take for the file still open (the same path
+    // through the same driver would hand back its cache), to write the status where it is: no new space.
+    H5Id fapl = h5::file_access();
+    GPUSCALE_H5(H5Pset_fapl_stdio(fapl.get()));
+    H5Id f(GPUSCALE_H5(H5Fopen(path_.c_str(), H5F_ACC_RDWR, fapl.get())), H5Fclose);
+    h5::write_attr(f.get(), "complete", std::int64_t{0});
+    h5::write_attr(f.get(), "status", within(status, kStatusRoom));
+    h5::write_attr(f.get(), "lastUpdate", now_iso8601());
+    return H5Fclose(f.release()) >= 0;
+  } catch (...) {
+    return false;
+  }
 }
 
 }  // namespace gpuscale

@@ -51,7 +51,7 @@ std::string render_baseline(const std::vector<ReportRow>& rows) {
       ratio = format_number("%.3f", b.ratio);
       if (b.ratio_ci) ratio += format_number(" (%.3f", b.ratio_ci->lo) + format_number("-%.3f)", b.ratio_ci->hi);
     }
-    cells.push_back({std::to_string(r.case_index), r.name, r.mode,
+    cells.push_back({std::to_string(r.case_index + 1), r.name, r.mode,
                      std::isfinite(b.median_s) ? format_seconds(b.median_s) : "-", format_seconds(r.median_s), ratio,
                      b.verdict});
   }

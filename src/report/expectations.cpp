@@ -22,15 +22,6 @@ std::optional<double> measure(const ReportRow& r, const std::string& limit) {
 
 constexpr const char* kNoVendor = "no verified impl = \"vendor\" case of the same problem, mode and ranks in this run";
 
-bool vendor_impl(const ReportRow& r) { return r.params.has("impl") && r.params.get_string("impl") == "vendor"; }
-
-// Efficiency exists for parallel rows against a serial twin, or with group_size > 1 against group_size = 1.
-// Of vendor exists for our kernels' rows, not the vendor library's.
-bool applies(const ReportRow& r, const std::string& limit) {
-  if (limit == "min_of_vendor") return !vendor_impl(r);
-  if (limit != "min_efficiency") return true;
-  return r.mode == "parallel" && !(r.params.has("group_size") && r.params.get_int("group_size") < 2);
-}
 
 std::string number(const std::string& limit, double v) {
   if (limit == "max_median_s") return format_seconds(v);
@@ -40,10 +31,18 @@ std::string number(const std::string& limit, double v) {
 
 }  // namespace
 
+// Efficiency exists for parallel rows against a serial twin, or with group_size > 1 against group_size = 1.
+// Of vendor exists for our kernels' rows, not the vendor library's.
+bool limit_applies(const std::string& limit, const std::string& mode, const Params& params) {
+  if (limit == "min_of_vendor") return !(params.has("impl") && params.get_string("impl") == "vendor");
+  if (limit != "min_efficiency") return true;
+  return mode == "parallel" && !(params.has("group_size") && params.get_int("group_size") < 2);
+}
+
 std::vector<LimitCheck> check_row(const ReportRow& r) {
   std::vector<LimitCheck> out;
   for (const auto& [limit, expected] : r.expect) {
-    if (!applies(r, limit)) continue;
+    if (!limit_applies(limit, r.mode, r.params)) continue;
     LimitCheck c;
     c.case_index = r.case_index;
     c.label = r.name + (r.params_label.empty() ? "" : " " + r.params_label) + " [" + r.mode + "]";
@@ -85,11 +84,30 @@ std::string render_checks(const std::string& path, const std::vector<LimitCheck>
   std::string out = wrap(path + ": check: " + std::to_string(failed) + " of " + counts + " FAILED");
   for (const auto& c : checks) {
     if (c.holds) continue;
-    std::string line = "FAILED case " + std::to_string(c.case_index) + " (" + c.label + "): " + c.limit + " " +
+    std::string line = "FAILED case " + std::to_string(c.case_index + 1) + " (" + c.label + "): " + c.limit + " " +
                        number(c.limit, c.expected);
     if (c.measured) line += ", measured " + number(c.limit, *c.measured);
     if (!c.why.empty()) line += "; " + c.why;
     out += wrap(line);
+  }
+  return out;
+}
+
+std::vector<LimitCheck> unchecked_limits(const RunRecord& run, const std::vector<ReportRow>& rows) {
+  std::set<std::size_t> ran;
+  for (const auto& r : rows) ran.insert(r.case_index);
+  std::vector<LimitCheck> out;
+  for (std::size_t i = 0; i < run.plan.size(); ++i) {
+    if (ran.count(i)) continue;
+    for (const auto& [limit, expected] : run.plan[i].limits) {
+      LimitCheck c;
+      c.case_index = i;
+      c.label = run.plan[i].label;
+      c.limit = limit;
+      c.expected = expected;
+      c.why = "the case did not run";
+      out.push_back(std::move(c));
+    }
   }
   return out;
 }

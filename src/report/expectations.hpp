@@ -21,6 +21,11 @@ struct LimitCheck {
   std::string why;  // when it fails without a number: skipped, verification failed, not measured
 };
 
+// Whether a limit bounds a case of this mode and parameters: min_efficiency
+// parallel ones that have an efficiency, min_of_vendor our kernels, not the
+// vendor library.
+bool limit_applies(const std::string& limit, const std::string& mode, const Params& params);
+
 // Every limit of a row that applies to it (min_efficiency: parallel rows that can have an efficiency).
 std::vector<LimitCheck> check_row(const ReportRow& r);
 
@@ -31,5 +36,9 @@ std::vector<LimitCheck> check_expectations(const std::vector<ReportRow>& rows);
 std::string render_checks(const std::string& path, const std::vector<LimitCheck>& checks);
 
 bool all_hold(const std::vector<LimitCheck>& checks);
+
+// The limits of the planned cases that are not in `rows` (a run that did not
+// complete): each one failed, as "the case did not run".
+std::vector<LimitCheck> unchecked_limits(const RunRecord& run, const std::vector<ReportRow>& rows);
 
 }  // namespace gpuscale

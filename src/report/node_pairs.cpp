@@ -146,7 +146,7 @@ std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double thr
   return v;
 }
 
-std::string render_node_pairs(std::size_t index, const std::string& params_label, const NodePairVerdict& v) {
+std::string render_node_pairs(std::size_t number, const std::string& params_label, const NodePairVerdict& v) {
   std::ostringstream os;
   std::set<int> nodes;
   int rounds = 0;
@@ -155,7 +155,7 @@ std::string render_node_pairs(std::size_t index, const std::string& params_label
     nodes.insert(p.node_b);
     rounds = std::max(rounds, p.round);
   }
-  os << "node pairs, case " << index << ": " << nodes.size() << " nodes, " << v.pairs.size() << " pairs in " << rounds
+  os << "node pairs, case " << number << ": " << nodes.size() << " nodes, " << v.pairs.size() << " pairs in " << rounds
      << " round(s)\n"
      << "  " << wrap("(" + params_label + ") bandwidth = bytes x iters one way / the pair's round time (its slower end), "
              "median over " + std::to_string(v.samples) + " sweep(s)", 78, "  ");

@@ -43,7 +43,8 @@ NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshol
 // its op_bytes and iters; nullopt for any other case or one without samples.
 std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double threshold);
 
-// The table section of case `index`: one line per pair, then the best pair and the answer.
-std::string render_node_pairs(std::size_t index, const std::string& params_label, const NodePairVerdict& v);
+// The table section of case `number` (as the report numbers cases, from 1): one line per pair, then the best pair
+// and the answer.
+std::string render_node_pairs(std::size_t number, const std::string& params_label, const NodePairVerdict& v);
 
 }  // namespace gpuscale

@@ -76,7 +76,7 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
     if (!n.empty() && std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
   };
   for (const auto& r : rows) {
-    const std::string c = "case " + std::to_string(r.case_index) + ": ";
+    const std::string c = "case " + std::to_string(r.case_index + 1) + ": ";
     add(r.note);
     for (const auto& f : r.flags) add(c + f);
     if (r.vendor_case) {
@@ -87,11 +87,11 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
         return v.file == r.file && v.case_index == *r.vendor_case;
       });
       if (vendor != rows.end() && vendor->name != r.name) {
-        add(c + "of vendor against case " + std::to_string(*r.vendor_case) + " (" + vendor->name + ")");
+        add(c + "of vendor against case " + std::to_string(*r.vendor_case + 1) + " (" + vendor->name + ")");
       }
     }
     if (r.scaling_baseline) {
-      add(c + "speedup and eff against case " + std::to_string(*r.scaling_baseline) +
+      add(c + "speedup and eff against case " + std::to_string(*r.scaling_baseline + 1) +
           " (group_size = 1), eff = speedup / group_size");
     }
     if (!r.phase_s.empty()) {
@@ -133,7 +133,7 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
       label += " (" + std::to_string(r.groups) + "x" + std::to_string(r.group_size) + ")";
     }
     transfers = transfers || is_transfer(r);
-    cells.push_back({std::to_string(r.case_index), r.name, r.mode, std::to_string(r.ranks), std::to_string(r.nodes),
+    cells.push_back({std::to_string(r.case_index + 1), r.name, r.mode, std::to_string(r.ranks), std::to_string(r.nodes),
                      label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
                      format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
                      r.busbw_gbps ? format_number("%.2f GB/s", *r.busbw_gbps) : "-", speedup_cell(r, true),
@@ -179,7 +179,7 @@ std::string block(const std::vector<const ReportRow*>& rows) {
   std::vector<Column> param_cols;
   for (const auto& [key, cells] : split.varying) param_cols.push_back({key, cells, true});
   std::vector<Column> head_cols{{"#", {}, false}};
-  for (const auto* r : rows) head_cols[0].cells.push_back(std::to_string(r->case_index));
+  for (const auto* r : rows) head_cols[0].cells.push_back(std::to_string(r->case_index + 1));
   auto add_if_varies = [&](std::vector<Column>& to, const char* head, auto get, bool left) {
     if (!varies(get)) return false;
     to.push_back({head, {}, left});
@@ -277,7 +277,7 @@ std::string block(const std::vector<const ReportRow*>& rows) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::string params;
     for (const auto& c : param_cols) params += " " + c.head + "=" + c.cells[i];
-    out += wrap("#" + std::to_string(rows[i]->case_index) + ":" + params, kTerminalWidth, "   ");
+    out += wrap("#" + std::to_string(rows[i]->case_index + 1) + ":" + params, kTerminalWidth, "   ");
     const std::size_t next = table.find('\n', line_end + 1);
     out += table.substr(line_end + 1, next - line_end);
     line_end = next;
@@ -356,7 +356,7 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
   std::string out = run_header(path, run, rows.size(), wide) + (wide ? wide_table(rows) : compact_table(rows));
   for (const auto& n : row_notes(rows)) out += wide ? "note: " + n + "\n" : wrap("note: " + n);
   for (const auto& r : rows) {
-    if (r.node_pairs) out += render_node_pairs(r.case_index, r.params_label, *r.node_pairs);
+    if (r.node_pairs) out += render_node_pairs(r.case_index + 1, r.params_label, *r.node_pairs);
   }
   return out;
 }

@@ -357,7 +357,7 @@ std::string render_json(const std::vector<ReportRow>& rows) {
   for (const auto& r : rows) {
     nlohmann::json o;
     o["file"] = r.file;
-    o["case"] = r.case_index;
+    o["case"] = r.case_index + 1;
     o["name"] = r.name;
     o["workload"] = r.workload;
     o["mode"] = r.mode;
@@ -397,7 +397,7 @@ std::string render_json(const std::vector<ReportRow>& rows) {
       o[k == "median" ? "median_hi_s" : k + "_hi"] = (*ci)->hi;
     }
     if (r.speedup_ci) o["speedup_no_difference"] = no_difference(r);
-    if (r.vendor_case) o["vendor_case"] = *r.vendor_case;
+    if (r.vendor_case) o["vendor_case"] = *r.vendor_case + 1;
     if (!r.expect.empty()) {
       nlohmann::json ex = nlohmann::json::array();
       for (const auto& c : check_row(r)) {
@@ -412,7 +412,7 @@ std::string render_json(const std::vector<ReportRow>& rows) {
       const BaselineComparison& b = *r.baseline;
       nlohmann::json bj{{"file", b.file}, {"verdict", b.verdict}};
       if (std::isfinite(b.median_s)) {
-        bj["case"] = b.case_index;
+        bj["case"] = b.case_index + 1;
         bj["median_s"] = b.median_s;
         bj["ratio"] = b.ratio;
       }
@@ -493,7 +493,7 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
   };
   for (const auto& r : rows) {
     const bool ran = r.status != "skipped";
-    os << quoted(r.file) << ',' << r.case_index << ',' << quoted(r.name) << ',' << r.workload << ',' << r.mode << ','
+    os << quoted(r.file) << ',' << r.case_index + 1 << ',' << quoted(r.name) << ',' << r.workload << ',' << r.mode << ','
        << r.backend << ',' << r.ranks << ',' << r.nodes << ',' << r.reps << ',' << quoted(r.params_label) << ',';
     for (double v : {r.median_s, r.min_s, r.p95_s, r.enqueue_median_s}) {
       opt(ran ? std::optional<double>(v) : std::nullopt);
@@ -533,7 +533,7 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
       const BaselineComparison& b = *r.baseline;
       const bool found = std::isfinite(b.median_s);
       os << quoted(b.file) << ',';
-      if (found) os << b.case_index;
+      if (found) os << b.case_index + 1;
       os << ',';
       opt(found ? std::optional<double>(b.median_s) : std::nullopt);
       os << ',';
@@ -548,7 +548,7 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
     os << ',';
     opt(r.of_vendor);
     os << ',';
-    if (r.vendor_case) os << *r.vendor_case;
+    if (r.vendor_case) os << *r.vendor_case + 1;
     os << '\n';
   }
   return os.str();

@@ -27,7 +27,7 @@ struct BaselineComparison {
 
 struct ReportRow {
   std::string file;  // the result file the row comes from (set by the caller)
-  std::size_t case_index = 0;
+  std::size_t case_index = 0;  // the file's index (/cases/NNNN); every view shows case_index + 1, as `run` does
   std::string name, workload, mode, backend, status;
   std::string status_reason;  // why a case was skipped
   int ranks = 1, nodes = 1, reps = 0;

@@ -147,7 +147,7 @@ CaseRecord Runner::run(const Case& c) {
 
   // The watchdog times setup and warm-up, then (timeout = auto) the timed
   // samples by what the samples so far took; disarmed however the case ends.
-  const std::string what = "case " + c.label();
+  const std::string what = c.numbered(cases_);
   struct Disarm {
     Watchdog* w;
     ~Disarm() {

@@ -42,10 +42,12 @@ class Runner {
     telemetry_interval_s_ = interval_s;
   }
 
-  // Arms `watchdog` for every case it runs, by `timeout` (null: no watchdog).
-  void set_watchdog(Watchdog* watchdog, CaseTimeout timeout) {
+  // Arms `watchdog` for every case it runs, by `timeout` (null: no watchdog);
+  // the plan has `cases` cases (for its messages: "case 3 of 8 (label)").
+  void set_watchdog(Watchdog* watchdog, CaseTimeout timeout, std::size_t cases) {
     watchdog_ = watchdog;
     timeout_ = timeout;
+    cases_ = cases;
   }
 
   // Collective. The full record on rank 0; elsewhere only this rank's part.
@@ -65,6 +67,7 @@ class Runner {
   double telemetry_interval_s_ = 0.0;
   Watchdog* watchdog_ = nullptr;
   CaseTimeout timeout_;
+  std::size_t cases_ = 0;
 };
 
 // Readings every 50 ms: a few per second-long case, without disturbing it.

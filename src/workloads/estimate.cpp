@@ -179,8 +179,7 @@ std::string largest_parts(const std::vector<Case>& plan, const PlanEstimate& e, 
   const auto longest = std::max_element(e.case_s.begin(), e.case_s.end());
   if (longest != e.case_s.end()) {
     const Case& c = plan[static_cast<std::size_t>(longest - e.case_s.begin())];
-    out.push_back("the longest case [" + std::to_string(c.index) + "] " + c.label() + " about " +
-                  format_duration(*longest));
+    out.push_back("the longest, " + c.numbered(plan.size()) + ", about " + format_duration(*longest));
   }
   return join(out, "; ");
 }

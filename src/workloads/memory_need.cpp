@@ -109,7 +109,7 @@ MemoryLimits memory_limits_here(const std::string& backend, const CudaStatus& cu
 void check_plan_memory(const std::vector<Case>& plan, const MemoryLimits& limits) {
   for (const auto& c : plan) {
     const MemoryNeed need = memory_need(c, limits.device_bytes == 0);
-    const std::string where = "case [" + std::to_string(c.index) + "] " + c.label() + ": needs ";
+    const std::string where = c.numbered(plan.size()) + ": needs ";
     if (limits.device_bytes == 0) {  // device memory is host memory
       const double all = need.device_bytes + need.host_bytes;
       if (all > limits.host_bytes) {

@@ -109,7 +109,7 @@ std::vector<WorkloadSchema> workload_schemas() {
 
 void check_plan_runs_on(const std::vector<Case>& plan, const RunTarget& target) {
   for (const auto& c : plan) {
-    const std::string where = "case [" + std::to_string(c.index) + "] " + c.label() + ": ";
+    const std::string where = c.numbered(plan.size()) + ": ";
     std::string why;
     try {
       why = find_workload(c.workload).unsupported(c.params, target);

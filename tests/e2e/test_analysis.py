@@ -1,16 +1,14 @@
 """What `report` makes of real result files: a table that fits a terminal,
 every number in --wide, csv and json, and a run against a baseline."""
-import contextlib
 import csv
 import io
 import json
 import os
 import re
-import subprocess
-import sys
+import shutil
 import unittest
 
-from common import GPUSCALE, MPIEXEC, InputErrorTest, ScratchTest, gpuscale, mpirun, run
+from common import InputErrorTest, ScratchTest, gpuscale, mpirun, stretch_samples
 
 SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -32,17 +30,6 @@ dtype = "fp64"
 ops = 16
 modes = "parallel"
 """
-
-
-@contextlib.contextmanager
-def busy_core(core):
-    """A busy loop pinned to `core` while the block runs."""
-    loop = subprocess.Popen(["taskset", "-c", str(core), sys.executable, "-c", "while True: pass"])
-    try:
-        yield
-    finally:
-        loop.kill()
-        loop.wait()
 
 
 class DefaultConfig(ScratchTest):
@@ -191,33 +178,34 @@ expect = {min_of_vendor = 50}
 
 class Baseline(ScratchTest):
     def run_gemm(self, name, config=GEMM):
-        """The rank pinned to core 0."""
         out = self.path(name)
-        p = run(["taskset", "-c", "0", MPIEXEC, "-n", "1", GPUSCALE, "run", self.write(name + ".toml", config),
-                 "-o", out])
+        p = mpirun(1, "run", self.write(name + ".toml", config), "-o", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         return out
 
-    def test_a_run_sharing_its_core_with_a_busy_loop_is_slower_than_its_baseline(self):
+    def test_a_run_whose_samples_took_twice_as_long_is_slower_than_its_baseline(self):
         alone = self.run_gemm("alone.h5")
-        with busy_core(0):
-            shared = self.run_gemm("shared.h5")
-        r = gpuscale("report", shared, "--baseline", alone)
+        slow = self.path("slow.h5")
+        shutil.copy(alone, slow)
+        stretch_samples(slow, 2.0)  # known timings: every sample twice as long
+        r = gpuscale("report", slow, "--baseline", alone)
         self.assertEqual(r.returncode, 0, r.stderr)
-        row = json.loads(gpuscale("report", shared, "--baseline", alone, "--format", "json").stdout)[0]
+        row = json.loads(gpuscale("report", slow, "--baseline", alone, "--format", "json").stdout)[0]
         self.assertEqual(row["baseline"]["verdict"], "slower", r.stdout)
+        self.assertAlmostEqual(row["baseline"]["ratio"], 2.0, places=9)
         self.assertGreater(row["baseline"]["ratio_lo"], 1.0)
-        self.assertRegex(r.stdout, r"\n0\s+gemm\s+parallel\s+\S+ ms\s+\S+ ms\s+\d\.\d+ \(\d\.\d+-\d\.\d+\)\s+slower\n")
+        self.assertRegex(r.stdout, r"\n1\s+gemm\s+parallel\s+\S+ ms\s+\S+ ms\s+2\.000 \(\d\.\d+-\d\.\d+\)\s+slower\n")
         # The other way round: faster.
-        back = json.loads(gpuscale("report", alone, "--baseline", shared, "--format", "json").stdout)[0]
+        back = json.loads(gpuscale("report", alone, "--baseline", slow, "--format", "json").stdout)[0]
         self.assertEqual(back["baseline"]["verdict"], "faster")
+        self.assertAlmostEqual(back["baseline"]["ratio"], 0.5, places=9)
 
     def test_cases_missing_from_the_baseline_say_so(self):
         a = self.run_gemm("a.h5")
         other = self.run_gemm("other.h5", GEMM.replace("size = 256", "size = 128"))
         r = gpuscale("report", a, "--baseline", other)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertRegex(r.stdout, r"\n0\s+gemm\s+parallel\s+-\s+\S+ ms\s+-\s+not in baseline\n")
+        self.assertRegex(r.stdout, r"\n1\s+gemm\s+parallel\s+-\s+\S+ ms\s+-\s+not in baseline\n")
 
 
 LIMITS = """
@@ -268,7 +256,7 @@ class Check(ScratchTest):
         lines = r.stdout.replace("\n  ", " ").splitlines()
         self.assertEqual(lines[0], f"{out}: check: 2 of 5 limit(s) of 2 case(s) FAILED")
         for case, mode in ((0, "serial"), (1, "parallel")):
-            self.assertRegex(lines[1 + case], rf"^FAILED case {case} \(accept threads=1 size=64 dtype=fp64 "
+            self.assertRegex(lines[1 + case], rf"^FAILED case {case + 1} \(accept threads=1 size=64 dtype=fp64 "
                                               rf"impl=vendor ops=20 \[{mode}\]\): min_gflops_per_rank 1e\+09 GF/s, "
                                               r"measured \d+(\.\d+)? GF/s$")
         self.assertEqual(len(lines), 3)

@@ -144,7 +144,7 @@ class Sweep:
         checked = 0
         with h5py.File(self.out, "r") as f:
             for c in self.cases(f):
-                r = by_case[int(c.attrs["index"])]
+                r = by_case[int(c.attrs["index"]) + 1]  # the report numbers cases from 1
                 if s(c.attrs["status"]) == "skipped":
                     self.assertEqual(r["status"], "skipped")
                     self.assertNotIn("algbw_gbps", r)
@@ -324,9 +324,9 @@ class Hang(ScratchTest):
         rc, stdout, stderr, took, out = self.start_and_hit_rank_1(signal.SIGSTOP)
         self.assertEqual(rc, 3, stdout + stderr)
         self.assertLess(took, 4 + 10, stderr)
-        self.assertRegex(stderr, r"gpuscale: error: rank 0 on \S+: case hang op=allreduce dtype=fp32 bytes=4194304 "
-                                 r"inplace=false iters=\d+ scope=world \[parallel\] ran past its timeout of 4 s; "
-                                 r"aborting the job")
+        self.assertRegex(stderr, r"gpuscale: error: rank 0 on \S+: case \d+ of 60 \(hang op=allreduce dtype=fp32 "
+                                 r"bytes=4194304 inplace=false iters=\d+ scope=world \[parallel\]\) ran past its "
+                                 r"timeout of 4 s; aborting the job")
         self.assert_partial_file(out)
 
     def test_without_a_timeout_a_hung_peer_ends_the_job_by_one_derived_from_warm_up(self):
@@ -340,7 +340,7 @@ class Hang(ScratchTest):
         self.assertEqual(rc, 3, stdout + stderr)
         # 30 s after the last sample (10 x the slowest sample yet is far less on any machine); 60 s in the rare
         # case that rank 1 stopped during a case's setup or warm-up.
-        m = re.search(r"gpuscale: error: rank 0 on \S+: case hang op=allreduce .* iters=\d+ .*\[parallel\] "
+        m = re.search(r"gpuscale: error: rank 0 on \S+: case \d+ of 21 \(hang op=allreduce .* iters=\d+ .*\[parallel\]\) "
                       r"ran past its timeout of (\S+) s \(timeout = auto: (from the last sample, 10 x the slowest "
                       r"sample yet, at least 30 s|setup and warm-up get 60 s \+ 2 x warmup_s)\); aborting the job",
                       stderr)
@@ -350,7 +350,7 @@ class Hang(ScratchTest):
         self.assertLess(took, bound + 10, stderr)
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
-            self.assertRegex(s(f.attrs["status"]), rf"^timed out: case hang .* ran past its timeout of {m.group(1)} s$")
+            self.assertRegex(s(f.attrs["status"]), rf"^timed out: case \d+ of 21 \(hang .*\) ran past its timeout of {m.group(1)} s$")
 
     def test_a_killed_peer_ends_the_job(self):
         rc, stdout, stderr, took, out = self.start_and_hit_rank_1(signal.SIGKILL)

@@ -58,7 +58,7 @@ class Scaling(SharedRunTest):
             self.assertIn("overlap_fraction", two)
             self.assertNotIn("busbw_gbps", two)
         table = gpuscale("report", self.out).stdout
-        self.assertIn("speedup and eff against case 0 (group_size = 1)", table)
+        self.assertIn("speedup and eff against case 1 (group_size = 1)", table)
 
 
 class BadDistributedGemmInput(InputErrorTest):

@@ -37,7 +37,7 @@ class BadInput(InputErrorTest):
 
     def test_a_graph_on_the_cpu_backend(self):
         cfg, out, p = self.run_config(SMALL_CONFIG.replace("ops = 20", "ops = 20\ngraph = true"))
-        self.assert_input_error(p, "case [0] small size=64 dtype=fp64 impl=vendor ops=20 graph=true [serial]: graph = "
+        self.assert_input_error(p, "case 1 of 4 (small size=64 dtype=fp64 impl=vendor ops=20 graph=true [serial]): graph = "
                                 "true needs the CUDA backend (CUDA graphs); this run uses the CPU backend", out=out)
         c = gpuscale("check", cfg)
         self.assert_input_error(c, "graph = true needs the CUDA backend (CUDA graphs)")
@@ -54,7 +54,7 @@ class BadInput(InputErrorTest):
 
     def test_a_dtype_the_cpu_backend_lacks(self):
         cfg, out, p = self.run_config(SMALL_CONFIG.replace('"fp32"]', '"fp16"]'))
-        self.assert_input_error(p, "case [2] small size=64 dtype=fp16 impl=vendor ops=20 [serial]: gemm impl 'vendor' "
+        self.assert_input_error(p, "case 3 of 4 (small size=64 dtype=fp16 impl=vendor ops=20 [serial]): gemm impl 'vendor' "
                                 "with dtype fp16 needs the CUDA backend (the CPU backend has dtype fp64, fp32); this "
                                 "run uses the CPU backend", out=out)
 
@@ -81,7 +81,7 @@ class BadInput(InputErrorTest):
 
     def test_a_matrix_too_large(self):
         cfg, out, p = self.run_config(SMALL_CONFIG.replace("size = 64", "size = 2000000"))
-        self.assert_input_error(p, "case [0] small size=2000000", "key 'size' = 2000000 is too large (at most 1048576)",
+        self.assert_input_error(p, "case 1 of 4 (small size=2000000", "key 'size' = 2000000 is too large (at most 1048576)",
                                 out=out)
 
     def test_a_mistake_every_rank_finds_is_printed_once(self):
@@ -140,7 +140,7 @@ class BadInput(InputErrorTest):
                 f.attrs[k] = "x"
             f.attrs["schemaVersion"] = "9.0"
         self.assert_input_error(gpuscale("report", future),
-                                "future.h5: schemaVersion 9.0 is not readable by this gpuscale (reads 1.4)")
+                                "future.h5: schemaVersion 9.0 is not readable by this gpuscale (reads 1.5)")
 
     def test_a_plan_explosion_is_refused_at_once(self):
         # 7 keys of 10 values, both modes: 2 x 10^7 cases; found from the lists' lengths, never expanded.

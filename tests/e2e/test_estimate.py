@@ -44,7 +44,7 @@ class Memory(InputErrorTest):
                     p = gpuscale(*args) if args[0] == "check" else mpirun(2, "run", cfg, "-o", out)
                     took = time.monotonic() - t0
                     self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-                    self.assertIn("gpuscale: error: case [0] huge ", p.stderr)
+                    self.assertIn("gpuscale: error: case 1 of 1 (huge ", p.stderr)
                     self.assertIn(label, p.stderr)
                     self.assertIn("of memory per rank", p.stderr)
                     self.assertIn("more than the", p.stderr)
@@ -74,7 +74,7 @@ class Budget(InputErrorTest):
         self.assertIn("gpuscale: error: the plan is estimated at about", p.stderr)
         self.assertIn("on 2 ranks on 1 node, over the time budget of 0.5 s (--time-budget); the largest parts: "
                       "experiment 'gemm-small' about", p.stderr)
-        self.assertIn("the longest case [", p.stderr)
+        self.assertIn("the longest, case ", p.stderr)
         self.assertFalse(os.path.exists(out), "a result file was written")
         self.assert_input_error(gpuscale("check", cfg, "--time-budget", "0.5"), "over the time budget of 0.5 s")
         self.assert_input_error(gpuscale("check", cfg, "--set", "defaults.budget_s=0.5"),
@@ -104,26 +104,7 @@ class Budget(InputErrorTest):
 
 
 class Estimates(ScratchTest):
-    # Shipped configs that run within a minute on 2 cores; bench/estimate_accuracy.py runs them all.
-    CONFIGS = ["default", "async", "auto-parallelism", "cpu-vs-gpu", "distributed-gemm", "overlap",
-               "training-step", "quick"]
-
-    def test_the_estimate_is_within_a_factor_of_2_of_the_run(self):
-        ratios = {}
-        for name in self.CONFIGS:
-            cfg = os.path.join(SOURCE, "configs", name + ".toml")
-            c = gpuscale("check", cfg, "--ranks", "2")
-            self.assertEqual(c.returncode, 0, c.stderr)
-            job, estimate = estimate_of(c)
-            self.assertEqual(job, "2 ranks on 1 node")
-            t0 = time.monotonic()
-            p = mpirun(2, "run", cfg, "-o", self.path(name + ".h5"), timeout=300)
-            took = time.monotonic() - t0
-            self.assertEqual(p.returncode, 0, p.stderr)
-            ratios[name] = estimate / took
-        print("estimate / run time:", ", ".join("%s %.2f" % r for r in ratios.items()))
-        for name, r in ratios.items():
-            self.assertTrue(0.5 <= r <= 2.0, "%s: estimate / run time = %.2f" % (name, r))
+    # How close the estimate comes to the run is a measurement, not a test: bench/estimate_accuracy.py.
 
     def test_check_prints_the_estimate_rates_and_memory_per_experiment(self):
         c = gpuscale("check", os.path.join(SOURCE, "configs", "quick.toml"), "--ranks", "8", "--nodes", "2")
@@ -137,7 +118,7 @@ class Estimates(ScratchTest):
         self.assertRegex(c.stdout, r"\n  gemm +4 case\(s\)  about .* memory per rank up to [\d.]+ MiB")
         self.assertRegex(text, r"memory per rank available: [\d.]+ [GM]iB \(80% of [\d.]+ GiB RAM available, over 4 "
                                r"ranks on this node\)")
-        self.assertRegex(c.stdout, r"\[0\] gemm size=2048 .* ~[\d.]+ s\n")
+        self.assertRegex(c.stdout, r"\[1/26\] gemm size=2048 .* ~[\d.]+ s\n")
 
     def test_check_says_when_cases_would_run_past_a_fixed_timeout(self):
         cfg = self.write("t.toml", '[defaults]\ntimeout = 0.01\n[[experiment]]\nworkload = "gemm"\nsize = 256\n')

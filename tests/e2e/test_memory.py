@@ -41,7 +41,7 @@ class RanksShareTheNode(InputErrorTest):
             with self.subTest(variables=variables):
                 # The budget stops the run should the memory check let it through.
                 p, took = run_with(variables, cfg, "-o", out, "--time-budget", "0.001")
-                self.assert_input_error(p, "case [0] half elements=%d" % elements, "of memory per rank",
+                self.assert_input_error(p, "case 1 of 1 (half elements=%d" % elements, "of memory per rank",
                                         "RAM available, over %d ranks on this node" % ranks, out=out)
                 self.assertLess(took, 5)
 
@@ -52,7 +52,7 @@ class CudaPlanAwayFromItsServers(InputErrorTest):
     def test_sizes_no_gpu_holds_are_refused_and_the_rest_is_checked_elsewhere(self):
         huge = self.write("huge.toml", self.CONFIG % (2 << 40))
         p = gpuscale("check", huge)
-        self.assert_input_error(p, "case [0] copy bytes=2199023255552 ", "needs 2 TiB of device memory per rank")
+        self.assert_input_error(p, "case 1 of 2 (copy bytes=2199023255552 ", "needs 2 TiB of device memory per rank")
         if "no GPU is visible here" not in p.stderr:
             self.skipTest("a GPU is visible here: " + p.stderr.strip())
         self.assertIn("more than the 1 TiB it may use: more than any GPU has today; no GPU is visible here", p.stderr)

@@ -1,7 +1,9 @@
 """A run that ends early leaves a readable file with every finished case,
-marked incomplete and saying how it ended: a rank killed mid-run, the job
-ended by SIGTERM (as mpirun and scancel do), a case past its timeout (set, or
-derived from the case)."""
+marked incomplete and saying how it ended: a rank killed mid-run (named), the
+job ended by SIGTERM (as mpirun and scancel do) or SIGINT, a case past its
+timeout (set, or derived from the case); `report --check` fails on it, naming
+the limits that did not run, and a file marked complete without every planned
+case is damaged."""
 import re
 import os
 import signal
@@ -34,10 +36,10 @@ def s(x):
 
 
 class Partial(ScratchTest):
-    def run_and_hit(self, out, marker, hit):
-        """Runs SLOW_CONFIG on 2 ranks, calls hit(proc, output so far) once the output shows `marker`, waits for the end;
+    def run_and_hit(self, out, marker, hit, config=SLOW_CONFIG):
+        """Runs `config` on 2 ranks, calls hit(proc, output so far) once the output shows `marker`, waits for the end;
         returns (exit code, output). The run is killed if the test fails first."""
-        cfg = self.write("slow.toml", SLOW_CONFIG)
+        cfg = self.write("slow.toml", config)
         proc = subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
@@ -51,21 +53,29 @@ class Partial(ScratchTest):
                 proc.kill()
                 proc.wait()
 
-    def test_a_rank_killed_mid_run_leaves_a_readable_partial_file(self):
+    def test_a_rank_killed_mid_run_leaves_a_readable_partial_file_that_names_it(self):
         out = self.path("partial.h5")
+        victim = []
 
         def kill_rank_1(proc, seen):
-            victims = rank_pids(out, 1)
-            self.assertEqual(len(victims), 1, seen)
-            os.kill(victims[0], signal.SIGKILL)
+            victim.extend(rank_pids(out, 1))
+            self.assertEqual(len(victim), 1, seen)
+            os.kill(victim[0], signal.SIGKILL)
 
         rc, seen = self.run_and_hit(out, "[3/8]", kill_rank_1)
-        self.assertNotEqual(rc, 0, seen)
+        self.assertEqual(rc, 137, seen)  # mpirun's: a rank killed by SIGKILL
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
             status = s(f.attrs["status"])
-            # mpirun ends rank 0 with SIGTERM, unless MPI reported the dead peer to it first.
-            self.assertRegex(status, r"^(aborted: SIGTERM during case [2-7] \(slow size=512 .*\[parallel\]\)|failed: .+)$")
+            # The rank that died comes first; mpirun's SIGTERM to rank 0 only followed (or MPI told rank 0 first).
+            m = re.match(rf"^aborted: rank 1 \(pid {victim[0]} on (\S+)\) ended during case ([3-8]) of 8 \(slow "
+                         r"size=512 .*\[parallel\]\), then SIGTERM ended the job$", status)
+            if not status.startswith("failed: "):
+                self.assertIsNotNone(m, status)
+                number = int(m.group(2))
+                self.assertIn(f"gpuscale: error: rank 1 (pid {victim[0]} on {m.group(1)}) ended during case {number} "
+                              f"of 8 (", seen)
+                self.assertIn(f"(killed, or crashed); {out} keeps {number - 1} finished case(s)\n", seen)
             self.assertEqual(f.attrs["casesPlanned"], 8)
             last_update = s(f.attrs["lastUpdate"])  # the time of the last case written
             self.assertRegex(last_update, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$")
@@ -80,21 +90,73 @@ class Partial(ScratchTest):
         self.assertIn(f"WARNING: the run did not complete (status: {status}); incomplete: {len(cases)} of 8 case(s) "
                       f"below, last update {last_update}", r.stdout)
 
-    def test_sigterm_marks_the_file_aborted_in_the_case_it_hit(self):
+    def test_sigterm_marks_the_file_aborted_in_the_case_it_hit_and_says_so_in_one_line(self):
         out = self.path("term.h5")
-        # What a user's Ctrl-C or a launcher's stop does to mpirun.
+        # What a user's Ctrl-C or a launcher's stop does to mpirun: it sends the ranks SIGTERM.
         rc, seen = self.run_and_hit(out, "[4/8]", lambda proc, seen: proc.send_signal(signal.SIGTERM))
-        self.assertNotEqual(rc, 0, seen)
+        self.assertEqual(rc, 1, seen)  # mpirun's own, when it was told to stop
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
             status = s(f.attrs["status"])
-            self.assertRegex(status, r"^aborted: SIGTERM during case [3-7] \(slow size=512 dtype=fp64 impl=vendor "
-                                     r"ops=\d+ \[parallel\]\)$")
-            index = int(re.search(r"case (\d+)", status).group(1))
-            self.assertEqual(sorted(int(k) for k in f["cases"].keys()), list(range(index)))
+            self.assertRegex(status, r"^aborted: SIGTERM during case [4-8] of 8 \(slow size=512 dtype=fp64 "
+                                     r"impl=vendor ops=\d+ \[parallel\]\)$")
+            number = int(re.search(r"case (\d+)", status).group(1))
+            # One numbering: case N of the progress line and the status is /cases/ index N - 1.
+            self.assertIn(f"[{number}/8] slow", seen)
+            self.assertEqual(sorted(int(k) for k in f["cases"].keys()), list(range(number - 1)))
+        self.assertEqual([line for line in seen.splitlines() if "gpuscale: " in line and "interrupted" in line],
+                         [line for line in seen.splitlines() if line.startswith("gpuscale: interrupted: SIGTERM during "
+                                                                               f"case {number} of 8 (")])
+        self.assertIn(f"); {out} keeps {number - 1} finished case(s)\n", seen)
         r = gpuscale("report", out, "--wide")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"WARNING: the run did not complete (status: {status})", r.stdout)
+
+    def test_sigint_straight_to_the_ranks_exits_130(self):
+        out = self.path("int.h5")
+        rc, seen = self.run_and_hit(out, "[3/8]", lambda proc, seen: [os.kill(p, signal.SIGINT)
+                                                                      for p in rank_pids(out)])
+        self.assertEqual(rc, 130, seen)  # 128 + SIGINT, from the ranks
+        with h5py.File(out, "r") as f:
+            self.assertRegex(s(f.attrs["status"]), r"^aborted: SIGINT during case [3-8] of 8 \(")
+        self.assertIn("gpuscale: interrupted: SIGINT during case ", seen)
+
+    def test_check_fails_on_a_run_that_did_not_complete_naming_the_limits_that_went_unchecked(self):
+        out = self.path("limits.h5")
+        rc, seen = self.run_and_hit(out, "[3/8]", lambda proc, seen: proc.send_signal(signal.SIGTERM),
+                                    config=SLOW_CONFIG + "\n[experiment.expect]\nmax_median_s = 100\n")
+        self.assertNotEqual(rc, 0, seen)
+        with h5py.File(out, "r") as f:
+            ran = len(f["cases"])
+        r = gpuscale("report", out, "--check")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn(f"{out}: check: {8 - ran} of 8 limit(s) of 8 case(s) FAILED", r.stdout.replace("\n", " "))
+        self.assertRegex(r.stdout, rf"FAILED case {ran + 1} \(slow size=512 dtype=fp64 impl=vendor ops=\d+ "
+                                   r"\[parallel\]\):\s+max_median_s 100 s; the case\s+did not run")
+        self.assertIn(f"the run did not complete (status: aborted: SIGTERM during case {ran + 1} of 8",
+                      r.stdout.replace("\n  ", " "))
+        # Without --check, what ran is reported, with its warning.
+        self.assertEqual(gpuscale("report", out).returncode, 0)
+
+    def test_a_complete_file_missing_a_planned_case_is_damaged(self):
+        cfg = self.write("quick.toml", SLOW_CONFIG.replace("ops = [1, 2, 200, 201, 202, 203, 204, 205]", "ops = [1, 2, 3]"))
+        out = self.path("whole.h5")
+        p = subprocess.run([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV, capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(gpuscale("report", out, "--check").returncode, 2)  # whole, but it sets no limits
+        with h5py.File(out, "r+") as f:
+            del f["cases/0001"]
+        r = gpuscale("report", out)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, f"gpuscale: error: {out}: damaged result file: the run is marked complete, but "
+                                   "case 2 of 3 (/cases/0001) is missing\n")
+        with h5py.File(out, "r+") as f:
+            f.attrs["casesPlanned"] = 1
+        r = gpuscale("report", out)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, f"gpuscale: error: {out}: damaged result file: /plan/label holds 3 values, 1 "
+                                   "expected\n")
 
     def test_a_case_past_its_timeout_aborts_the_job_with_a_message(self):
         cfg = self.write("t.toml", SLOW_CONFIG.replace("timeout = 120", "timeout = 0.5")
@@ -105,12 +167,12 @@ class Partial(ScratchTest):
                            text=True, timeout=120)
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         # Rank 0 fires first (the others 5 s later), so the file says why the run ended.
-        self.assertRegex(p.stderr, r"gpuscale: error: rank 0 on \S+: case slow size=1024 dtype=fp64 impl=vendor ops=100 "
-                                   r"\[parallel\] ran past its timeout of 0.5 s; aborting the job")
+        self.assertRegex(p.stderr, r"gpuscale: error: rank 0 on \S+: case 1 of 1 \(slow size=1024 dtype=fp64 impl=vendor "
+                                   r"ops=100 \[parallel\]\) ran past its timeout of 0.5 s; aborting the job")
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
-            self.assertEqual(s(f.attrs["status"]), "timed out: case slow size=1024 dtype=fp64 impl=vendor ops=100 "
-                                                   "[parallel] ran past its timeout of 0.5 s")
+            self.assertEqual(s(f.attrs["status"]), "timed out: case 1 of 1 (slow size=1024 dtype=fp64 impl=vendor "
+                                                   "ops=100 [parallel]) ran past its timeout of 0.5 s")
             self.assertEqual(len(f["cases"]), 0)
 
 

@@ -162,7 +162,8 @@ TEST_CASE("a corrupted result fails verification with its count, and the file ke
   run.software_version = "test";
   run.ranks.resize(n);
   {
-    ResultWriter w(path, true, run);
+    std::remove(path.c_str());
+    ResultWriter w(path, run);
     w.write_case(rec);
     w.finish(true, "complete", run.ranks);
   }

@@ -254,7 +254,7 @@ TEST_CASE("a case that cannot fit is an input error naming it, its need and what
     FAIL("no error");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()) ==
-          "case [1] big bytes=1152921504606846976 direction=h2d host=pinned ops=1 [parallel]: needs 4 EiB of memory "
+          "case 2 of 2 (big bytes=1152921504606846976 direction=h2d host=pinned ops=1 [parallel]): needs 4 EiB of memory "
           "per rank (buffers 1 EiB, host copies 3 EiB), more than the 8 GiB it may use: 80% of 10 GiB RAM available");
   }
   MemoryLimits gpu = cpu;
@@ -265,7 +265,7 @@ TEST_CASE("a case that cannot fit is an input error naming it, its need and what
                                     "the GPU's 80 GiB"));
   gpu.host_bytes = 2048;
   CHECK_THROWS_WITH(check_plan_memory({plan[0]}, gpu),
-                    Catch::Contains("case [0] big bytes=1024 ") &&
+                    Catch::Contains("case 1 of 1 (big bytes=1024 ") &&
                         Catch::Contains("needs 3 KiB of host memory per rank"));
   CHECK_NOTHROW(check_plan_memory({plan[0]}, cpu));
 }

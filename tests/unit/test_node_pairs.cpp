@@ -185,8 +185,8 @@ scope = "node-pairs"
   auto plan = expand(parse_config(toml, "np.toml", {}, workload_schemas()));
   drop_single_turn_serials(plan);
   CHECK_THROWS_WITH(check_plan_runs_on(plan, {"cpu", "mpi"}),
-                    "case [1] np op=sendrecv dtype=fp32 bytes=1048576 inplace=false iters=1 scope=node-pairs "
-                    "[parallel]: scope node-pairs runs op pairs only (every node exchanges with every other node, a "
+                    "case 2 of 2 (np op=sendrecv dtype=fp32 bytes=1048576 inplace=false iters=1 scope=node-pairs "
+                    "[parallel]): scope node-pairs runs op pairs only (every node exchanges with every other node, a "
                     "pair at a time); got op 'sendrecv'");
   CHECK_THROWS_AS(check_plan_runs_on(plan, {"cpu", "mpi"}), InputError);
 }
@@ -224,7 +224,7 @@ TEST_CASE("the pairs table round-trips through the file", "[node-pairs][hdf5]") 
   }
   const CaseRecord c = sweep_case(4, 2, 3, [](int, int) { return 1.0; });
   {
-    ResultWriter w(path, false, run);
+    ResultWriter w(path, run);
     w.write_case(c);
     w.finish(true, "complete", run.ranks);
   }
@@ -327,7 +327,7 @@ TEST_CASE("report: each pair's bandwidth from its round, the slow node in the ta
   CHECK(r.slowest_rank % 2 == 0);  // ranks outside the group (odd ranks here) are left out
 
   const std::string table = render_table("np.h5", run, rows);
-  CHECK(table.find("node pairs, case 3: 4 nodes, 6 pairs in 3 round(s)\n  (") != std::string::npos);
+  CHECK(table.find("node pairs, case 4: 4 nodes, 6 pairs in 3 round(s)\n  (") != std::string::npos);
   CHECK(table.find("4 nodes, 6 pairs in 3 round(s)") != std::string::npos);
   CHECK(table.find("node node2's link is slow: pairs with it reach 25% of the best pair (threshold 93%)") !=
         std::string::npos);

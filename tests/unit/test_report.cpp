@@ -200,7 +200,7 @@ TEST_CASE("a case whose first timed sample is much slower than its median is fla
   CHECK(rows[1].flags[0] == "cold: the first timed sample took 1.40x the median on rank 1 (more warm-up: warmup_s)");
   CHECK(rows[2].flags.empty());
   const std::string table = render_table("f.h5", run, rows);
-  CHECK(table.find("note: case 1: cold: the first timed sample took 1.40x") != std::string::npos);
+  CHECK(table.find("note: case 2: cold: the first timed sample took 1.40x") != std::string::npos);
   const auto json = nlohmann::json::parse(render_json(rows));
   CHECK(json[1]["flags"][0] == rows[1].flags[0]);
   CHECK_FALSE(json[0].contains("flags"));
@@ -332,7 +332,7 @@ TEST_CASE("phases give each phase's time, the exposed transfer and the overlap f
   REQUIRE(rows[0].exposed_transfer_s);
   CHECK(*rows[0].exposed_transfer_s == Approx((0.02 + 0.07) / 2));
   CHECK(*rows[0].overlap_fraction == Approx(0.25));
-  CHECK(render_table("f.h5", run, rows, true).find("note: case 0: phases compute 80 ms transfer 40 ms; exposed transfer "
+  CHECK(render_table("f.h5", run, rows, true).find("note: case 1: phases compute 80 ms transfer 40 ms; exposed transfer "
                                             "45 ms, overlap 25%") != std::string::npos);
   const auto json = nlohmann::json::parse(render_json(rows));
   CHECK(json[0]["phase_s"]["transfer"] == Approx(0.04));
@@ -378,7 +378,7 @@ TEST_CASE("strong scaling: group_size rows against the group_size = 1 row; ranks
   CHECK(*rows[1].efficiency == Approx(0.2 / 0.15 / 2));
   CHECK(rows[1].scaling_baseline == std::optional<std::size_t>(0));
   CHECK(*rows[1].total_gflops == Approx(2 * 1e6 / 0.15 / 1e9));  // the whole product over the makespan
-  CHECK(render_table("f.h5", run, rows).find("note: case 1: speedup and eff against case 0 (group_size = 1)") !=
+  CHECK(render_table("f.h5", run, rows).find("note: case 2: speedup and eff against case 1 (group_size = 1)") !=
         std::string::npos);
 }
 
@@ -447,7 +447,7 @@ TEST_CASE("the default table fits 80 columns: a block per experiment with what v
   CHECK(t.find("gemm-small: gemm, size=100 impl=vendor, 2 rank(s) on 1 node(s)\n") != std::string::npos);
   CHECK(t.find("#  dtype  mode") != std::string::npos);  // dtype and mode vary; size and impl do not
   CHECK(t.find("GF/s/rank  speedup  eff  slowest") != std::string::npos);
-  CHECK(t.find("\n1  fp64   parallel") != std::string::npos);
+  CHECK(t.find("\n2  fp64   parallel") != std::string::npos);
   // --wide: the one table with every column, and the speedup's interval.
   const std::string w = render_table("f.h5", run, rows, true);
   CHECK(w.find("rate total") != std::string::npos);
@@ -468,7 +468,7 @@ TEST_CASE("a table too wide for 80 columns puts the varying parameters on a line
   const std::string t = render_table("f.h5", run, build_report(run));
   INFO(t);
   CHECK(fits_80(t));
-  CHECK(t.find("#0: a_rather_long_parameter_name=another-long-value and_another_one=1000000") != std::string::npos);
+  CHECK(t.find("#1: a_rather_long_parameter_name=another-long-value and_another_one=1000000") != std::string::npos);
   CHECK(t.find("verify-failed") != std::string::npos);
 }
 
@@ -503,7 +503,7 @@ TEST_CASE("a speedup whose interval holds 1 is shown as no difference", "[report
   few.cases = {timed_case(0, "serial", 2, 5, 0.1), timed_case(1, "parallel", 2, 5, 0.1)};
   const auto few_rows = report_no_stragglers(few);
   CHECK_FALSE(few_rows[1].speedup_ci);
-  CHECK(render_table("f.h5", few, few_rows).find("note: case 1: fewer than 7 samples: the speedup has no interval") !=
+  CHECK(render_table("f.h5", few, few_rows).find("note: case 2: fewer than 7 samples: the speedup has no interval") !=
         std::string::npos);
 }
 
@@ -549,6 +549,35 @@ TEST_CASE("report --baseline: ratio of medians with an interval and a verdict pe
   CHECK(few_rows[0].baseline->verdict == "too few samples");
 }
 
+TEST_CASE("check names each limit of a planned case that did not run", "[report][expect]") {
+  RunRecord run;
+  run.cases = {timed_case(0, "serial", 2, 5, 0.1)};
+  run.cases[0].expect = {{"max_median_s", 10.0}};
+  run.cases_planned = 3;
+  run.plan = {{"g size=100 [serial]", {{"max_median_s", 10.0}}},
+              {"g size=100 [parallel]", {{"max_median_s", 10.0}, {"min_efficiency", 0.9}}},
+              {"g size=200 [serial]", {}}};
+  const auto rows = report_no_stragglers(run);
+  const auto unrun = unchecked_limits(run, rows);
+  REQUIRE(unrun.size() == 2);
+  CHECK(unrun[0].case_index == 1);
+  CHECK(unrun[0].label == "g size=100 [parallel]");
+  CHECK(unrun[0].limit == "max_median_s");
+  CHECK(unrun[1].limit == "min_efficiency");
+  CHECK(unrun[1].expected == 0.9);
+  CHECK_FALSE(unrun[1].holds);
+  CHECK_FALSE(unrun[1].measured);
+  auto checks = check_expectations(rows);
+  checks.insert(checks.end(), unrun.begin(), unrun.end());
+  const std::string text = render_checks("f.h5", checks);
+  INFO(text);
+  CHECK(text.find("f.h5: check: 2 of 3 limit(s) of 2 case(s) FAILED\n") == 0);
+  CHECK(text.find("FAILED case 2 (g size=100 [parallel]): min_efficiency 90.0%; the case did not\n  run\n") !=
+        std::string::npos);
+  run.plan.clear();  // files before schema 1.5: nothing to go by
+  CHECK(unchecked_limits(run, rows).empty());
+}
+
 TEST_CASE("limits of [experiment.expect] are checked against each row they apply to", "[report][expect]") {
   RunRecord run;
   run.cases = {timed_case(0, "serial", 2, 5, 0.1), timed_case(1, "parallel", 2, 5, 0.1)};
@@ -566,7 +595,7 @@ TEST_CASE("limits of [experiment.expect] are checked against each row they apply
   const std::string text = render_checks("f.h5", checks);
   INFO(text);
   CHECK(text.find("f.h5: check: 1 of 3 limit(s) of 2 case(s) FAILED\n") == 0);
-  CHECK(text.find("FAILED case 1 (g size=100 [parallel]): min_efficiency 90.0%, measured 83.3%\n") !=
+  CHECK(text.find("FAILED case 2 (g size=100 [parallel]): min_efficiency 90.0%, measured 83.3%\n") !=
         std::string::npos);
   const auto j = nlohmann::json::parse(render_json(rows));
   CHECK(j[1]["expect"][1]["limit"] == "min_efficiency");
@@ -669,7 +698,7 @@ TEST_CASE("our gemm kernels against the vendor library on the same problem: its 
   const std::string failed = render_checks("f.h5", checks);
   INFO(failed);
   CHECK(failed.find("f.h5: check: 5 of 6 limit(s) of 6 case(s) FAILED\n") == 0);
-  CHECK(failed.find("FAILED case 1 (ladder size=100 dtype=fp32 impl=naive ops=2 [parallel]):\n"
+  CHECK(failed.find("FAILED case 2 (ladder size=100 dtype=fp32 impl=naive ops=2 [parallel]):\n"
                     "  min_of_vendor 30.0%, measured 25.0%\n") != std::string::npos);
   for (auto& c : run.cases) c.expect.clear();
 
@@ -680,10 +709,10 @@ TEST_CASE("our gemm kernels against the vendor library on the same problem: its 
   CHECK(t.find("  25%  ") != std::string::npos);
   CHECK(t.find("  33%  ") != std::string::npos);
   CHECK(t.find("note: of vendor: GFLOP/s per rank over that of impl vendor (OpenBLAS) for the") != std::string::npos);
-  CHECK(t.find("note: case 5: of vendor against case 0 (cublas)") != std::string::npos);
-  CHECK(t.find("case 1: of vendor against") == std::string::npos);  // its own experiment's: nothing to say
+  CHECK(t.find("note: case 6: of vendor against case 1 (cublas)") != std::string::npos);
+  CHECK(t.find("case 2: of vendor against") == std::string::npos);  // its own experiment's: nothing to say
   const std::string w = render_table("f.h5", run, rows, true);
-  const std::size_t head_at = w.find("\n#  name") + 1;
+  const std::size_t head_at = w.find("\n #  name") + 1;  // "#" right-aligned over case numbers up to 10
   const std::string head = w.substr(head_at, w.find('\n', head_at) - head_at);
   INFO(head);
   CHECK(head.find(" eff ") < head.find(" of vendor "));
@@ -729,11 +758,11 @@ TEST_CASE("a kernel far below the vendor library keeps two significant digits, a
     const std::size_t at = t.find("\n" + start + "  ");
     return at == std::string::npos ? std::string() : t.substr(at + 1, t.find('\n', at + 1) - at - 1);
   };
-  CHECK(line("0").find('%') == std::string::npos);  // the vendor's own row: "-"
-  CHECK(line("1").find("  0.68%  ") != std::string::npos);
-  CHECK(line("2").find("  2.5%  ") != std::string::npos);
-  CHECK(line("3").find("  10%  ") != std::string::npos);
-  CHECK(line("4").find("  87%  ") != std::string::npos);
+  CHECK(line("1").find('%') == std::string::npos);  // the vendor's own row: "-"
+  CHECK(line("2").find("  0.68%  ") != std::string::npos);
+  CHECK(line("3").find("  2.5%  ") != std::string::npos);
+  CHECK(line("4").find("  10%  ") != std::string::npos);
+  CHECK(line("5").find("  87%  ") != std::string::npos);
   CHECK(render_table("f.h5", run, rows, true)
             .find("\nnote: of vendor: GFLOP/s per rank over that of impl vendor (cuBLAS) for the same dtype, shape, "
                   "mode and ranks in this run\n") != std::string::npos);

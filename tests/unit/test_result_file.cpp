@@ -87,7 +87,7 @@ TEST_CASE("a result file round-trips every field", "[hdf5]") {
   end[1].clock_uncertainty_end_s = 1e-7;
   end[0].clock_offset_end_s = end[0].clock_uncertainty_end_s = 0.0;
   {
-    ResultWriter w(path, false, run);
+    ResultWriter w(path, run);
     w.write_case(sample_case(0, "serial"));
     w.write_case(sample_case(1, "parallel"));
     w.finish(true, "complete", end);
@@ -138,7 +138,7 @@ TEST_CASE("a run that never finished reads back as incomplete with its finished 
   const std::string path = temp_path("partial.h5");
   fs::remove(path);
   {
-    ResultWriter w(path, false, sample_run());
+    ResultWriter w(path, sample_run());
     w.write_case(sample_case(0, "serial"));
     // destroyed without finish(): as if the job ended here
   }
@@ -169,7 +169,7 @@ TEST_CASE("a worse end estimate leaves the times on the start one; phases and te
   c.phases.start_s = {1.0, 1.0};
   c.phases.end_s = {2.0, 2.0};
   {
-    ResultWriter w(path, false, run);
+    ResultWriter w(path, run);
     w.write_case(c);
     w.finish(true, "complete", end);
   }
@@ -180,7 +180,7 @@ TEST_CASE("a worse end estimate leaves the times on the start one; phases and te
 
   end[1].clock_uncertainty_end_s = 1e-8;  // now better: rank 1 moves 4 us earlier, phases too
   {
-    ResultWriter w(path, false, run);
+    ResultWriter w(path, run);
     w.write_case(c);
     w.finish(true, "complete", end);
   }
@@ -193,15 +193,18 @@ TEST_CASE("a worse end estimate leaves the times on the start one; phases and te
   fs::remove(path);
 }
 
-TEST_CASE("an existing file is not overwritten unless asked", "[hdf5]") {
+TEST_CASE("an existing file is never written over: the writer only creates new files", "[hdf5]") {
   const std::string path = temp_path("exists.h5");
   fs::remove(path);
-  { ResultWriter w(path, false, sample_run()); }
+  {
+    ResultWriter w(path, sample_run());
+    w.write_case(sample_case(0, "serial"));
+    w.close();
+  }
   const auto size = fs::file_size(path);
-  CHECK_THROWS_AS(ResultWriter(path, false, sample_run()), RuntimeError);
+  CHECK_THROWS_AS(ResultWriter(path, sample_run()), RuntimeError);
   CHECK(fs::file_size(path) == size);
-  { ResultWriter w(path, true, sample_run()); }  // --force
-  CHECK(read_result_file(path).cases.empty());
+  CHECK(read_result_file(path).cases.size() == 1);
   fs::remove(path);
 }
 
@@ -248,7 +251,7 @@ TEST_CASE("warm-up samples, GPU facts, links and telemetry round-trip with their
   CaseRecord bare = sample_case(1, "parallel");  // no warm-up, no telemetry
   bare.warmup_samples = {0, 0};
   {
-    ResultWriter w(path, false, run);
+    ResultWriter w(path, run);
     w.write_case(c);
     w.write_case(bare);
     w.finish(true, "complete", run.ranks);
@@ -308,7 +311,7 @@ namespace {
 void write_file(const std::string& path, const std::vector<CaseRecord>& cases) {
   fs::remove(path);
   const RunRecord run = sample_run();
-  ResultWriter w(path, false, run);
+  ResultWriter w(path, run);
   for (const auto& c : cases) w.write_case(c);
   w.finish(true, "complete", run.ranks);
 }
@@ -377,7 +380,25 @@ TEST_CASE("a case's limits (expect) round-trip as attributes expect.<name>", "[h
   REQUIRE(back.cases.size() == 2);
   CHECK(back.cases[0].expect == c.expect);  // in the order written
   CHECK(back.cases[1].expect.empty());
-  CHECK(back.schema_version == "1.4");
+  CHECK(back.schema_version == "1.5");
+  fs::remove(path);
+}
+
+TEST_CASE("bytes that are not UTF-8 (a path, the environment) are stored as text: \\xNN", "[hdf5]") {
+  const std::string path = temp_path("utf8.h5");
+  fs::remove(path);
+  RunRecord run = sample_run();
+  run.command_line = "gpuscale run -o r\xff\xfe.h5 x.toml";
+  run.environment = {{"OMPI_X", "caf\xc3\xa9 \xc3"}};  // valid UTF-8, then a sequence cut short
+  run.ranks[1].hostname = "n\x80" "de";
+  {
+    ResultWriter w(path, run);
+    w.close();
+  }
+  const RunRecord back = read_result_file(path);
+  CHECK(back.command_line == "gpuscale run -o r\\xFF\\xFE.h5 x.toml");
+  CHECK(back.environment.at(0).second == "caf\xc3\xa9 \\xC3");
+  CHECK(back.ranks[1].hostname == "n\\x80de");
   fs::remove(path);
 }
 
@@ -527,8 +548,15 @@ TEST_CASE("what the report relies on is checked: counts, shapes, indices, finite
     });
     CHECK(read_error(path) == damaged + "/cases/0000/parameters: attribute 'iters' is not a count");
   }
-  SECTION("a string that is not UTF-8") {
-    edit_file(path, [](hid_t g) { h5::write_attr(g, "name", std::string("gemm\xff")); });
+  SECTION("a string that is not UTF-8 (as another writer may store it)") {
+    edit_file(path, [](hid_t g) {
+      H5Adelete(g, "name");
+      H5Id t(H5Tcopy(H5T_C_S1), H5Tclose);
+      H5Tset_size(t.get(), 5);
+      H5Id space(H5Screate(H5S_SCALAR), H5Sclose);
+      H5Id a(H5Acreate2(g, "name", t.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+      H5Awrite(a.get(), t.get(), "gemm\xff");
+    });
     CHECK(read_error(path) == damaged + "attribute 'name' of /cases/0000 is not valid UTF-8 (byte 4)");
   }
   SECTION("a rank table whose columns differ in length") {
@@ -629,4 +657,50 @@ TEST_CASE("a crash while a file is read ends with one line and exit code 2", "[h
   guarded(guard, [] {});
   sigaction(SIGSEGV, nullptr, &after);
   CHECK(before.sa_handler == after.sa_handler);
+}
+
+TEST_CASE("the plan says what did not run; a file marked complete without a planned case is damaged", "[hdf5][errors]") {
+  const std::string path = temp_path("plan.h5");
+  const std::string damaged = path + ": damaged result file: ";
+  fs::remove(path);
+  RunRecord run = sample_run();
+  run.cases_planned = 3;
+  run.plan = {{"gemm-512 size=512 [serial]", {}},
+              {"gemm-512 size=512 [parallel]", {{"min_efficiency", 0.8}}},
+              {"other size=64 [parallel]", {{"max_median_s", 0.5}, {"min_gflops_per_rank", 12.25}}}};
+  {
+    ResultWriter w(path, run);
+    w.write_case(sample_case(0, "serial"));
+    w.mark_ended("aborted: SIGTERM during case 2 of 3 (gemm-512 size=512 [parallel])");
+  }
+  const RunRecord back = read_result_file(path);
+  CHECK(back.cases.size() == 1);
+  CHECK_FALSE(back.complete);
+  REQUIRE(back.plan.size() == 3);
+  CHECK(back.plan[1].label == "gemm-512 size=512 [parallel]");
+  CHECK(back.plan[0].limits.empty());
+  CHECK(back.plan[2].limits == run.plan[2].limits);
+  SECTION("marked complete although case 2 never ran") {
+    edit_file(path, [](hid_t f) { h5::write_attr(f, "complete", std::int64_t{1}); }, false);
+    CHECK(read_error(path) == damaged + "the run is marked complete, but case 2 of 3 (/cases/0001) is missing");
+  }
+  SECTION("a case past the plan") {
+    edit_file(path, [](hid_t f) {
+      H5Lmove(f, "cases/0000", f, "cases/0007", H5P_DEFAULT, H5P_DEFAULT);
+    }, false);
+    CHECK(read_error(path) == damaged + "/cases/0007 is not one of the 3 planned cases (casesPlanned)");
+  }
+  SECTION("casesPlanned edited") {
+    edit_file(path, [](hid_t f) { h5::write_attr(f, "casesPlanned", std::int64_t{2}); }, false);
+    CHECK(read_error(path) == damaged + "/plan/label holds 3 values, 2 expected");
+  }
+  SECTION("a limit that is not NAME=NUMBER") {
+    edit_file(path, [](hid_t f) {
+      H5Ldelete(f, "plan/limits", H5P_DEFAULT);
+      H5Id p(H5Gopen2(f, "plan", H5P_DEFAULT), H5Gclose);
+      h5::write_strings(p.get(), "limits", {"", "min_efficiency=x", ""});
+    }, false);
+    CHECK(read_error(path) == damaged + "/plan/limits[1] is not a list of NAME=NUMBER");
+  }
+  fs::remove(path);
 }
