@@ -14,6 +14,9 @@
 
 namespace gpuscale {
 
+// Threads a rank may ask for: each is an OS thread, and no node has more cores.
+constexpr std::int64_t kMaxThreads = 4096;
+
 struct Defaults {
   std::string backend = "auto";  // auto | cpu | cuda
   std::string comm = "auto";     // auto | mpi | nccl: what moves data between ranks

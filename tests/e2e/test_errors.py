@@ -81,7 +81,7 @@ class BadInput(InputErrorTest):
 
     def test_a_matrix_too_large(self):
         cfg, out, p = self.run_config(SMALL_CONFIG.replace("size = 64", "size = 2000000"))
-        self.assert_input_error(p, "case [0] small size=2000000", "key 'size' = 2000000 is too large (at most 1048576)",
+        self.assert_input_error(p, cfg + ":11:8: experiment 'small': key 'size' must be at most 1048576, got 2000000",
                                 out=out)
 
     def test_a_mistake_every_rank_finds_is_printed_once(self):
@@ -165,6 +165,48 @@ class BadInput(InputErrorTest):
     def test_check_reports_the_same_errors(self):
         cfg = self.write("bad.toml", SMALL_CONFIG.replace("workload = \"gemm\"", "workload = \"gemv\""))
         self.assert_input_error(gpuscale("check", cfg), "unknown workload \"gemv\" (did you mean 'gemm'?)")
+
+
+class EdgesOfTheNumberLine(InputErrorTest):
+    """Numbers past what the code holds are refused where they are read, by check and by run alike."""
+
+    def assert_refused(self, text, *fragments, extra=()):
+        cfg, out = self.write("edge.toml", text), self.path("edge.h5")
+        self.assert_input_error(gpuscale("check", cfg, *extra), cfg + ":", *fragments)
+        self.assert_input_error(gpuscale("run", cfg, "-o", out, *extra), cfg + ":", *fragments, out=out)
+
+    def test_durations_past_30_days(self):
+        for key in ("timeout", "warmup_s", "budget_s"):
+            self.assert_refused(SMALL_CONFIG.replace("reps = 4", f"reps = 4\n{key} = 1e10"),
+                                f":6:{len(key) + 4}: [defaults] key '{key}' must be at most 2592000 (30 days), "
+                                "got 1e+10")
+
+    def test_counts_past_an_int(self):
+        self.assert_refused(SMALL_CONFIG.replace("warmup = 1", "warmup = 2147483648"),
+                            ":4:10: [defaults] key 'warmup' must be at most 2147483647, got 2147483648")
+        self.assert_refused(SMALL_CONFIG.replace("reps = 4", "reps = 4294967297"),
+                            ":5:8: [defaults] key 'reps' must be at most 2147483647, got 4294967297")
+
+    def test_a_range_past_the_largest_bytes(self):
+        text = ('[defaults]\nbackend = "cpu"\n[[experiment]]\nworkload = "copy"\n'
+                'bytes = {from = 2, to = 9223372036854775807, factor = 4611686018427387904}\n')
+        self.assert_refused(text, ":5:25: experiment #1: key 'bytes' must be at most 1099511627776, got "
+                            "9223372036854775807")
+
+    def test_a_time_budget_past_30_days(self):
+        cfg, out = self.write("ok.toml", SMALL_CONFIG), self.path("ok.h5")
+        for command in (("check", cfg), ("run", cfg, "-o", out)):
+            self.assert_input_error(gpuscale(*command, "--time-budget", "1e10"), "--time-budget: must be a number of "
+                                    "seconds from 0 to 2592000 (30 days), got 1e10", out=out)
+
+    def test_an_estimate_past_1000_hours_says_so(self):
+        text = SMALL_CONFIG.replace("reps = 4", "reps = 2147483647").replace("ops = 20", "ops = 2147483647")
+        cfg, out = self.write("long.toml", text), self.path("long.h5")
+        for command in (("check", cfg), ("run", cfg, "-o", out)):
+            self.assert_input_error(gpuscale(*command, "--time-budget", "2592000"),
+                                    "the plan is estimated at more than 1000 h on ", "over the time budget of 720 h "
+                                    "00 min (--time-budget); the largest parts: experiment 'small' more than 1000 h",
+                                    out=out)
 
 
 class Help(unittest.TestCase):

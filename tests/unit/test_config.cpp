@@ -2,6 +2,9 @@
 // offers the valid choices.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstdint>
+
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "workloads/workload.hpp"
@@ -330,4 +333,80 @@ TEST_CASE("[experiment.expect] limits are read, and bad ones are input errors", 
               "expect = {min_busbw_gbps = 1, min_gbps_per_rank = 0.5}\n")
             .experiments[0]
             .expect.size() == 2);
+}
+
+namespace {
+// The text of a value at the edge of a key's range, as a config writes it.
+std::string int_text(double v) { return std::to_string(static_cast<long long>(v)); }
+}  // namespace
+
+TEST_CASE("every integer key has a maximum: at it is accepted, past it is refused naming it", "[config][limits]") {
+  for (const auto& w : workload_schemas()) {
+    std::vector<ParamSpec> specs = w.params;
+    for (const char* k : {"warmup", "reps", "threads"}) {  // the common ones, given in the experiment
+      specs.push_back({k, ParamType::Int, "", std::nullopt, 1, {}, k == std::string("threads") ? 4096.0 : kMaxCount});
+    }
+    for (const auto& spec : specs) {
+      if (spec.type != ParamType::Int) continue;
+      INFO(w.name << "." << spec.key);
+      REQUIRE(std::isfinite(spec.max));
+      const std::string head = "[[experiment]]\nname = \"e\"\nworkload = \"" + w.name + "\"\n" + spec.key + " = ";
+      CHECK_NOTHROW(parse(head + int_text(spec.max) + "\n"));
+      CHECK(error_of(head + int_text(spec.max + 1) + "\n") ==
+            "exp.toml:4:" + std::to_string(spec.key.size() + 4) + ": experiment 'e': key '" + spec.key +
+                "' must be at most " + int_text(spec.max) + ", got " + int_text(spec.max + 1));
+    }
+  }
+}
+
+TEST_CASE("the issue's counts past an int are refused where they are read", "[config][limits]") {
+  const std::string e = "[[experiment]]\nworkload = \"gemm\"\n";
+  CHECK(error_of("[defaults]\nreps = 4294967297\n" + e) ==
+        "exp.toml:2:8: [defaults] key 'reps' must be at most 2147483647, got 4294967297");
+  CHECK(error_of("[defaults]\nwarmup = 2147483648\n" + e) ==
+        "exp.toml:2:10: [defaults] key 'warmup' must be at most 2147483647, got 2147483648");
+  CHECK(error_of("[defaults]\nthreads = 4097\n" + e) == "exp.toml:2:11: [defaults] key 'threads' must be at most 4096, got 4097");
+  CHECK(error_of(e + "size = 1048577\n") == "exp.toml:3:8: experiment #1: key 'size' must be at most 1048576, got 1048577");
+  CHECK(error_of(e, {"reps=2147483648"}) == "--set reps=2147483648: [defaults] key 'reps' must be at most 2147483647, got "
+                                            "2147483648");
+  // The seed takes any integer TOML can write.
+  CHECK(parse("[defaults]\nseed = 9223372036854775807\n" + e).defaults.seed == INT64_MAX);
+}
+
+TEST_CASE("every duration is at most 30 days", "[config][limits]") {
+  const std::string e = "[[experiment]]\nworkload = \"gemm\"\n";
+  for (const char* key : {"timeout", "warmup_s", "budget_s"}) {
+    INFO(key);
+    CHECK_NOTHROW(parse(std::string("[defaults]\n") + key + " = 2592000\n" + e));
+    CHECK(error_of(std::string("[defaults]\n") + key + " = 1e10\n" + e) ==
+          "exp.toml:2:" + std::to_string(std::string(key).size() + 4) + ": [defaults] key '" + key +
+              "' must be at most 2592000 (30 days), got 1e+10");
+  }
+  CHECK(error_of(e + "warmup_s = 2592000.5\n") ==
+        "exp.toml:3:12: experiment #1: key 'warmup_s' must be at most 2592000 (30 days), got 2.592e+06");
+  CHECK(error_of(e + "[experiment.expect]\nmax_median_s = 3e6\n") ==
+        "exp.toml:4:16: experiment #1: [experiment.expect] max_median_s must be at most 2592000 (30 days), got number "
+        "3e+06");
+}
+
+TEST_CASE("a range never overflows and stays within its key's maximum", "[config][range][limits]") {
+  auto values = [](const std::string& v) {
+    const Config c = parse("[[experiment]]\nworkload = \"copy\"\nbytes = " + v + "\n");
+    for (const auto& [key, vals] : c.experiments[0].params) {
+      if (key == "bytes") return vals;
+    }
+    return std::vector<Value>{};
+  };
+  // The sweep: 'to' past the key's maximum.
+  CHECK(error_of("[[experiment]]\nworkload = \"copy\"\nbytes = {from = 2, to = 9223372036854775807, factor = "
+                 "4611686018427387904}\n") ==
+        "exp.toml:3:25: experiment #1: key 'bytes' must be at most 1099511627776, got 9223372036854775807");
+  // Steps that would overflow end the range instead.
+  CHECK(values("{from = 2, to = 1099511627776, factor = 4611686018427387904}") == std::vector<Value>{std::int64_t{2}});
+  CHECK(values("{from = 1099511627775, to = 1099511627776, step = 9223372036854775807}") ==
+        std::vector<Value>{std::int64_t{1099511627775}});
+  CHECK(values("{from = 3, to = 1099511627776, factor = 1e300}") == std::vector<Value>{std::int64_t{3}});
+  const auto doubling = values("{from = 1, to = 1099511627776, factor = 2}");
+  REQUIRE(doubling.size() == 41);
+  CHECK(doubling.back() == Value{std::int64_t{1} << 40});
 }
