@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "core/config_shape.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 
@@ -202,7 +202,7 @@ std::vector<Value> convert_list(const toml::node& n, const ParamSpec& spec, cons
     for (const auto& e : *arr) {
       if (e.is_array() || e.is_table()) {
         fail(e.source(), context + "key '" + spec.key + "' must be " + type_name(spec.type) +
-                             " or a list of them, got a nested " + describe(e));
+                             " or a list of them, got " + describe(e) + " inside the list");
       }
       out.push_back(convert(e, spec, context));
     }
@@ -292,6 +292,7 @@ std::vector<std::string> experiment_keys(const WorkloadSchema* w) {
 // The value of "--set KEY=VALUE" as a parsed TOML node whose source names the override.
 // TOML ("[256, 512]", "2.5", "\"fp32\"") is read as such; a bare word is taken as a string.
 toml::table parse_override_value(const std::string& value, const std::string& source) {
+  check_config_shape("v = " + value, source, false);
   try {
     return toml::parse("v = " + value, source);
   } catch (const toml::parse_error&) {
@@ -324,8 +325,15 @@ void set_override(toml::table& t, const std::string& key, const std::string& val
   }
 }
 
+// "--set KEY=VALUE" as messages name it, a long value cut short.
+std::string override_source(const std::string& text) {
+  constexpr std::size_t kShown = 60;
+  if (text.size() <= kShown + 20) return kSetPrefix + text;
+  return kSetPrefix + text.substr(0, kShown) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
 void apply_override(toml::table& root, const std::string& text, const std::vector<WorkloadSchema>& workloads) {
-  const std::string source = kSetPrefix + text;
+  const std::string source = override_source(text);
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) {
     throw InputError(source + ": expected KEY=VALUE (e.g. --set reps=5 or --set gemm-512.size=1024)");
@@ -550,6 +558,7 @@ Config parse_config(const std::string& text, const std::string& source, const st
   cfg.source = source;
   cfg.text = text;
   cfg.overrides = overrides;
+  check_config_shape(text, source);
   toml::table root;
   try {
     root = toml::parse(text, source);
@@ -587,17 +596,9 @@ Config parse_config(const std::string& text, const std::string& source, const st
   return cfg;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read the file (does it exist?)");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
 Config load_config(const std::string& path, const std::vector<std::string>& overrides,
                    const std::vector<WorkloadSchema>& workloads, const Defaults& base) {
-  return parse_config(read_text_file(path), path, overrides, workloads, base);
+  return parse_config(read_config_file(path), path, overrides, workloads, base);
 }
 
 Defaults environment_defaults(const char* cpus_per_task) {

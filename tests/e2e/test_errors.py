@@ -209,6 +209,48 @@ class EdgesOfTheNumberLine(InputErrorTest):
                                     out=out)
 
 
+class ConfigInputsThatCrashedOrHung(InputErrorTest):
+    """A config is a regular file of at most 1 MiB whose keys and values nest only so deep; anything else is refused
+    before it is read (a device, a FIFO) or parsed."""
+
+    def assert_refused(self, cfg, *fragments, extra=()):
+        out = self.path("out.h5")
+        for command in (("check", cfg), ("run", cfg, "-o", out)):
+            self.assert_input_error(gpuscale(*command, *extra, timeout=30), *fragments, out=out)
+
+    def test_what_is_not_a_regular_file(self):
+        self.assert_refused("/dev/zero", "/dev/zero: is a character device, not a config file (a TOML file)")
+        self.assert_refused(self.dir, self.dir + ": is a directory, not a config file (a TOML file)")
+        fifo = self.path("fifo.toml")
+        os.mkfifo(fifo)  # no writer: opening it would wait for one
+        self.assert_refused(fifo, fifo + ": is a FIFO, not a config file (a TOML file)")
+
+    def test_a_file_over_1_mib(self):
+        cfg = self.write("big.toml", SMALL_CONFIG + "#" * (2 << 20) + "\n")
+        self.assert_refused(cfg, cfg + ": the file is %d bytes; a config may hold at most 1048576 bytes (1 MiB)"
+                            % os.path.getsize(cfg))
+
+    def test_a_key_of_50000_parts(self):
+        cfg = self.write("deep.toml", SMALL_CONFIG + "x" + ".x" * 50000 + " = 1\n")
+        message = cfg + ":15:1: a key of more than 32 dotted parts (a config's keys have one or two, e.g. " \
+                        "[experiment.expect])"
+        self.assert_refused(cfg, message)
+        out = self.path("deep.h5")
+        p = mpirun(2, "run", cfg, "-o", out)  # every rank reads the config
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        errors = [line for line in p.stderr.splitlines() if line.startswith("gpuscale: error: ")]
+        self.assertEqual(errors, ["gpuscale: error: " + message])
+        self.assertFalse(os.path.exists(out))
+
+    def test_values_nested_too_deep(self):
+        cfg = self.write("nested.toml", SMALL_CONFIG.replace("size = 64", "size = " + "[" * 40 + "64" + "]" * 40))
+        self.assert_refused(cfg, cfg + ":11:40: values nested more than 32 deep (arrays and inline tables inside one "
+                            "another; a config needs two or three)")
+        ok = self.write("ok.toml", SMALL_CONFIG)
+        self.assert_refused(ok, "--set size=" + "[" * 40 + "64" + "]" * 13 + "... (87 characters): values nested more "
+                            "than 32 deep", extra=("--set", "size=" + "[" * 40 + "64" + "]" * 40))
+
+
 class Help(unittest.TestCase):
     def test_help_explains_with_examples(self):
         for args in ((), ("run",), ("report",), ("check",), ("info",)):

@@ -2,10 +2,16 @@
 // offers the valid choices.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 
 #include "core/config.hpp"
+#include "core/config_shape.hpp"
 #include "core/error.hpp"
 #include "workloads/workload.hpp"
 
@@ -409,4 +415,82 @@ TEST_CASE("a range never overflows and stays within its key's maximum", "[config
   const auto doubling = values("{from = 1, to = 1099511627776, factor = 2}");
   REQUIRE(doubling.size() == 41);
   CHECK(doubling.back() == Value{std::int64_t{1} << 40});
+}
+
+TEST_CASE("keys and values nested past the bounds are refused before the TOML parser sees them", "[config][shape]") {
+  std::string parts = "x";
+  for (int i = 0; i < 50000; ++i) parts += ".x";  // a 100 KB file that crashed toml++
+  CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\n" + parts + " = 1\n") ==
+        "exp.toml:3:1: a key of more than 32 dotted parts (a config's keys have one or two, e.g. [experiment.expect])");
+  auto dotted = [](int n) {
+    std::string k = "a";
+    for (int i = 1; i < n; ++i) k += ".a";
+    return k;
+  };
+  CHECK(error_of("# a header\n  [" + dotted(33) + "]\n").rfind("exp.toml:2:4: a key of more than 32 dotted parts", 0) == 0);
+  CHECK(error_of("[[" + dotted(33) + "]]\n").rfind("exp.toml:1:3: a key of more than 32 dotted parts", 0) == 0);
+  CHECK(error_of("x = {b = 1, " + dotted(33) + " = 2}\n").rfind("exp.toml:1:13: a key of more than 32", 0) == 0);
+  // At the bound the parser has the file, and finds what is wrong with it.
+  CHECK(error_of("[" + dotted(32) + "]\n").rfind("exp.toml:1:2: unknown top-level key 'a'", 0) == 0);
+  CHECK(error_of("\"a.b\".'c.d'.\"e\\\".f\" = 1\n").rfind("exp.toml:1:1: unknown top-level key 'a.b'", 0) == 0);
+
+  const std::string head = "[[experiment]]\nworkload = \"gemm\"\nsize = ";
+  CHECK(error_of(head + std::string(33, '[') + std::string(33, ']') + "\n") ==
+        "exp.toml:3:40: values nested more than 32 deep (arrays and inline tables inside one another; a config needs "
+        "two or three)");
+  std::string tables;
+  for (int i = 0; i < 33; ++i) tables += "{a = ";
+  CHECK(error_of(head + "[\n  1,\n  " + tables + "1\n").rfind("exp.toml:5:158: values nested more than 32 deep", 0) == 0);
+  CHECK(error_of(head + std::string(32, '[') + std::string(32, ']') + "\n") ==
+        "exp.toml:3:9: experiment #1: key 'size' must be an integer or a list of them, got an array inside the list");
+}
+
+TEST_CASE("brackets in strings and comments are not nesting", "[config][shape]") {
+  const std::string brackets(40, '[');
+  const Config c = parse("# " + brackets + "\n[[experiment]]  # {{{{\nname = \"" + brackets + " \\\" {\"\n" +
+                         "workload = 'gemm' # " + brackets + "\n[experiment.expect]\n\"max_median_s\" = 1\n");
+  CHECK(c.experiments.at(0).name == brackets + " \" {");
+  CHECK_NOTHROW(parse("[[experiment]]\nname = \"\"\"\n" + brackets + "\n\\\"\"\"\n\"\"\"\nworkload = '''\ngemm'''\n"
+                      "[[experiment]]\nname = '''x" + brackets + "'''\nworkload = \"gemm\"\n")
+                    .experiments.size() == 2);
+}
+
+TEST_CASE("a --set value is bounded as a file is", "[config][set][shape]") {
+  CHECK(error_of(kIssueExample, {"size=" + std::string(40, '[') + "1" + std::string(40, ']')}) ==
+        "--set size=" + std::string(40, '[') + "1" + std::string(14, ']') + "... (86 characters): values nested more "
+        "than 32 deep (arrays and inline tables inside one another; a config needs two or three)");
+  std::string dotted = "{a";
+  for (int i = 0; i < 40; ++i) dotted += ".a";
+  CHECK(error_of(kIssueExample, {"size=" + dotted + " = 1}"}).find("a key of more than 32 dotted parts") !=
+        std::string::npos);
+  CHECK(error_of(kIssueExample, {"size=" + std::string(kMaxConfigBytes, '1')}).find(
+            "; a config may hold at most 1048576 bytes (1 MiB)") != std::string::npos);
+}
+
+TEST_CASE("a config file is a regular file of at most 1 MiB; nothing else is opened or read", "[config][shape]") {
+  auto load_error = [](const std::string& path) {
+    try {
+      load_config(path, {}, workload_schemas());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(load_error("/dev/zero") == "/dev/zero: is a character device, not a config file (a TOML file)");
+  const std::string dir = std::filesystem::temp_directory_path() / ("gpuscale-config-" + std::to_string(getpid()));
+  std::filesystem::create_directory(dir);
+  CHECK(load_error(dir) == dir + ": is a directory, not a config file (a TOML file)");
+  const std::string fifo = dir + "/fifo.toml";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(load_error(fifo) == fifo + ": is a FIFO, not a config file (a TOML file)");  // and does not wait for a writer
+  const std::string big = dir + "/big.toml";
+  std::ofstream(big) << "[[experiment]]\nworkload = \"gemm\"\n" << std::string(kMaxConfigBytes, '#') << "\n";
+  CHECK(load_error(big) == big + ": the file is 1048610 bytes; a config may hold at most 1048576 bytes (1 MiB)");
+  const std::string fits = dir + "/fits.toml";
+  std::ofstream(fits) << "[[experiment]]\nworkload = \"gemm\"\n#" << std::string(kMaxConfigBytes - 35, '#') << "\n";
+  CHECK(std::filesystem::file_size(fits) == kMaxConfigBytes);
+  CHECK(load_error(fits) == "no error");
+  std::filesystem::remove_all(dir);
+  CHECK(error_of(std::string(kMaxConfigBytes + 1, '#')) ==
+        "exp.toml: the text is 1048577 bytes; a config may hold at most 1048576 bytes (1 MiB)");
 }
