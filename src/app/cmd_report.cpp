@@ -10,6 +10,7 @@
 #include "report/expectations.hpp"
 #include "report/report.hpp"
 #include "report/side_by_side.hpp"
+#include "report/terminal_text.hpp"
 
 namespace gpuscale {
 
@@ -27,28 +28,34 @@ void check_thresholds(const ReportOptions& opt) {
 }
 
 // A file's run and its rows, read one case at a time (a case's samples are freed once its row is made).
-std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, const ReportOptions& opt) {
+// For a table, every string from the file made printable (CSV and JSON escape their own).
+std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, const ReportOptions& opt, bool table) {
   std::vector<ReportRow> rows;
   RunRecord run = read_result_file(path, [&](const RunRecord& header, CaseRecord&& c) {
     rows.push_back(report_row(header, c, opt.pair_threshold, opt.straggler_threshold));
     rows.back().file = path;
   });
   relate_rows(rows);
+  if (table) return {for_terminal(std::move(run)), for_terminal(std::move(rows))};
   return {std::move(run), std::move(rows)};
 }
+
+// Table text on the terminal: nothing raw, even in a string no row escaped.
+void print_table_text(const std::string& text) { std::cout << printable(text, "\n") << std::flush; }
 
 }  // namespace
 
 int cmd_report(const ReportOptions& opt) {
   const ReportFormat f = parse_report_format(opt.format);
+  const bool table = f == ReportFormat::table;
   check_thresholds(opt);
   std::vector<ReportRow> base;
-  if (!opt.baseline.empty()) base = rows_of(opt.baseline, opt).second;
+  if (!opt.baseline.empty()) base = rows_of(opt.baseline, opt, table).second;
   std::vector<ReportRow> all;
   std::vector<RunRows> runs;
   bool held = true;
   for (const auto& path : opt.files) {
-    auto [run, rows] = rows_of(path, opt);
+    auto [run, rows] = rows_of(path, opt, table);
     if (!opt.baseline.empty()) compare_with_baseline(rows, base, opt.baseline);
     if (opt.check) {
       const auto checks = check_expectations(rows);
@@ -57,15 +64,15 @@ int cmd_report(const ReportOptions& opt) {
       }
       held = held && all_hold(checks);
       // Flushed file by file: reading the next file may end the process (a damaged file).
-      if (f == ReportFormat::table) std::cout << render_checks(path, checks) << std::flush;
-    } else if (f == ReportFormat::table) {
-      std::cout << render_table(path, run, rows, opt.wide) << render_baseline(rows)
-                << (opt.files.size() > 1 ? "\n" : "") << std::flush;
+      if (table) print_table_text(render_checks(path, checks));
+    } else if (table) {
+      print_table_text(render_table(path, run, rows, opt.wide) + render_baseline(rows) +
+                       (opt.files.size() > 1 ? "\n" : ""));
     }
     all.insert(all.end(), rows.begin(), rows.end());
     runs.push_back({path, static_cast<int>(run.ranks.size()), run.nodes, std::move(rows)});
   }
-  if (f == ReportFormat::table && !opt.check) std::cout << render_side_by_side(runs);
+  if (table && !opt.check) print_table_text(render_side_by_side(runs));
   if (f == ReportFormat::csv) std::cout << render_csv(all);
   if (f == ReportFormat::json) std::cout << render_json(all);
   return held ? kExitOk : kExitFailure;

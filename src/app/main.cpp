@@ -19,7 +19,10 @@
 
 namespace gpuscale {
 
-void print_error(const std::string& message) { std::fprintf(stderr, "gpuscale: error: %s\n", message.c_str()); }
+// Messages quote the user's input (keys, names, paths): control characters escaped, nothing raw on the terminal.
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "gpuscale: error: %s\n", printable(message, "\n").c_str());
+}
 
 namespace {
 
@@ -33,9 +36,9 @@ bool first_rank_or_alone() {
   return true;
 }
 
-// An error of the command line or the config, the same on every rank.
+// An error of the command line or the config, the same on every rank: on one line.
 void print_input_error(const std::string& message) {
-  if (first_rank_or_alone()) print_error(message);
+  if (first_rank_or_alone()) print_error(printable(message));
 }
 
 }  // namespace

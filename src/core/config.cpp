@@ -500,6 +500,11 @@ Experiment parse_experiment(const toml::table& t, std::size_t index, const Defau
     }
     e.name = n->as_string()->get();
     if (e.name.find('/') != std::string::npos) fail(n->source(), ctx + "key 'name' must not contain '/'");
+    // Names reach terminals, CSV and the result file, and two that differ after a NUL would be one name there.
+    if (const std::string why = text_problem(e.name); !why.empty()) {
+      fail(n->source(), ctx + "key 'name' must be text without control characters, got \"" + printable(e.name) +
+                            "\": " + why);
+    }
     ctx = "experiment '" + e.name + "': ";
   }
   const auto names = workload_names(workloads);

@@ -251,6 +251,29 @@ class ConfigInputsThatCrashedOrHung(InputErrorTest):
                             "than 32 deep", extra=("--set", "size=" + "[" * 40 + "64" + "]" * 40))
 
 
+class NamesAreText(InputErrorTest):
+    def test_names_with_control_characters_are_refused(self):
+        # The issue's pair: equal up to a NUL, report merged them into one 'a'.
+        twins = SMALL_CONFIG.replace('name = "small"', 'name = "a\\u0000x"') + \
+            '[[experiment]]\nname = "a\\u0000y"\nworkload = "gemm"\n'
+        for text, shown, what in ((twins, "a\\x00x", "U+0000) at byte 2"),
+                                  (SMALL_CONFIG.replace('"small"', '"\\u001b[31mred\\r"'), "\\x1b[31mred\\x0d",
+                                   "U+001B) at byte 1")):
+            cfg, out = self.write("names.toml", text), self.path("names.h5")
+            for command in (("check", cfg), ("run", cfg, "-o", out)):
+                p = gpuscale(*command)
+                self.assert_input_error(p, cfg + ":9:8: experiment #1: key 'name' must be text without control "
+                                        f'characters, got "{shown}": a control character ({what}', out=out)
+                self.assertNotIn("\x1b", p.stderr)
+
+    def test_a_name_that_is_not_utf8_is_a_syntax_error_with_its_line(self):
+        cfg = self.path("latin1.toml")
+        with open(cfg, "wb") as f:
+            f.write(SMALL_CONFIG.replace('"small"', '"caf\\xe9"').encode().replace(b"\\xe9", b"\xe9"))
+        self.assert_input_error(gpuscale("check", cfg), cfg + ":9:11: TOML syntax error: Encountered invalid utf-8 "
+                                "sequence")
+
+
 class Help(unittest.TestCase):
     def test_help_explains_with_examples(self):
         for args in ((), ("run",), ("report",), ("check",), ("info",)):

@@ -450,9 +450,13 @@ TEST_CASE("brackets in strings and comments are not nesting", "[config][shape]")
   const Config c = parse("# " + brackets + "\n[[experiment]]  # {{{{\nname = \"" + brackets + " \\\" {\"\n" +
                          "workload = 'gemm' # " + brackets + "\n[experiment.expect]\n\"max_median_s\" = 1\n");
   CHECK(c.experiments.at(0).name == brackets + " \" {");
-  CHECK_NOTHROW(parse("[[experiment]]\nname = \"\"\"\n" + brackets + "\n\\\"\"\"\n\"\"\"\nworkload = '''\ngemm'''\n"
-                      "[[experiment]]\nname = '''x" + brackets + "'''\nworkload = \"gemm\"\n")
-                    .experiments.size() == 2);
+  // Strings over several lines, escaped quotes and backslashes: the scan goes on in step, counting lines.
+  const std::string strings = "a = \"\"\"\n" + brackets + "\n\\\"\"\"\n\"\"\"\nb = '''\n" + brackets + "'''\n" +
+                              "c = [\"]\", ']', \"\\\\\", '\\\\'] # ]]]]\n";
+  CHECK_NOTHROW(check_config_shape(strings, "exp.toml"));
+  CHECK_THROWS_WITH(check_config_shape(strings + "d = " + brackets + "\n", "exp.toml"),
+                    "exp.toml:8:37: values nested more than 32 deep (arrays and inline tables inside one another; a "
+                    "config needs two or three)");
 }
 
 TEST_CASE("a --set value is bounded as a file is", "[config][set][shape]") {
@@ -493,4 +497,30 @@ TEST_CASE("a config file is a regular file of at most 1 MiB; nothing else is ope
   std::filesystem::remove_all(dir);
   CHECK(error_of(std::string(kMaxConfigBytes + 1, '#')) ==
         "exp.toml: the text is 1048577 bytes; a config may hold at most 1048576 bytes (1 MiB)");
+}
+
+TEST_CASE("experiment names are text: no control characters, valid UTF-8", "[config][names]") {
+  auto named = [](const std::string& toml_name) {
+    return error_of("[[experiment]]\nname = " + toml_name + "\nworkload = \"gemm\"\n");
+  };
+  // The issue's pair: equal up to a NUL, they would be one name 'a' in the report.
+  CHECK(error_of("[[experiment]]\nname = \"a\\u0000x\"\nworkload = \"gemm\"\n"
+                 "[[experiment]]\nname = \"a\\u0000y\"\nworkload = \"gemm\"\n") ==
+        "exp.toml:2:8: experiment #1: key 'name' must be text without control characters, got \"a\\x00x\": a control "
+        "character (U+0000) at byte 2");
+  CHECK(named("\"\\u001b[31mred\"") == "exp.toml:2:8: experiment #1: key 'name' must be text without control "
+                                       "characters, got \"\\x1b[31mred\": a control character (U+001B) at byte 1");
+  CHECK(named("\"a\\rb\"").find("got \"a\\x0db\": a control character (U+000D) at byte 2") != std::string::npos);
+  CHECK(named("\"a\\tb\"").find("a control character (U+0009) at byte 2") != std::string::npos);
+  CHECK(named("\"a\\u007f\"").find("a control character (U+007F) at byte 2") != std::string::npos);
+  CHECK(named("\"a\\u009b[2J\"").find("got \"a\\u009b[2J\": a control character (U+009B) at byte 2") !=
+        std::string::npos);
+  CHECK(named("\"\"\"a\nb\"\"\"").find("a control character (U+000A) at byte 2") != std::string::npos);
+  // Bytes that are not UTF-8 never reach the check: the TOML parser refuses them, naming the line.
+  CHECK(named("\"a\xff\"") == "exp.toml:2:9: TOML syntax error: Encountered invalid utf-8 sequence");
+  CHECK(parse("[[experiment]]\nname = \"gemm caf\xc3\xa9 \xe2\x9c\x93\"\nworkload = \"gemm\"\n").experiments[0].name ==
+        "gemm caf\xc3\xa9 \xe2\x9c\x93");
+  CHECK(error_of(kIssueExample, {"gemm-512.name=\"x\\u001b\""}) ==
+        "--set gemm-512.name=\"x\\u001b\": experiment #1: key 'name' must be text without control characters, got "
+        "\"x\\x1b\": a control character (U+001B) at byte 2");
 }
