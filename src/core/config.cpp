@@ -94,7 +94,9 @@ void check_bounds(const toml::node& n, const ParamSpec& spec, const std::string&
     fail(n.source(), key + (spec.min_exclusive ? " must be greater than " : " must be at least ") +
                          bound_text(spec.min, spec.type) + ", got " + to_string(v));
   }
-  if (x > spec.max) fail(n.source(), key + " must be at most " + bound_text(spec.max, spec.type) + ", got " + to_string(v));
+  if (x > spec.max) {
+    fail(n.source(), key + " must be at most " + bound_text(spec.max, spec.type) + ", got " + to_string(v));
+  }
 }
 
 // Converts one scalar node to a Value of the spec's type, checking range and choices.
@@ -138,7 +140,8 @@ Value convert(const toml::node& n, const ParamSpec& spec, const std::string& con
 // The value after `x` in a range up to `hi`: x times the factor (an integer
 // factor exactly, a fractional one rounded) or x plus the step, at least x + 1;
 // nullopt past `hi`. Integer arithmetic that stops where it would overflow.
-std::optional<std::int64_t> next_in_range(std::int64_t x, std::int64_t hi, const toml::node* factor, std::int64_t step) {
+std::optional<std::int64_t> next_in_range(std::int64_t x, std::int64_t hi, const toml::node* factor,
+                                          std::int64_t step) {
   if (x >= hi) return std::nullopt;
   std::int64_t next = 0;
   if (!factor) {
@@ -180,7 +183,8 @@ std::vector<Value> expand_range(const toml::table& t, const ParamSpec& spec, con
   convert(*to, spec, context);  // within the key's maximum
   if (factor) {
     if (!factor->is_number()) fail(factor->source(), key + ": range key 'factor' must be a number");
-    const double f = factor->is_integer() ? static_cast<double>(factor->as_integer()->get()) : factor->as_floating_point()->get();
+    const double f = factor->is_integer() ? static_cast<double>(factor->as_integer()->get())
+                                          : factor->as_floating_point()->get();
     if (!(f > 1.0)) fail(factor->source(), key + ": range 'factor' must be greater than 1");
   } else if (step->as_integer()->get() < 1) {
     fail(step->source(), key + ": range 'step' must be at least 1");
@@ -225,8 +229,8 @@ std::vector<ParamSpec> defaults_specs() {
        "warm up for at least this many seconds as well (default: 0.5 on the CUDA backend, 0 on the CPU)",
        std::nullopt, 0, {}, kMaxDurationS},
       {"reps", ParamType::Int, "timed samples per rank", Value{std::int64_t{10}}, 1, {}, kMaxCount},
-      {"threads", ParamType::Int, "threads per rank on the CPU backend (BLAS, elementwise loops)", Value{std::int64_t{1}},
-       1, {}, static_cast<double>(kMaxThreads)},
+      {"threads", ParamType::Int, "threads per rank on the CPU backend (BLAS, elementwise loops)",
+       Value{std::int64_t{1}}, 1, {}, static_cast<double>(kMaxThreads)},
       {"timeout", ParamType::Float,
        "seconds a case may run before the job is aborted; 0: derived from the case's warm-up (docs/metrics.md)",
        Value{0.0}, 0, {}, kMaxDurationS},
@@ -477,7 +481,8 @@ void parse_expect(const toml::node& n, const WorkloadSchema& w, Experiment& e, c
     const double x = v.is_integer() ? static_cast<double>(v.as_integer()->get()) : v.as_floating_point()->get();
     if (!(x > 0) || !std::isfinite(x)) fail(v.source(), what + " must be above 0, got " + describe(v));
     if (key == "max_median_s" && x > kMaxDurationS) {
-      fail(v.source(), what + " must be at most " + bound_text(kMaxDurationS, ParamType::Float) + ", got " + describe(v));
+      fail(v.source(),
+           what + " must be at most " + bound_text(kMaxDurationS, ParamType::Float) + ", got " + describe(v));
     }
     if (key == "min_efficiency" && x > 1) {
       fail(v.source(), what + " is a share of perfect scaling: above 0 and at most 1 (e.g. 0.8), got " + describe(v));

@@ -171,7 +171,9 @@ void check_file(const std::string& path, const struct stat& st) {
 }  // namespace
 
 void check_config_shape(const std::string& text, const std::string& source, bool with_position) {
-  if (text.size() > kMaxConfigBytes) throw InputError(too_large(source, "the text is " + std::to_string(text.size()) + " bytes"));
+  if (text.size() > kMaxConfigBytes) {
+    throw InputError(too_large(source, "the text is " + std::to_string(text.size()) + " bytes"));
+  }
   ShapeScan(text, source, with_position).run();
 }
 

@@ -371,10 +371,12 @@ TEST_CASE("the issue's counts past an int are refused where they are read", "[co
         "exp.toml:2:8: [defaults] key 'reps' must be at most 2147483647, got 4294967297");
   CHECK(error_of("[defaults]\nwarmup = 2147483648\n" + e) ==
         "exp.toml:2:10: [defaults] key 'warmup' must be at most 2147483647, got 2147483648");
-  CHECK(error_of("[defaults]\nthreads = 4097\n" + e) == "exp.toml:2:11: [defaults] key 'threads' must be at most 4096, got 4097");
-  CHECK(error_of(e + "size = 1048577\n") == "exp.toml:3:8: experiment #1: key 'size' must be at most 1048576, got 1048577");
-  CHECK(error_of(e, {"reps=2147483648"}) == "--set reps=2147483648: [defaults] key 'reps' must be at most 2147483647, got "
-                                            "2147483648");
+  CHECK(error_of("[defaults]\nthreads = 4097\n" + e) ==
+        "exp.toml:2:11: [defaults] key 'threads' must be at most 4096, got 4097");
+  CHECK(error_of(e + "size = 1048577\n") ==
+        "exp.toml:3:8: experiment #1: key 'size' must be at most 1048576, got 1048577");
+  CHECK(error_of(e, {"reps=2147483648"}) ==
+        "--set reps=2147483648: [defaults] key 'reps' must be at most 2147483647, got 2147483648");
   // The seed takes any integer TOML can write.
   CHECK(parse("[defaults]\nseed = 9223372036854775807\n" + e).defaults.seed == INT64_MAX);
 }
@@ -427,7 +429,8 @@ TEST_CASE("keys and values nested past the bounds are refused before the TOML pa
     for (int i = 1; i < n; ++i) k += ".a";
     return k;
   };
-  CHECK(error_of("# a header\n  [" + dotted(33) + "]\n").rfind("exp.toml:2:4: a key of more than 32 dotted parts", 0) == 0);
+  CHECK(error_of("# a header\n  [" + dotted(33) + "]\n").rfind("exp.toml:2:4: a key of more than 32 dotted parts", 0) ==
+        0);
   CHECK(error_of("[[" + dotted(33) + "]]\n").rfind("exp.toml:1:3: a key of more than 32 dotted parts", 0) == 0);
   CHECK(error_of("x = {b = 1, " + dotted(33) + " = 2}\n").rfind("exp.toml:1:13: a key of more than 32", 0) == 0);
   // At the bound the parser has the file, and finds what is wrong with it.
@@ -440,7 +443,8 @@ TEST_CASE("keys and values nested past the bounds are refused before the TOML pa
         "two or three)");
   std::string tables;
   for (int i = 0; i < 33; ++i) tables += "{a = ";
-  CHECK(error_of(head + "[\n  1,\n  " + tables + "1\n").rfind("exp.toml:5:158: values nested more than 32 deep", 0) == 0);
+  CHECK(error_of(head + "[\n  1,\n  " + tables + "1\n").rfind("exp.toml:5:158: values nested more than 32 deep", 0) ==
+        0);
   CHECK(error_of(head + std::string(32, '[') + std::string(32, ']') + "\n") ==
         "exp.toml:3:9: experiment #1: key 'size' must be an integer or a list of them, got an array inside the list");
 }

@@ -740,7 +740,8 @@ TEST_CASE("a kernel far below the vendor library keeps two significant digits, a
                   "mode and ranks in this run\n") != std::string::npos);
 }
 
-TEST_CASE("strings from a file reach the terminal escaped, CSV quoted and escaped, JSON as valid UTF-8", "[report][text]") {
+TEST_CASE("strings from a file reach the terminal escaped, CSV quoted and escaped, JSON as valid UTF-8",
+          "[report][text]") {
   RunRecord run;
   run.warnings = {"warn\x1b[2J"};
   run.status = "complete\r";

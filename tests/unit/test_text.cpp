@@ -20,7 +20,8 @@ TEST_CASE("a duration past 1000 h is written as such, never as a wrapped number"
 
 TEST_CASE("printable escapes control characters and bytes that are not UTF-8", "[text]") {
   CHECK(printable("gemm-512 size=64") == "gemm-512 size=64");
-  CHECK(printable("caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80") == "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80");  // é ✓ 🚀
+  const std::string utf8 = "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80";  // é ✓ 🚀
+  CHECK(printable(utf8) == utf8);
   CHECK(printable(std::string("a\0x", 3)) == "a\\x00x");
   CHECK(printable("\x1b[31mred\r\n\t\x7f") == "\\x1b[31mred\\x0d\\x0a\\x09\\x7f");
   CHECK(printable("a\xc2\x9b" "b") == "a\\u009bb");  // C1 CSI
