@@ -133,7 +133,7 @@ int cmd_check(const CheckOptions& opt) {
     for (const auto& [limit, value] : e.expect) limits += " " + limit + "=" + format_number("%g", value);
     std::printf("limits of '%s' (report --check):%s\n", e.name.c_str(), limits.c_str());
   }
-  std::printf("%s", wrap("estimated time on " + job_text(job) + ": about " + format_duration(estimate.total_s()) +
+  std::printf("%s", wrap("estimated time on " + job_text(job) + ": " + about_duration(estimate.total_s()) +
                            " (start " + format_duration(estimate.start_s) + "; --ranks and --nodes for another job" +
                            (budget_s > 0 ? "; budget " + format_duration(budget_s) : std::string()) + ")").c_str());
   std::printf("%s", wrap("rates: " + rates_text(rates, plan, took_s)).c_str());

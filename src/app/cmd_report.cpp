@@ -11,6 +11,7 @@
 #include "report/expectations.hpp"
 #include "report/report.hpp"
 #include "report/side_by_side.hpp"
+#include "report/terminal_text.hpp"
 
 namespace gpuscale {
 
@@ -28,15 +29,20 @@ void check_thresholds(const ReportOptions& opt) {
 }
 
 // A file's run and its rows, read one case at a time (a case's samples are freed once its row is made).
-std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, const ReportOptions& opt) {
+// For a table, every string from the file made printable (CSV and JSON escape their own).
+std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, const ReportOptions& opt, bool table) {
   std::vector<ReportRow> rows;
   RunRecord run = read_result_file(path, [&](const RunRecord& header, CaseRecord&& c) {
     rows.push_back(report_row(header, c, opt.pair_threshold, opt.straggler_threshold));
     rows.back().file = path;
   });
   relate_rows(rows);
+  if (table) return {for_terminal(std::move(run)), for_terminal(std::move(rows))};
   return {std::move(run), std::move(rows)};
 }
+
+// Table text on the terminal: nothing raw, even in a string no row escaped.
+void print_table_text(const std::string& text) { std::cout << printable(text, "\n") << std::flush; }
 
 // report --check of one file: its limits, and those of the cases that did not run. False when any fails, or the
 // run did not complete (what did not run was not checked).
@@ -51,13 +57,12 @@ bool check_file(const std::string& path, const RunRecord& run, const std::vector
                    [](const LimitCheck& a, const LimitCheck& b) { return a.case_index < b.case_index; });
   // Flushed file by file: reading the next file may end the process (a damaged file).
   if (print) {
-    std::cout << render_checks(path, checks);
+    std::string text = render_checks(path, checks);
     if (!run.complete) {
-      std::cout << wrap(path + ": the run did not complete (status: " + run.status + "): " +
-                        std::to_string(rows.size()) + " of " + std::to_string(run.cases_planned) +
-                        " case(s) ran, so the check fails");
+      text += wrap(path + ": the run did not complete (status: " + run.status + "): " + std::to_string(rows.size()) +
+                   " of " + std::to_string(run.cases_planned) + " case(s) ran, so the check fails");
     }
-    std::cout << std::flush;
+    print_table_text(text);
   }
   return all_hold(checks) && run.complete;
 }
@@ -66,25 +71,26 @@ bool check_file(const std::string& path, const RunRecord& run, const std::vector
 
 int cmd_report(const ReportOptions& opt) {
   const ReportFormat f = parse_report_format(opt.format);
+  const bool table = f == ReportFormat::table;
   check_thresholds(opt);
   std::vector<ReportRow> base;
-  if (!opt.baseline.empty()) base = rows_of(opt.baseline, opt).second;
+  if (!opt.baseline.empty()) base = rows_of(opt.baseline, opt, table).second;
   std::vector<ReportRow> all;
   std::vector<RunRows> runs;
   bool held = true;
   for (const auto& path : opt.files) {
-    auto [run, rows] = rows_of(path, opt);
+    auto [run, rows] = rows_of(path, opt, table);
     if (!opt.baseline.empty()) compare_with_baseline(rows, base, opt.baseline);
     if (opt.check) {
-      held = check_file(path, run, rows, f == ReportFormat::table) && held;
-    } else if (f == ReportFormat::table) {
-      std::cout << render_table(path, run, rows, opt.wide) << render_baseline(rows)
-                << (opt.files.size() > 1 ? "\n" : "") << std::flush;
+      held = check_file(path, run, rows, table) && held;
+    } else if (table) {
+      print_table_text(render_table(path, run, rows, opt.wide) + render_baseline(rows) +
+                       (opt.files.size() > 1 ? "\n" : ""));
     }
     all.insert(all.end(), rows.begin(), rows.end());
     runs.push_back({path, static_cast<int>(run.ranks.size()), run.nodes, std::move(rows)});
   }
-  if (f == ReportFormat::table && !opt.check) std::cout << render_side_by_side(runs);
+  if (table && !opt.check) print_table_text(render_side_by_side(runs));
   if (f == ReportFormat::csv) std::cout << render_csv(all);
   if (f == ReportFormat::json) std::cout << render_json(all);
   return held ? kExitOk : kExitFailure;

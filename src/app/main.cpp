@@ -10,6 +10,7 @@
 #include "app/commands.hpp"
 #include "app/run_metadata.hpp"
 #include "core/error.hpp"
+#include "core/param_spec.hpp"
 #include "core/plan.hpp"
 #include "core/text.hpp"
 #include "report/node_pairs.hpp"
@@ -18,7 +19,10 @@
 
 namespace gpuscale {
 
-void print_error(const std::string& message) { std::fprintf(stderr, "gpuscale: error: %s\n", message.c_str()); }
+// Messages quote the user's input (keys, names, paths): control characters escaped, nothing raw on the terminal.
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "gpuscale: error: %s\n", printable(message, "\n").c_str());
+}
 
 namespace {
 
@@ -32,9 +36,9 @@ bool first_rank_or_alone() {
   return true;
 }
 
-// An error of the command line or the config, the same on every rank.
+// An error of the command line or the config, the same on every rank: on one line.
 void print_input_error(const std::string& message) {
-  if (first_rank_or_alone()) print_error(message);
+  if (first_rank_or_alone()) print_error(printable(message));
 }
 
 }  // namespace
@@ -48,7 +52,21 @@ std::string workloads_help() {
     for (const auto& p : e.schema.params) s += " " + p.key;
     s += "\n";
   }
-  return s;
+  return s + "Each key's default, choices and largest value: docs/config.md.\n";
+}
+
+// --time-budget: seconds from 0 to kMaxDurationS, as budget_s in a config.
+CLI::Validator budget_seconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !(v >= 0 && v <= kMaxDurationS)) {
+          return "must be a number of seconds from 0 to 2592000 (30 days), got " + text;
+        }
+        return "";
+      },
+      "SECONDS");
 }
 
 std::string joined_args(int argc, char** argv) {
@@ -86,8 +104,8 @@ int main(int argc, char** argv) {
   const std::string budget_help =
       "Refuse a plan estimated to take longer than this many seconds (before anything runs; 'check' prints the "
       "estimate); overrides budget_s in [defaults]; 0: none, but a plan estimated over 24 h is refused all the same "
-      "(most often a typo)";
-  run->add_option("--time-budget", run_opt.time_budget_s, budget_help)->check(CLI::NonNegativeNumber);
+      "(most often a typo); at most 2592000 (30 days)";
+  run->add_option("--time-budget", run_opt.time_budget_s, budget_help)->check(budget_seconds());
   run->footer("Examples:\n"
               "  mpirun -np 2 gpuscale run configs/default.toml -o results/default.h5\n"
               "  mpirun -np 4 gpuscale run configs/auto-parallelism.toml --set reps=5 --set dtype=fp32\n"
@@ -105,7 +123,7 @@ int main(int argc, char** argv) {
   check->add_option("config", check_opt.config, "Experiment file (TOML)")->required();
   check->add_option("--set", check_opt.sets, "Override a config key, as for 'run'");
   check->add_option("--max-cases", check_opt.max_cases, max_cases_help);
-  check->add_option("--time-budget", check_opt.time_budget_s, budget_help)->check(CLI::NonNegativeNumber);
+  check->add_option("--time-budget", check_opt.time_budget_s, budget_help)->check(budget_seconds());
   check->add_option("--ranks", check_opt.ranks,
                     "Ranks of the job to estimate for (default: the job check runs in, else 2)")
       ->check(CLI::PositiveNumber);

@@ -3,11 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "core/config_shape.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 
@@ -80,6 +81,24 @@ std::string describe(const toml::node& n) {
   return os.str();
 }
 
+// A bound of a key as the messages and docs/config.md write it.
+std::string bound_text(double bound, ParamType t) {
+  if (t == ParamType::Int) return std::to_string(static_cast<long long>(bound));
+  return format_number("%.15g", bound) + (bound == kMaxDurationS ? " (30 days)" : "");
+}
+
+void check_bounds(const toml::node& n, const ParamSpec& spec, const std::string& key, const Value& v) {
+  // Exact for every bound a spec sets (each below 2^53), so no integer slips past one by rounding.
+  const double x = spec.type == ParamType::Int ? static_cast<double>(std::get<std::int64_t>(v)) : std::get<double>(v);
+  if (x < spec.min || (spec.min_exclusive && x <= spec.min)) {
+    fail(n.source(), key + (spec.min_exclusive ? " must be greater than " : " must be at least ") +
+                         bound_text(spec.min, spec.type) + ", got " + to_string(v));
+  }
+  if (x > spec.max) {
+    fail(n.source(), key + " must be at most " + bound_text(spec.max, spec.type) + ", got " + to_string(v));
+  }
+}
+
 // Converts one scalar node to a Value of the spec's type, checking range and choices.
 Value convert(const toml::node& n, const ParamSpec& spec, const std::string& context) {
   const std::string key = context + "key '" + spec.key + "'";
@@ -107,20 +126,7 @@ Value convert(const toml::node& n, const ParamSpec& spec, const std::string& con
       v = n.as_boolean()->get();
       break;
   }
-  if (spec.type == ParamType::Int || spec.type == ParamType::Float) {
-    const double x = spec.type == ParamType::Int ? static_cast<double>(std::get<std::int64_t>(v)) : std::get<double>(v);
-    if (x < spec.min || (spec.min_exclusive && x <= spec.min)) {
-      std::ostringstream os;
-      os << key << (spec.min_exclusive ? " must be greater than " : " must be at least ");
-      if (spec.type == ParamType::Int) {
-        os << static_cast<long long>(spec.min);
-      } else {
-        os << spec.min;
-      }
-      os << ", got " << to_string(v);
-      fail(n.source(), os.str());
-    }
-  }
+  if (spec.type == ParamType::Int || spec.type == ParamType::Float) check_bounds(n, spec, key, v);
   if (spec.type == ParamType::String && !spec.choices.empty()) {
     const auto& s = std::get<std::string>(v);
     if (std::find(spec.choices.begin(), spec.choices.end(), s) == spec.choices.end()) {
@@ -131,8 +137,30 @@ Value convert(const toml::node& n, const ParamSpec& spec, const std::string& con
   return v;
 }
 
+// The value after `x` in a range up to `hi`: x times the factor (an integer
+// factor exactly, a fractional one rounded) or x plus the step, at least x + 1;
+// nullopt past `hi`. Integer arithmetic that stops where it would overflow.
+std::optional<std::int64_t> next_in_range(std::int64_t x, std::int64_t hi, const toml::node* factor,
+                                          std::int64_t step) {
+  if (x >= hi) return std::nullopt;
+  std::int64_t next = 0;
+  if (!factor) {
+    if (__builtin_add_overflow(x, step, &next)) return std::nullopt;
+  } else if (factor->is_integer()) {
+    if (__builtin_mul_overflow(x, factor->as_integer()->get(), &next)) return std::nullopt;
+  } else {
+    const double y = std::round(static_cast<double>(x) * factor->as_floating_point()->get());
+    if (!(y < 0x1p63)) return std::nullopt;  // past any integer (or infinite)
+    next = static_cast<std::int64_t>(y);
+  }
+  next = std::max(next, x + 1);
+  if (next > hi) return std::nullopt;
+  return next;
+}
+
 // An integer range {from = A, to = B, factor = F} (geometric) or {..., step = S}
-// (arithmetic): A, then each next value while it is at most B.
+// (arithmetic): A, then each next value while it is at most B. A and B are
+// values of the key, within its bounds.
 std::vector<Value> expand_range(const toml::table& t, const ParamSpec& spec, const std::string& context) {
   const std::string key = context + "key '" + spec.key + "'";
   const std::string form = " (write {from = A, to = B, factor = F} or {from = A, to = B, step = S})";
@@ -149,24 +177,23 @@ std::vector<Value> expand_range(const toml::table& t, const ParamSpec& spec, con
   const auto* factor = t.get("factor");
   const auto* step = t.get("step");
   if (!from || !to || (factor == nullptr) == (step == nullptr)) fail(t.source(), key + ": incomplete range" + form);
-  const Value a = convert(*from, spec, context);
-  const std::int64_t lo = std::get<std::int64_t>(a), hi = t["to"].value<std::int64_t>().value_or(0);
+  const std::int64_t lo = std::get<std::int64_t>(convert(*from, spec, context));
+  const std::int64_t hi = to->as_integer()->get();
   if (hi < lo) fail(to->source(), key + ": range 'to' (" + std::to_string(hi) + ") is below 'from' (" + std::to_string(lo) + ")");
-  double f = 0.0;
+  convert(*to, spec, context);  // within the key's maximum
   if (factor) {
     if (!factor->is_number()) fail(factor->source(), key + ": range key 'factor' must be a number");
-    f = factor->is_integer() ? static_cast<double>(factor->as_integer()->get()) : factor->as_floating_point()->get();
+    const double f = factor->is_integer() ? static_cast<double>(factor->as_integer()->get())
+                                          : factor->as_floating_point()->get();
     if (!(f > 1.0)) fail(factor->source(), key + ": range 'factor' must be greater than 1");
   } else if (step->as_integer()->get() < 1) {
     fail(step->source(), key + ": range 'step' must be at least 1");
   }
   constexpr std::size_t kMaxValues = 10000;
   std::vector<Value> out;
-  for (double x = static_cast<double>(lo); x <= static_cast<double>(hi);) {
+  for (std::optional<std::int64_t> x = lo; x; x = next_in_range(*x, hi, factor, step ? step->as_integer()->get() : 0)) {
     if (out.size() == kMaxValues) fail(t.source(), key + ": range has more than 10000 values");
-    out.emplace_back(static_cast<std::int64_t>(std::llround(x)));
-    const double next = factor ? x * f : x + static_cast<double>(step->as_integer()->get());
-    x = std::max(next, x + 1.0);  // integers: always move on
+    out.emplace_back(*x);
   }
   return out;
 }
@@ -179,7 +206,7 @@ std::vector<Value> convert_list(const toml::node& n, const ParamSpec& spec, cons
     for (const auto& e : *arr) {
       if (e.is_array() || e.is_table()) {
         fail(e.source(), context + "key '" + spec.key + "' must be " + type_name(spec.type) +
-                             " or a list of them, got a nested " + describe(e));
+                             " or a list of them, got " + describe(e) + " inside the list");
       }
       out.push_back(convert(e, spec, context));
     }
@@ -192,24 +219,27 @@ std::vector<Value> convert_list(const toml::node& n, const ParamSpec& spec, cons
 }
 
 std::vector<ParamSpec> defaults_specs() {
+  const auto any = std::numeric_limits<double>::infinity();
   return {
       {"backend", ParamType::String, "auto | cpu | cuda", Value{std::string("auto")}, 0, backend_choices()},
       {"comm", ParamType::String, "auto | mpi | nccl: what moves data between ranks", Value{std::string("auto")}, 0,
        comm_choices()},
-      {"warmup", ParamType::Int, "untimed samples before the timed ones", Value{std::int64_t{2}}, 0, {}},
+      {"warmup", ParamType::Int, "untimed samples before the timed ones", Value{std::int64_t{2}}, 0, {}, kMaxCount},
       {"warmup_s", ParamType::Float,
        "warm up for at least this many seconds as well (default: 0.5 on the CUDA backend, 0 on the CPU)",
-       std::nullopt, 0, {}},
-      {"reps", ParamType::Int, "timed samples per rank", Value{std::int64_t{10}}, 1, {}},
-      {"threads", ParamType::Int, "threads per rank on the CPU backend (BLAS, elementwise loops)", Value{std::int64_t{1}}, 1, {}},
+       std::nullopt, 0, {}, kMaxDurationS},
+      {"reps", ParamType::Int, "timed samples per rank", Value{std::int64_t{10}}, 1, {}, kMaxCount},
+      {"threads", ParamType::Int, "threads per rank on the CPU backend (BLAS, elementwise loops)",
+       Value{std::int64_t{1}}, 1, {}, static_cast<double>(kMaxThreads)},
       {"timeout", ParamType::Float,
        "seconds a case may run before the job is aborted; 0: derived from the case's warm-up (docs/metrics.md)",
-       Value{0.0}, 0, {}},
-      {"seed", ParamType::Int, "seed of the input generator", Value{std::int64_t{42}}, 0, {}},
+       Value{0.0}, 0, {}, kMaxDurationS},
+      // Any seed TOML can write (a 64-bit integer) is one the generator takes.
+      {"seed", ParamType::Int, "seed of the input generator", Value{std::int64_t{42}}, 0, {}, any},
       {"share_devices", ParamType::Bool, "allow ranks of one node to share a GPU", Value{false}, 0, {}},
       {"budget_s", ParamType::Float,
        "refuse a plan estimated to take longer than this many seconds (check prints the estimate); 0: none, but a "
-       "plan over 24 h is refused as a likely typo; --time-budget overrides it", Value{0.0}, 0, {}},
+       "plan over 24 h is refused as a likely typo; --time-budget overrides it", Value{0.0}, 0, {}, kMaxDurationS},
   };
 }
 
@@ -266,6 +296,7 @@ std::vector<std::string> experiment_keys(const WorkloadSchema* w) {
 // The value of "--set KEY=VALUE" as a parsed TOML node whose source names the override.
 // TOML ("[256, 512]", "2.5", "\"fp32\"") is read as such; a bare word is taken as a string.
 toml::table parse_override_value(const std::string& value, const std::string& source) {
+  check_config_shape("v = " + value, source, false);
   try {
     return toml::parse("v = " + value, source);
   } catch (const toml::parse_error&) {
@@ -298,8 +329,15 @@ void set_override(toml::table& t, const std::string& key, const std::string& val
   }
 }
 
+// "--set KEY=VALUE" as messages name it, a long value cut short.
+std::string override_source(const std::string& text) {
+  constexpr std::size_t kShown = 60;
+  if (text.size() <= kShown + 20) return kSetPrefix + text;
+  return kSetPrefix + text.substr(0, kShown) + "... (" + std::to_string(text.size()) + " characters)";
+}
+
 void apply_override(toml::table& root, const std::string& text, const std::vector<WorkloadSchema>& workloads) {
-  const std::string source = kSetPrefix + text;
+  const std::string source = override_source(text);
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) {
     throw InputError(source + ": expected KEY=VALUE (e.g. --set reps=5 or --set gemm-512.size=1024)");
@@ -442,6 +480,10 @@ void parse_expect(const toml::node& n, const WorkloadSchema& w, Experiment& e, c
     if (!v.is_number()) fail(v.source(), what + " must be a number, got " + describe(v));
     const double x = v.is_integer() ? static_cast<double>(v.as_integer()->get()) : v.as_floating_point()->get();
     if (!(x > 0) || !std::isfinite(x)) fail(v.source(), what + " must be above 0, got " + describe(v));
+    if (key == "max_median_s" && x > kMaxDurationS) {
+      fail(v.source(),
+           what + " must be at most " + bound_text(kMaxDurationS, ParamType::Float) + ", got " + describe(v));
+    }
     if (key == "min_efficiency" && x > 1) {
       fail(v.source(), what + " is a share of perfect scaling: above 0 and at most 1 (e.g. 0.8), got " + describe(v));
     }
@@ -463,6 +505,11 @@ Experiment parse_experiment(const toml::table& t, std::size_t index, const Defau
     }
     e.name = n->as_string()->get();
     if (e.name.find('/') != std::string::npos) fail(n->source(), ctx + "key 'name' must not contain '/'");
+    // Names reach terminals, CSV and the result file, and two that differ after a NUL would be one name there.
+    if (const std::string why = text_problem(e.name); !why.empty()) {
+      fail(n->source(), ctx + "key 'name' must be text without control characters, got \"" + printable(e.name) +
+                            "\": " + why);
+    }
     ctx = "experiment '" + e.name + "': ";
   }
   const auto names = workload_names(workloads);
@@ -521,6 +568,7 @@ Config parse_config(const std::string& text, const std::string& source, const st
   cfg.source = source;
   cfg.text = text;
   cfg.overrides = overrides;
+  check_config_shape(text, source);
   toml::table root;
   try {
     root = toml::parse(text, source);
@@ -558,17 +606,9 @@ Config parse_config(const std::string& text, const std::string& source, const st
   return cfg;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot read the file (does it exist?)");
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
 Config load_config(const std::string& path, const std::vector<std::string>& overrides,
                    const std::vector<WorkloadSchema>& workloads, const Defaults& base) {
-  return parse_config(read_text_file(path), path, overrides, workloads, base);
+  return parse_config(read_config_file(path), path, overrides, workloads, base);
 }
 
 Defaults environment_defaults(const char* cpus_per_task) {
@@ -576,7 +616,7 @@ Defaults environment_defaults(const char* cpus_per_task) {
   if (cpus_per_task) {
     char* end = nullptr;
     const long n = std::strtol(cpus_per_task, &end, 10);
-    if (end != cpus_per_task && *end == '\0' && n >= 1 && n <= 4096) d.threads = n;
+    if (end != cpus_per_task && *end == '\0' && n >= 1 && n <= kMaxThreads) d.threads = n;
   }
   return d;
 }

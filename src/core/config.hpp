@@ -14,6 +14,9 @@
 
 namespace gpuscale {
 
+// Threads a rank may ask for: each is an OS thread, and no node has more cores.
+constexpr std::int64_t kMaxThreads = 4096;
+
 struct Defaults {
   std::string backend = "auto";  // auto | cpu | cuda
   std::string comm = "auto";     // auto | mpi | nccl: what moves data between ranks
@@ -64,7 +67,8 @@ Config parse_config(const std::string& text, const std::string& source,
                     const std::vector<std::string>& overrides,
                     const std::vector<WorkloadSchema>& workloads, const Defaults& base = {});
 
-// Reads the file (InputError if it cannot) and parses it.
+// Reads the file (InputError if it cannot, or if it is not a regular file of
+// at most 1 MiB: core/config_shape.hpp) and parses it.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides,
                    const std::vector<WorkloadSchema>& workloads, const Defaults& base = {});
 
@@ -72,7 +76,5 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 // under Slurm, `threads` is the task's CPUs (SLURM_CPUS_PER_TASK) when set.
 // `cpus_per_task` is that variable's value (null: unset).
 Defaults environment_defaults(const char* cpus_per_task);
-
-std::string read_text_file(const std::string& path);  // InputError when unreadable
 
 }  // namespace gpuscale

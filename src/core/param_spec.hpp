@@ -23,8 +23,20 @@ struct ParamSpec {
   std::optional<Value> default_value;  // nullopt: optional, absent unless given
   double min = -std::numeric_limits<double>::infinity();  // Int and Float
   std::vector<std::string> choices;                       // String; empty = any
+  // Int and Float: what the code can hold and compute with (docs/config.md lists each).
+  double max = std::numeric_limits<double>::infinity();
   bool min_exclusive = false;                             // values must be greater than min
 };
+
+// Maxima shared by several keys (docs/config.md, "Largest values").
+// A count the code keeps in an int (reps, warmup, iters, ops, ...).
+constexpr double kMaxCount = 2147483647.0;  // INT_MAX
+// Any duration in seconds (timeout, warmup_s, budget_s, --time-budget): 30
+// days, far past any run and far from the clocks' limits (nanoseconds in 64 bits).
+constexpr double kMaxDurationS = 30 * 24 * 3600.0;
+// Bytes of one buffer (copy and collective bytes, bucket_bytes): 1 TiB, past
+// any device's memory and far from overflowing the byte counts made from it.
+constexpr double kMaxBufferBytes = 1099511627776.0;  // 2^40
 
 // The parameters every experiment has besides its workload's own.
 // What the report rates a workload's samples by: GFLOP/s, GB/s, or as a

@@ -1,3 +1,4 @@
+// Small string helpers for messages and for text read from files (core/text.hpp).
 #include "core/text.hpp"
 
 #include <algorithm>
@@ -59,12 +60,18 @@ std::string format_number(const char* format, double v) {
 
 std::string format_duration(double seconds) {
   const double s = std::max(0.0, seconds);
+  if (!(s <= kLongestDurationS)) return "more than 1000 h";  // and the int casts below stay in range
   char buf[64];
   if (s < 10) std::snprintf(buf, sizeof buf, "%.1f s", s);
   else if (s < 60) std::snprintf(buf, sizeof buf, "%.0f s", s);
   else if (s < 3600) std::snprintf(buf, sizeof buf, "%d min %02d s", static_cast<int>(s / 60), static_cast<int>(s) % 60);
   else std::snprintf(buf, sizeof buf, "%d h %02d min", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
   return buf;
+}
+
+std::string about_duration(double seconds) {
+  const std::string d = format_duration(seconds);
+  return d.rfind("more than ", 0) == 0 ? d : "about " + d;
 }
 
 std::string format_bytes(double bytes) {
@@ -97,6 +104,86 @@ std::string wrap(const std::string& text, std::size_t width, const std::string& 
   }
   if (!line.empty() || out.empty()) out += (out.empty() ? "" : indent) + line + "\n";
   return out;
+}
+
+namespace {
+
+// The length of the valid UTF-8 sequence at text[i], with its code point in
+// *cp; 0 where the bytes there are not UTF-8 (overlong forms, surrogates and
+// code points past U+10FFFF are not).
+std::size_t utf8_at(const std::string& text, std::size_t i, char32_t* cp) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  std::size_t n = 1;
+  char32_t v = lead, least = 0;
+  if (lead >= 0x80) {
+    if ((lead & 0xE0) == 0xC0) n = 2, v = lead & 0x1F, least = 0x80;
+    else if ((lead & 0xF0) == 0xE0) n = 3, v = lead & 0x0F, least = 0x800;
+    else if ((lead & 0xF8) == 0xF0) n = 4, v = lead & 0x07, least = 0x10000;
+    else return 0;
+  }
+  if (i + n > text.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    v = (v << 6) | (byte(i + k) & 0x3F);
+  }
+  if (v < least || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+  *cp = v;
+  return n;
+}
+
+bool is_control(char32_t c) { return c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0x9F); }
+
+std::string escaped(const char* format, unsigned value) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
+}  // namespace
+
+std::string printable(const std::string& text, const std::string& keep) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_at(text, i, &cp);
+    if (n == 0) {
+      out += escaped("\\x%02x", static_cast<unsigned char>(text[i]));
+      ++i;
+      continue;
+    }
+    if (is_control(cp) && (n > 1 || keep.find(text[i]) == std::string::npos)) {
+      out += escaped(n == 1 ? "\\x%02x" : "\\u%04x", static_cast<unsigned>(cp));
+    } else {
+      out.append(text, i, n);
+    }
+    i += n;
+  }
+  return out;
+}
+
+std::string text_problem(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_at(text, i, &cp);
+    const std::string at = " at byte " + std::to_string(i + 1);
+    if (n == 0) return "a byte that is not UTF-8 (" + printable(text.substr(i, 1)) + ")" + at;
+    if (is_control(cp)) return "a control character (" + escaped("U+%04X", static_cast<unsigned>(cp)) + ")" + at;
+    i += n;
+  }
+  return "";
+}
+
+std::string csv_field(const std::string& text, bool always_quote) {
+  const std::string s = printable(text, "\r\n");
+  if (!always_quote && s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + '"';
 }
 
 }  // namespace gpuscale

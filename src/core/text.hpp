@@ -19,8 +19,13 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 // printf of one number: format_number("%.2f GB/s", 1.5) == "1.50 GB/s".
 std::string format_number(const char* format, double v);
 
-// A duration for progress lines: "8.5 s", "42 s", "3 min 20 s", "2 h 05 min".
+// A duration for progress lines: "8.5 s", "42 s", "3 min 20 s", "2 h 05 min";
+// "more than 1000 h" beyond that (an estimate of a typo can be any size).
 std::string format_duration(double seconds);
+constexpr double kLongestDurationS = 1000 * 3600.0;
+
+// An estimate in words: "about 3 min 20 s", or "more than 1000 h".
+std::string about_duration(double seconds);
 
 // Bytes in binary units, 3 significant digits: "512 B", "1.5 GiB", "1 EiB".
 std::string format_bytes(double bytes);
@@ -28,5 +33,19 @@ std::string format_bytes(double bytes);
 // `text` as lines of at most `width` characters, broken at spaces; lines after
 // the first start with `indent`. A word longer than a line stays whole. Ends with '\n'.
 std::string wrap(const std::string& text, std::size_t width = 80, const std::string& indent = "  ");
+
+// Text from a file or another program, safe to print: every control character
+// (C0, DEL) and every byte that is not part of valid UTF-8 written as \xNN, a C1
+// control (U+0080..U+009F) as \u00NN; the characters of `keep` (e.g. "\n") stay.
+std::string printable(const std::string& text, const std::string& keep = "");
+
+// "" when `text` is valid UTF-8 without control characters (C0, DEL, C1), else
+// what is wrong first, e.g. "a control character (U+001B) at byte 3".
+std::string text_problem(const std::string& text);
+
+// One CSV field (RFC 4180): quoted where it holds a comma, a double quote, CR
+// or LF (or always, with `always_quote`), quotes doubled; other control
+// characters escaped as printable() does.
+std::string csv_field(const std::string& text, bool always_quote = false);
 
 }  // namespace gpuscale

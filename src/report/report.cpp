@@ -471,7 +471,8 @@ std::string render_json(const std::vector<ReportRow>& rows) {
     }
     arr.push_back(std::move(o));
   }
-  return arr.dump(2) + "\n";
+  // Bytes that are not UTF-8 (a file of another writer) as U+FFFD, rather than an exception with no row.
+  return arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string render_csv(const std::vector<ReportRow>& rows) {
@@ -486,15 +487,14 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
   auto opt = [&](const std::optional<double>& v) {
     if (v) os << *v;
   };
-  auto quoted = [](const std::string& s) {
-    std::string q = "\"";
-    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return q + "\"";
-  };
+  // Strings from the file as RFC 4180 fields, control characters escaped; free text always in quotes.
+  auto quoted = [](const std::string& s) { return csv_field(s, true); };
+  auto field = [](const std::string& s) { return csv_field(s); };
   for (const auto& r : rows) {
     const bool ran = r.status != "skipped";
-    os << quoted(r.file) << ',' << r.case_index + 1 << ',' << quoted(r.name) << ',' << r.workload << ',' << r.mode << ','
-       << r.backend << ',' << r.ranks << ',' << r.nodes << ',' << r.reps << ',' << quoted(r.params_label) << ',';
+    os << quoted(r.file) << ',' << r.case_index + 1 << ',' << quoted(r.name) << ',' << field(r.workload) << ','
+       << field(r.mode) << ',' << field(r.backend) << ',' << r.ranks << ',' << r.nodes << ',' << r.reps << ','
+       << quoted(r.params_label) << ',';
     for (double v : {r.median_s, r.min_s, r.p95_s, r.enqueue_median_s}) {
       opt(ran ? std::optional<double>(v) : std::nullopt);
       os << ',';
@@ -505,7 +505,7 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
     }
     if (ran) os << r.slowest_rank << ',' << r.slowest_ratio << ',' << r.max_verify_error;
     else os << ",,";
-    os << ',' << r.status << ',' << r.scope << ',';
+    os << ',' << field(r.status) << ',' << field(r.scope) << ',';
     if (!r.scope.empty()) os << r.groups << ',' << r.group_size;
     else os << ',';
     for (const auto* v : {&r.op_time_s, &r.algbw_gbps, &r.busbw_gbps}) {

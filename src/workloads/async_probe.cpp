@@ -11,7 +11,7 @@ WorkloadSchema async_schema() {
   s.name = "async";
   s.description = "host enqueue time vs completed time of `ops` small matmuls, with host syncs or norm logging";
   s.params = gemm_problem_specs(64, "fp32");
-  s.params.push_back({"ops", ParamType::Int, "matmuls per timed sample", Value{std::int64_t{100}}, 1, {}});
+  s.params.push_back({"ops", ParamType::Int, "matmuls per timed sample", Value{std::int64_t{100}}, 1, {}, kMaxCount});
   s.params.push_back({"sync", ParamType::String, "end: one sync per sample | each: after every op",
                       Value{std::string("end")}, 0, {"end", "each"}});
   s.params.push_back({"log_norm", ParamType::String, "none | host: copy the norm out every op | device: once",

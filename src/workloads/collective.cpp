@@ -29,10 +29,10 @@ WorkloadSchema collective_schema() {
       {"dtype", ParamType::String, "fp32 | fp64 | fp16 | bf16", Value{std::string("fp32")}, 0,
        {"fp32", "fp64", "fp16", "bf16"}},
       {"bytes", ParamType::Int, "bytes of one operation (the total for allgather, reduce_scatter, alltoall), "
-       "as nccl-tests' size; sweep with {from, to, factor}", Value{std::int64_t{1} << 20}, 1, {}},
+       "as nccl-tests' size; sweep with {from, to, factor}", Value{std::int64_t{1} << 20}, 1, {}, kMaxBufferBytes},
       {"inplace", ParamType::Bool, "in place (allreduce, allgather, reduce_scatter, broadcast, reduce)", Value{false}, 0,
        {}},
-      {"iters", ParamType::Int, "operations per timed sample", Value{std::int64_t{1}}, 1, {}},
+      {"iters", ParamType::Int, "operations per timed sample", Value{std::int64_t{1}}, 1, {}, kMaxCount},
       {"scope", ParamType::String, "world (all ranks) | intra-node (a group per node) | inter-node (a group per "
        "local rank, one rank per node) | node-pairs (op pairs: one rank per node, every pair of nodes in rounds of "
        "disjoint pairs)", Value{std::string("world")}, 0, collective_scopes()},

@@ -15,11 +15,11 @@ WorkloadSchema copy_schema() {
   s.description = "memory copies h2d | d2h | d2d, pinned or pageable host memory; bandwidth in GB/s";
   s.params = {
       {"bytes", ParamType::Int, "bytes per copy; sweep with a list or {from, to, factor}",
-       Value{std::int64_t{1} << 20}, 1, {}},
+       Value{std::int64_t{1} << 20}, 1, {}, kMaxBufferBytes},
       {"direction", ParamType::String, "h2d | d2h | d2d", Value{std::string("h2d")}, 0, {"h2d", "d2h", "d2d"}},
       {"host", ParamType::String, "host memory: pinned | pageable", Value{std::string("pinned")}, 0,
        {"pinned", "pageable"}},
-      {"ops", ParamType::Int, "copies per timed sample", Value{std::int64_t{1}}, 1, {}},
+      {"ops", ParamType::Int, "copies per timed sample", Value{std::int64_t{1}}, 1, {}, kMaxCount},
   };
   return s;
 }

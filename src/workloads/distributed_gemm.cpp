@@ -31,7 +31,7 @@ WorkloadSchema distributed_gemm_schema() {
   s.params = gemm_problem_specs(1024, "fp64");
   s.params.push_back({"group_size", ParamType::Int,
                       "ranks 0..group_size-1 share the problem, the others sit it out (default: all ranks)",
-                      std::nullopt, 1, {}});
+                      std::nullopt, 1, {}, kMaxCount});
   s.params.push_back({"overlap", ParamType::Bool,
                       "true: pass the next B block around the ring during the block product | false: after it",
                       Value{true}, 0, {}});

@@ -8,6 +8,7 @@
 #include "core/hash.hpp"
 #include "device/capabilities.hpp"
 #include "workloads/collective_pattern.hpp"
+#include "workloads/gemm_operands.hpp"
 
 namespace gpuscale {
 
@@ -89,14 +90,19 @@ WorkloadSchema dp_step_schema() {
   s.name = "dp_step";
   s.description = "a data-parallel training step: forward and backward matmuls of `layers` layers, weight gradients "
                   "summed over the group with allreduce in buckets, overlapped with the backward or after it";
+  constexpr auto kDim = static_cast<double>(kMaxGemmDim);  // hidden and batch are gemm dimensions
+  // Each layer holds six buffers and marks up to three phase intervals a sample (an int index).
+  constexpr double kMaxLayers = 1048576;  // 2^20
   s.params = {
-      {"hidden", ParamType::Int, "width of every layer: weights are hidden x hidden", Value{std::int64_t{512}}, 1, {}},
-      {"batch", ParamType::Int, "rows of the local batch on each rank", Value{std::int64_t{64}}, 1, {}},
-      {"layers", ParamType::Int, "layers: a forward and two backward matmuls each", Value{std::int64_t{8}}, 1, {}},
+      {"hidden", ParamType::Int, "width of every layer: weights are hidden x hidden", Value{std::int64_t{512}}, 1, {},
+       kDim},
+      {"batch", ParamType::Int, "rows of the local batch on each rank", Value{std::int64_t{64}}, 1, {}, kDim},
+      {"layers", ParamType::Int, "layers: a forward and two backward matmuls each", Value{std::int64_t{8}}, 1, {},
+       kMaxLayers},
       {"dtype", ParamType::String, "fp32 | fp64", Value{std::string("fp32")}, 0, {"fp32", "fp64"}},
       {"bucket_bytes", ParamType::Int, "gradient bytes per allreduce, about: consecutive layers' gradients, last "
        "layer first, until a bucket holds at least this many (as PyTorch DDP's bucket_cap_mb)",
-       Value{std::int64_t{25} << 20}, 1, {}},
+       Value{std::int64_t{25} << 20}, 1, {}, kMaxBufferBytes},
       {"overlap", ParamType::Bool, "true: reduce each bucket while the backward of earlier layers runs | false: all "
        "of the backward, then every allreduce", Value{true}, 0, {}},
       {"scope", ParamType::String, "world (all ranks) | intra-node (a group per node) | inter-node (a group per "

@@ -9,23 +9,26 @@
 
 namespace gpuscale {
 
+namespace {
+// 4 TiB of fp32 per buffer: beyond any memory, and far from overflowing a byte count.
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+}  // namespace
+
 WorkloadSchema elementwise_schema() {
   WorkloadSchema s;
   s.name = "elementwise";
   s.rate = RateKind::bytes;
   s.description = "r += a*b over `elements` values, `ops` passes per timed sample; memory bound, bandwidth in GB/s";
   s.params = {
-      {"elements", ParamType::Int, "elements of each of a, b, r", Value{std::int64_t{1} << 24}, 1, {}},
+      {"elements", ParamType::Int, "elements of each of a, b, r", Value{std::int64_t{1} << 24}, 1, {},
+       static_cast<double>(kMaxElements)},
       {"dtype", ParamType::String, "fp32 | fp64", Value{std::string("fp32")}, 0, {"fp32", "fp64"}},
-      {"ops", ParamType::Int, "passes of r += a*b per timed sample", Value{std::int64_t{10}}, 1, {}},
+      {"ops", ParamType::Int, "passes of r += a*b per timed sample", Value{std::int64_t{10}}, 1, {}, kMaxCount},
   };
   return s;
 }
 
 namespace {
-
-// 4 TiB of fp32 per buffer: beyond any memory, and far from overflowing a byte count.
-constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
 
 // Nonzero quarters: -1, -3/4, ..., -1/4, 1/4, ..., 1.
 double quarter(std::uint64_t bits) {

@@ -173,20 +173,20 @@ std::string largest_parts(const std::vector<Case>& plan, const PlanEstimate& e, 
                    [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
   std::vector<std::string> out;
   for (std::size_t i = 0; i < std::min(count, parts.size()); ++i) {
-    out.push_back("experiment '" + parts[i].first + "' about " + format_duration(parts[i].second.first) + " (" +
+    out.push_back("experiment '" + parts[i].first + "' " + about_duration(parts[i].second.first) + " (" +
                   std::to_string(parts[i].second.second) + " cases)");
   }
   const auto longest = std::max_element(e.case_s.begin(), e.case_s.end());
   if (longest != e.case_s.end()) {
     const Case& c = plan[static_cast<std::size_t>(longest - e.case_s.begin())];
-    out.push_back("the longest, " + c.numbered(plan.size()) + ", about " + format_duration(*longest));
+    out.push_back("the longest, " + c.numbered(plan.size()) + ", " + about_duration(*longest));
   }
   return join(out, "; ");
 }
 
 void check_time_budget(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job, double budget_s,
                        const std::string& budget_from) {
-  const std::string estimated = "the plan is estimated at about " + format_duration(e.total_s()) + " on " +
+  const std::string estimated = "the plan is estimated at " + about_duration(e.total_s()) + " on " +
                                 job_text(job);
   const std::string parts = "; the largest parts: " + largest_parts(plan, e, 3);
   if (budget_s <= 0) {

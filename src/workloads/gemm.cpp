@@ -8,7 +8,7 @@ WorkloadSchema gemm_schema() {
   s.name = "gemm";
   s.description = "C = A*B of one size, `ops` matmuls per timed sample";
   s.params = gemm_problem_specs(512, "fp64");
-  s.params.push_back({"ops", ParamType::Int, "matmuls per timed sample", Value{std::int64_t{1}}, 1, {}});
+  s.params.push_back({"ops", ParamType::Int, "matmuls per timed sample", Value{std::int64_t{1}}, 1, {}, kMaxCount});
   s.params.push_back(graph_param());
   return s;
 }

@@ -11,11 +11,12 @@
 namespace gpuscale {
 
 std::vector<ParamSpec> gemm_problem_specs(std::int64_t default_size, const std::string& default_dtype) {
+  constexpr auto kDim = static_cast<double>(kMaxGemmDim);
   return {
-      {"size", ParamType::Int, "m = n = k unless m, n or k is given", Value{default_size}, 1, {}},
-      {"m", ParamType::Int, "rows of A and C (default: size)", std::nullopt, 1, {}},
-      {"n", ParamType::Int, "columns of B and C (default: size)", std::nullopt, 1, {}},
-      {"k", ParamType::Int, "columns of A, rows of B (default: size)", std::nullopt, 1, {}},
+      {"size", ParamType::Int, "m = n = k unless m, n or k is given", Value{default_size}, 1, {}, kDim},
+      {"m", ParamType::Int, "rows of A and C (default: size)", std::nullopt, 1, {}, kDim},
+      {"n", ParamType::Int, "columns of B and C (default: size)", std::nullopt, 1, {}, kDim},
+      {"k", ParamType::Int, "columns of A, rows of B (default: size)", std::nullopt, 1, {}, kDim},
       {"dtype", ParamType::String, "element type", Value{default_dtype}, 0, dtype_names()},
       {"impl", ParamType::String, "vendor (cuBLAS/OpenBLAS) or one of our kernels", Value{std::string("vendor")}, 0,
        gemm_impl_names()},
@@ -23,14 +24,13 @@ std::vector<ParamSpec> gemm_problem_specs(std::int64_t default_size, const std::
 }
 
 namespace {
-constexpr std::int64_t kMaxDim = 1 << 20;
 
 int dim(const Params& p, const char* key) {
   const std::string given = p.has(key) ? key : "size";
   const std::int64_t v = p.get_int(given);
-  if (v > kMaxDim) {
+  if (v > kMaxGemmDim) {  // the config refuses it; parameters made in code are held to it too
     throw InputError("key '" + given + "' = " + std::to_string(v) + " is too large (at most " +
-                     std::to_string(kMaxDim) + ")");
+                     std::to_string(kMaxGemmDim) + ")");
   }
   return static_cast<int>(v);
 }

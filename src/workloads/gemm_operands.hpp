@@ -23,6 +23,10 @@ struct GemmProblem {
 };
 
 // The shape and type keys every gemm-based workload has: size, m, n, k, dtype, impl.
+// The largest m, n or k (and size): a dimension is an int, and 2^20 keeps
+// every product of two (elements of a matrix) and its bytes far inside 64 bits.
+constexpr std::int64_t kMaxGemmDim = std::int64_t{1} << 20;
+
 std::vector<ParamSpec> gemm_problem_specs(std::int64_t default_size, const std::string& default_dtype);
 GemmProblem gemm_problem(const Params& p);
 std::string gemm_problem_unsupported(const Params& p, const std::string& backend);

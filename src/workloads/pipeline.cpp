@@ -6,13 +6,18 @@
 
 namespace gpuscale {
 
+namespace {
+constexpr double kMaxPipelineOps = 1048576;  // 2^20
+}  // namespace
+
 WorkloadSchema pipeline_schema() {
   WorkloadSchema s;
   s.name = "pipeline";
   s.description = "`ops` matmuls, each result copied to the host on another stream: compute/transfer overlap";
   s.params = gemm_problem_specs(512, "fp64");
+  // Each op keeps its own result on the device and in host memory, and marks two phase intervals (an int index).
   s.params.push_back({"ops", ParamType::Int, "matmuls (and copies of their results) per timed sample",
-                      Value{std::int64_t{8}}, 1, {}});
+                      Value{std::int64_t{8}}, 1, {}, kMaxPipelineOps});
   s.params.push_back({"overlap", ParamType::Bool,
                       "true: copy each result while the next matmul runs | false: all matmuls, then all copies",
                       Value{true}, 0, {}});

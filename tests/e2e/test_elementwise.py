@@ -76,7 +76,8 @@ class BadKeys(InputErrorTest):
 
     def test_more_elements_than_any_memory(self):
         cfg, out, p = self.run_config(BAD.replace("elements = 1000", "elements = 2000000000000"))
-        self.assert_input_error(p, "key 'elements' = 2000000000000 is too large", out=out)
+        self.assert_input_error(p, cfg + ":8:12: experiment 'bad': key 'elements' must be at most 1099511627776, got "
+                                "2000000000000", out=out)
 
 
 if __name__ == "__main__":

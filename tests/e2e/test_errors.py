@@ -81,7 +81,7 @@ class BadInput(InputErrorTest):
 
     def test_a_matrix_too_large(self):
         cfg, out, p = self.run_config(SMALL_CONFIG.replace("size = 64", "size = 2000000"))
-        self.assert_input_error(p, "case 1 of 4 (small size=2000000", "key 'size' = 2000000 is too large (at most 1048576)",
+        self.assert_input_error(p, cfg + ":11:8: experiment 'small': key 'size' must be at most 1048576, got 2000000",
                                 out=out)
 
     def test_a_mistake_every_rank_finds_is_printed_once(self):
@@ -165,6 +165,113 @@ class BadInput(InputErrorTest):
     def test_check_reports_the_same_errors(self):
         cfg = self.write("bad.toml", SMALL_CONFIG.replace("workload = \"gemm\"", "workload = \"gemv\""))
         self.assert_input_error(gpuscale("check", cfg), "unknown workload \"gemv\" (did you mean 'gemm'?)")
+
+
+class EdgesOfTheNumberLine(InputErrorTest):
+    """Numbers past what the code holds are refused where they are read, by check and by run alike."""
+
+    def assert_refused(self, text, *fragments, extra=()):
+        cfg, out = self.write("edge.toml", text), self.path("edge.h5")
+        self.assert_input_error(gpuscale("check", cfg, *extra), cfg + ":", *fragments)
+        self.assert_input_error(gpuscale("run", cfg, "-o", out, *extra), cfg + ":", *fragments, out=out)
+
+    def test_durations_past_30_days(self):
+        for key in ("timeout", "warmup_s", "budget_s"):
+            self.assert_refused(SMALL_CONFIG.replace("reps = 4", f"reps = 4\n{key} = 1e10"),
+                                f":6:{len(key) + 4}: [defaults] key '{key}' must be at most 2592000 (30 days), "
+                                "got 1e+10")
+
+    def test_counts_past_an_int(self):
+        self.assert_refused(SMALL_CONFIG.replace("warmup = 1", "warmup = 2147483648"),
+                            ":4:10: [defaults] key 'warmup' must be at most 2147483647, got 2147483648")
+        self.assert_refused(SMALL_CONFIG.replace("reps = 4", "reps = 4294967297"),
+                            ":5:8: [defaults] key 'reps' must be at most 2147483647, got 4294967297")
+
+    def test_a_range_past_the_largest_bytes(self):
+        text = ('[defaults]\nbackend = "cpu"\n[[experiment]]\nworkload = "copy"\n'
+                'bytes = {from = 2, to = 9223372036854775807, factor = 4611686018427387904}\n')
+        self.assert_refused(text, ":5:25: experiment #1: key 'bytes' must be at most 1099511627776, got "
+                            "9223372036854775807")
+
+    def test_a_time_budget_past_30_days(self):
+        cfg, out = self.write("ok.toml", SMALL_CONFIG), self.path("ok.h5")
+        for command in (("check", cfg), ("run", cfg, "-o", out)):
+            self.assert_input_error(gpuscale(*command, "--time-budget", "1e10"), "--time-budget: must be a number of "
+                                    "seconds from 0 to 2592000 (30 days), got 1e10", out=out)
+
+    def test_an_estimate_past_1000_hours_says_so(self):
+        text = SMALL_CONFIG.replace("reps = 4", "reps = 2147483647").replace("ops = 20", "ops = 2147483647")
+        cfg, out = self.write("long.toml", text), self.path("long.h5")
+        for command in (("check", cfg), ("run", cfg, "-o", out)):
+            self.assert_input_error(gpuscale(*command, "--time-budget", "2592000"),
+                                    "the plan is estimated at more than 1000 h on ", "over the time budget of 720 h "
+                                    "00 min (--time-budget); the largest parts: experiment 'small' more than 1000 h",
+                                    out=out)
+
+
+class ConfigInputsThatCrashedOrHung(InputErrorTest):
+    """A config is a regular file of at most 1 MiB whose keys and values nest only so deep; anything else is refused
+    before it is read (a device, a FIFO) or parsed."""
+
+    def assert_refused(self, cfg, *fragments, extra=()):
+        out = self.path("out.h5")
+        for command in (("check", cfg), ("run", cfg, "-o", out)):
+            self.assert_input_error(gpuscale(*command, *extra, timeout=30), *fragments, out=out)
+
+    def test_what_is_not_a_regular_file(self):
+        self.assert_refused("/dev/zero", "/dev/zero: is a character device, not a config file (a TOML file)")
+        self.assert_refused(self.dir, self.dir + ": is a directory, not a config file (a TOML file)")
+        fifo = self.path("fifo.toml")
+        os.mkfifo(fifo)  # no writer: opening it would wait for one
+        self.assert_refused(fifo, fifo + ": is a FIFO, not a config file (a TOML file)")
+
+    def test_a_file_over_1_mib(self):
+        cfg = self.write("big.toml", SMALL_CONFIG + "#" * (2 << 20) + "\n")
+        self.assert_refused(cfg, cfg + ": the file is %d bytes; a config may hold at most 1048576 bytes (1 MiB)"
+                            % os.path.getsize(cfg))
+
+    def test_a_key_of_50000_parts(self):
+        cfg = self.write("deep.toml", SMALL_CONFIG + "x" + ".x" * 50000 + " = 1\n")
+        message = cfg + ":15:1: a key of more than 32 dotted parts (a config's keys have one or two, e.g. " \
+                        "[experiment.expect])"
+        self.assert_refused(cfg, message)
+        out = self.path("deep.h5")
+        p = mpirun(2, "run", cfg, "-o", out)  # every rank reads the config
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        errors = [line for line in p.stderr.splitlines() if line.startswith("gpuscale: error: ")]
+        self.assertEqual(errors, ["gpuscale: error: " + message])
+        self.assertFalse(os.path.exists(out))
+
+    def test_values_nested_too_deep(self):
+        cfg = self.write("nested.toml", SMALL_CONFIG.replace("size = 64", "size = " + "[" * 40 + "64" + "]" * 40))
+        self.assert_refused(cfg, cfg + ":11:40: values nested more than 32 deep (arrays and inline tables inside one "
+                            "another; a config needs two or three)")
+        ok = self.write("ok.toml", SMALL_CONFIG)
+        self.assert_refused(ok, "--set size=" + "[" * 40 + "64" + "]" * 13 + "... (87 characters): values nested more "
+                            "than 32 deep", extra=("--set", "size=" + "[" * 40 + "64" + "]" * 40))
+
+
+class NamesAreText(InputErrorTest):
+    def test_names_with_control_characters_are_refused(self):
+        # The issue's pair: equal up to a NUL, report merged them into one 'a'.
+        twins = SMALL_CONFIG.replace('name = "small"', 'name = "a\\u0000x"') + \
+            '[[experiment]]\nname = "a\\u0000y"\nworkload = "gemm"\n'
+        for text, shown, what in ((twins, "a\\x00x", "U+0000) at byte 2"),
+                                  (SMALL_CONFIG.replace('"small"', '"\\u001b[31mred\\r"'), "\\x1b[31mred\\x0d",
+                                   "U+001B) at byte 1")):
+            cfg, out = self.write("names.toml", text), self.path("names.h5")
+            for command in (("check", cfg), ("run", cfg, "-o", out)):
+                p = gpuscale(*command)
+                self.assert_input_error(p, cfg + ":9:8: experiment #1: key 'name' must be text without control "
+                                        f'characters, got "{shown}": a control character ({what}', out=out)
+                self.assertNotIn("\x1b", p.stderr)
+
+    def test_a_name_that_is_not_utf8_is_a_syntax_error_with_its_line(self):
+        cfg = self.path("latin1.toml")
+        with open(cfg, "wb") as f:
+            f.write(SMALL_CONFIG.replace('"small"', '"caf\\xe9"').encode().replace(b"\\xe9", b"\xe9"))
+        self.assert_input_error(gpuscale("check", cfg), cfg + ":9:11: TOML syntax error: Encountered invalid utf-8 "
+                                "sequence")
 
 
 class Help(unittest.TestCase):

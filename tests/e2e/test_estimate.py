@@ -19,9 +19,9 @@ IMPOSSIBLE = {
     "gemm": ("size = 1048576", "size=1048576"),
     "async": ("size = 1048576", "size=1048576"),
     "pipeline": ("size = 1048576", "size=1048576"),
-    "copy": ("bytes = 1152921504606846976", "bytes=1152921504606846976"),
+    "copy": ("bytes = 1099511627776", "bytes=1099511627776"),
     "elementwise": ("elements = 1099511627776", "elements=1099511627776"),
-    "collective": ("bytes = 1152921504606846976", "bytes=1152921504606846976"),
+    "collective": ("bytes = 1099511627776", "bytes=1099511627776"),
     "distributed_gemm": ("size = 1048576", "size=1048576"),
     "dp_step": ("hidden = 1048576", "hidden=1048576"),
 }

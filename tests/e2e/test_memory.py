@@ -50,9 +50,11 @@ class CudaPlanAwayFromItsServers(InputErrorTest):
     CONFIG = '[defaults]\nbackend = "cuda"\n[[experiment]]\nname = "copy"\nworkload = "copy"\nbytes = %d\n'
 
     def test_sizes_no_gpu_holds_are_refused_and_the_rest_is_checked_elsewhere(self):
-        huge = self.write("huge.toml", self.CONFIG % (2 << 40))
+        # The largest bytes (1 TiB), copied device to device: a source and a destination of 1 TiB each.
+        huge = self.write("huge.toml", self.CONFIG % (1 << 40) + 'direction = "d2d"\n')
         p = gpuscale("check", huge)
-        self.assert_input_error(p, "case 1 of 2 (copy bytes=2199023255552 ", "needs 2 TiB of device memory per rank")
+        self.assert_input_error(p, "case 1 of 2 (copy bytes=1099511627776 direction=d2d ",
+                                "needs 2 TiB of device memory per rank")
         if "no GPU is visible here" not in p.stderr:
             self.skipTest("a GPU is visible here: " + p.stderr.strip())
         self.assertIn("more than the 1 TiB it may use: more than any GPU has today; no GPU is visible here", p.stderr)

@@ -10,7 +10,7 @@ import unittest
 import h5py
 import numpy as np
 
-from common import SMALL_CONFIG, ScratchTest, gpuscale, mpirun, run, set_durations
+from common import ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, ScratchTest, gpuscale, mpirun, run, set_durations
 
 
 def s(x):
@@ -271,6 +271,38 @@ class ShippedConfigs(ScratchTest):
         self.assertRegex(p.stdout, r"target-blocked size=4096 dtype=fp32 impl=blocked ")
         for dtype in ("fp16", "bf16"):
             self.assertRegex(p.stdout, rf"target-mma-async size=4096 dtype={dtype} impl=mma_async ")
+
+
+class TextOfOtherWriters(ScratchTest):
+    """A file of an older version or another writer may hold control characters in its strings: report's table
+    escapes them, so nothing raw reaches the terminal; its CSV quotes them as RFC 4180 needs and escapes the rest."""
+
+    def test_control_characters_in_a_file_are_escaped(self):
+        out = self.path("out.h5")
+        p = gpuscale("run", self.write("small.toml", SMALL_CONFIG), "-o", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        name = b'a\x1b[31m,"b"\r\nc'
+        with h5py.File(out, "r+") as f:
+            for case in f["cases"].values():
+                case.attrs["name"] = np.bytes_(name)
+            f["cases/0000"].attrs["note"] = np.bytes_(b"note\x07\xc2\x9b")
+            f.attrs["warnings"] = np.bytes_(b"warn\x1b[2J")
+
+        def report(*args):
+            r = subprocess.run([GPUSCALE, "report", out, *args], capture_output=True, env=ENV, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return r.stdout
+
+        for table in (report(), report("--wide")):
+            self.assertEqual([b for b in table if (b < 0x20 and b != 0x0A) or b == 0x7F], [], table)
+            self.assertNotIn(b"\xc2\x9b", table)  # C1 CSI
+            self.assertIn(b'a\\x1b[31m,"b"\\x0d\\x0ac', table)
+            self.assertIn(b"note\\x07\\u009b", table)
+            self.assertIn(b"WARNING: warn\\x1b[2J", table)
+        rows = list(csv.DictReader(io.StringIO(report("--format", "csv").decode(), newline="")))
+        self.assertEqual(len(rows), 4)
+        self.assertEqual({r["name"] for r in rows}, {'a\\x1b[31m,"b"\r\nc'})
+        self.assertEqual(json.loads(report("--format", "json"))[0]["name"], name.decode())
 
 
 class MoreRanksThanCores(ScratchTest):

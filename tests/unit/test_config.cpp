@@ -2,7 +2,16 @@
 // offers the valid choices.
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+
 #include "core/config.hpp"
+#include "core/config_shape.hpp"
 #include "core/error.hpp"
 #include "workloads/workload.hpp"
 
@@ -330,4 +339,192 @@ TEST_CASE("[experiment.expect] limits are read, and bad ones are input errors", 
               "expect = {min_busbw_gbps = 1, min_gbps_per_rank = 0.5}\n")
             .experiments[0]
             .expect.size() == 2);
+}
+
+namespace {
+// The text of a value at the edge of a key's range, as a config writes it.
+std::string int_text(double v) { return std::to_string(static_cast<long long>(v)); }
+}  // namespace
+
+TEST_CASE("every integer key has a maximum: at it is accepted, past it is refused naming it", "[config][limits]") {
+  for (const auto& w : workload_schemas()) {
+    std::vector<ParamSpec> specs = w.params;
+    for (const char* k : {"warmup", "reps", "threads"}) {  // the common ones, given in the experiment
+      specs.push_back({k, ParamType::Int, "", std::nullopt, 1, {}, k == std::string("threads") ? 4096.0 : kMaxCount});
+    }
+    for (const auto& spec : specs) {
+      if (spec.type != ParamType::Int) continue;
+      INFO(w.name << "." << spec.key);
+      REQUIRE(std::isfinite(spec.max));
+      const std::string head = "[[experiment]]\nname = \"e\"\nworkload = \"" + w.name + "\"\n" + spec.key + " = ";
+      CHECK_NOTHROW(parse(head + int_text(spec.max) + "\n"));
+      CHECK(error_of(head + int_text(spec.max + 1) + "\n") ==
+            "exp.toml:4:" + std::to_string(spec.key.size() + 4) + ": experiment 'e': key '" + spec.key +
+                "' must be at most " + int_text(spec.max) + ", got " + int_text(spec.max + 1));
+    }
+  }
+}
+
+TEST_CASE("the issue's counts past an int are refused where they are read", "[config][limits]") {
+  const std::string e = "[[experiment]]\nworkload = \"gemm\"\n";
+  CHECK(error_of("[defaults]\nreps = 4294967297\n" + e) ==
+        "exp.toml:2:8: [defaults] key 'reps' must be at most 2147483647, got 4294967297");
+  CHECK(error_of("[defaults]\nwarmup = 2147483648\n" + e) ==
+        "exp.toml:2:10: [defaults] key 'warmup' must be at most 2147483647, got 2147483648");
+  CHECK(error_of("[defaults]\nthreads = 4097\n" + e) ==
+        "exp.toml:2:11: [defaults] key 'threads' must be at most 4096, got 4097");
+  CHECK(error_of(e + "size = 1048577\n") ==
+        "exp.toml:3:8: experiment #1: key 'size' must be at most 1048576, got 1048577");
+  CHECK(error_of(e, {"reps=2147483648"}) ==
+        "--set reps=2147483648: [defaults] key 'reps' must be at most 2147483647, got 2147483648");
+  // The seed takes any integer TOML can write.
+  CHECK(parse("[defaults]\nseed = 9223372036854775807\n" + e).defaults.seed == INT64_MAX);
+}
+
+TEST_CASE("every duration is at most 30 days", "[config][limits]") {
+  const std::string e = "[[experiment]]\nworkload = \"gemm\"\n";
+  for (const char* key : {"timeout", "warmup_s", "budget_s"}) {
+    INFO(key);
+    CHECK_NOTHROW(parse(std::string("[defaults]\n") + key + " = 2592000\n" + e));
+    CHECK(error_of(std::string("[defaults]\n") + key + " = 1e10\n" + e) ==
+          "exp.toml:2:" + std::to_string(std::string(key).size() + 4) + ": [defaults] key '" + key +
+              "' must be at most 2592000 (30 days), got 1e+10");
+  }
+  CHECK(error_of(e + "warmup_s = 2592000.5\n") ==
+        "exp.toml:3:12: experiment #1: key 'warmup_s' must be at most 2592000 (30 days), got 2.592e+06");
+  CHECK(error_of(e + "[experiment.expect]\nmax_median_s = 3e6\n") ==
+        "exp.toml:4:16: experiment #1: [experiment.expect] max_median_s must be at most 2592000 (30 days), got number "
+        "3e+06");
+}
+
+TEST_CASE("a range never overflows and stays within its key's maximum", "[config][range][limits]") {
+  auto values = [](const std::string& v) {
+    const Config c = parse("[[experiment]]\nworkload = \"copy\"\nbytes = " + v + "\n");
+    for (const auto& [key, vals] : c.experiments[0].params) {
+      if (key == "bytes") return vals;
+    }
+    return std::vector<Value>{};
+  };
+  // The issue's sweep: 'to' past the key's maximum.
+  CHECK(error_of("[[experiment]]\nworkload = \"copy\"\nbytes = {from = 2, to = 9223372036854775807, factor = "
+                 "4611686018427387904}\n") ==
+        "exp.toml:3:25: experiment #1: key 'bytes' must be at most 1099511627776, got 9223372036854775807");
+  // Steps that would overflow end the range instead.
+  CHECK(values("{from = 2, to = 1099511627776, factor = 4611686018427387904}") == std::vector<Value>{std::int64_t{2}});
+  CHECK(values("{from = 1099511627775, to = 1099511627776, step = 9223372036854775807}") ==
+        std::vector<Value>{std::int64_t{1099511627775}});
+  CHECK(values("{from = 3, to = 1099511627776, factor = 1e300}") == std::vector<Value>{std::int64_t{3}});
+  const auto doubling = values("{from = 1, to = 1099511627776, factor = 2}");
+  REQUIRE(doubling.size() == 41);
+  CHECK(doubling.back() == Value{std::int64_t{1} << 40});
+}
+
+TEST_CASE("keys and values nested past the bounds are refused before the TOML parser sees them", "[config][shape]") {
+  std::string parts = "x";
+  for (int i = 0; i < 50000; ++i) parts += ".x";  // a 100 KB file that crashed toml++
+  CHECK(error_of("[[experiment]]\nworkload = \"gemm\"\n" + parts + " = 1\n") ==
+        "exp.toml:3:1: a key of more than 32 dotted parts (a config's keys have one or two, e.g. [experiment.expect])");
+  auto dotted = [](int n) {
+    std::string k = "a";
+    for (int i = 1; i < n; ++i) k += ".a";
+    return k;
+  };
+  CHECK(error_of("# a header\n  [" + dotted(33) + "]\n").rfind("exp.toml:2:4: a key of more than 32 dotted parts", 0) ==
+        0);
+  CHECK(error_of("[[" + dotted(33) + "]]\n").rfind("exp.toml:1:3: a key of more than 32 dotted parts", 0) == 0);
+  CHECK(error_of("x = {b = 1, " + dotted(33) + " = 2}\n").rfind("exp.toml:1:13: a key of more than 32", 0) == 0);
+  // At the bound the parser has the file, and finds what is wrong with it.
+  CHECK(error_of("[" + dotted(32) + "]\n").rfind("exp.toml:1:2: unknown top-level key 'a'", 0) == 0);
+  CHECK(error_of("\"a.b\".'c.d'.\"e\\\".f\" = 1\n").rfind("exp.toml:1:1: unknown top-level key 'a.b'", 0) == 0);
+
+  const std::string head = "[[experiment]]\nworkload = \"gemm\"\nsize = ";
+  CHECK(error_of(head + std::string(33, '[') + std::string(33, ']') + "\n") ==
+        "exp.toml:3:40: values nested more than 32 deep (arrays and inline tables inside one another; a config needs "
+        "two or three)");
+  std::string tables;
+  for (int i = 0; i < 33; ++i) tables += "{a = ";
+  CHECK(error_of(head + "[\n  1,\n  " + tables + "1\n").rfind("exp.toml:5:158: values nested more than 32 deep", 0) ==
+        0);
+  CHECK(error_of(head + std::string(32, '[') + std::string(32, ']') + "\n") ==
+        "exp.toml:3:9: experiment #1: key 'size' must be an integer or a list of them, got an array inside the list");
+}
+
+TEST_CASE("brackets in strings and comments are not nesting", "[config][shape]") {
+  const std::string brackets(40, '[');
+  const Config c = parse("# " + brackets + "\n[[experiment]]  # {{{{\nname = \"" + brackets + " \\\" {\"\n" +
+                         "workload = 'gemm' # " + brackets + "\n[experiment.expect]\n\"max_median_s\" = 1\n");
+  CHECK(c.experiments.at(0).name == brackets + " \" {");
+  // Strings over several lines, escaped quotes and backslashes: the scan goes on in step, counting lines.
+  const std::string strings = "a = \"\"\"\n" + brackets + "\n\\\"\"\"\n\"\"\"\nb = '''\n" + brackets + "'''\n" +
+                              "c = [\"]\", ']', \"\\\\\", '\\\\'] # ]]]]\n";
+  CHECK_NOTHROW(check_config_shape(strings, "exp.toml"));
+  CHECK_THROWS_WITH(check_config_shape(strings + "d = " + brackets + "\n", "exp.toml"),
+                    "exp.toml:8:37: values nested more than 32 deep (arrays and inline tables inside one another; a "
+                    "config needs two or three)");
+}
+
+TEST_CASE("a --set value is bounded as a file is", "[config][set][shape]") {
+  CHECK(error_of(kIssueExample, {"size=" + std::string(40, '[') + "1" + std::string(40, ']')}) ==
+        "--set size=" + std::string(40, '[') + "1" + std::string(14, ']') + "... (86 characters): values nested more "
+        "than 32 deep (arrays and inline tables inside one another; a config needs two or three)");
+  std::string dotted = "{a";
+  for (int i = 0; i < 40; ++i) dotted += ".a";
+  CHECK(error_of(kIssueExample, {"size=" + dotted + " = 1}"}).find("a key of more than 32 dotted parts") !=
+        std::string::npos);
+  CHECK(error_of(kIssueExample, {"size=" + std::string(kMaxConfigBytes, '1')}).find(
+            "; a config may hold at most 1048576 bytes (1 MiB)") != std::string::npos);
+}
+
+TEST_CASE("a config file is a regular file of at most 1 MiB; nothing else is opened or read", "[config][shape]") {
+  auto load_error = [](const std::string& path) {
+    try {
+      load_config(path, {}, workload_schemas());
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(load_error("/dev/zero") == "/dev/zero: is a character device, not a config file (a TOML file)");
+  const std::string dir = std::filesystem::temp_directory_path() / ("gpuscale-config-" + std::to_string(getpid()));
+  std::filesystem::create_directory(dir);
+  CHECK(load_error(dir) == dir + ": is a directory, not a config file (a TOML file)");
+  const std::string fifo = dir + "/fifo.toml";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(load_error(fifo) == fifo + ": is a FIFO, not a config file (a TOML file)");  // and does not wait for a writer
+  const std::string big = dir + "/big.toml";
+  std::ofstream(big) << "[[experiment]]\nworkload = \"gemm\"\n" << std::string(kMaxConfigBytes, '#') << "\n";
+  CHECK(load_error(big) == big + ": the file is 1048610 bytes; a config may hold at most 1048576 bytes (1 MiB)");
+  const std::string fits = dir + "/fits.toml";
+  std::ofstream(fits) << "[[experiment]]\nworkload = \"gemm\"\n#" << std::string(kMaxConfigBytes - 35, '#') << "\n";
+  CHECK(std::filesystem::file_size(fits) == kMaxConfigBytes);
+  CHECK(load_error(fits) == "no error");
+  std::filesystem::remove_all(dir);
+  CHECK(error_of(std::string(kMaxConfigBytes + 1, '#')) ==
+        "exp.toml: the text is 1048577 bytes; a config may hold at most 1048576 bytes (1 MiB)");
+}
+
+TEST_CASE("experiment names are text: no control characters, valid UTF-8", "[config][names]") {
+  auto named = [](const std::string& toml_name) {
+    return error_of("[[experiment]]\nname = " + toml_name + "\nworkload = \"gemm\"\n");
+  };
+  // The issue's pair: equal up to a NUL, they would be one name 'a' in the report.
+  CHECK(error_of("[[experiment]]\nname = \"a\\u0000x\"\nworkload = \"gemm\"\n"
+                 "[[experiment]]\nname = \"a\\u0000y\"\nworkload = \"gemm\"\n") ==
+        "exp.toml:2:8: experiment #1: key 'name' must be text without control characters, got \"a\\x00x\": a control "
+        "character (U+0000) at byte 2");
+  CHECK(named("\"\\u001b[31mred\"") == "exp.toml:2:8: experiment #1: key 'name' must be text without control "
+                                       "characters, got \"\\x1b[31mred\": a control character (U+001B) at byte 1");
+  CHECK(named("\"a\\rb\"").find("got \"a\\x0db\": a control character (U+000D) at byte 2") != std::string::npos);
+  CHECK(named("\"a\\tb\"").find("a control character (U+0009) at byte 2") != std::string::npos);
+  CHECK(named("\"a\\u007f\"").find("a control character (U+007F) at byte 2") != std::string::npos);
+  CHECK(named("\"a\\u009b[2J\"").find("got \"a\\u009b[2J\": a control character (U+009B) at byte 2") !=
+        std::string::npos);
+  CHECK(named("\"\"\"a\nb\"\"\"").find("a control character (U+000A) at byte 2") != std::string::npos);
+  // Bytes that are not UTF-8 never reach the check: the TOML parser refuses them, naming the line.
+  CHECK(named("\"a\xff\"") == "exp.toml:2:9: TOML syntax error: Encountered invalid utf-8 sequence");
+  CHECK(parse("[[experiment]]\nname = \"gemm caf\xc3\xa9 \xe2\x9c\x93\"\nworkload = \"gemm\"\n").experiments[0].name ==
+        "gemm caf\xc3\xa9 \xe2\x9c\x93");
+  CHECK(error_of(kIssueExample, {"gemm-512.name=\"x\\u001b\""}) ==
+        "--set gemm-512.name=\"x\\u001b\": experiment #1: key 'name' must be text without control characters, got "
+        "\"x\\x1b\": a control character (U+001B) at byte 2");
 }

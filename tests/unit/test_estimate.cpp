@@ -7,6 +7,7 @@
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/plan.hpp"
+#include "core/text.hpp"
 #include "device/cpu_device.hpp"
 #include "workloads/calibrate.hpp"
 #include "workloads/estimate.hpp"
@@ -131,16 +132,33 @@ TEST_CASE("a plan over its time budget is an input error naming the estimate and
 }
 
 TEST_CASE("without a budget, a plan estimated over a day is refused as a likely typo", "[estimate]") {
-  const auto plan = plan_of("[defaults]\nreps = 100000000\n[[experiment]]\nname = \"typo\"\nworkload = \"gemm\"\n");
+  const auto plan = plan_of("[defaults]\nreps = 10000000\n[[experiment]]\nname = \"typo\"\nworkload = \"gemm\"\n");
   const JobShape job{2, 1, 2};
   const PlanEstimate e = estimate_plan(plan, job, default_rates("cpu", "mpi"));
   REQUIRE(e.total_s() > kDefaultTimeLimitS);
+  REQUIRE(e.total_s() < kLongestDurationS);
   CHECK_THROWS_WITH(check_time_budget(plan, e, job, 0, "budget_s"),
                     Catch::Contains("on 2 ranks on 1 node, over 24 h 00 min, the limit where no budget is set; the "
                                     "largest parts: experiment 'typo' about") &&
                         Catch::Contains("A typo in reps, ops or a size? To run it all the same, set budget_s or "
                                         "--time-budget"));
   CHECK_NOTHROW(check_time_budget(plan, e, job, e.total_s() * 2, "--time-budget"));  // a budget allows it
+}
+
+TEST_CASE("an estimate of the largest counts says more than 1000 h, never a wrapped number", "[estimate]") {
+  const auto plan = plan_of("[defaults]\nreps = 2147483647\nwarmup = 2147483647\n[[experiment]]\nname = \"typo\"\n"
+                            "workload = \"gemm\"\nsize = 1048576\nops = 2147483647\n");
+  const JobShape job{2, 1, 2};
+  const PlanEstimate e = estimate_plan(plan, job, default_rates("cpu", "mpi"));
+  REQUIRE(e.total_s() > kLongestDurationS);
+  try {
+    check_time_budget(plan, e, job, 2592000, "budget_s");  // the largest budget, 30 days
+    FAIL("no error");
+  } catch (const InputError& err) {
+    CHECK(std::string(err.what()).rfind("the plan is estimated at more than 1000 h on 2 ranks on 1 node, over the "
+                                        "time budget of 720 h 00 min (budget_s); the largest parts: experiment "
+                                        "'typo' more than 1000 h (2 cases); the longest, case 1 of 2 (typo ", 0) == 0);
+  }
 }
 
 TEST_CASE("calibration measures this machine's rates", "[estimate]") {

@@ -11,6 +11,7 @@
 #include "report/expectations.hpp"
 #include "report/report.hpp"
 #include "report/side_by_side.hpp"
+#include "report/terminal_text.hpp"
 
 using namespace gpuscale;
 
@@ -766,4 +767,37 @@ TEST_CASE("a kernel far below the vendor library keeps two significant digits, a
   CHECK(render_table("f.h5", run, rows, true)
             .find("\nnote: of vendor: GFLOP/s per rank over that of impl vendor (cuBLAS) for the same dtype, shape, "
                   "mode and ranks in this run\n") != std::string::npos);
+}
+
+TEST_CASE("strings from a file reach the terminal escaped, CSV quoted and escaped, JSON as valid UTF-8",
+          "[report][text]") {
+  RunRecord run;
+  run.warnings = {"warn\x1b[2J"};
+  run.status = "complete\r";
+  CaseRecord c = timed_case(0, "parallel", 2, 3, 0.1);
+  c.experiment = "a\x1b[31m,\"b\"\r\nc";  // as an older version or another writer may have stored it
+  c.note = "note\x07\xc2\x9b";
+  c.params.set("dtype", std::string("fp\x0b" "64"));
+  run.cases = {c};
+  const auto rows = build_report(run);
+  for (bool wide : {false, true}) {
+    const std::string table = render_table("f.h5", for_terminal(run), for_terminal(rows), wide);
+    CHECK(std::none_of(table.begin(), table.end(), [](char ch) {
+      const auto u = static_cast<unsigned char>(ch);
+      return (u < 0x20 && ch != '\n') || u == 0x7f;
+    }));
+    CHECK(table.find("\xc2\x9b") == std::string::npos);  // C1 CSI
+    CHECK(table.find("a\\x1b[31m,\"b\"\\x0d\\x0ac") != std::string::npos);
+    CHECK(table.find("note\\x07\\u009b") != std::string::npos);
+    CHECK(table.find("WARNING: warn\\x1b[2J") != std::string::npos);
+    CHECK(table.find("fp\\x0b64") != std::string::npos);
+  }
+  const std::string csv = render_csv(rows);
+  CHECK(csv.find(",\"a\\x1b[31m,\"\"b\"\"\r\nc\",gemm,parallel,") != std::string::npos);
+  CHECK(csv.find("dtype=fp\\x0b64") != std::string::npos);
+
+  // Bytes that are not UTF-8: U+FFFD in JSON, rather than an exception.
+  run.cases[0].experiment = "a\xff";
+  const auto json = nlohmann::json::parse(render_json(build_report(run)));
+  CHECK(json.at(0).at("name") == "a\xef\xbf\xbd");
 }
