@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "io/hdf5_io.hpp"
+#include "io/old_heap_check.hpp"
 #include "io/read_guard.hpp"
 
 namespace gpuscale {
@@ -490,7 +491,10 @@ RunRecord read_result_file(const std::string& path,
         throw ReadError(open_failure(e, path));
       }
     }
-    return H5Id(id, H5Fclose);
+    H5Id file(id, H5Fclose);
+    // Before any string is read: HDF5 would walk the heaps of strings itself, and may never finish.
+    if (auto damage = old_heap_damage(path)) throw ReadError(*damage);
+    return file;
   });
   const hid_t f = open.file.get();
   RunRecord run = reading(guard, path, [&] { return read_run(f, path); });
