@@ -437,7 +437,7 @@ std::string open_failure(const Hdf5Error& e, const std::string& path) {
   return h5::read_error(e, "the superblock or the root group").what();
 }
 
-// Runs `f` (a read of the file), armed against crashes, and turns what it
+// Runs `f` (a read of the file), armed against crashes and stalls, and turns what it
 // finds wrong into one InputError: "PATH: damaged result file: ...".
 template <class F>
 auto reading(ReadGuard& guard, const std::string& path, F&& f) -> decltype(f()) {

@@ -14,7 +14,8 @@ namespace gpuscale {
 // truncation, a missing or impossible attribute or dataset). What the report
 // relies on is checked (shapes, indices, counts, finite sample times), so a
 // case read back never indexes out of range. A crash inside the HDF5 library
-// while reading ends the process with that line and exit code 2 (read_guard.hpp).
+// while reading, or a read that stops making progress, ends the process with
+// that line and exit code 2 (read_guard.hpp).
 RunRecord read_result_file(const std::string& path);
 
 // The same, one case at a time: `visit` gets the run (its cases left empty)

@@ -631,11 +631,36 @@ TEST_CASE("a crash while a file is read ends with one line and exit code 2", "[h
   CHECK(before.sa_handler == after.sa_handler);
 }
 
-// ---- Reading never hangs: old global heaps checked first ----
+// ---- Reading never hangs: old global heaps checked first, a stalled read bounded ----
+
+#include <chrono>
 
 #include "io/old_heap_check.hpp"
 
 namespace {
+
+// What a forked child that runs `f` writes to stderr, and its exit code (128 + the signal if one ended it).
+template <class F>
+std::pair<int, std::string> in_child(F&& f) {
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    f();
+    _exit(0);
+  }
+  close(out[1]);
+  std::string err;
+  char buf[256];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<std::size_t>(n));
+  close(out[0]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), err};
+}
 
 // A file in HDF5's earliest format (superblock 0, no checksums: as files before schema 1.4) whose root has the
 // variable-length string attribute software = "gpuscale", its value in a global heap collection. Returns where the
@@ -718,3 +743,38 @@ TEST_CASE("a file with checksums (schema 1.4) is not searched for global heaps",
   fs::remove(path);
 }
 
+
+TEST_CASE("a read that stops making progress ends with one line and exit code 2, and one that keeps reading does not",
+          "[hdf5][errors]") {
+  const auto stalled = in_child([] {
+    ReadGuard guard("results/x.h5", std::chrono::milliseconds(200));
+    guarded(guard, [] {
+      for (volatile unsigned long n = 0;; n = n + 1) {
+      }
+    });
+  });
+  CHECK(stalled.first == 2);
+  CHECK(stalled.second ==
+        "gpuscale: error: results/x.h5: damaged result file: the HDF5 library did not finish reading it in 0.2 s\n");
+  // Reading for four times the bound, a few bytes at a time.
+  const auto reading = in_child([] {
+    ReadGuard guard("results/x.h5", std::chrono::milliseconds(300));
+    guarded(guard, [] {
+      const int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+      char buf[64];
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1200);
+      while (std::chrono::steady_clock::now() < until) {
+        if (read(fd, buf, sizeof buf) <= 0) break;
+      }
+      close(fd);
+    });
+  });
+  CHECK(reading.first == 0);
+  CHECK(reading.second.empty());
+  // Once disarmed, no tick is left to come.
+  ReadGuard guard("y.h5", std::chrono::milliseconds(50));
+  guarded(guard, [] {});
+  itimerval t{};
+  getitimer(ITIMER_REAL, &t);
+  CHECK((t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0));
+}
