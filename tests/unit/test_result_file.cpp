@@ -631,9 +631,12 @@ TEST_CASE("a crash while a file is read ends with one line and exit code 2", "[h
   CHECK(before.sa_handler == after.sa_handler);
 }
 
-// ---- Reading never hangs: old global heaps checked first, a stalled read bounded ----
+// ---- Reading never hangs: old global heaps checked first, a stalled read bounded; live files ----
+
+#include <sys/file.h>
 
 #include <chrono>
+#include <thread>
 
 #include "io/old_heap_check.hpp"
 
@@ -743,7 +746,6 @@ TEST_CASE("a file with checksums (schema 1.4) is not searched for global heaps",
   fs::remove(path);
 }
 
-
 TEST_CASE("a read that stops making progress ends with one line and exit code 2, and one that keeps reading does not",
           "[hdf5][errors]") {
   const auto stalled = in_child([] {
@@ -777,4 +779,37 @@ TEST_CASE("a read that stops making progress ends with one line and exit code 2,
   itimerval t{};
   getitimer(ITIMER_REAL, &t);
   CHECK((t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0));
+}
+
+TEST_CASE("a result file whose writer holds its lock reads as being written, and damaged it is read again first",
+          "[hdf5]") {
+  const std::string path = temp_path("live.h5");
+  write_file(path, {sample_case(0, "serial"), sample_case(1, "parallel")});
+  const std::string whole = bytes_of(path);
+  CHECK_FALSE(read_result_file(path).being_written);
+  // What HDF5's writer holds from creating the file to closing it.
+  const int writer = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(flock(writer, LOCK_EX | LOCK_NB) == 0);
+  const RunRecord live = read_result_file(path);
+  CHECK(live.being_written);
+  CHECK(live.cases.size() == 2);
+  SECTION("damage that stays") {
+    put_bytes(path, whole.substr(0, whole.size() / 2));
+    CHECK(read_error(path) == path + ": damaged result file: truncated (file is " + std::to_string(whole.size() / 2) +
+                                  " bytes, expected " + std::to_string(whole.size()) +
+                                  ") (read while a run was writing it)");
+  }
+  SECTION("a flush caught half-way: whole again a moment later") {
+    put_bytes(path, whole.substr(0, whole.size() / 2));
+    std::thread flush([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      put_bytes(path, whole);
+    });
+    const RunRecord back = read_result_file(path);
+    flush.join();
+    CHECK(back.cases.size() == 2);
+    CHECK(back.being_written);
+  }
+  close(writer);
+  fs::remove(path);
 }
