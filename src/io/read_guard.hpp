@@ -2,19 +2,27 @@
 // file can lead it astray, e.g. files before schema 1.4, whose strings sit
 // in a heap without a checksum) ends the process with the one line
 //   gpuscale: error: PATH: damaged result file: the HDF5 library crashed reading it (SIGSEGV)
-// and exit code 2, never a bare signal.
+// and a read step that stops making progress (a loop inside the library) with
+//   gpuscale: error: PATH: damaged result file: the HDF5 library did not finish reading it in 60 s
+// both with exit code 2, never a bare signal or a hang.
 #pragma once
 
 #include <signal.h>
+#include <sys/time.h>
 
+#include <chrono>
 #include <string>
 
 namespace gpuscale {
 
+// How long a read step may go without reading from any file before it is taken for a loop. Generous: reading
+// never waits on anything else, and a step that keeps reading (a large case on a slow disk) is never cut short.
+constexpr std::chrono::milliseconds kReadStall{60'000};
+
 class ReadGuard {
  public:
-  // Prepares the line for `path`; nothing is installed before arm().
-  explicit ReadGuard(const std::string& path);
+  // Prepares the lines for `path`; nothing is installed before arm().
+  explicit ReadGuard(const std::string& path, std::chrono::milliseconds stall = kReadStall);
   ~ReadGuard();  // disarms
   ReadGuard(const ReadGuard&) = delete;
   ReadGuard& operator=(const ReadGuard&) = delete;
@@ -26,18 +34,29 @@ class ReadGuard {
   // pointer") would make the message more than one line. HDF5's own error
   // printing is off anyway (hdf5_quiet), and errors found while reading are
   // thrown, then printed once the guard is disarmed.
+  // Starts the stall watch too: a real-time timer (SIGALRM, syscalls restarted)
+  // ticks every stall / kStallTicks and looks at the bytes the process has read
+  // (/proc/self/io's rchar); kStallTicks ticks in a row without a byte read
+  // end the process. Where /proc/self/io cannot be read, the step is bounded
+  // by the stall time itself.
   void arm();
-  // Puts back stderr, the handlers and the signal stack there were before arm().
+  // Puts back stderr, the handlers, the timer and the signal stack there were before arm().
   void disarm();
 
+  static constexpr int kStallTicks = 8;
+
  private:
-  std::string line_;  // the message up to the signal's name
+  std::string crash_line_;  // the message up to the signal's name
+  std::string stall_line_;  // the whole message
+  std::chrono::milliseconds stall_;
   bool armed_ = false;
-  const std::string* outer_ = nullptr;  // the guard armed before this one, if any
+  const std::string* outer_crash_ = nullptr;  // the guard armed before this one, if any
+  const std::string* outer_stall_ = nullptr;
   int outer_fd_ = -1;
   int stderr_fd_ = -1;  // the real stderr while armed
-  struct sigaction old_[5] {};
+  struct sigaction old_[6] {};  // the five crash signals, then SIGALRM
   stack_t old_stack_{};
+  itimerval old_timer_{};
 };
 
 // Runs `f` with the guard armed, disarmed again however `f` ends.

@@ -162,6 +162,9 @@ struct RunRecord {
   std::string last_update;        // ISO 8601 time of the last flush: a writer that vanished stops updating it
   bool complete = false;
   std::string status;  // "running" | "complete" | "failed: ..."
+  // Not in the file: whether a process held its write lock when it was read (a live run's rank 0 does until it
+  // closes the file), as the reader found it.
+  bool being_written = false;
   std::vector<std::pair<std::string, std::string>> environment;
   std::vector<RankRecord> ranks;
   std::vector<LinkRecord> links;  // every rank's GPU to the other GPUs of its node

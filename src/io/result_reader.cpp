@@ -1,17 +1,24 @@
 #include "io/result_reader.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
 #include <set>
+#include <thread>
 
 #include "core/error.hpp"
 #include "io/hdf5_io.hpp"
+#include "io/old_heap_check.hpp"
 #include "io/read_guard.hpp"
 
 namespace gpuscale {
@@ -485,15 +492,21 @@ std::string open_failure(const Hdf5Error& e, const std::string& path) {
   return h5::read_error(e, "the superblock or the root group").what();
 }
 
-// Runs `f` (a read of the file), armed against crashes, and turns what it
-// finds wrong into one InputError: "PATH: damaged result file: ...".
+// A failure of the file itself, not of the visitor: what reading a live file again can cure.
+class FileError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// Runs `f` (a read of the file), armed against crashes and stalls, and turns
+// what it finds wrong into one FileError: "PATH: damaged result file: ...".
 template <class F>
 auto reading(ReadGuard& guard, const std::string& path, F&& f) -> decltype(f()) {
-  const auto damaged = [&](const std::string& what) { return InputError(path + ": damaged result file: " + what); };
+  const auto damaged = [&](const std::string& what) { return FileError(path + ": damaged result file: " + what); };
   try {
     return guarded(guard, f);
-  } catch (const InputError&) {
-    throw;
+  } catch (const InputError& e) {
+    throw FileError(e.what());
   } catch (const ReadError& e) {
     throw damaged(e.what());
   } catch (const Hdf5Error& e) {
@@ -505,15 +518,38 @@ auto reading(ReadGuard& guard, const std::string& path, F&& f) -> decltype(f()) 
   }
 }
 
-}  // namespace
+// Opens the file read-only without HDF5's file locking: the writer of a live
+// run holds the lock (exclusive) from creating the file to closing it, and
+// reading never needs it. A file without checksums has its global heap checked
+// first (old_heap_check.hpp).
+H5Id open_file(const std::string& path) {
+  const htri_t is = H5Fis_hdf5(path.c_str());
+  if (is <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw InputError(path + ": not an HDF5 file");
+  }
+  H5Id fapl(GPUSCALE_H5(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
+  GPUSCALE_H5(H5Pset_file_locking(fapl.get(), false, true));
+  const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
+  if (id < 0) {
+    try {
+      GPUSCALE_H5(id);
+    } catch (const Hdf5Error& e) {
+      throw ReadError(open_failure(e, path));
+    }
+  }
+  H5Id file(id, H5Fclose);
+  if (auto damage = old_heap_damage(path)) throw ReadError(*damage);
+  return file;
+}
 
-RunRecord read_result_file(const std::string& path,
-                           const std::function<void(const RunRecord& run, CaseRecord&& c)>& visit) {
-  hdf5_quiet();
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
-  if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, not a result file");
-  ReadGuard guard(path);
+using Visit = std::function<void(const RunRecord& run, CaseRecord&& c)>;
+
+// Reads the file once, opened afresh: its run, then each case after `last`
+// (the name of the last case visited before, if any) read and visited in
+// turn, `last` kept up to date.
+RunRecord read_pass(ReadGuard& guard, const std::string& path, CaseRecord& c, std::string& last,
+                    const Visit& visit) {
   // Closed with the guard armed however the reading ends (closing a damaged file can crash too).
   struct Open {
     ReadGuard& guard;
@@ -525,22 +561,7 @@ RunRecord read_result_file(const std::string& path,
       });
     }
   } open{guard, {}, {}};
-  open.file = reading(guard, path, [&] {
-    const htri_t is = H5Fis_hdf5(path.c_str());
-    if (is <= 0) {
-      H5Eclear2(H5E_DEFAULT);
-      throw InputError(path + ": not an HDF5 file");
-    }
-    const hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (id < 0) {
-      try {
-        GPUSCALE_H5(id);
-      } catch (const Hdf5Error& e) {
-        throw ReadError(open_failure(e, path));
-      }
-    }
-    return H5Id(id, H5Fclose);
-  });
+  open.file = reading(guard, path, [&] { return open_file(path); });
   const hid_t f = open.file.get();
   RunRecord run = reading(guard, path, [&] { return read_run(f, path); });
   open.cases = reading(guard, path, [&] { return h5::open_group(f, "cases"); });
@@ -549,12 +570,54 @@ RunRecord read_result_file(const std::string& path,
     check_cases_planned(found, run);
     return found;
   });
-  CaseRecord c;  // one at a time, its sample memory reused by the next
-  for (const auto& name : names) {
+  for (const auto& name : names) {  // sorted: the cases in order
+    if (!last.empty() && name <= last) continue;
     reading(guard, path, [&] { read_case(open.cases.get(), name, run, c); });
     visit(run, std::move(c));  // unguarded: a failure there is not the file's
+    last = name;
   }
   return run;
+}
+
+// Whether a process holds a lock on the file that keeps out a shared one: the
+// writer of a live run (HDF5 takes flock(LOCK_EX) on creating a file). Readers
+// that lock take LOCK_SH, which does not count.
+bool being_written(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);  // and with it the probe's own lock
+  return held;
+}
+
+// A live file can be read while its writer flushes a case, half old and half
+// new: read again from the case that failed, after a pause that doubles, for
+// about 3 s in all before the damage is believed.
+constexpr int kLivePasses = 6;
+constexpr std::chrono::milliseconds kLivePause{100};
+
+}  // namespace
+
+RunRecord read_result_file(const std::string& path, const Visit& visit) {
+  hdf5_quiet();
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
+  if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, not a result file");
+  ReadGuard guard(path);
+  CaseRecord c;  // one at a time, its sample memory reused by the next
+  std::string last;
+  for (int pass = 1;; ++pass) {
+    const bool live = being_written(path);
+    try {
+      RunRecord run = read_pass(guard, path, c, last, visit);
+      run.being_written = live;
+      return run;
+    } catch (const FileError& e) {
+      if (!live) throw;
+      if (pass == kLivePasses) throw InputError(std::string(e.what()) + " (read while a run was writing it)");
+    }
+    std::this_thread::sleep_for(kLivePause * (1 << (pass - 1)));
+  }
 }
 
 RunRecord read_result_file(const std::string& path) {

@@ -14,7 +14,14 @@ namespace gpuscale {
 // truncation, a missing or impossible attribute or dataset). What the report
 // relies on is checked (shapes, indices, counts, finite sample times), so a
 // case read back never indexes out of range. A crash inside the HDF5 library
-// while reading ends the process with that line and exit code 2 (read_guard.hpp).
+// while reading, or a read that stops making progress, ends the process with
+// that line and exit code 2 (read_guard.hpp).
+//
+// The file is opened without HDF5's file locking, so the file of a run still
+// going reads as it stands at its last flush (RunRecord::being_written set); a
+// live file that reads as damaged is read again a few times first (its writer
+// may have been half-way through a flush), and then says so: "... (read while
+// a run was writing it)".
 RunRecord read_result_file(const std::string& path);
 
 // The same, one case at a time: `visit` gets the run (its cases left empty)

@@ -48,6 +48,23 @@ std::string rate_cell(const std::optional<double>& v) {
   return format_number(*v >= 100 ? "%.0f" : *v >= 10 ? "%.1f" : "%.2f", *v);
 }
 
+// What the header says of a run that has not completed: still running (a
+// process holds the file's write lock), or ended early and how. A file whose
+// status says running though no process holds its lock lost its writer
+// (killed outright), unless the writer runs on another machine and the file
+// system does not share locks (lastUpdate then tells).
+std::string not_complete(const RunRecord& run, std::size_t rows) {
+  std::string cases = std::to_string(rows);
+  if (run.cases_planned > 0) cases += " of " + std::to_string(run.cases_planned);
+  cases += " case(s)";
+  const std::string update = run.last_update.empty() ? "" : ", last update " + run.last_update;
+  if (run.being_written) return "running: " + cases + " finished so far" + update;
+  const std::string dead = run.status == "running" ? ", but no process holds its write lock: the writer died, or "
+                                                     "runs on another machine" : "";
+  return "WARNING: the run did not complete (status: " + run.status + dead + "); incomplete: " + cases + " below" +
+         update;
+}
+
 // The header about the run and its warnings, wrapped to a terminal unless `wide` (then a line each).
 std::string run_header(const std::string& path, const RunRecord& run, std::size_t rows, bool wide) {
   const auto wrap = [wide](const std::string& s) { return wide ? s + "\n" : gpuscale::wrap(s); };
@@ -58,14 +75,7 @@ std::string run_header(const std::string& path, const RunRecord& run, std::size_
   std::string out = path + ": " + facts + "\n";
   if (!wide && out.size() - 1 > kTerminalWidth) out = path + ":\n  " + gpuscale::wrap(facts, kTerminalWidth - 2);
   for (const auto& w : run.warnings) out += wrap("WARNING: " + w);
-  if (!run.complete) {
-    std::string w = "WARNING: the run did not complete (status: " + run.status + "); incomplete: " +
-                    std::to_string(rows);
-    if (run.cases_planned > 0) w += " of " + std::to_string(run.cases_planned);
-    w += " case(s) below";
-    if (!run.last_update.empty()) w += ", last update " + run.last_update;
-    out += wrap(w);
-  }
+  if (!run.complete) out += wrap(not_complete(run, rows));
   return out;
 }
 

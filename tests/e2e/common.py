@@ -112,8 +112,8 @@ class InputErrorTest(ScratchTest):
 
 def read_until(test, proc, marker, within=60):
     """Reads proc's output (a text pipe) line by line until a line holds `marker`; fails `test` if it does not
-    come within `within` seconds or the output ends first. Returns what was read. A case's progress line is
-    complete once the case is written: "[3/8]" shows up once cases 1 and 2 are in the file and case 3 began.
+    come within `within` seconds or the output ends first. Returns what was read. A case's progress line ends
+    once the case is written: "[3/8]" shows up once cases 1 to 3 are in the file (and case 4 began, if any).
     It reads the pipe unbuffered, so a later proc.communicate() gets every byte after the marker's line."""
     raw = proc.stdout.buffer.raw
     seen = ""

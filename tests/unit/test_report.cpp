@@ -801,3 +801,32 @@ TEST_CASE("strings from a file reach the terminal escaped, CSV quoted and escape
   const auto json = nlohmann::json::parse(render_json(build_report(run)));
   CHECK(json.at(0).at("name") == "a\xef\xbf\xbd");
 }
+
+TEST_CASE("a run still being written reads as running, and one whose writer died says it did not complete",
+          "[report]") {
+  RunRecord run;
+  run.complete = false;
+  run.status = "running";
+  run.cases_planned = 8;
+  run.last_update = "2026-11-25T10:00:00+0000";
+  run.cases = {timed_case(0, "parallel", 2, 5, 0.1), timed_case(1, "parallel", 2, 5, 0.2)};
+  const auto rows = report_no_stragglers(run);
+  run.being_written = true;
+  const std::string live = render_table("f.h5", run, rows, true);
+  CHECK(live.find("\nrunning: 2 of 8 case(s) finished so far, last update 2026-11-25T10:00:00+0000\n") !=
+        std::string::npos);
+  CHECK(live.find("WARNING") == std::string::npos);
+  run.being_written = false;
+  CHECK(render_table("f.h5", run, rows, true)
+            .find("\nWARNING: the run did not complete (status: running, but no process holds its write lock: the "
+                  "writer died, or runs on another machine); incomplete: 2 of 8 case(s) below, last update "
+                  "2026-11-25T10:00:00+0000\n") != std::string::npos);
+  run.status = "aborted: SIGTERM during case 2 (g)";
+  CHECK(render_table("f.h5", run, rows, true)
+            .find("\nWARNING: the run did not complete (status: aborted: SIGTERM during case 2 (g)); incomplete: 2 of "
+                  "8 case(s) below, last update 2026-11-25T10:00:00+0000\n") != std::string::npos);
+  run.complete = true;
+  run.status = "complete";
+  run.being_written = true;  // finished, not yet closed
+  CHECK(render_table("f.h5", run, rows, true).find("running") == std::string::npos);
+}

@@ -704,3 +704,186 @@ TEST_CASE("the plan says what did not run; a file marked complete without a plan
   }
   fs::remove(path);
 }
+
+// ---- Reading never hangs: old global heaps checked first, a stalled read bounded; live files ----
+
+#include <sys/file.h>
+
+#include <chrono>
+#include <thread>
+
+#include "io/old_heap_check.hpp"
+
+namespace {
+
+// What a forked child that runs `f` writes to stderr, and its exit code (128 + the signal if one ended it).
+template <class F>
+std::pair<int, std::string> in_child(F&& f) {
+  int out[2];
+  REQUIRE(pipe(out) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    f();
+    _exit(0);
+  }
+  close(out[1]);
+  std::string err;
+  char buf[256];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<std::size_t>(n));
+  close(out[0]);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), err};
+}
+
+// A file in HDF5's earliest format (superblock 0, no checksums: as files before schema 1.4) whose root has the
+// variable-length string attribute software = "gpuscale", its value in a global heap collection. Returns where the
+// collection starts.
+std::size_t write_old_file(const std::string& path) {
+  fs::remove(path);
+  {
+    H5Id f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    H5Id vlen(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(vlen.get(), H5T_VARIABLE);
+    H5Tset_cset(vlen.get(), H5T_CSET_UTF8);  // as gpuscale wrote them
+    H5Id scalar(H5Screate(H5S_SCALAR), H5Sclose);
+    H5Id a(H5Acreate2(f.get(), "software", vlen.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    const char* value = "gpuscale";
+    REQUIRE(H5Awrite(a.get(), vlen.get(), &value) >= 0);
+  }
+  const std::string b = bytes_of(path);
+  REQUIRE(b[8] == 0);  // superblock version 0
+  const std::size_t at = b.find("GCOL");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(b.find("GCOL", at + 1) == std::string::npos);
+  return at;
+}
+
+// `b` with the little-endian 8-byte value `v` at `at`.
+std::string with_u64(std::string b, std::size_t at, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) b[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("an old file's global heap is walked before HDF5 reads it: what would loop or overrun is damage",
+          "[hdf5][errors]") {
+  const std::string path = temp_path("old-heap.h5");
+  const std::size_t at = write_old_file(path);
+  const std::string whole = bytes_of(path);
+  const std::string heap = path + ": damaged result file: global heap at byte " + std::to_string(at) + ": ";
+  const std::size_t object = at + 16;  // the first object, "gpuscale", after the collection's header
+  SECTION("whole: the heap passes and the string reads (the file then lacks the rest of a result file)") {
+    CHECK_FALSE(old_heap_damage(path));
+    CHECK(read_error(path) == path + ": damaged result file: attribute 'schemaVersion' of / missing");
+  }
+  SECTION("an object's header zeroed: index 0 (free space) of size 0, on which HDF5 1.10 loops forever") {
+    put_bytes(path, whole.substr(0, object) + std::string(16, '\0') + whole.substr(object + 16));
+    CHECK(read_error(path) == heap + "the object at byte " + std::to_string(object) + " has size 0");
+  }
+  SECTION("an object larger than what is left of its collection") {
+    put_bytes(path, with_u64(whole, object + 8, 5000));
+    CHECK(read_error(path) == heap + "the object at byte " + std::to_string(object) + " (5000 bytes) runs past its end "
+                                     "(byte " + std::to_string(at + 4096) + ")");
+  }
+  SECTION("free space larger than what is left of its collection") {
+    put_bytes(path, with_u64(with_u64(whole, object, 0), object + 8, 4096));
+    CHECK(read_error(path) == heap + "the object at byte " + std::to_string(object) + " (4096 bytes) runs past its end "
+                                     "(byte " + std::to_string(at + 4096) + ")");
+  }
+  SECTION("a collection smaller than any HDF5 writes") {
+    put_bytes(path, with_u64(whole, at + 8, 12));
+    CHECK(read_error(path) == heap + "size 12, below the smallest (4096)");
+  }
+  SECTION("a collection past the end of the file") {
+    put_bytes(path, with_u64(whole, at + 8, 1 << 20));
+    CHECK(read_error(path) == heap + "1048576 bytes, past the end of the file (" + std::to_string(whole.size()) +
+                                  " bytes)");
+  }
+  fs::remove(path);
+}
+
+TEST_CASE("a file with checksums (schema 1.4) is not searched for global heaps", "[hdf5]") {
+  const std::string path = temp_path("new-heap.h5");
+  write_file(path, {sample_case(0, "serial")});
+  // A collection that would loop, as the samples of a real file could never spell it: ignored.
+  std::string b = bytes_of(path);
+  const std::string loop =
+      std::string("GCOL\1\0\0\0", 8) + with_u64(std::string(8, '\0'), 0, 4096) + std::string(16, '\0');
+  b.replace(b.size() - loop.size(), loop.size(), loop);
+  put_bytes(path, b);
+  CHECK_FALSE(old_heap_damage(path));
+  fs::remove(path);
+}
+
+TEST_CASE("a read that stops making progress ends with one line and exit code 2, and one that keeps reading does not",
+          "[hdf5][errors]") {
+  const auto stalled = in_child([] {
+    ReadGuard guard("results/x.h5", std::chrono::milliseconds(200));
+    guarded(guard, [] {
+      for (volatile unsigned long n = 0;; n = n + 1) {
+      }
+    });
+  });
+  CHECK(stalled.first == 2);
+  CHECK(stalled.second ==
+        "gpuscale: error: results/x.h5: damaged result file: the HDF5 library did not finish reading it in 0.2 s\n");
+  // Reading for four times the bound, a few bytes at a time.
+  const auto reading = in_child([] {
+    ReadGuard guard("results/x.h5", std::chrono::milliseconds(300));
+    guarded(guard, [] {
+      const int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+      char buf[64];
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(1200);
+      while (std::chrono::steady_clock::now() < until) {
+        if (read(fd, buf, sizeof buf) <= 0) break;
+      }
+      close(fd);
+    });
+  });
+  CHECK(reading.first == 0);
+  CHECK(reading.second.empty());
+  // Once disarmed, no tick is left to come.
+  ReadGuard guard("y.h5", std::chrono::milliseconds(50));
+  guarded(guard, [] {});
+  itimerval t{};
+  getitimer(ITIMER_REAL, &t);
+  CHECK((t.it_value.tv_sec == 0 && t.it_value.tv_usec == 0));
+}
+
+TEST_CASE("a result file whose writer holds its lock reads as being written, and damaged it is read again first",
+          "[hdf5]") {
+  const std::string path = temp_path("live.h5");
+  write_file(path, {sample_case(0, "serial"), sample_case(1, "parallel")});
+  const std::string whole = bytes_of(path);
+  CHECK_FALSE(read_result_file(path).being_written);
+  // What HDF5's writer holds from creating the file to closing it.
+  const int writer = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  REQUIRE(flock(writer, LOCK_EX | LOCK_NB) == 0);
+  const RunRecord live = read_result_file(path);
+  CHECK(live.being_written);
+  CHECK(live.cases.size() == 2);
+  SECTION("damage that stays") {
+    put_bytes(path, whole.substr(0, whole.size() / 2));
+    CHECK(read_error(path) == path + ": damaged result file: truncated (file is " + std::to_string(whole.size() / 2) +
+                                  " bytes, expected " + std::to_string(whole.size()) +
+                                  ") (read while a run was writing it)");
+  }
+  SECTION("a flush caught half-way: whole again a moment later") {
+    put_bytes(path, whole.substr(0, whole.size() / 2));
+    std::thread flush([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      put_bytes(path, whole);
+    });
+    const RunRecord back = read_result_file(path);
+    flush.join();
+    CHECK(back.cases.size() == 2);
+    CHECK(back.being_written);
+  }
+  close(writer);
+  fs::remove(path);
+}
