@@ -1,7 +1,6 @@
 #include "app/output_path.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,9 +10,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/error.hpp"
 #include "app/run_metadata.hpp"
+#include "core/error.hpp"
 #include "io/disk_space.hpp"
+#include "io/result_reader.hpp"
 #include "io/result_writer.hpp"
 
 namespace fs = std::filesystem;
@@ -108,14 +108,6 @@ std::string directory_of(const std::string& path) {
 }
 
 std::string partial_path(const std::string& target) { return target + ".partial-" + std::to_string(getpid()); }
-
-bool being_written(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return false;
-  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  ::close(fd);  // releases the shared lock, if taken
-  return held;
-}
 
 std::string settle(const std::string& written, const std::string& target) {
   if (written == target) return "";

@@ -33,10 +33,6 @@ std::string directory_of(const std::string& path);
 // The file a run replacing `target` writes: beside it, "<target>.partial-<pid>".
 std::string partial_path(const std::string& target);
 
-// Whether a process holds a lock on the file that excludes readers: an HDF5
-// writer (a gpuscale run) holds one for as long as it has the file open.
-bool being_written(const std::string& path);
-
 // Once the run ended: moves `written` over `target` (nothing when they are
 // the same file). Returns "" or why `written` was kept under its own name.
 std::string settle(const std::string& written, const std::string& target);

@@ -579,17 +579,6 @@ RunRecord read_pass(ReadGuard& guard, const std::string& path, CaseRecord& c, st
   return run;
 }
 
-// Whether a process holds a lock on the file that keeps out a shared one: the
-// writer of a live run (HDF5 takes flock(LOCK_EX) on creating a file). Readers
-// that lock take LOCK_SH, which does not count.
-bool being_written(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-  close(fd);  // and with it the probe's own lock
-  return held;
-}
-
 // A live file can be read while its writer flushes a case, half old and half
 // new: read again from the case that failed, after a pause that doubles, for
 // about 3 s in all before the damage is believed.
@@ -597,6 +586,14 @@ constexpr int kLivePasses = 6;
 constexpr std::chrono::milliseconds kLivePause{100};
 
 }  // namespace
+
+bool being_written(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  close(fd);  // and with it the probe's own lock
+  return held;
+}
 
 RunRecord read_result_file(const std::string& path, const Visit& visit) {
   hdf5_quiet();

@@ -24,6 +24,12 @@ namespace gpuscale {
 // a run was writing it)".
 RunRecord read_result_file(const std::string& path);
 
+// Whether a run is writing the file now: a process holds a lock on it that
+// keeps out a shared one (HDF5 takes flock(LOCK_EX) on creating a file and
+// holds it until the file is closed; readers that lock take LOCK_SH, which
+// does not count).
+bool being_written(const std::string& path);
+
 // The same, one case at a time: `visit` gets the run (its cases left empty)
 // and each case in turn, read only then; what `visit` leaves of it is
 // overwritten by the next (its sample memory reused), so memory holds one
