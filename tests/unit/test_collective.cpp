@@ -188,7 +188,7 @@ TEST_CASE("check refuses in-place where an op has none and 16-bit sums over MPI"
   CHECK(collective_unsupported(coll_params("allreduce", "bf16", true), nccl).empty());
 }
 
-TEST_CASE("a world-scope transfer runs once; pairs and other scopes keep both modes", "[collective][plan]") {
+TEST_CASE("a world-scope transfer runs once, pairs and other scopes keep both modes", "[collective][plan]") {
   const std::string toml = R"([[experiment]]
 name = "t"
 workload = "collective"
@@ -213,7 +213,7 @@ size = 8
                     "runs once, as parallel");
 }
 
-TEST_CASE("serial time is the sum over turns of each turn's makespan; op time is nccl-tests' mean", "[metrics]") {
+TEST_CASE("serial time is the sum over turns of each turn's makespan, op time is nccl-tests' mean", "[metrics]") {
   // 4 ranks, 2 reps; ranks 0,1 are turn 0 and ranks 2,3 turn 1.
   const std::vector<double> start{0, 10, 0.5, 10.5, 2, 12, 2, 12.2};
   const std::vector<double> end{1, 11, 1.0, 11.5, 3, 13, 3.5, 13};

@@ -475,7 +475,7 @@ TEST_CASE("a --set value is bounded as a file is", "[config][set][shape]") {
             "; a config may hold at most 1048576 bytes (1 MiB)") != std::string::npos);
 }
 
-TEST_CASE("a config file is a regular file of at most 1 MiB; nothing else is opened or read", "[config][shape]") {
+TEST_CASE("a config file is a regular file of at most 1 MiB, nothing else is opened or read", "[config][shape]") {
   auto load_error = [](const std::string& path) {
     try {
       load_config(path, {}, workload_schemas());

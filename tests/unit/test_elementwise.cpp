@@ -120,7 +120,7 @@ TEST_CASE("inputs are nonzero quarters and sixteenths of r in [-1, 1]", "[elemen
   CHECK(same < 10);
 }
 
-TEST_CASE("bytes per sample count a, b and r read and r written; flops are not the rate", "[elementwise]") {
+TEST_CASE("bytes per sample count a, b and r read and r written, flops are not the rate", "[elementwise]") {
   ElementwiseWorkload f32(elementwise_params(1000, "fp32", 10));
   CHECK(f32.bytes_per_sample() == 10.0 * 1000 * 4 * 4);
   CHECK(f32.flops_per_sample() == 0.0);

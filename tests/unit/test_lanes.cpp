@@ -109,7 +109,7 @@ TEST_CASE("synchronize waits for every lane and reports an error from any", "[la
   dev.synchronize();  // reported once
 }
 
-TEST_CASE("phase intervals are timed by events on their lane; misuse is an error", "[lanes][phases]") {
+TEST_CASE("phase intervals are timed by events on their lane, misuse is an error", "[lanes][phases]") {
   CpuDevice dev;
   PhaseLog log(dev);
   auto ev0 = dev.create_event();
@@ -130,7 +130,7 @@ TEST_CASE("phase intervals are timed by events on their lane; misuse is an error
   CHECK_THROWS_WITH(log.intervals(*ev0), "phase 'transfer' began in a sample and never ended");
 }
 
-TEST_CASE("pipeline: with overlap = false no copy overlaps a matmul; results verify", "[lanes][pipeline]") {
+TEST_CASE("pipeline: with overlap = false no copy overlaps a matmul, results verify", "[lanes][pipeline]") {
   for (const bool overlap : {false, true}) {
     CpuDevice dev;
     dev.set_threads(1);

@@ -169,7 +169,7 @@ TEST_CASE("bandwidth workloads report GB/s instead of GFLOP/s", "[report]") {
   CHECK(table.find("note: memcpy") != std::string::npos);
 }
 
-TEST_CASE("two ranks of one node on one GPU are refused; other nodes or CPUs are fine", "[ranks]") {
+TEST_CASE("two ranks of one node on one GPU are refused, other nodes or CPUs are fine", "[ranks]") {
   std::vector<RankRecord> t(3);
   for (int r = 0; r < 3; ++r) {
     t[r].hostname = "node" + std::to_string(r / 2);
@@ -278,7 +278,7 @@ TEST_CASE("a rank or a node slower than the others by more than the threshold is
   CHECK(json[0]["stragglers"]["ranks"].size() == 2);  // 1.3x the median of the other three ranks
 }
 
-TEST_CASE("run and info show each GPU's telemetry, links and NUMA affinity; CPU ranks show nothing", "[telemetry]") {
+TEST_CASE("run and info show each GPU's telemetry, links and NUMA affinity, CPU ranks show nothing", "[telemetry]") {
   std::vector<RankRecord> table(3);
   table[0].device_kind = "cuda";
   table[0].device_pci_bus_id = "0000:18:00.0";
@@ -340,7 +340,7 @@ TEST_CASE("phases give each phase's time, the exposed transfer and the overlap f
   CHECK(json[0]["overlap_fraction"] == Approx(0.25));
 }
 
-TEST_CASE("strong scaling: group_size rows against the group_size = 1 row; ranks outside the group left out",
+TEST_CASE("strong scaling: group_size rows against the group_size = 1 row, ranks outside the group left out",
           "[report][scaling]") {
   // Two ranks; group_size 1 (rank 1 sits out, its samples take no time) and group_size 2.
   auto scaled = [](std::size_t index, int g, double each) {
@@ -383,7 +383,7 @@ TEST_CASE("strong scaling: group_size rows against the group_size = 1 row; ranks
         std::string::npos);
 }
 
-TEST_CASE("a node with more ranks than cores gets one warning; the rank table says which clocks are rank 0's",
+TEST_CASE("a node with more ranks than cores gets one warning, the rank table says which clocks are rank 0's",
           "[report][ranks]") {
   std::vector<RankRecord> table(5);
   for (int r = 0; r < 5; ++r) {

@@ -152,7 +152,7 @@ TEST_CASE("a run that never finished reads back as incomplete with its finished 
   fs::remove(path);
 }
 
-TEST_CASE("a worse end estimate leaves the times on the start one; phases and telemetry move with wall times",
+TEST_CASE("a worse end estimate leaves the times on the start one, phases and telemetry move with wall times",
           "[hdf5][clock]") {
   const std::string path = temp_path("clock.h5");
   fs::remove(path);
@@ -659,7 +659,7 @@ TEST_CASE("a crash while a file is read ends with one line and exit code 2", "[h
   CHECK(before.sa_handler == after.sa_handler);
 }
 
-TEST_CASE("the plan says what did not run; a file marked complete without a planned case is damaged", "[hdf5][errors]") {
+TEST_CASE("the plan says what did not run, a file marked complete without a planned case is damaged", "[hdf5][errors]") {
   const std::string path = temp_path("plan.h5");
   const std::string damaged = path + ": damaged result file: ";
   fs::remove(path);

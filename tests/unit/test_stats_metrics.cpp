@@ -19,7 +19,7 @@ TEST_CASE("quantiles interpolate between closest ranks like numpy", "[stats]") {
   CHECK_THROWS_AS(median({}), std::invalid_argument);
 }
 
-TEST_CASE("serial sample time is the sum over ranks; parallel is the makespan", "[metrics]") {
+TEST_CASE("serial sample time is the sum over ranks, parallel is the makespan", "[metrics]") {
   // 2 ranks x 3 reps, row-major [rank][rep].
   const std::vector<double> d{1, 2, 3, 10, 20, 30};
   const std::vector<double> zero(6, 0.0);
