@@ -88,7 +88,7 @@ def numpy_report(path):
     with h5py.File(path, "r") as f:
         for name, g in f["cases"].items():
             if text(g.attrs["status"]) == "skipped":
-                rows.append({"case": int(g.attrs["index"]), "status": "skipped"})
+                rows.append({"case": int(g.attrs["index"]) + 1, "status": "skipped"})
                 continue
             start, end = g["wall_start"][()], g["wall_end"][()]
             device, enqueue = g["device_time"][()], g["enqueue_time"][()]
@@ -102,7 +102,7 @@ def numpy_report(path):
             else:
                 sample = end.max(axis=0) - start.min(axis=0)
             rank_medians = np.median(end - start, axis=1)
-            rows.append({"case": int(g.attrs["index"]), "status": text(g.attrs["status"]),
+            rows.append({"case": int(g.attrs["index"]) + 1, "status": text(g.attrs["status"]),
                          "median_s": float(np.median(sample)), "min_s": float(sample.min()),
                          "p95_s": float(np.percentile(sample, 95)),
                          "slowest_ratio": float(rank_medians.max() / np.median(rank_medians)),

@@ -151,7 +151,7 @@ class AcrossHosts(ScratchTest):
                         self.assertAlmostEqual(float(v), 1.0)
                     self.assertEqual(c["device_time"].shape, (4, 3))
             self.assertEqual(len(seen), COLLECTIVE_CASES, sorted(seen))
-            indices = {int(f["cases"][k].attrs["index"]) for k in cases}
+            indices = {int(f["cases"][k].attrs["index"]) + 1 for k in cases}  # report numbers cases from 1
         r = gpuscale("report", out, "--format", "json")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         rows = [row for row in json.loads(r.stdout) if row["workload"] == "collective"]
@@ -297,7 +297,8 @@ class LinkDown(ScratchTest):
         with h5py.File(out, "r") as f:
             self.assertEqual(int(f.attrs["complete"]), 0)
             status = s(f.attrs["status"])
-            self.assertRegex(status, r"^(aborted: SIGTERM during case \d+ \(link |timed out: case link |failed: rank )",
+            self.assertRegex(status, r"^(aborted: SIGTERM during case \d+ of \d+ \(link |timed out: case \d+ of \d+ "
+                                     r"\(link |aborted: rank \d+ \(pid \d+ on \S+\) ended during case |failed: rank )",
                              output)
             cases = sorted(f["cases"].keys())
             self.assertGreaterEqual(len(cases), 2)

@@ -72,7 +72,7 @@ class Live(ScratchTest):
         self.assertNotIn("WARNING: the run did not complete", r.stdout)
         j = gpuscale("report", out, "--format", "json")
         self.assertEqual(j.returncode, 0, j.stderr)
-        self.assertEqual([row["case"] for row in json.loads(j.stdout)], [0, 1, 2])
+        self.assertEqual([row["case"] for row in json.loads(j.stdout)], [1, 2, 3])  # numbered from 1
 
     def check_dead(self, out):
         r = gpuscale("report", out, "--wide")

@@ -97,7 +97,7 @@ class WithoutHosts(InputErrorTest):
             self.assertNotIn("pairs", c)
         r = gpuscale("report", out, "--wide")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("skipped: case 0: scope node-pairs needs ranks on at least 2 nodes", r.stdout)
+        self.assertIn("skipped: case 1: scope node-pairs needs ranks on at least 2 nodes", r.stdout)
         self.assertNotIn("node pairs, case", r.stdout)
 
 

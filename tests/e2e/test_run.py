@@ -5,12 +5,13 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import unittest
 
 import h5py
 import numpy as np
 
-from common import ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, ScratchTest, gpuscale, mpirun, run, set_durations
+from common import ENV, GPUSCALE, SMALL_CONFIG, ScratchTest, gpuscale, mpirun, run, set_durations
 
 
 def s(x):

@@ -88,7 +88,7 @@ std::string refusal(const std::string& out, bool force = false) {
 
 }  // namespace
 
-TEST_CASE("--force writes beside the file it replaces, which stays whole until the run ends", "[runfile]") {
+TEST_CASE("a run with --force writes beside the file it replaces, which stays whole until the run ends", "[runfile]") {
   Scratch s;
   const std::string out = s.path("r.h5");
   {
