@@ -36,6 +36,24 @@ modes = ["serial", "parallel"]
 """
 
 
+def slow_config(ops, defaults=""):
+    """A gemm of 512 (fp64, parallel, 3 reps, no warm-up) on the CPU backend, one case per entry of `ops`: an op
+    takes milliseconds, 150 of them a second or more on 2 cores. `defaults`: more lines of [defaults]."""
+    return f"""
+[defaults]
+backend = "cpu"
+warmup = 0
+reps = 3
+{defaults}
+[[experiment]]
+name = "slow"
+workload = "gemm"
+size = 512
+ops = {list(ops)}
+modes = ["parallel"]
+"""
+
+
 def run(args, timeout=120, cwd=None):
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=ENV, cwd=cwd)
 

@@ -340,7 +340,8 @@ class Hang(ScratchTest):
         self.assertEqual(rc, 3, stdout + stderr)
         # 30 s after the last sample (10 x the slowest sample yet is far less on any machine); 60 s in the rare
         # case that rank 1 stopped during a case's setup or warm-up.
-        m = re.search(r"gpuscale: error: rank 0 on \S+: case \d+ of 21 \(hang op=allreduce .* iters=\d+ .*\[parallel\]\) "
+        m = re.search(r"gpuscale: error: rank 0 on \S+: case \d+ of 21 \(hang op=allreduce .* iters=\d+ "
+                      r".*\[parallel\]\) "
                       r"ran past its timeout of (\S+) s \(timeout = auto: (from the last sample, 10 x the slowest "
                       r"sample yet, at least 30 s|setup and warm-up get 60 s \+ 2 x warmup_s)\); aborting the job",
                       stderr)
@@ -350,7 +351,8 @@ class Hang(ScratchTest):
         self.assertLess(took, bound + 10, stderr)
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
-            self.assertRegex(s(f.attrs["status"]), rf"^timed out: case \d+ of 21 \(hang .*\) ran past its timeout of {m.group(1)} s$")
+            self.assertRegex(s(f.attrs["status"]),
+                             rf"^timed out: case \d+ of 21 \(hang .*\) ran past its timeout of {m.group(1)} s$")
 
     def test_a_killed_peer_ends_the_job(self):
         rc, stdout, stderr, took, out = self.start_and_hit_rank_1(signal.SIGKILL)

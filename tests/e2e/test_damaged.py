@@ -25,7 +25,6 @@ import json
 import os
 import random
 import re
-import shutil
 import subprocess
 import unittest
 

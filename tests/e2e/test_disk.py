@@ -11,22 +11,10 @@ import unittest
 
 import h5py
 
-from common import ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, read_until, wait_for_ranks
+from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, read_until, s,
+                    slow_config, wait_for_ranks)
 
-SLOW_CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 0
-reps = 3
-
-[[experiment]]
-name = "slow"
-workload = "gemm"
-size = 512
-ops = [1, 2, 150, 151, 152, 153, 154, 155]
-modes = ["parallel"]
-"""
-
+SLOW_CONFIG = slow_config([1, 2, 150, 151, 152, 153, 154, 155])
 
 # 30 small cases: about 210 KB of records on 2 ranks.
 MANY_CONFIG = """
@@ -43,9 +31,6 @@ dtype = "fp64"
 ops = 1
 """
 
-
-def s(x):
-    return x.decode() if isinstance(x, bytes) else x
 
 
 def can_mount():
@@ -125,9 +110,9 @@ class Disk(InputErrorTest):
             status = s(f.attrs["status"])
             self.assertEqual(f.attrs["complete"], 0)
         self.assertGreaterEqual(kept, 2)
-        self.assertRegex(errors[0], rf"^gpuscale: error: {re.escape(out)}: no space left on device \(\d+ bytes free\) (while "
-                                    rf"writing|for) case {kept + 1} of 8 \(slow .*\).* the file keeps the {kept} case\(s\) "
-                                    r"before it$")
+        self.assertRegex(errors[0], rf"^gpuscale: error: {re.escape(out)}: no space left on device \(\d+ bytes "
+                                    rf"free\) (while writing|for) case {kept + 1} of 8 \(slow .*\).* the file keeps "
+                                    rf"the {kept} case\(s\) before it$")
         self.assertRegex(status, rf"^failed: no space left on device \(\d+ bytes free\) (writing|before) case "
                                  rf"{kept + 1} of 8 \(slow ")
         r = gpuscale("report", out)

@@ -37,7 +37,8 @@ class BadInput(InputErrorTest):
 
     def test_a_graph_on_the_cpu_backend(self):
         cfg, out, p = self.run_config(SMALL_CONFIG.replace("ops = 20", "ops = 20\ngraph = true"))
-        self.assert_input_error(p, "case 1 of 4 (small size=64 dtype=fp64 impl=vendor ops=20 graph=true [serial]): graph = "
+        self.assert_input_error(p, "case 1 of 4 (small size=64 dtype=fp64 impl=vendor ops=20 graph=true [serial]): "
+                                "graph = "
                                 "true needs the CUDA backend (CUDA graphs); this run uses the CPU backend", out=out)
         c = gpuscale("check", cfg)
         self.assert_input_error(c, "graph = true needs the CUDA backend (CUDA graphs)")
@@ -54,7 +55,8 @@ class BadInput(InputErrorTest):
 
     def test_a_dtype_the_cpu_backend_lacks(self):
         cfg, out, p = self.run_config(SMALL_CONFIG.replace('"fp32"]', '"fp16"]'))
-        self.assert_input_error(p, "case 3 of 4 (small size=64 dtype=fp16 impl=vendor ops=20 [serial]): gemm impl 'vendor' "
+        self.assert_input_error(p, "case 3 of 4 (small size=64 dtype=fp16 impl=vendor ops=20 [serial]): gemm impl "
+                                "'vendor' "
                                 "with dtype fp16 needs the CUDA backend (the CPU backend has dtype fp64, fp32); this "
                                 "run uses the CPU backend", out=out)
 

@@ -324,7 +324,8 @@ class LinkDown(ScratchTest):
         self.assertEqual([p for p in left if p[1] == "gpuscale"], [],
                          f"gpuscale still running {gone:.1f} s after the link went down\n{output}")
         self.assertLess(gone, LINK_TIMEOUT + 30)
-        self.assertRegex(output, rf"rank 0 on {HOSTS.hostnames[0]}: case \d+ of \d+ \(link .*\) ran past its timeout of "
+        self.assertRegex(output, rf"rank 0 on {HOSTS.hostnames[0]}: case \d+ of \d+ \(link .*\) ran past its "
+                                 rf"timeout of "
                                  rf"{LINK_TIMEOUT} s; aborting the job")
         status = self.assert_file_says_how_it_ended(out, output)
         self.assertRegex(status, rf"^timed out: case \d+ of \d+ \(link .*\) ran past its timeout of {LINK_TIMEOUT} s$")

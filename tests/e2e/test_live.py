@@ -12,23 +12,11 @@ import unittest
 
 import h5py
 
-from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, locked, rank_pids, read_until, s, wait_for_ranks
+from common import (ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, locked, rank_pids, read_until, s, slow_config,
+                    wait_for_ranks)
 
 # Three quick cases, then ones of many seconds: the run is in its fourth case while the test reads the file.
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 0
-reps = 3
-timeout = 600
-
-[[experiment]]
-name = "slow"
-workload = "gemm"
-size = 512
-ops = [1, 2, 3, 1000, 1001, 1002, 1003, 1004]
-modes = ["parallel"]
-"""
+CONFIG = slow_config([1, 2, 3, 1000, 1001, 1002, 1003, 1004], "timeout = 600")
 
 
 class Live(ScratchTest):

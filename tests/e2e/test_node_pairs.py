@@ -73,7 +73,8 @@ class WithoutHosts(InputErrorTest):
 
     def test_b_another_op_in_scope_node_pairs_is_refused_naming_the_case(self):
         cfg, out, p = self.run_config(SWEEP.format(reps=2, nbytes=4096).replace('op = "pairs"', 'op = "allreduce"'))
-        self.assert_input_error(p, ": case 1 of ", " (np op=allreduce ", "scope node-pairs runs op pairs only (every node "
+        self.assert_input_error(p, ": case 1 of ", " (np op=allreduce ",
+                                "scope node-pairs runs op pairs only (every node "
                                 "exchanges with every other node, a pair at a time); got op 'allreduce'", out=out)
         c = gpuscale("check", cfg)
         self.assert_input_error(c, "got op 'allreduce'")

@@ -8,26 +8,11 @@ import unittest
 
 import h5py
 
-from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, read_until,
-                    wait_for_ranks)
+from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, read_until, s,
+                    slow_config, wait_for_ranks)
 
-SLOW_CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 0
-reps = 3
+SLOW_CONFIG = slow_config([1, 2, 200, 201, 202])
 
-[[experiment]]
-name = "slow"
-workload = "gemm"
-size = 512
-ops = [1, 2, 200, 201, 202]
-modes = ["parallel"]
-"""
-
-
-def s(x):
-    return x.decode() if isinstance(x, bytes) else x
 
 
 class OutputPaths(InputErrorTest):

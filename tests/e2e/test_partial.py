@@ -12,27 +12,10 @@ import unittest
 
 import h5py
 
-from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, rank_pids, read_until, wait_for_ranks
+from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, rank_pids, read_until, s, slow_config, wait_for_ranks
 
-SLOW_CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 0
-reps = 3
-timeout = 120
+SLOW_CONFIG = slow_config([1, 2, 200, 201, 202, 203, 204, 205], "timeout = 120")
 
-[[experiment]]
-name = "slow"
-workload = "gemm"
-size = 512
-# Two quick cases, then slow ones (seconds each), so rank 1 is killed mid-run.
-ops = [1, 2, 200, 201, 202, 203, 204, 205]
-modes = ["parallel"]
-"""
-
-
-def s(x):
-    return x.decode() if isinstance(x, bytes) else x
 
 
 class Partial(ScratchTest):
@@ -139,7 +122,7 @@ class Partial(ScratchTest):
         self.assertEqual(gpuscale("report", out).returncode, 0)
 
     def test_a_complete_file_missing_a_planned_case_is_damaged(self):
-        cfg = self.write("quick.toml", SLOW_CONFIG.replace("ops = [1, 2, 200, 201, 202, 203, 204, 205]", "ops = [1, 2, 3]"))
+        cfg = self.write("quick.toml", slow_config([1, 2, 3]))
         out = self.path("whole.h5")
         p = subprocess.run([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV, capture_output=True,
                            text=True, timeout=120)
@@ -167,7 +150,8 @@ class Partial(ScratchTest):
                            text=True, timeout=120)
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         # Rank 0 fires first (the others 5 s later), so the file says why the run ended.
-        self.assertRegex(p.stderr, r"gpuscale: error: rank 0 on \S+: case 1 of 1 \(slow size=1024 dtype=fp64 impl=vendor "
+        self.assertRegex(p.stderr, r"gpuscale: error: rank 0 on \S+: case 1 of 1 \(slow size=1024 dtype=fp64 "
+                                   r"impl=vendor "
                                    r"ops=100 \[parallel\]\) ran past its timeout of 0.5 s; aborting the job")
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)

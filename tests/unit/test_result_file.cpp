@@ -628,7 +628,10 @@ TEST_CASE("files of schema 1.3 and before (variable-length strings, contiguous d
   fs::remove(path);
 }
 
-TEST_CASE("a crash while a file is read ends with one line and exit code 2", "[hdf5][errors]") {
+namespace {
+// What a forked child that runs `f` writes to stderr, and its exit code (128 + the signal if one ended it).
+template <class F>
+std::pair<int, std::string> in_child(F&& f) {
   int out[2];
   REQUIRE(pipe(out) == 0);
   const pid_t pid = fork();
@@ -636,9 +639,8 @@ TEST_CASE("a crash while a file is read ends with one line and exit code 2", "[h
   if (pid == 0) {
     dup2(out[1], STDERR_FILENO);
     close(out[0]);
-    ReadGuard guard("results/x.h5");
-    guarded(guard, [] { std::raise(SIGSEGV); });
-    _exit(0);  // not reached
+    f();
+    _exit(0);
   }
   close(out[1]);
   std::string err;
@@ -647,8 +649,16 @@ TEST_CASE("a crash while a file is read ends with one line and exit code 2", "[h
   close(out[0]);
   int status = 0;
   REQUIRE(waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 2);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), err};
+}
+}  // namespace
+
+TEST_CASE("a crash while a file is read ends with one line and exit code 2", "[hdf5][errors]") {
+  const auto [code, err] = in_child([] {
+    ReadGuard guard("results/x.h5");
+    guarded(guard, [] { std::raise(SIGSEGV); });
+  });
+  CHECK(code == 2);
   CHECK(err == "gpuscale: error: results/x.h5: damaged result file: the HDF5 library crashed reading it (SIGSEGV)\n");
   // Once disarmed, the handlers and stderr are what they were.
   ReadGuard guard("y.h5");
@@ -715,29 +725,6 @@ TEST_CASE("the plan says what did not run, a file marked complete without a plan
 #include "io/old_heap_check.hpp"
 
 namespace {
-
-// What a forked child that runs `f` writes to stderr, and its exit code (128 + the signal if one ended it).
-template <class F>
-std::pair<int, std::string> in_child(F&& f) {
-  int out[2];
-  REQUIRE(pipe(out) == 0);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    dup2(out[1], STDERR_FILENO);
-    close(out[0]);
-    f();
-    _exit(0);
-  }
-  close(out[1]);
-  std::string err;
-  char buf[256];
-  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<std::size_t>(n));
-  close(out[0]);
-  int status = 0;
-  REQUIRE(waitpid(pid, &status, 0) == pid);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), err};
-}
 
 // A file in HDF5's earliest format (superblock 0, no checksums: as files before schema 1.4) whose root has the
 // variable-length string attribute software = "gpuscale", its value in a global heap collection. Returns where the
