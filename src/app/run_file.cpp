@@ -103,21 +103,22 @@ std::string RunFile::finish(const std::string& status, const std::vector<RankRec
 bool RunFile::end_early(const std::string& status) noexcept {
   std::unique_lock<std::timed_mutex> lock(mu_, std::chrono::seconds(5));
   if (!lock.owns_lock() || ended_) return false;
+  bool marked = true;
   try {
     writer_->mark_ended(status);
     writer_->close();
-  } catch (const std::exception& e) {
-    failed(e, "how the run ended");
-    return false;
+  } catch (...) {
+    // The status itself failed to be written (a full disk): it goes in place of the old one, which takes no space.
+    marked = writer_->end_after_failure(status);
   }
   close_and_settle();
-  return true;
+  return marked;
 }
 
 void RunFile::close_and_settle() noexcept {
   ended_ = true;
   cases_at_end_ = writer_->cases_written();
-  writer_.reset();
+  writer_.reset();  // closed already (or left as its last flush wrote it): the destructor writes nothing more
   try {
     kept_note_ = settle(written_, target_);
   } catch (...) {

@@ -237,6 +237,31 @@ TEST_CASE("a write that fails half-way leaves the file as its last flush wrote i
   CHECK(fs::file_size(out) < 3200000);  // what the failed write put beyond the file's end is cut off
 }
 
+TEST_CASE("an end whose status cannot grow the file still says how the run ended, in the room kept for it",
+          "[runfile]") {
+  Scratch s;
+  const std::string out = s.path("end.h5");
+  const std::string status = "aborted: SIGTERM during case 2 of 2 (" + std::string(2000, 'x') + ")";
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    RunFile f(check_output(out, false), a_run(2));
+    if (!f.write_case(a_case(0)).empty()) _exit(10);
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit lim{static_cast<rlim_t>(fs::file_size(out)), RLIM_INFINITY};  // not a byte more
+    setrlimit(RLIMIT_FSIZE, &lim);
+    _exit(f.end_early(status) ? 0 : 11);
+  }
+  int code = 0;
+  REQUIRE(waitpid(child, &code, 0) == child);
+  REQUIRE(WIFEXITED(code));
+  CHECK(WEXITSTATUS(code) == 0);
+  const RunRecord back = read_result_file(out);
+  CHECK(back.status == status.substr(0, 1021) + "...");  // the 1 KiB the status has in place
+  CHECK(back.cases.size() == 1);
+  CHECK_FALSE(back.complete);
+}
+
 TEST_CASE("a full disk is told from HDF5's reasons, and said with what is free", "[runfile]") {
   CHECK(says_no_space("file write failed: time = x, errno = 28, error message = 'No space left on device'"));
   CHECK(says_no_space("errno = 122, error message = 'Disk quota exceeded'"));
