@@ -40,10 +40,11 @@ std::string RunFile::location() const {
 std::string RunFile::room_for(std::uint64_t bytes) {
   const std::uint64_t need = bytes + kEndReserveBytes, left = free_bytes(written_);
   if (left >= need) return "";
-  const std::string m = written_ + ": " + no_space_text(left) + " for " + current() + ", which needs about " +
-                        std::to_string(need) + " bytes; the file keeps the " + std::to_string(cases_written()) +
-                        " case(s) before it";
-  return end_early("failed: " + no_space_text(left) + " before " + current()) ? m : m + " (its status not updated)";
+  const std::string what = current();
+  const bool marked = end_early("failed: " + no_space_text(left) + " before " + what);
+  return location() + ": " + no_space_text(left) + " for " + what + ", which needs about " + std::to_string(need) +
+         " bytes; the file keeps the " + std::to_string(cases_written()) + " case(s) before it" +
+         (marked ? "" : " (its status not updated)");
 }
 
 std::string RunFile::failed(const std::exception& e, const std::string& writing) {
