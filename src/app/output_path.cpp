@@ -12,6 +12,7 @@
 
 #include "app/run_metadata.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "io/disk_space.hpp"
 #include "io/result_reader.hpp"
 #include "io/result_writer.hpp"
@@ -21,14 +22,6 @@ namespace fs = std::filesystem;
 namespace gpuscale {
 
 namespace {
-
-const char* kind_of(mode_t m) {
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISFIFO(m)) return "a FIFO";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
-}
 
 // The directory of `file` takes new files named like it: it is writable (a file of our own is created there and
 // removed again, by each rank on its own), the name fits, and there is some room.
@@ -69,7 +62,9 @@ OutputTarget check_output(const std::string& out, bool force) {
   if (lstat(out.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) t.path = follow(out);
   if (stat(t.path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw InputError(out + ": is a directory; give a file name with -o");
-    if (!S_ISREG(st.st_mode)) throw InputError(out + ": " + kind_of(st.st_mode) + ", not a file; give a file name with -o");
+    if (!S_ISREG(st.st_mode)) {
+      throw InputError(out + ": " + file_kind(st.st_mode) + ", not a file; give a file name with -o");
+    }
     if (!force) throw InputError(out + ": the file exists; use --force to overwrite it, or choose another -o");
     if (being_written(t.path)) {
       throw InputError(out + ": another process is writing it (a gpuscale run still going?); wait for it to end, or "

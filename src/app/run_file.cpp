@@ -66,26 +66,24 @@ std::string RunFile::failed(const std::exception& e, const std::string& writing)
          (note.empty() ? "" : "; " + note);
 }
 
-std::string RunFile::write_case(const CaseRecord& rec) {
+template <class Write>
+std::string RunFile::written_or_ended(Write&& write, const std::string& writing) {
   std::lock_guard<std::timed_mutex> lock(mu_);
   if (ended_) return "";
   try {
-    writer_->write_case(rec);
+    write(*writer_);
     return "";
   } catch (const std::exception& e) {
-    return failed(e, current_);
+    return failed(e, writing.empty() ? current_ : writing);
   }
 }
 
+std::string RunFile::write_case(const CaseRecord& rec) {
+  return written_or_ended([&](ResultWriter& w) { w.write_case(rec); }, "");
+}
+
 std::string RunFile::add_warning(const std::string& line) {
-  std::lock_guard<std::timed_mutex> lock(mu_);
-  if (ended_) return "";
-  try {
-    writer_->add_warning(line);
-    return "";
-  } catch (const std::exception& e) {
-    return failed(e, "a warning");
-  }
+  return written_or_ended([&](ResultWriter& w) { w.add_warning(line); }, "a warning");
 }
 
 std::string RunFile::finish(const std::string& status, const std::vector<RankRecord>& ranks) {

@@ -55,6 +55,10 @@ class RunFile {
   // Closes the file (it ended) and moves it over the target when replacing one.
   void close_and_settle() noexcept;
   std::string failed(const std::exception& e, const std::string& writing);
+  // Runs `write` on the writer unless the run ended: "", or the message of failed() (`writing`: what was being
+  // written; "": the current case).
+  template <class Write>
+  std::string written_or_ended(Write&& write, const std::string& writing);
   mutable std::timed_mutex mu_;
   std::unique_ptr<ResultWriter> writer_;
   std::string target_, written_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace gpuscale {
 
@@ -147,15 +148,6 @@ class ShapeScan {
 
 std::string too_large(const std::string& source, const std::string& what) {
   return source + ": " + what + "; a config may hold at most " + std::to_string(kMaxConfigBytes) + " bytes (1 MiB)";
-}
-
-std::string file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
 }
 
 // The checks of a file's kind and size, on stat()'s or fstat()'s answer.

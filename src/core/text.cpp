@@ -1,6 +1,8 @@
 // Small string helpers for messages and for text read from files (core/text.hpp).
 #include "core/text.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -106,11 +108,6 @@ std::string wrap(const std::string& text, std::size_t width, const std::string& 
   return out;
 }
 
-namespace {
-
-// The length of the valid UTF-8 sequence at text[i], with its code point in
-// *cp; 0 where the bytes there are not UTF-8 (overlong forms, surrogates and
-// code points past U+10FFFF are not).
 std::size_t utf8_at(const std::string& text, std::size_t i, char32_t* cp) {
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
   const unsigned char lead = byte(i);
@@ -131,6 +128,8 @@ std::size_t utf8_at(const std::string& text, std::size_t i, char32_t* cp) {
   *cp = v;
   return n;
 }
+
+namespace {
 
 bool is_control(char32_t c) { return c < 0x20 || c == 0x7F || (c >= 0x80 && c <= 0x9F); }
 
@@ -161,6 +160,32 @@ std::string printable(const std::string& text, const std::string& keep) {
     i += n;
   }
   return out;
+}
+
+std::string utf8_escaped(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_at(text, i, &cp);
+    if (n == 0) {
+      out += escaped("\\x%02X", static_cast<unsigned char>(text[i]));
+      ++i;
+      continue;
+    }
+    out.append(text, i, n);
+    i += n;
+  }
+  return out;
+}
+
+std::string file_kind(unsigned mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
 }
 
 std::string text_problem(const std::string& text) {

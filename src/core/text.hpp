@@ -34,6 +34,20 @@ std::string format_bytes(double bytes);
 // the first start with `indent`. A word longer than a line stays whole. Ends with '\n'.
 std::string wrap(const std::string& text, std::size_t width = 80, const std::string& indent = "  ");
 
+// The length of the valid UTF-8 sequence at text[i] (i < text.size()), with
+// its code point in *cp; 0 where the bytes there are not UTF-8 (overlong
+// forms, surrogates and code points past U+10FFFF are not).
+std::size_t utf8_at(const std::string& text, std::size_t i, char32_t* cp);
+
+// `text` with every byte that is not part of valid UTF-8 written as \xNN
+// (upper-case hex), the rest as it is: text to store (a path, a command line
+// and the environment need not be UTF-8).
+std::string utf8_escaped(const std::string& text);
+
+// What a file of this st_mode is, for a message about a path that is not a
+// regular file: "a directory", "a FIFO", "a character device", ...
+std::string file_kind(unsigned mode);
+
 // Text from a file or another program, safe to print: every control character
 // (C0, DEL) and every byte that is not part of valid UTF-8 written as \xNN, a C1
 // control (U+0080..U+009F) as \u00NN; the characters of `keep` (e.g. "\n") stay.

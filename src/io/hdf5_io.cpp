@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
 #include <type_traits>
+
+#include "core/text.hpp"
 
 namespace gpuscale::h5 {
 
@@ -81,23 +82,6 @@ void write_number_attr(hid_t obj, const std::string& name, hid_t type, const voi
   H5Id a = attr_in_place(obj, name, [&](hid_t t) { return GPUSCALE_H5(H5Tequal(t, type)) > 0; });
   if (a.get() < 0) a = fresh_attr(obj, name, type);
   GPUSCALE_H5(H5Awrite(a.get(), type, v));
-}
-
-// `s` with every byte that is not part of valid UTF-8 written as \xNN: what the file stores is text (the
-// command line, paths and environment need not be UTF-8).
-std::string utf8_text(const std::string& s) {
-  std::string out;
-  std::size_t from = 0;
-  for (;;) {
-    const std::string rest = s.substr(from);
-    const std::size_t ok = valid_utf8_prefix(rest);
-    out += rest.substr(0, ok);
-    if (ok == rest.size()) return out;
-    char esc[8];
-    std::snprintf(esc, sizeof esc, "\\x%02X", static_cast<unsigned char>(rest[ok]));
-    out += esc;
-    from += ok + 1;
-  }
 }
 
 // Opens an attribute that holds one value.
@@ -358,16 +342,17 @@ std::string until_nul(const char* p, std::size_t n) { return std::string(p, strn
 
 // `s` when valid UTF-8; else a ReadError, or (lenient) `s` with U+FFFD for each invalid byte.
 std::string checked_utf8(std::string s, bool lenient, const std::function<std::string()>& what) {
-  std::size_t ok = valid_utf8_prefix(s);
+  const std::size_t ok = valid_utf8_prefix(s);
   if (ok == s.size()) return s;
   if (!lenient) throw ReadError(what() + " is not valid UTF-8 (byte " + std::to_string(ok) + ")");
   std::string out;
-  while (ok < s.size()) {
-    out += s.substr(0, ok) + "\xEF\xBF\xBD";
-    s.erase(0, ok + 1);
-    ok = valid_utf8_prefix(s);
+  for (std::size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const std::size_t n = utf8_at(s, i, &cp);
+    out += n ? s.substr(i, n) : std::string("\xEF\xBF\xBD");
+    i += n ? n : 1;
   }
-  return out + s;
+  return out;
 }
 
 }  // namespace
@@ -431,7 +416,7 @@ bool exists(hid_t parent, const std::string& name) {
 
 void write_attr(hid_t obj, const std::string& name, const std::string& value, std::size_t room) {
   // Fixed-length: no global heap (which has no checksum), the value inside the attribute, NUL-padded.
-  const std::string v = utf8_text(value);
+  const std::string v = utf8_escaped(value);
   H5Id a = attr_in_place(obj, name, [&](hid_t t) {
     return H5Tget_class(t) == H5T_STRING && GPUSCALE_H5(H5Tis_variable_str(t)) == 0 && H5Tget_size(t) >= v.size();
   });
@@ -600,7 +585,7 @@ void write_ints(hid_t parent, const std::string& name, const std::vector<std::in
 
 void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& values) {
   std::vector<std::string> v;
-  for (const auto& s : values) v.push_back(utf8_text(s));
+  for (const auto& s : values) v.push_back(utf8_escaped(s));
   std::size_t width = 1;
   for (const auto& s : v) width = std::max(width, s.size());
   H5Id t = string_type(width);
@@ -708,35 +693,10 @@ std::vector<std::string> read_strings(hid_t parent, const std::string& name, std
 }
 
 std::size_t valid_utf8_prefix(const std::string& s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
+  char32_t cp = 0;
   std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = p[i];
-    std::size_t len = 0;
-    unsigned min = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      len = 2, min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-      len = 3, min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-      len = 4, min = 0x10000;
-    } else {
-      return i;
-    }
-    if (i + len > n) return i;
-    unsigned cp = c & (0x7F >> len);
-    for (std::size_t k = 1; k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-    i += len;
-  }
-  return n;
+  for (std::size_t n; i < s.size() && (n = utf8_at(s, i, &cp)) > 0;) i += n;
+  return i;
 }
 
 std::string path_of(hid_t obj) {
