@@ -141,41 +141,48 @@ std::string escaped(const char* format, unsigned value) {
 
 }  // namespace
 
-std::string printable(const std::string& text, const std::string& keep) {
-  std::string out;
-  out.reserve(text.size());
+namespace {
+
+// Calls invalid(byte) for each byte of `text` that is not part of valid UTF-8, and valid(at, length, code point)
+// for each character, in order.
+template <class Invalid, class Valid>
+void for_each_utf8(const std::string& text, Invalid&& invalid, Valid&& valid) {
   for (std::size_t i = 0; i < text.size();) {
     char32_t cp = 0;
     const std::size_t n = utf8_at(text, i, &cp);
     if (n == 0) {
-      out += escaped("\\x%02x", static_cast<unsigned char>(text[i]));
+      invalid(static_cast<unsigned char>(text[i]));
       ++i;
-      continue;
-    }
-    if (is_control(cp) && (n > 1 || keep.find(text[i]) == std::string::npos)) {
-      out += escaped(n == 1 ? "\\x%02x" : "\\u%04x", static_cast<unsigned>(cp));
     } else {
-      out.append(text, i, n);
+      valid(i, n, cp);
+      i += n;
     }
-    i += n;
   }
+}
+
+}  // namespace
+
+std::string printable(const std::string& text, const std::string& keep) {
+  std::string out;
+  out.reserve(text.size());
+  for_each_utf8(
+      text, [&](unsigned char byte) { out += escaped("\\x%02x", byte); },
+      [&](std::size_t i, std::size_t n, char32_t cp) {
+        if (is_control(cp) && (n > 1 || keep.find(text[i]) == std::string::npos)) {
+          out += escaped(n == 1 ? "\\x%02x" : "\\u%04x", static_cast<unsigned>(cp));
+        } else {
+          out.append(text, i, n);
+        }
+      });
   return out;
 }
 
 std::string utf8_escaped(const std::string& text) {
   std::string out;
   out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size();) {
-    char32_t cp = 0;
-    const std::size_t n = utf8_at(text, i, &cp);
-    if (n == 0) {
-      out += escaped("\\x%02X", static_cast<unsigned char>(text[i]));
-      ++i;
-      continue;
-    }
-    out.append(text, i, n);
-    i += n;
-  }
+  for_each_utf8(
+      text, [&](unsigned char byte) { out += escaped("\\x%02X", byte); },
+      [&](std::size_t i, std::size_t n, char32_t) { out.append(text, i, n); });
   return out;
 }
 

@@ -221,3 +221,21 @@ def set_durations(path, seconds_by_rank):
             d = np.repeat(np.asarray(seconds_by_rank, dtype=float)[:, None], start.shape[1], axis=1)
             c["wall_end"][...] = start + d
             c["device_time"][...] = d
+
+
+def run_and_hit(test, cfg, out, marker, hit, timeout=60):
+    """Runs the config file `cfg` on 2 ranks to `out`, calls hit(proc, output so far) once the output shows `marker`,
+    waits `timeout` s at most for the end and for its ranks; returns (exit code, output). The run is killed if the
+    test fails first."""
+    proc = subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        seen = read_until(test, proc, marker)
+        hit(proc, seen)
+        rest, _ = proc.communicate(timeout=timeout)
+        wait_for_ranks(test, out)
+        return proc.returncode, seen + rest
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

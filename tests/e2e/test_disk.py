@@ -11,8 +11,7 @@ import unittest
 
 import h5py
 
-from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, read_until, s,
-                    slow_config, wait_for_ranks)
+from common import SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, run_and_hit, s, slow_config
 
 SLOW_CONFIG = slow_config([1, 2, 150, 151, 152, 153, 154, 155])
 
@@ -89,19 +88,9 @@ class Disk(InputErrorTest):
     def test_a_disk_that_fills_during_the_run_ends_it_cleanly_with_every_finished_case(self):
         d = self.mount("1m")
         out = os.path.join(d, "x.h5")
-        proc = subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", self.write("slow.toml", SLOW_CONFIG), "-o", out],
-                                env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            seen = read_until(self, proc, "[3/8]")
-            fill(os.path.join(d, "ballast"))  # another program fills the disk
-            rest, _ = proc.communicate(timeout=120)
-            wait_for_ranks(self, out)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        seen += rest
-        self.assertEqual(proc.returncode, 1, seen)
+        rc, seen = run_and_hit(self, self.write("slow.toml", SLOW_CONFIG), out, "[3/8]",
+                               lambda proc, seen: fill(os.path.join(d, "ballast")), timeout=120)  # the disk fills
+        self.assertEqual(rc, 1, seen)
         # Its one line (stderr, and the progress line on stdout, may come through mpirun in either order).
         errors = re.findall(r"gpuscale: error: .*", seen)
         self.assertEqual(len(errors), 1, seen)

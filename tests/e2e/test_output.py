@@ -3,13 +3,11 @@ work; --force never empties a file another process has open: it writes beside it
 ends, and refuses a file another run is writing."""
 import os
 import signal
-import subprocess
 import unittest
 
 import h5py
 
-from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, read_until, s,
-                    slow_config, wait_for_ranks)
+from common import SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, run_and_hit, s, slow_config
 
 SLOW_CONFIG = slow_config([1, 2, 200, 201, 202])
 
@@ -65,20 +63,14 @@ class Force(InputErrorTest):
     def test_force_on_the_file_of_a_run_still_writing_is_refused_and_the_run_finishes_whole(self):
         out = self.path("busy.h5")
         cfg = self.write("slow.toml", SLOW_CONFIG)
-        first = subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], env=ENV,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        try:
-            read_until(self, first, "[2/5]")
+
+        def force_while_it_writes(first, seen):
             p = gpuscale("run", cfg, "-o", out, "--force")
             self.assert_input_error(p, f"{out}: another process is writing it (a gpuscale run still going?); wait "
                                        "for it to end, or choose another -o")
             first.send_signal(signal.SIGTERM)
-            rest, _ = first.communicate(timeout=60)
-            wait_for_ranks(self, out)
-        finally:
-            if first.poll() is None:
-                first.kill()
-                first.wait()
+
+        run_and_hit(self, cfg, out, "[2/5]", force_while_it_writes)
         with h5py.File(out, "r") as f:  # the first run's file, as it ended
             self.assertRegex(s(f.attrs["status"]), r"^aborted: SIGTERM during case [2-5] of 5 \(")
             self.assertGreaterEqual(len(f["cases"]), 1)
