@@ -332,7 +332,8 @@ int PlanRun::run_cases() {
   // Each scope's group is made on first use and kept for the run.
   Groups groups(comm_, *device_, data_comm_factory(comm_choice_.comm));
   watchdog_.on_timeout([&groups](const std::string&, double) { groups.abort_all(); });
-  Runner runner(comm_, *device_, &groups, *clock_, p_.backend.backend, static_cast<std::uint64_t>(p_.cfg.defaults.seed));
+  Runner runner(comm_, *device_, &groups, *clock_, p_.backend.backend,
+                static_cast<std::uint64_t>(p_.cfg.defaults.seed));
   runner.set_telemetry(telemetry_.source.get(), kTelemetryIntervalS);
   runner.set_watchdog(&watchdog_, CaseTimeout{p_.cfg.defaults.timeout_s}, p_.plan.size());
   int failed = 0;
@@ -362,7 +363,8 @@ int PlanRun::run_cases() {
 std::string PlanRun::after_case(const Case& c, const CaseRecord& rec, double elapsed_s) {
   std::string stop = file_->write_case(rec);
   rows_.push_back(case_row(rec, table_));
-  // Elapsed, and the estimate of the cases left scaled by how the estimate of the cases so far compares with their time.
+  // Elapsed, and the estimate of the cases left scaled by how the estimate of the cases so far compares with their
+  // time.
   estimated_done_ += estimate_.case_s[c.index];
   std::string pace = " (" + format_duration(elapsed_s) + " elapsed";
   if (c.number() < p_.plan.size()) {
@@ -372,7 +374,9 @@ std::string PlanRun::after_case(const Case& c, const CaseRecord& rec, double ela
   std::printf(" %s%s)\n", summary_line(rec, rows_.back()).c_str(), pace.c_str());
   std::fflush(stdout);
   for (const auto& f : rows_.back().flags) {  // in the file too: a reader of it should not miss that
-    if (stop.empty() && f.rfind("clock:", 0) == 0) stop = file_->add_warning("case " + std::to_string(c.number()) + ": " + f);
+    if (stop.empty() && f.rfind("clock:", 0) == 0) {
+      stop = file_->add_warning("case " + std::to_string(c.number()) + ": " + f);
+    }
   }
   return stop;
 }
@@ -383,7 +387,8 @@ int PlanRun::finish(int failed) {
   gather_end_offsets(comm_, estimate_clock_offset(comm_), table_);
   watchdog_.disarm();
   if (!root_) return failed ? kExitFailure : kExitOk;
-  const std::string status = failed ? "complete; " + std::to_string(failed) + " case(s) failed verification" : "complete";
+  const std::string status =
+      failed ? "complete; " + std::to_string(failed) + " case(s) failed verification" : "complete";
   if (const std::string m = file_->finish(status, table_); !m.empty()) {
     print_error(m);
     return kExitFailure;

@@ -42,7 +42,9 @@ void check_creatable(const std::string& out, const std::string& file) {
   ::close(fd);
   unlink(probe.c_str());
   // Room for the file's start and end at least; run checks the whole plan once it knows its ranks.
-  if (const auto left = free_bytes(dir); left < 2 * kEndReserveBytes) throw InputError(out + ": " + no_space_text(left));
+  if (const auto left = free_bytes(dir); left < 2 * kEndReserveBytes) {
+    throw InputError(out + ": " + no_space_text(left));
+  }
 }
 
 // The file a symbolic link at `out` leads to, or InputError when it leads nowhere.

@@ -71,7 +71,8 @@ std::vector<std::string> attr_names(hid_t obj);              // in creation orde
 void write_doubles(hid_t parent, const std::string& name, const std::vector<double>& v, hsize_t rows, hsize_t cols,
                    const char* unit, const std::string& description, double unit_si = 1.0);
 void write_ints(hid_t parent, const std::string& name, const std::vector<std::int64_t>& v);
-void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& v);  // valid UTF-8, as write_attr
+// Strings made valid UTF-8 as write_attr makes them.
+void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& v);
 // Overwrites the values of an existing dataset of the same size.
 void overwrite_doubles(hid_t parent, const std::string& name, const std::vector<double>& v);
 
