@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "core/value.hpp"
+#include "io/case_table.hpp"
 
 namespace gpuscale {
 
-constexpr const char* kSchemaVersion = "1.5";
+constexpr const char* kSchemaVersion = "1.6";
 
 // A case's limits (CaseRecord::expect) are its attributes named this and the limit's name.
 constexpr const char* kExpectPrefix = "expect.";
@@ -67,32 +68,14 @@ struct LinkRecord {
   std::string common_ancestor;  // internal | single | multiple | hostbridge | node | system; "" unknown
 };
 
-// GPU readings during a case, one row per reading, all ranks in one table.
-struct CaseTelemetry {
-  std::vector<std::int64_t> rank;
-  std::vector<double> time_s;  // common clock
-  std::vector<double> sm_clock_mhz, mem_clock_mhz, temperature_c, power_w;  // NaN: not readable
-  std::vector<std::int64_t> clock_event_reasons;                            // NVML bitmask; -1: not readable
-  std::size_t size() const { return rank.size(); }
-};
-
-// Named intervals inside the timed samples (workloads that mark them), one row per interval.
-struct CasePhases {
-  std::vector<std::string> names;                  // e.g. "compute", "transfer"
-  std::vector<std::int64_t> rank, sample, phase;  // phase: index into names
-  std::vector<double> start_s, end_s;              // common clock, inside the sample's wall_start..wall_end
-  std::size_t size() const { return rank.size(); }
-};
-
-// The node-pair sweep (scope node-pairs): which two nodes exchanged in which
-// round, one row per pair; phase "round k" of their ranks timed it.
-struct CasePairs {
-  std::vector<std::int64_t> round;           // 1..rounds
-  std::vector<std::int64_t> node_a, node_b;  // node indices, node_a < node_b
-  std::vector<std::int64_t> rank_a, rank_b;  // the world ranks that ran them (local rank 0 of each)
-  std::vector<std::string> host_a, host_b;
-  std::size_t size() const { return round.size(); }
-};
+// The tables the runner gives a case (a workload may add its own, Workload::tables).
+// GPU readings, one row per reading: rank, time (common clock), sm_clock,
+// mem_clock, temperature, power (NaN: not readable), clock_event_reasons (NVML
+// bitmask; -1: not readable); attribute "interval" (s).
+constexpr const char* kTelemetryTable = "telemetry";
+// Named intervals inside the timed samples, one row per interval: rank,
+// sample, phase (an index into the levels "names"), start, end (common clock).
+constexpr const char* kPhasesTable = "phases";
 
 struct CaseRecord {
   std::size_t index = 0;
@@ -128,15 +111,11 @@ struct CaseRecord {
   std::vector<double> op_bytes;    // [ranks], bytes of one operation (nccl-tests' size) in the rank's group
   std::vector<double> bus_factor;  // [ranks], busbw / algbw for the rank's group size
 
-  CasePhases phases;
-  CasePairs pairs;  // node-pairs only
+  // Tables beside the samples: the runner's (kTelemetryTable, kPhasesTable) and the workload's own.
+  std::vector<CaseTable> tables;
 
   // The limits its experiment's [experiment.expect] set (name, value), checked by `report --check`.
   std::vector<std::pair<std::string, double>> expect;
-
-  // Readings of each rank's GPU from the start of warm-up to the end of the timed samples.
-  CaseTelemetry telemetry;
-  double telemetry_interval_s = 0.0;  // 0: no rank had telemetry
 };
 
 // A case the run set out to run (schema 1.5 on: /plan), so that a reader
