@@ -21,6 +21,7 @@
 #include "runner/case_timeout.hpp"
 #include "runner/watchdog.hpp"
 #include "telemetry/telemetry.hpp"
+#include "workloads/workload.hpp"
 
 namespace gpuscale {
 
@@ -60,8 +61,10 @@ class Runner {
   const CommonClock& clock_;
   std::string backend_;
   std::uint64_t seed_;
-  void gather_telemetry(const std::vector<TelemetrySample>& mine, CaseRecord& rec) const;
-  void gather_phases(const CasePhases& mine, CaseRecord& rec) const;
+  CaseContext context(const Case& c, PhaseLog& phases) const;
+  CaseRecord start_record(const Case& c, const CaseContext& ctx, double warmup_s) const;
+  void finish_record(const Workload& w, const CaseContext& ctx, const Verification& v, CaseRecord& rec,
+                     std::vector<CaseTable> tables) const;
 
   TelemetrySource* telemetry_ = nullptr;
   double telemetry_interval_s_ = 0.0;

@@ -13,6 +13,7 @@
 #include "core/param_spec.hpp"
 #include "core/value.hpp"
 #include "device/device.hpp"
+#include "io/case_table.hpp"
 #include "workloads/phases.hpp"
 #include "workloads/work.hpp"
 
@@ -32,6 +33,9 @@ struct CaseContext {
   Device& dev;
   Group* group = nullptr;     // null for device-local workloads
   int nodes = 1;              // nodes of the job
+  int node_index = 0;         // this rank's node, 0..nodes-1
+  std::string hostname{};     // this rank's node's name
+  int world_rank = 0;
   PhaseLog* phases = nullptr;  // where a workload marks named intervals of its samples
 
   DataComm& data() const { return *group->data; }
@@ -80,6 +84,14 @@ class Workload {
   // the runner then lets every lane start with the sample and joins them all
   // before its end event, so the sample's time covers every lane.
   virtual bool uses_lanes() const { return false; }
+
+  // Rows this rank adds to the case's own tables, asked after verify(): the
+  // runner gathers every rank's into one table per name on rank 0, led by a
+  // rank column (merge_rank_tables), and the file keeps them.
+  virtual std::vector<CaseTable> tables(const CaseContext&) const { return {}; }
+  // Rank 0, after the gather: the tables as the file keeps them (e.g. rows of
+  // node pairs joined from the rows of their ranks).
+  virtual void finish_tables(std::vector<CaseTable>&) const {}
 };
 
 // What one rank allocates for a case, at most, for any group size: device
