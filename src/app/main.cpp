@@ -13,7 +13,7 @@
 #include "core/param_spec.hpp"
 #include "core/plan.hpp"
 #include "core/text.hpp"
-#include "report/node_pairs.hpp"
+#include "report/report.hpp"
 #include "report/stragglers.hpp"
 #include "workloads/workload.hpp"
 

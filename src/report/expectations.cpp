@@ -16,7 +16,7 @@ std::optional<double> measure(const ReportRow& r, const std::string& limit) {
   if (limit == "min_gbps_per_rank") return r.algbw_gbps ? r.algbw_gbps : r.gbps;
   if (limit == "min_busbw_gbps") return r.busbw_gbps;
   if (limit == "min_efficiency") return r.efficiency;
-  if (limit == "min_of_vendor") return r.of_vendor;
+  if (limit == "min_of_vendor") return r.figure_value("of_vendor");
   return std::nullopt;
 }
 

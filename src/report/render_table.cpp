@@ -36,9 +36,8 @@ std::string percent_cell(const std::optional<double>& v) {
 }
 
 // A share that can be small: two significant digits below 10% ("0.68%", "2.5%"), whole percents above ("87%").
-std::string share_cell(const std::optional<double>& v) {
-  if (!v) return "-";
-  const double pct = *v * 100;
+std::string share_cell(double v) {
+  const double pct = v * 100;
   return format_number(pct >= 9.95 ? "%.0f%%" : pct >= 0.995 ? "%.1f%%" : "%.2g%%", pct);
 }
 
@@ -79,6 +78,49 @@ std::string run_header(const std::string& path, const RunRecord& run, std::size_
   return out;
 }
 
+std::string figure_text(const Figure& f) {
+  switch (f.kind) {
+    case FigureKind::seconds: return format_seconds(f.value);
+    case FigureKind::share: return share_cell(f.value);
+    case FigureKind::percent: return format_number("%.0f%%", f.value * 100);
+    case FigureKind::case_number: return std::to_string(static_cast<std::size_t>(f.value) + 1);
+  }
+  return "";
+}
+
+// "phases compute 1.2 ms transfer 3 ms; exposed transfer 2 ms, overlap 40%": each phase's time, then the figures
+// the workload words.
+std::string phase_note(const ReportRow& r) {
+  std::string n = "phases";
+  for (const auto& [name, t] : r.phase_s) n += " " + name + " " + format_seconds(t);
+  std::string sep = "; ";
+  for (const auto& f : r.figures) {
+    if (f.words.empty()) continue;
+    n += sep + f.words + " " + figure_text(f);
+    sep = ", ";
+  }
+  return n;
+}
+
+// The table columns the rows' figures ask for (Figure::head), in the order they first appear.
+std::vector<std::string> figure_heads(const std::vector<const ReportRow*>& rows) {
+  std::vector<std::string> heads;
+  for (const auto* r : rows) {
+    for (const auto& f : r->figures) {
+      if (!f.head.empty() && std::find(heads.begin(), heads.end(), f.head) == heads.end()) heads.push_back(f.head);
+    }
+  }
+  return heads;
+}
+
+// The cell of the figure headed `head` in a row; "-" where it has none.
+std::string figure_cell(const ReportRow& r, const std::string& head) {
+  for (const auto& f : r.figures) {
+    if (f.head == head) return figure_text(f);
+  }
+  return "-";
+}
+
 // What the notes under a table say about each row, once each.
 std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
   std::vector<std::string> notes;
@@ -89,28 +131,8 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
     const std::string c = "case " + std::to_string(r.case_index + 1) + ": ";
     add(r.note);
     for (const auto& f : r.flags) add(c + f);
-    if (r.vendor_case) {
-      add("of vendor: GFLOP/s per rank over that of impl vendor (" +
-          std::string(r.backend == "cpu" ? "OpenBLAS" : "cuBLAS") +
-          ") for the same dtype, shape, mode and ranks in this run");
-      const auto vendor = std::find_if(rows.begin(), rows.end(), [&](const ReportRow& v) {
-        return v.file == r.file && v.case_index == *r.vendor_case;
-      });
-      if (vendor != rows.end() && vendor->name != r.name) {
-        add(c + "of vendor against case " + std::to_string(*r.vendor_case + 1) + " (" + vendor->name + ")");
-      }
-    }
-    if (r.scaling_baseline) {
-      add(c + "speedup and eff against case " + std::to_string(*r.scaling_baseline + 1) +
-          " (group_size = 1), eff = speedup / group_size");
-    }
-    if (!r.phase_s.empty()) {
-      std::string n = c + "phases";
-      for (const auto& [name, t] : r.phase_s) n += " " + name + " " + format_seconds(t);
-      if (r.exposed_transfer_s) n += "; exposed transfer " + format_seconds(*r.exposed_transfer_s);
-      if (r.overlap_fraction) n += format_number(", overlap %.0f%%", *r.overlap_fraction * 100);
-      add(n);
-    }
+    for (const auto& n : r.notes) add(n);
+    if (!r.phase_s.empty()) add(c + phase_note(r));
     if (r.status == "skipped") add("skipped: " + c + r.status_reason);
     if (r.status == "verify-failed" && !r.scope.empty()) {
       add("verify-failed: " + c + "up to " + std::to_string(r.wrong_elements) + " wrong element(s) on a rank");
@@ -129,13 +151,17 @@ bool is_transfer(const ReportRow& r) { return r.busbw_gbps.has_value() || (!r.sc
 std::string wide_table(const std::vector<ReportRow>& rows) {
   const std::vector<std::string> head{"#",      "name",    "mode",    "ranks",     "nodes",      "parameters",
                                       "median", "min",     "p95",     "enqueue",   "rate/rank",  "rate total",
-                                      "busbw",  "speedup", "eff",     "of vendor", "slowest",    "status"};
+                                      "busbw",  "speedup", "eff",     "slowest",   "status"};
   auto rate = [](const ReportRow& r, bool total) {
     const auto& gf = total ? r.total_gflops : r.gflops;
     const auto& gb = total ? r.total_gbps : (r.algbw_gbps ? r.algbw_gbps : r.gbps);
     return gf ? format_number("%.2f GF/s", *gf) : gb ? format_number("%.2f GB/s", *gb) : std::string("-");
   };
+  std::vector<const ReportRow*> all;
+  for (const auto& r : rows) all.push_back(&r);
+  const std::vector<std::string> heads = figure_heads(all);  // after eff
   std::vector<std::vector<std::string>> cells{head};
+  cells[0].insert(cells[0].begin() + 15, heads.begin(), heads.end());
   bool transfers = false;
   for (const auto& r : rows) {
     std::string label = r.params_label;
@@ -147,12 +173,12 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
                      label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
                      format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
                      r.busbw_gbps ? format_number("%.2f GB/s", *r.busbw_gbps) : "-", speedup_cell(r, true),
-                     percent_cell(r.efficiency), share_cell(r.of_vendor), slowest_cell(r), r.status});
+                     percent_cell(r.efficiency), slowest_cell(r), r.status});
+    for (std::size_t i = 0; i < heads.size(); ++i) {
+      cells.back().insert(cells.back().begin() + 15 + static_cast<std::ptrdiff_t>(i), figure_cell(r, heads[i]));
+    }
   }
-  // Columns no row has a value in are left out: of vendor, then the bus bandwidth.
-  if (std::none_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.of_vendor.has_value(); })) {
-    for (auto& row : cells) row.erase(row.begin() + 15);
-  }
+  // The bus bandwidth is left out where no row is a transfer.
   if (!transfers) {
     for (auto& row : cells) row.erase(row.begin() + 12);
   }
@@ -219,10 +245,8 @@ std::string block(const std::vector<const ReportRow*>& rows) {
     if (flops) column("GF/s/rank", [](const ReportRow& r) { return rate_cell(r.gflops); });
     else column("GB/s/rank", [](const ReportRow& r) { return rate_cell(r.gbps); });
   }
-  // What a kernel ladder is run for: kept, not dropped for width.
-  if (std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->of_vendor.has_value(); })) {
-    column("of vendor", [](const ReportRow& r) { return share_cell(r.of_vendor); });
-  }
+  // The workload's own figures (a kernel ladder's of vendor): kept, not dropped for width.
+  for (const auto& h : figure_heads(rows)) column(h, [&h](const ReportRow& r) { return figure_cell(r, h); });
   // Optional columns, dropped last-first while the table is too wide.
   std::vector<Column> optional;
   const bool speedups = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->speedup; });
@@ -366,7 +390,7 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
   std::string out = run_header(path, run, rows.size(), wide) + (wide ? wide_table(rows) : compact_table(rows));
   for (const auto& n : row_notes(rows)) out += wide ? "note: " + n + "\n" : wrap("note: " + n);
   for (const auto& r : rows) {
-    if (r.node_pairs) out += render_node_pairs(r.case_index + 1, r.params_label, *r.node_pairs);
+    for (const auto& line : r.section_lines) out += line + "\n";
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #include "core/metrics.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
+#include "report/analysis.hpp"
 #include "report/expectations.hpp"
 
 namespace gpuscale {
@@ -29,15 +30,14 @@ std::string label_of(const Params& p) {
 
 std::string fmt(const char* f, double v) { return format_number(f, v); }
 
-// Ranks that took part: all, except those outside the case's group (group
-// index -1: a distributed_gemm with group_size below the job's ranks).
+}  // namespace
+
 std::vector<bool> taking_part(const CaseRecord& c) {
   std::vector<bool> in(static_cast<std::size_t>(c.ranks), true);
   for (std::size_t r = 0; r < c.group.size() && r < in.size(); ++r) in[r] = c.group[r] >= 0;
   return in;
 }
 
-// The [rank][rep] rows of the ranks that took part, one after another.
 std::vector<double> rows_of(const std::vector<double>& x, int reps, const std::vector<bool>& in) {
   std::vector<double> out;
   for (std::size_t r = 0; r < in.size(); ++r) {
@@ -45,6 +45,26 @@ std::vector<double> rows_of(const std::vector<double>& x, int reps, const std::v
   }
   return out;
 }
+
+std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRecord& c) {
+  const CaseTable* t = find_table(c.tables, kPhasesTable);
+  if (!t || c.reps == 0) return {};
+  const auto col = columns_of(*t, {{"rank", ColumnType::integer}, {"sample", ColumnType::integer},
+                                   {"phase", ColumnType::integer}, {"start", ColumnType::real},
+                                   {"end", ColumnType::real}});
+  if (col.empty()) return {};
+  const std::size_t samples = static_cast<std::size_t>(c.ranks) * c.reps;
+  std::vector<std::pair<std::string, std::vector<double>>> sums;
+  for (const auto& n : col[2]->levels) sums.emplace_back(n, std::vector<double>(samples, 0.0));
+  for (std::size_t i = 0; i < t->rows(); ++i) {
+    const std::size_t at = static_cast<std::size_t>(col[0]->ints[i]) * c.reps + static_cast<std::size_t>(col[1]->ints[i]);
+    if (at < samples) sums[static_cast<std::size_t>(col[2]->ints[i])].second[at] += col[4]->reals[i] - col[3]->reals[i];
+  }
+  return sums;
+}
+
+namespace {
+
 
 // "" unless some rank's first timed sample is much slower than that rank's median.
 std::string cold_start_flag(const CaseRecord& c, const std::vector<bool>& in) {
@@ -98,8 +118,13 @@ constexpr double kLowClockShare = 0.9;
 
 // Flags from the GPU readings taken during each rank's timed samples.
 void telemetry_flags(const RunRecord& run, const CaseRecord& c, std::vector<std::string>& flags) {
-  const CaseTelemetry& t = c.telemetry;
-  if (t.size() == 0 || c.reps == 0) return;
+  const CaseTable* table = find_table(c.tables, kTelemetryTable);
+  if (!table || c.reps == 0) return;
+  const auto col = columns_of(*table, {{"rank", ColumnType::integer}, {"time", ColumnType::real},
+                                       {"sm_clock", ColumnType::real}, {"clock_event_reasons", ColumnType::integer}});
+  if (col.empty()) return;
+  const auto &rank = col[0]->ints, &reason = col[3]->ints;
+  const auto &time = col[1]->reals, &sm_clock = col[2]->reals;
   std::string limited;  // "sw_power_cap on rank 0, ..." once per reason
   std::string low;
   for (int r = 0; r < c.ranks; ++r) {
@@ -109,10 +134,10 @@ void telemetry_flags(const RunRecord& run, const CaseRecord& c, std::vector<std:
     const double to = *std::max_element(last, last + c.reps);
     std::int64_t reasons = 0;
     std::vector<double> sm;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      if (t.rank[i] != r || t.time_s[i] < from || t.time_s[i] > to) continue;
-      if (t.clock_event_reasons[i] > 0) reasons |= t.clock_event_reasons[i];
-      if (std::isfinite(t.sm_clock_mhz[i])) sm.push_back(t.sm_clock_mhz[i]);
+    for (std::size_t i = 0; i < table->rows(); ++i) {
+      if (rank[i] != r || time[i] < from || time[i] > to) continue;
+      if (reason[i] > 0) reasons |= reason[i];
+      if (std::isfinite(sm_clock[i])) sm.push_back(sm_clock[i]);
     }
     for (const auto& [bit, name] : kClockLimits) {
       if ((reasons & bit) && limited.find(name) == std::string::npos) {
@@ -132,35 +157,9 @@ void telemetry_flags(const RunRecord& run, const CaseRecord& c, std::vector<std:
   if (!low.empty()) flags.push_back(low);
 }
 
-// Phase sums per (rank, sample), and from them exposed transfer and overlap.
+// Each phase's median time in a sample (its intervals summed), over the ranks that took part.
 void phase_numbers(const CaseRecord& c, const std::vector<bool>& in, ReportRow& r) {
-  const CasePhases& p = c.phases;
-  if (p.size() == 0 || c.reps == 0) return;
-  const std::size_t samples = static_cast<std::size_t>(c.ranks) * c.reps;
-  std::vector<std::vector<double>> sums(p.names.size(), std::vector<double>(samples, 0.0));
-  for (std::size_t i = 0; i < p.size(); ++i) {
-    const std::size_t at = static_cast<std::size_t>(p.rank[i]) * c.reps + static_cast<std::size_t>(p.sample[i]);
-    if (at < samples) sums[p.phase[i]][at] += p.end_s[i] - p.start_s[i];
-  }
-  // Ranks outside the case's group did nothing: leave them out.
-  for (auto& v : sums) v = rows_of(v, c.reps, in);
-  const std::vector<double> time = rows_of(c.device_time_s, c.reps, in);
-  for (std::size_t k = 0; k < p.names.size(); ++k) r.phase_s.emplace_back(p.names[k], median(sums[k]));
-  const auto find = [&](const char* name) -> const std::vector<double>* {
-    const auto it = std::find(p.names.begin(), p.names.end(), name);
-    return it == p.names.end() ? nullptr : &sums[it - p.names.begin()];
-  };
-  const auto* compute = find("compute");
-  const auto* transfer = find("transfer");
-  if (!compute || !transfer) return;
-  std::vector<double> exposed, overlap;
-  for (std::size_t at = 0; at < time.size(); ++at) {
-    const double t = time[at], cs = (*compute)[at], xs = (*transfer)[at];
-    exposed.push_back(std::max(0.0, t - cs));
-    if (xs > 0) overlap.push_back(std::clamp((cs + xs - t) / xs, 0.0, 1.0));
-  }
-  r.exposed_transfer_s = median(exposed);
-  if (!overlap.empty()) r.overlap_fraction = median(overlap);
+  for (const auto& [name, sums] : phase_sums(c)) r.phase_s.emplace_back(name, median(rows_of(sums, c.reps, in)));
 }
 
 }  // namespace
@@ -173,7 +172,10 @@ std::string format_seconds(double s) {
   return fmt("%.3g us", s * 1e6);
 }
 
-ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_threshold, double straggler_threshold) {
+namespace {
+
+// What identifies the case and its job, from the record alone.
+ReportRow row_of_case(const CaseRecord& c) {
   ReportRow r;
   r.case_index = c.index;
   r.name = c.experiment;
@@ -193,32 +195,17 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
   for (auto n : c.group_size) r.group_size = std::max(r.group_size, static_cast<int>(n));
   r.note = c.note;
   r.expect = c.expect;
-  std::vector<std::int64_t> turn = c.turn;
-  if (turn.empty()) {  // none recorded (schema 1.0): each rank alone
-    for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
-  }
-  r.turns = turn.empty() ? 0 : static_cast<int>(*std::max_element(turn.begin(), turn.end()) + 1);
-  if (c.status == "skipped") {  // nothing ran
-    r.median_s = r.min_s = r.p95_s = r.enqueue_median_s = std::nan("");
-    return r;
-  }
+  return r;
+}
 
-  const auto dur = durations(c.wall_start_s, c.wall_end_s);
-  const auto samples = c.mode == "serial" ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turn, c.ranks, c.reps)
-                                          : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
-  r.median_s = median(samples);
-  r.median_ci = median_interval(samples);
-  r.min_s = minimum(samples);
-  r.p95_s = quantile(samples, 0.95);
-  r.enqueue_median_s = median(c.enqueue_s);
-  // Work of all ranks over the time it took (for serial, one after another).
-  const auto in = taking_part(c);
+// The rates: a transfer's as nccl-tests counts them, else GFLOP/s or GB/s per rank and of all ranks.
+void rates(const CaseRecord& c, const std::vector<bool>& in, ReportRow& r) {
   const auto part = static_cast<int>(std::count(in.begin(), in.end(), true));
   // The device times of the ranks that took part (without a copy when all did: files can be large).
   const bool all_in = part == c.ranks;
   const std::vector<double> some = all_in ? std::vector<double>() : rows_of(c.device_time_s, c.reps, in);
   const std::vector<double>& device = all_in ? c.device_time_s : some;
-  // A transfer as nccl-tests counts it; the node-pair sweep is not one operation: GB/s over the sweep instead.
+  // The node-pair sweep is not one operation: GB/s over the sweep instead.
   const bool sweep = c.scope == "node-pairs";
   if (!c.scope.empty() && !sweep && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {
     const int iters = c.params.has("iters") ? static_cast<int>(c.params.get_int("iters")) : 1;
@@ -232,8 +219,12 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
     r.gbps = c.bytes_per_sample / median(device) / 1e9;
     r.total_gbps = c.bytes_per_sample * part / r.median_s / 1e9;
   }
-  for (auto w : c.wrong_elements) r.wrong_elements = std::max(r.wrong_elements, w);
-  const auto meds = rank_medians(dur, c.ranks, c.reps);
+}
+
+// The slowest rank, the stragglers, and what makes the numbers doubtful.
+void ranks_and_flags(const RunRecord& run, const CaseRecord& c, const std::vector<bool>& in, double threshold,
+                     ReportRow& r) {
+  const auto meds = rank_medians(durations(c.wall_start_s, c.wall_end_s), c.ranks, c.reps);
   std::vector<double> part_meds;
   for (int q = 0; q < c.ranks; ++q) {
     if (!in[q]) continue;
@@ -241,22 +232,44 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
     if (part_meds.size() == 1 || meds[q] > meds[r.slowest_rank]) r.slowest_rank = q;
   }
   r.slowest_ratio = meds[r.slowest_rank] / median(part_meds);
-  r.stragglers = find_stragglers(meds, in, run.ranks, straggler_threshold);
+  r.stragglers = find_stragglers(meds, in, run.ranks, threshold);
   for (auto& line : straggler_lines(r.stragglers)) r.flags.push_back(std::move(line));
-  r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
   if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
   if (std::string f = clock_flag(run, c, in, r.median_s); !f.empty()) r.flags.push_back(std::move(f));
   telemetry_flags(run, c, r.flags);
-  if (sweep) {
-    r.node_pairs = node_pair_verdict(c, pair_threshold);  // its phases are its rounds
-  } else {
-    phase_numbers(c, in, r);
+}
+
+}  // namespace
+
+ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_threshold, double straggler_threshold) {
+  ReportRow r = row_of_case(c);
+  std::vector<std::int64_t> turn = c.turn;
+  if (turn.empty()) {  // none recorded (schema 1.0): each rank alone
+    for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
   }
+  r.turns = turn.empty() ? 0 : static_cast<int>(*std::max_element(turn.begin(), turn.end()) + 1);
+  if (c.status == "skipped") {  // nothing ran
+    r.median_s = r.min_s = r.p95_s = r.enqueue_median_s = std::nan("");
+    return r;
+  }
+  const auto samples = c.mode == "serial" ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turn, c.ranks, c.reps)
+                                          : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
+  r.median_s = median(samples);
+  r.median_ci = median_interval(samples);
+  r.min_s = minimum(samples);
+  r.p95_s = quantile(samples, 0.95);
+  r.enqueue_median_s = median(c.enqueue_s);
+  // Work of all ranks over the time it took (for serial, one after another).
+  const auto in = taking_part(c);
+  rates(c, in, r);
+  for (auto w : c.wrong_elements) r.wrong_elements = std::max(r.wrong_elements, w);
+  r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
+  ranks_and_flags(run, c, in, straggler_threshold, r);
+  phase_numbers(c, in, r);
+  if (const RowAnalysis* a = analysis_of(c.workload)) a->row(run, c, RowSettings{pair_threshold, straggler_threshold}, r);
   return r;
 }
 
-namespace {
-// Speedup of `p` over `base` (its median over p's), with its interval, and efficiency = speedup / `workers`.
 void set_speedup(ReportRow& p, const ReportRow& base, double workers) {
   p.speedup = speedup(base.median_s, p.median_s);
   p.efficiency = efficiency(*p.speedup, workers);
@@ -265,55 +278,29 @@ void set_speedup(ReportRow& p, const ReportRow& base, double workers) {
     p.efficiency_ci = Interval{efficiency(p.speedup_ci->lo, workers), efficiency(p.speedup_ci->hi, workers)};
   }
 }
-}  // namespace
 
 bool no_difference(const ReportRow& r) { return r.speedup_ci && r.speedup_ci->contains(1.0); }
 
+const Figure* ReportRow::figure(const std::string& key) const {
+  for (const auto& f : figures) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+std::optional<double> ReportRow::figure_value(const std::string& key) const {
+  const Figure* f = figure(key);
+  return f ? std::optional<double>(f->value) : std::nullopt;
+}
+
 void relate_rows(std::vector<ReportRow>& rows) {
-  // Strong scaling: a row with `group_size` g > 1 is set against the row of
-  // the same experiment and parameters with group_size = 1.
-  for (auto& p : rows) {
-    if (p.status == "skipped" || !p.params.has("group_size") || p.params.get_int("group_size") < 2) continue;
-    Params one = p.params;
-    one.set("group_size", std::int64_t{1});
-    for (const auto& b : rows) {
-      if (b.status != "skipped" && b.name == p.name && b.mode == p.mode && b.params == one && b.ranks == p.ranks &&
-          b.nodes == p.nodes) {
-        set_speedup(p, b, static_cast<double>(p.params.get_int("group_size")));
-        p.scaling_baseline = b.case_index;
-        break;
-      }
-    }
-  }
-  // Our gemm kernels against the vendor library on the same problem (ops aside: GFLOP/s is per matmul); only
-  // verified results on either side.
-  // Each verified gemm row with its problem (its parameters but impl and ops), made once.
-  struct GemmRow {
-    ReportRow* row;
-    bool vendor;
-    Params problem;
-  };
-  std::vector<GemmRow> gemms;
-  for (auto& r : rows) {
-    if (r.workload == "gemm" && r.status == "ok" && r.gflops && r.params.has("impl")) {
-      gemms.push_back({&r, r.params.get_string("impl") == "vendor", r.params.without({"impl", "ops"})});
-    }
-  }
-  for (const auto& g : gemms) {
-    if (g.vendor) continue;
-    const ReportRow& r = *g.row;
-    const ReportRow* vendor = nullptr;
-    for (const auto& v : gemms) {
-      if (v.vendor && v.row->file == r.file && v.row->mode == r.mode && v.row->ranks == r.ranks &&
-          v.row->nodes == r.nodes && v.problem == g.problem &&
-          (!vendor || (v.row->name == r.name && vendor->name != r.name))) {
-        vendor = v.row;
-      }
-    }
-    if (vendor) {
-      g.row->of_vendor = *r.gflops / *vendor->gflops;
-      g.row->vendor_case = vendor->case_index;
-    }
+  // What each workload's rows say about each other (strong scaling, of vendor, ...), once per workload.
+  std::vector<const RowAnalysis*> done;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const RowAnalysis* a = analysis_of(rows[i].workload);
+    if (!a || std::find(done.begin(), done.end(), a) != done.end()) continue;
+    done.push_back(a);
+    a->relate(rows);
   }
   // Pair each parallel row with the serial row of the same experiment,
   // parameters, ranks and nodes.
@@ -352,128 +339,151 @@ nlohmann::json to_json(const Value& v) {
 }
 }  // namespace
 
+namespace {
+
+// What every row has: the case, its job and its parameters.
+nlohmann::json json_identity(const ReportRow& r) {
+  nlohmann::json o;
+  o["file"] = r.file;
+  o["case"] = r.case_index + 1;
+  o["name"] = r.name;
+  o["workload"] = r.workload;
+  o["mode"] = r.mode;
+  o["backend"] = r.backend;
+  o["ranks"] = r.ranks;
+  o["nodes"] = r.nodes;
+  o["reps"] = r.reps;
+  nlohmann::json p = nlohmann::json::object();
+  for (const auto& [k, v] : r.params.items()) p[k] = to_json(v);
+  o["params"] = p;
+  o["status"] = r.status;
+  if (!r.status_reason.empty()) o["status_reason"] = r.status_reason;
+  if (!r.note.empty()) o["note"] = r.note;
+  if (!r.flags.empty()) o["flags"] = r.flags;
+  return o;
+}
+
+// The numbers: absent rather than null where a row has none.
+void json_numbers(const ReportRow& r, nlohmann::json& o) {
+  if (r.status != "skipped") {  // a skipped case has no samples
+    o["median_s"] = r.median_s;
+    o["min_s"] = r.min_s;
+    o["p95_s"] = r.p95_s;
+    o["enqueue_median_s"] = r.enqueue_median_s;
+    o["slowest_rank"] = r.slowest_rank;
+    o["slowest_ratio"] = r.slowest_ratio;
+    o["max_verify_error"] = r.max_verify_error;
+  }
+  const std::pair<const char*, const std::optional<double>*> optional_numbers[] = {
+      {"gflops", &r.gflops},         {"total_gflops", &r.total_gflops}, {"gbps", &r.gbps},
+      {"total_gbps", &r.total_gbps}, {"speedup", &r.speedup},           {"efficiency", &r.efficiency},
+      {"op_time_s", &r.op_time_s},   {"algbw_gbps", &r.algbw_gbps},     {"busbw_gbps", &r.busbw_gbps}};
+  for (const auto& [key, value] : optional_numbers) {
+    if (*value) o[key] = **value;
+  }
+  for (const auto& f : r.figures) {
+    if (f.kind == FigureKind::case_number) {
+      o[f.key] = static_cast<std::size_t>(f.value) + 1;
+    } else {
+      o[f.key] = f.value;
+    }
+  }
+  // 95% intervals (the median's at kMedianConfidence): absent with too few samples.
+  const std::pair<const char*, const std::optional<Interval>*> intervals[] = {
+      {"median", &r.median_ci}, {"speedup", &r.speedup_ci}, {"efficiency", &r.efficiency_ci}};
+  for (const auto& [key, ci] : intervals) {
+    if (!*ci) continue;
+    const std::string k = key;
+    o[k == "median" ? "median_lo_s" : k + "_lo"] = (*ci)->lo;
+    o[k == "median" ? "median_hi_s" : k + "_hi"] = (*ci)->hi;
+  }
+  if (r.speedup_ci) o["speedup_no_difference"] = no_difference(r);
+  if (!r.scope.empty()) {
+    o["scope"] = r.scope;
+    o["comm"] = r.comm;
+    o["groups"] = r.groups;
+    o["group_size"] = r.group_size;
+    o["wrong_elements"] = r.wrong_elements;
+  }
+}
+
+// The limits, the baseline, the stragglers and the phases, where the row has them.
+void json_judgements(const ReportRow& r, nlohmann::json& o) {
+  if (!r.expect.empty()) {
+    nlohmann::json ex = nlohmann::json::array();
+    for (const auto& c : check_row(r)) {
+      nlohmann::json e{{"limit", c.limit}, {"expected", c.expected}, {"holds", c.holds}};
+      if (c.measured) e["measured"] = *c.measured;
+      if (!c.why.empty()) e["why"] = c.why;
+      ex.push_back(std::move(e));
+    }
+    o["expect"] = ex;
+  }
+  if (r.baseline) {
+    const BaselineComparison& b = *r.baseline;
+    nlohmann::json bj{{"file", b.file}, {"verdict", b.verdict}};
+    if (std::isfinite(b.median_s)) {
+      bj["case"] = b.case_index + 1;
+      bj["median_s"] = b.median_s;
+      bj["ratio"] = b.ratio;
+    }
+    if (b.ratio_ci) {
+      bj["ratio_lo"] = b.ratio_ci->lo;
+      bj["ratio_hi"] = b.ratio_ci->hi;
+    }
+    o["baseline"] = bj;
+  }
+  if (!r.stragglers.ranks.empty() || !r.stragglers.nodes.empty()) {
+    nlohmann::json st = {{"ranks", nlohmann::json::array()}, {"nodes", nlohmann::json::array()}};
+    for (const auto& x : r.stragglers.ranks) {
+      st["ranks"].push_back({{"rank", x.rank}, {"host", x.host}, {"node", x.node}, {"local_rank", x.local_rank},
+                             {"device_name", x.device_name}, {"device_pci_bus_id", x.device_pci_bus_id},
+                             {"ratio", x.ratio}});
+    }
+    for (const auto& x : r.stragglers.nodes) {
+      st["nodes"].push_back({{"host", x.host}, {"node", x.node}, {"ranks", x.ranks}, {"ratio", x.ratio}});
+    }
+    o["stragglers"] = st;
+  }
+  if (!r.phase_s.empty()) {
+    nlohmann::json ph = nlohmann::json::object();
+    for (const auto& [name, t] : r.phase_s) ph[name] = t;
+    o["phase_s"] = ph;
+  }
+}
+
+}  // namespace
+
 std::string render_json(const std::vector<ReportRow>& rows) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& r : rows) {
-    nlohmann::json o;
-    o["file"] = r.file;
-    o["case"] = r.case_index + 1;
-    o["name"] = r.name;
-    o["workload"] = r.workload;
-    o["mode"] = r.mode;
-    o["backend"] = r.backend;
-    o["ranks"] = r.ranks;
-    o["nodes"] = r.nodes;
-    o["reps"] = r.reps;
-    nlohmann::json p = nlohmann::json::object();
-    for (const auto& [k, v] : r.params.items()) p[k] = to_json(v);
-    o["params"] = p;
-    if (r.status != "skipped") {  // a skipped case has no samples
-      o["median_s"] = r.median_s;
-      o["min_s"] = r.min_s;
-      o["p95_s"] = r.p95_s;
-      o["enqueue_median_s"] = r.enqueue_median_s;
-      o["slowest_rank"] = r.slowest_rank;
-      o["slowest_ratio"] = r.slowest_ratio;
-      o["max_verify_error"] = r.max_verify_error;
-    }
-    // Numbers that only some rows have: absent rather than null.
-    const std::pair<const char*, const std::optional<double>*> optional_numbers[] = {
-        {"gflops", &r.gflops},         {"total_gflops", &r.total_gflops}, {"gbps", &r.gbps},
-        {"total_gbps", &r.total_gbps}, {"speedup", &r.speedup},           {"efficiency", &r.efficiency},
-        {"op_time_s", &r.op_time_s},   {"algbw_gbps", &r.algbw_gbps},     {"busbw_gbps", &r.busbw_gbps},
-        {"exposed_transfer_s", &r.exposed_transfer_s}, {"overlap_fraction", &r.overlap_fraction},
-        {"of_vendor", &r.of_vendor}};
-    for (const auto& [key, value] : optional_numbers) {
-      if (*value) o[key] = **value;
-    }
-    // 95% intervals (the median's at kMedianConfidence): absent with too few samples.
-    const std::pair<const char*, const std::optional<Interval>*> intervals[] = {
-        {"median", &r.median_ci}, {"speedup", &r.speedup_ci}, {"efficiency", &r.efficiency_ci}};
-    for (const auto& [key, ci] : intervals) {
-      if (!*ci) continue;
-      const std::string k = key;
-      o[k == "median" ? "median_lo_s" : k + "_lo"] = (*ci)->lo;
-      o[k == "median" ? "median_hi_s" : k + "_hi"] = (*ci)->hi;
-    }
-    if (r.speedup_ci) o["speedup_no_difference"] = no_difference(r);
-    if (r.vendor_case) o["vendor_case"] = *r.vendor_case + 1;
-    if (!r.expect.empty()) {
-      nlohmann::json ex = nlohmann::json::array();
-      for (const auto& c : check_row(r)) {
-        nlohmann::json e{{"limit", c.limit}, {"expected", c.expected}, {"holds", c.holds}};
-        if (c.measured) e["measured"] = *c.measured;
-        if (!c.why.empty()) e["why"] = c.why;
-        ex.push_back(std::move(e));
-      }
-      o["expect"] = ex;
-    }
-    if (r.baseline) {
-      const BaselineComparison& b = *r.baseline;
-      nlohmann::json bj{{"file", b.file}, {"verdict", b.verdict}};
-      if (std::isfinite(b.median_s)) {
-        bj["case"] = b.case_index + 1;
-        bj["median_s"] = b.median_s;
-        bj["ratio"] = b.ratio;
-      }
-      if (b.ratio_ci) {
-        bj["ratio_lo"] = b.ratio_ci->lo;
-        bj["ratio_hi"] = b.ratio_ci->hi;
-      }
-      o["baseline"] = bj;
-    }
-    o["status"] = r.status;
-    if (!r.status_reason.empty()) o["status_reason"] = r.status_reason;
-    if (!r.scope.empty()) {
-      o["scope"] = r.scope;
-      o["comm"] = r.comm;
-      o["groups"] = r.groups;
-      o["group_size"] = r.group_size;
-      o["wrong_elements"] = r.wrong_elements;
-    }
-    if (!r.note.empty()) o["note"] = r.note;
-    if (!r.flags.empty()) o["flags"] = r.flags;
-    if (!r.stragglers.ranks.empty() || !r.stragglers.nodes.empty()) {
-      nlohmann::json st = {{"ranks", nlohmann::json::array()}, {"nodes", nlohmann::json::array()}};
-      for (const auto& x : r.stragglers.ranks) {
-        st["ranks"].push_back({{"rank", x.rank}, {"host", x.host}, {"node", x.node}, {"local_rank", x.local_rank},
-                               {"device_name", x.device_name}, {"device_pci_bus_id", x.device_pci_bus_id},
-                               {"ratio", x.ratio}});
-      }
-      for (const auto& x : r.stragglers.nodes) {
-        st["nodes"].push_back({{"host", x.host}, {"node", x.node}, {"ranks", x.ranks}, {"ratio", x.ratio}});
-      }
-      o["stragglers"] = st;
-    }
-    if (!r.phase_s.empty()) {
-      nlohmann::json ph = nlohmann::json::object();
-      for (const auto& [name, t] : r.phase_s) ph[name] = t;
-      o["phase_s"] = ph;
-    }
-    if (r.node_pairs) {
-      const NodePairVerdict& v = *r.node_pairs;
-      nlohmann::json np = nlohmann::json::object();
-      np["threshold"] = v.threshold;
-      np["samples"] = v.samples;
-      nlohmann::json pairs = nlohmann::json::array();
-      for (const auto& pr : v.pairs) {
-        nlohmann::json q{{"round", pr.round}, {"node_a", pr.node_a}, {"node_b", pr.node_b}, {"host_a", pr.host_a},
-                         {"host_b", pr.host_b}, {"slow", pr.slow}};
-        if (std::isfinite(pr.gbps)) q["gbps"] = pr.gbps;  // absent rather than null
-        if (std::isfinite(pr.share)) q["share_of_best"] = pr.share;
-        pairs.push_back(std::move(q));
-      }
-      np["pairs"] = pairs;
-      if (!v.pairs.empty()) np["best_pair"] = v.best;
-      np["slow_nodes"] = v.slow_nodes;
-      np["verdict"] = v.line;
-      o["node_pairs"] = np;
-    }
+    nlohmann::json o = json_identity(r);
+    json_numbers(r, o);
+    json_judgements(r, o);
+    for (const auto& [key, text] : r.json) o[key] = nlohmann::json::parse(text);
     arr.push_back(std::move(o));
   }
   // Bytes that are not UTF-8 (a file of another writer) as U+FFFD, rather than an exception with no row.
   return arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
+
+namespace {
+// The CSV's columns are fixed; figures of other keys than these (a newer workload's) follow them, in the order
+// they first appear.
+std::vector<std::string> more_figures(const std::vector<ReportRow>& rows) {
+  const std::vector<std::string> fixed{"exposed_transfer_s", "overlap_fraction", "of_vendor", "vendor_case"};
+  std::vector<std::string> out;
+  for (const auto& r : rows) {
+    for (const auto& f : r.figures) {
+      if (std::find(fixed.begin(), fixed.end(), f.key) == fixed.end() &&
+          std::find(out.begin(), out.end(), f.key) == out.end()) {
+        out.push_back(f.key);
+      }
+    }
+  }
+  return out;
+}
+}  // namespace
 
 std::string render_csv(const std::vector<ReportRow>& rows) {
   std::ostringstream os;
@@ -483,7 +493,10 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
         "scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,status_reason,flags,"
         "exposed_transfer_s,overlap_fraction,median_lo_s,median_hi_s,speedup_lo,speedup_hi,efficiency_lo,"
         "efficiency_hi,speedup_no_difference,baseline_file,baseline_case,baseline_median_s,baseline_ratio,"
-        "baseline_ratio_lo,baseline_ratio_hi,baseline_verdict,of_vendor,vendor_case\n";
+        "baseline_ratio_lo,baseline_ratio_hi,baseline_verdict,of_vendor,vendor_case";
+  const std::vector<std::string> more = more_figures(rows);
+  for (const auto& key : more) os << ',' << key;
+  os << '\n';
   auto opt = [&](const std::optional<double>& v) {
     if (v) os << *v;
   };
@@ -517,9 +530,9 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
     std::string flags;
     for (const auto& f : r.flags) flags += (flags.empty() ? "" : "; ") + f;
     os << ',' << quoted(r.status_reason) << ',' << quoted(flags) << ',';
-    opt(r.exposed_transfer_s);
+    opt(r.figure_value("exposed_transfer_s"));
     os << ',';
-    opt(r.overlap_fraction);
+    opt(r.figure_value("overlap_fraction"));
     for (const auto* ci : {&r.median_ci, &r.speedup_ci, &r.efficiency_ci}) {
       os << ',';
       if (*ci) os << (*ci)->lo;
@@ -546,9 +559,13 @@ std::string render_csv(const std::vector<ReportRow>& rows) {
       os << ",,,,,,";
     }
     os << ',';
-    opt(r.of_vendor);
+    opt(r.figure_value("of_vendor"));
     os << ',';
-    if (r.vendor_case) os << *r.vendor_case + 1;
+    if (const auto v = r.figure_value("vendor_case")) os << static_cast<std::size_t>(*v) + 1;
+    for (const auto& key : more) {
+      os << ',';
+      if (const Figure* f = r.figure(key)) os << (f->kind == FigureKind::case_number ? f->value + 1 : f->value);
+    }
     os << '\n';
   }
   return os.str();

@@ -11,7 +11,6 @@
 
 #include "core/intervals.hpp"
 #include "io/result_model.hpp"
-#include "report/node_pairs.hpp"
 #include "report/stragglers.hpp"
 
 namespace gpuscale {
@@ -23,6 +22,23 @@ struct BaselineComparison {
   double median_s = NAN, ratio = NAN;
   std::optional<Interval> ratio_ci;
   std::string verdict;  // faster | slower | within noise | too few samples | not in baseline | skipped in baseline
+};
+
+// A number a workload adds to its rows: `key` in JSON and CSV; a table column
+// headed `head` where that is set; in the row's phase note as "words VALUE"
+// where `words` is set.
+enum class FigureKind {
+  seconds,      // "1.2 ms"
+  share,        // of a whole, two significant digits below 10%: "87%", "2.5%"
+  percent,      // whole percents: "87%"
+  case_number,  // a case of the same file, by its index (shown from 1)
+};
+struct Figure {
+  std::string key;
+  double value = 0.0;
+  FigureKind kind = FigureKind::seconds;
+  std::string head;
+  std::string words;
 };
 
 struct ReportRow {
@@ -47,9 +63,6 @@ struct ReportRow {
   std::optional<double> efficiency;    // speedup / the serial twin's turns, or / group_size
   // 95% intervals of both, from the two medians' intervals (core/intervals.hpp).
   std::optional<Interval> speedup_ci, efficiency_ci;
-  // Strong scaling (distributed_gemm): rows with group_size g > 1 get speedup
-  // = the group_size = 1 row's median / theirs, efficiency = speedup / g; this is that row's case.
-  std::optional<std::size_t> scaling_baseline;
   // Transfers: the scope, its groups, and nccl-tests' numbers: the time of
   // one operation (mean over ranks of device time / iters, median over
   // samples), algbw = bytes / that time, busbw = algbw x the bus factor.
@@ -64,24 +77,42 @@ struct ReportRow {
   // Workloads that mark phases: each phase's time in a sample (the sum of its
   // intervals; median over ranks and samples), in the order they appeared.
   std::vector<std::pair<std::string, double>> phase_s;
-  // With phases "compute" and "transfer": the transfer time the compute did
-  // not hide (sample time - compute), and the hidden share of the transfer
-  // ((compute + transfer - sample time) / transfer, in [0, 1]); medians over ranks and samples.
-  std::optional<double> exposed_transfer_s, overlap_fraction;
   // What a reader should doubt about this case's numbers (ran cold, throttled, clocks below the maximum).
   std::vector<std::string> flags;
-  // Scope node-pairs: each pair of nodes, the best, the slow ones and the slow node (report/node_pairs.hpp).
-  std::optional<NodePairVerdict> node_pairs;
   // Ranks and nodes slower than the others by more than the straggler threshold (also in flags).
   Stragglers stragglers;
   std::optional<BaselineComparison> baseline;
   std::vector<std::pair<std::string, double>> expect;  // its experiment's [experiment.expect] limits
-  // Our gemm kernels (impl other than vendor): GFLOP/s per rank over that of
-  // impl vendor (cuBLAS, OpenBLAS) for the same dtype, shape, mode, ranks and
-  // nodes in this file, in the same experiment where it has one; that row's case.
-  std::optional<double> of_vendor;
-  std::optional<std::size_t> vendor_case;
+  // What the case's workload adds (its RowAnalysis, report/analysis.hpp).
+  std::vector<Figure> figures;
+  std::vector<std::string> notes;          // lines under the table, after the flags ("case 3: ..." where about one)
+  std::vector<std::string> section_lines;  // a section of its own after the table's notes
+  std::vector<std::pair<std::string, std::string>> json;  // JSON key, value as JSON text
+
+  const Figure* figure(const std::string& key) const;
+  std::optional<double> figure_value(const std::string& key) const;
 };
+
+// Pairs of nodes below this share of the best pair's bandwidth are slow (ClusterKit's 93%; report --pair-threshold).
+constexpr double kNodePairThreshold = 0.93;
+
+// What the report's options say to every row's analysis.
+struct RowSettings {
+  double pair_threshold = kNodePairThreshold;
+  double straggler_threshold = kStragglerThreshold;
+};
+
+// Ranks that took part: all, except those outside the case's group (group
+// index -1: a distributed_gemm with group_size below the job's ranks).
+std::vector<bool> taking_part(const CaseRecord& c);
+// The [rank][rep] rows of `x` of the ranks that took part, one after another.
+std::vector<double> rows_of(const std::vector<double>& x, int reps, const std::vector<bool>& in);
+// Each phase's time in each sample (its intervals summed), [rank][rep], by
+// phase name in the order of the phases table's names; empty without phases.
+std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRecord& c);
+
+// Speedup of `p` over `base` (its median over p's), with its interval, and efficiency = speedup / `workers`.
+void set_speedup(ReportRow& p, const ReportRow& base, double workers);
 
 // A case whose first timed sample took more than this times its rank's
 // median device time is flagged as having run cold.

@@ -31,15 +31,6 @@ void escape(Stragglers& s) {
   for (auto& n : s.nodes) escape(n.host);
 }
 
-void escape(NodePairVerdict& v) {
-  for (auto& p : v.pairs) {
-    escape(p.host_a);
-    escape(p.host_b);
-  }
-  escape(v.slow_nodes);
-  escape(v.line);
-}
-
 }  // namespace
 
 std::vector<ReportRow> for_terminal(std::vector<ReportRow> rows) {
@@ -53,7 +44,8 @@ std::vector<ReportRow> for_terminal(std::vector<ReportRow> rows) {
     for (auto& phase : r.phase_s) escape(phase.first);
     for (auto& limit : r.expect) escape(limit.first);
     escape(r.stragglers);
-    if (r.node_pairs) escape(*r.node_pairs);
+    escape(r.notes);
+    escape(r.section_lines);
     if (r.baseline) {
       escape(r.baseline->file);
       escape(r.baseline->verdict);

@@ -1,4 +1,4 @@
-#include "report/node_pairs.hpp"
+#include "workloads/node_pairs.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,10 @@
 
 #include "core/stats.hpp"
 #include "core/text.hpp"
-#include "report/report.hpp"
+#include "report/analysis.hpp"
+#include "workloads/node_pair_table.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace gpuscale {
 
@@ -103,34 +106,56 @@ NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshol
   return v;
 }
 
-std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double threshold) {
-  if (c.scope != "node-pairs" || c.status == "skipped" || c.reps < 1 || c.pairs.size() == 0) return std::nullopt;
-  const CasePhases& ph = c.phases;
+namespace {
+
+// Each rank's time in each phase of each sample, [rank][sample][phase] (NaN: not in it).
+std::vector<double> phase_times(const CaseRecord& c, const CaseTable& ph, std::size_t phases) {
   const std::size_t reps = static_cast<std::size_t>(c.reps), ranks = static_cast<std::size_t>(c.ranks);
-  const std::size_t phases = ph.names.size();
-  // Each rank's time in each phase of each sample (NaN: not in it).
   std::vector<double> took(ranks * reps * std::max<std::size_t>(phases, 1), NAN);
-  for (std::size_t i = 0; i < ph.size(); ++i) {
-    const auto r = static_cast<std::size_t>(ph.rank[i]), s = static_cast<std::size_t>(ph.sample[i]);
-    const auto k = static_cast<std::size_t>(ph.phase[i]);
+  const auto col = columns_of(ph, {{"rank", ColumnType::integer}, {"sample", ColumnType::integer},
+                                   {"phase", ColumnType::integer}, {"start", ColumnType::real},
+                                   {"end", ColumnType::real}});
+  if (col.empty()) return took;
+  for (std::size_t i = 0; i < ph.rows(); ++i) {
+    const auto r = static_cast<std::size_t>(col[0]->ints[i]), s = static_cast<std::size_t>(col[1]->ints[i]);
+    const auto k = static_cast<std::size_t>(col[2]->ints[i]);
     if (r >= ranks || s >= reps || k >= phases) continue;
     double& t = took[(r * reps + s) * phases + k];
-    t = (std::isnan(t) ? 0.0 : t) + (ph.end_s[i] - ph.start_s[i]);
+    t = (std::isnan(t) ? 0.0 : t) + (col[4]->reals[i] - col[3]->reals[i]);
   }
+  return took;
+}
+
+}  // namespace
+
+std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double threshold) {
+  const CaseTable* pairs = find_table(c.tables, kPairsTable);
+  if (c.scope != "node-pairs" || c.status == "skipped" || c.reps < 1 || !pairs) return std::nullopt;
+  const auto pc = columns_of(*pairs, {{"round", ColumnType::integer}, {"node_a", ColumnType::integer},
+                                      {"node_b", ColumnType::integer}, {"rank_a", ColumnType::integer},
+                                      {"rank_b", ColumnType::integer}, {"host_a", ColumnType::text},
+                                      {"host_b", ColumnType::text}});
+  if (pc.empty() || pairs->rows() == 0) return std::nullopt;
+  const CaseTable* ph = find_table(c.tables, kPhasesTable);
+  const TableColumn* phase = ph ? ph->column("phase") : nullptr;
+  const std::vector<std::string> names = phase ? phase->levels : std::vector<std::string>{};
+  const std::vector<double> took = ph ? phase_times(c, *ph, names.size()) : std::vector<double>{};
+  const std::size_t reps = static_cast<std::size_t>(c.reps), ranks = static_cast<std::size_t>(c.ranks);
+  const std::size_t phases = names.size();
   const double iters = c.params.has("iters") ? static_cast<double>(c.params.get_int("iters")) : 1.0;
   std::vector<NodePairRow> rows;
-  for (std::size_t i = 0; i < c.pairs.size(); ++i) {
+  for (std::size_t i = 0; i < pairs->rows(); ++i) {
     NodePairRow p;
-    p.round = static_cast<int>(c.pairs.round[i]);
-    p.node_a = static_cast<int>(c.pairs.node_a[i]);
-    p.node_b = static_cast<int>(c.pairs.node_b[i]);
-    p.host_a = c.pairs.host_a[i];
-    p.host_b = c.pairs.host_b[i];
+    p.round = static_cast<int>(pc[0]->ints[i]);
+    p.node_a = static_cast<int>(pc[1]->ints[i]);
+    p.node_b = static_cast<int>(pc[2]->ints[i]);
+    p.host_a = pc[5]->texts[i];
+    p.host_b = pc[6]->texts[i];
     p.gbps = NAN;
-    const auto name = std::find(ph.names.begin(), ph.names.end(), "round " + std::to_string(p.round));
-    const auto a = static_cast<std::size_t>(c.pairs.rank_a[i]), b = static_cast<std::size_t>(c.pairs.rank_b[i]);
-    if (name != ph.names.end() && a < ranks && b < ranks && a < c.op_bytes.size()) {
-      const auto k = static_cast<std::size_t>(name - ph.names.begin());
+    const auto name = std::find(names.begin(), names.end(), "round " + std::to_string(p.round));
+    const auto a = static_cast<std::size_t>(pc[3]->ints[i]), b = static_cast<std::size_t>(pc[4]->ints[i]);
+    if (name != names.end() && a < ranks && b < ranks && a < c.op_bytes.size()) {
+      const auto k = static_cast<std::size_t>(name - names.begin());
       std::vector<double> times;  // the pair's round took as long as its slower end
       for (std::size_t s = 0; s < reps; ++s) {
         const double ta = took[(a * reps + s) * phases + k], tb = took[(b * reps + s) * phases + k];
@@ -175,6 +200,53 @@ std::string render_node_pairs(std::size_t number, const std::string& params_labe
   }
   os << "  " << v.line << "\n";  // one line, whatever the host names' length: the verdict to grep for
   return os.str();
+}
+
+namespace {
+
+std::string verdict_json(const NodePairVerdict& v) {
+  nlohmann::json np = nlohmann::json::object();
+  np["threshold"] = v.threshold;
+  np["samples"] = v.samples;
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& pr : v.pairs) {
+    nlohmann::json q{{"round", pr.round}, {"node_a", pr.node_a}, {"node_b", pr.node_b}, {"host_a", pr.host_a},
+                     {"host_b", pr.host_b}, {"slow", pr.slow}};
+    if (std::isfinite(pr.gbps)) q["gbps"] = pr.gbps;  // absent rather than null
+    if (std::isfinite(pr.share)) q["share_of_best"] = pr.share;
+    pairs.push_back(std::move(q));
+  }
+  np["pairs"] = pairs;
+  if (!v.pairs.empty()) np["best_pair"] = v.best;
+  np["slow_nodes"] = v.slow_nodes;
+  np["verdict"] = v.line;
+  return np.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// The sweep's rows: the verdict as a section after the table and as "node_pairs" in JSON; its phases are its
+// rounds, shown there rather than as phases.
+class NodePairAnalysis : public RowAnalysis {
+ public:
+  void row(const RunRecord&, const CaseRecord& c, const RowSettings& s, ReportRow& r) const override {
+    if (c.scope != "node-pairs") return;
+    r.phase_s.clear();
+    const auto v = node_pair_verdict(c, s.pair_threshold);
+    if (!v) return;
+    const std::string text = render_node_pairs(c.index + 1, r.params_label, *v);
+    for (std::size_t from = 0; from < text.size();) {
+      const std::size_t nl = text.find('\n', from);
+      r.section_lines.push_back(text.substr(from, nl - from));
+      from = nl == std::string::npos ? text.size() : nl + 1;
+    }
+    r.json.emplace_back("node_pairs", verdict_json(*v));
+  }
+};
+
+}  // namespace
+
+const RowAnalysis& node_pair_analysis() {
+  static const NodePairAnalysis a;
+  return a;
 }
 
 }  // namespace gpuscale

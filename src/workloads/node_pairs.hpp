@@ -8,11 +8,9 @@
 #include <vector>
 
 #include "io/result_model.hpp"
+#include "report/report.hpp"
 
 namespace gpuscale {
-
-// Pairs below this share of the best pair's bandwidth are slow (ClusterKit's 93%; report --pair-threshold).
-constexpr double kNodePairThreshold = 0.93;
 
 struct NodePairRow {
   int round = 0;  // 1..rounds
@@ -38,6 +36,10 @@ struct NodePairVerdict {
 
 // Shares, slow pairs, the best pair, the slow nodes and the line, from each pair's gbps.
 NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshold);
+
+class RowAnalysis;
+// The collective's part of the report: a node-pairs case's verdict (its section and its JSON "node_pairs").
+const RowAnalysis& node_pair_analysis();
 
 // A node-pairs case's verdict, from its pairs table, its "round k" phases and
 // its op_bytes and iters; nullopt for any other case or one without samples.

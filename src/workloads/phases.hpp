@@ -11,6 +11,11 @@
 
 namespace gpuscale {
 
+// The phases of workloads that overlap compute with transfers; the report
+// turns them into exposed transfer and overlap (workloads/overlap_report.hpp).
+constexpr const char* kComputePhase = "compute";
+constexpr const char* kTransferPhase = "transfer";
+
 class PhaseLog {
  public:
   explicit PhaseLog(Device& dev) : dev_(dev) {}

@@ -155,3 +155,19 @@ const WorkloadEntry& find_workload(const std::string& name) {
 }
 
 }  // namespace gpuscale
+
+// TEMPORARY until the typed registration lands.
+#include "report/analysis.hpp"
+#include "workloads/distributed_gemm_report.hpp"
+#include "workloads/gemm_report.hpp"
+#include "workloads/node_pairs.hpp"
+#include "workloads/overlap_report.hpp"
+namespace gpuscale {
+const RowAnalysis* analysis_of(const std::string& w) {
+  if (w == "gemm") return &gemm_analysis();
+  if (w == "collective") return &node_pair_analysis();
+  if (w == "distributed_gemm") return &distributed_gemm_analysis();
+  if (w == "pipeline" || w == "dp_step") return &overlap_analysis();
+  return nullptr;
+}
+}  // namespace gpuscale
