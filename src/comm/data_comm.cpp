@@ -1,5 +1,7 @@
 #include "comm/data_comm.hpp"
 
+#include "core/error.hpp"
+
 namespace gpuscale {
 
 std::string data_comm_unsupported(const std::string& kind, const std::string& op, DType t) {
@@ -10,6 +12,14 @@ std::string data_comm_unsupported(const std::string& kind, const std::string& op
            "use dtype fp32 or fp64, or comm \"nccl\" on a GPU";
   }
   return "";
+}
+
+void DataComm::send(const void*, int, std::size_t, DType) {
+  throw RuntimeError(std::string("the ") + kind() + " data plane here has no one-way send");
+}
+
+void DataComm::recv(void*, int, std::size_t, DType) {
+  throw RuntimeError(std::string("the ") + kind() + " data plane here has no one-way recv");
 }
 
 }  // namespace gpuscale

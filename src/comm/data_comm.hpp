@@ -35,6 +35,10 @@ class DataComm {
   virtual void alltoall(const void* send, void* recv, std::size_t count, DType t) = 0;
   // Sends `count` elements to rank `to` while receiving `count` from rank `from` (either may be this rank).
   virtual void sendrecv(const void* send, int to, void* recv, int from, std::size_t count, DType t) = 0;
+  // One way: `count` elements to rank `to`, or from rank `from`; the peer enqueues the matching call. Both data
+  // planes have them; a test's stand-in need not.
+  virtual void send(const void* send, int to, std::size_t count, DType t);
+  virtual void recv(void* recv, int from, std::size_t count, DType t);
 
   // Waits for everything enqueued on the device stream, and reports the
   // transport's own errors (a dead peer, a broken link) as RuntimeError.

@@ -157,6 +157,29 @@ class MpiDataComm final : public DataComm {
     });
   }
 
+  void send(const void* send, int to, std::size_t count, DType t) override {
+    const int n = mpi_count(count);
+    const MPI_Datatype ty = mpi_type(t);
+    const MPI_Comm c = comm_.get();
+    apart(send, count * dtype_size(t), nullptr, 0, false, [=](const void* s, void*) {
+      GPUSCALE_MPI(MPI_Send(s, n, ty, to, 0, c));
+    });
+  }
+
+  void recv(void* recv, int from, std::size_t count, DType t) override {
+    const int n = mpi_count(count);
+    const MPI_Datatype ty = mpi_type(t);
+    const MPI_Comm c = comm_.get();
+    const std::size_t bytes = count * dtype_size(t);
+    if (dev_.buffers_on_host()) {
+      dev_.host_task([=] { GPUSCALE_MPI(MPI_Recv(recv, n, ty, from, 0, c, MPI_STATUS_IGNORE)); });
+      return;
+    }
+    void* h = staging(recv_stage_, bytes);
+    dev_.host_task([=] { GPUSCALE_MPI(MPI_Recv(h, n, ty, from, 0, c, MPI_STATUS_IGNORE)); });
+    dev_.copy_async(recv, h, bytes, CopyKind::h2d);
+  }
+
   void synchronize() override { dev_.synchronize(); }
 
  private:

@@ -136,6 +136,14 @@ class NcclDataComm final : public DataComm {
     });
   }
 
+  void send(const void* send, int to, std::size_t count, DType t) override {
+    enqueue([&](cudaStream_t st) { GPUSCALE_NCCL(ncclSend(send, count, nccl_type(t), to, comm_, st)); });
+  }
+
+  void recv(void* recv, int from, std::size_t count, DType t) override {
+    enqueue([&](cudaStream_t st) { GPUSCALE_NCCL(ncclRecv(recv, count, nccl_type(t), from, comm_, st)); });
+  }
+
   // Polls rather than blocks in cudaStreamSynchronize, as nccl-tests does:
   // a peer that died leaves the kernels spinning, and only the async error says so.
   void synchronize() override {
