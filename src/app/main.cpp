@@ -7,15 +7,14 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "app/cli_options.hpp"
 #include "app/commands.hpp"
 #include "app/run_metadata.hpp"
 #include "core/error.hpp"
-#include "core/param_spec.hpp"
 #include "core/plan.hpp"
 #include "core/text.hpp"
 #include "report/node_pairs.hpp"
 #include "report/stragglers.hpp"
-#include "workloads/workload.hpp"
 
 namespace gpuscale {
 
@@ -44,30 +43,6 @@ void print_input_error(const std::string& message) {
 }  // namespace
 
 namespace {
-
-std::string workloads_help() {
-  std::string s = "Workloads:\n";
-  for (const auto& e : workload_registry()) {
-    s += "  " + e.schema.name + ": " + e.schema.description + "\n    keys:";
-    for (const auto& p : e.schema.params) s += " " + p.key;
-    s += "\n";
-  }
-  return s + "Each key's default, choices and largest value: docs/config.md.\n";
-}
-
-// --time-budget: seconds from 0 to kMaxDurationS, as budget_s in a config.
-CLI::Validator budget_seconds() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        char* end = nullptr;
-        const double v = std::strtod(text.c_str(), &end);
-        if (end == text.c_str() || *end != '\0' || !(v >= 0 && v <= kMaxDurationS)) {
-          return "must be a number of seconds from 0 to 2592000 (30 days), got " + text;
-        }
-        return "";
-      },
-      "SECONDS");
-}
 
 std::string joined_args(int argc, char** argv) {
   std::string s;
@@ -98,14 +73,7 @@ int main(int argc, char** argv) {
                   "Override a config key: KEY=VALUE, defaults.KEY=VALUE or EXPERIMENT.KEY=VALUE; "
                   "the value is TOML (e.g. size=[256,512]); repeatable");
   run->add_flag("--force", run_opt.force, "Overwrite the output file if it exists");
-  const std::string max_cases_help = "Refuse a plan of more cases than this (default " +
-                                     std::to_string(kDefaultMaxCases) + "): more is most often a list typo";
-  run->add_option("--max-cases", run_opt.max_cases, max_cases_help);
-  const std::string budget_help =
-      "Refuse a plan estimated to take longer than this many seconds (before anything runs; 'check' prints the "
-      "estimate); overrides budget_s in [defaults]; 0: none, but a plan estimated over 24 h is refused all the same "
-      "(most often a typo); at most 2592000 (30 days)";
-  run->add_option("--time-budget", run_opt.time_budget_s, budget_help)->check(budget_seconds());
+  add_plan_limits(*run, run_opt.max_cases, run_opt.time_budget_s);
   run->footer("Examples:\n"
               "  mpirun -np 2 gpuscale run configs/default.toml -o results/default.h5\n"
               "  mpirun -np 4 gpuscale run configs/auto-parallelism.toml --set reps=5 --set dtype=fp32\n"
@@ -122,8 +90,7 @@ int main(int argc, char** argv) {
                "(runs nothing but a short measurement of this machine's rates)");
   check->add_option("config", check_opt.config, "Experiment file (TOML)")->required();
   check->add_option("--set", check_opt.sets, "Override a config key, as for 'run'");
-  check->add_option("--max-cases", check_opt.max_cases, max_cases_help);
-  check->add_option("--time-budget", check_opt.time_budget_s, budget_help)->check(budget_seconds());
+  add_plan_limits(*check, check_opt.max_cases, check_opt.time_budget_s);
   check->add_option("--ranks", check_opt.ranks,
                     "Ranks of the job to estimate for (default: the job check runs in, else 2)")
       ->check(CLI::PositiveNumber);
