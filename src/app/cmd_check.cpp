@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <thread>
 
+#include <CLI/CLI.hpp>
+
+#include "app/cli_options.hpp"
 #include "app/commands.hpp"
 #include "comm/comm_choice.hpp"
 #include "core/config.hpp"
@@ -68,6 +71,23 @@ std::string rates_text(const Rates& r, const std::vector<Case>& plan, double too
 }
 
 }  // namespace
+
+CLI::App* add_check_command(CLI::App& app, CheckOptions& opt) {
+  auto* check = app.add_subcommand(
+      "check", "Validate a config file and print its expanded plan, its memory per rank and estimated time "
+               "(runs nothing but a short measurement of this machine's rates)");
+  check->add_option("config", opt.config, "Experiment file (TOML)")->required();
+  check->add_option("--set", opt.sets, "Override a config key, as for 'run'");
+  add_plan_limits(*check, opt.max_cases, opt.time_budget_s);
+  check->add_option("--ranks", opt.ranks, "Ranks of the job to estimate for (default: the job check runs in, else 2)")
+      ->check(CLI::PositiveNumber);
+  check->add_option("--nodes", opt.nodes, "Nodes of that job (default: the job check runs in, else 1)")
+      ->check(CLI::PositiveNumber);
+  check->footer("Examples:\n  gpuscale check configs/default.toml --set size=[256,512]\n"
+                "  gpuscale check configs/full.toml --ranks 16 --nodes 2 --time-budget 3600\n\n" +
+                workloads_help());
+  return check;
+}
 
 int cmd_check(const CheckOptions& opt) {
   const std::string& config = opt.config;

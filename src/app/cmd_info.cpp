@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <CLI/CLI.hpp>
+
 #include "app/commands.hpp"
 #include "app/mpi_session.hpp"
 #include "app/rank_table.hpp"
@@ -13,6 +15,12 @@
 #include "device/backend.hpp"
 
 namespace gpuscale {
+
+CLI::App* add_info_command(CLI::App& app) {
+  auto* info = app.add_subcommand("info", "Show where every rank runs and which device it uses, and why");
+  info->footer("Example:\n  mpirun -np 4 gpuscale info");
+  return info;
+}
 
 int cmd_info(int* argc, char*** argv) {
   const CudaStatus cuda = probe_cuda();

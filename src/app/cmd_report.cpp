@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include <CLI/CLI.hpp>
+
 #include "app/commands.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -10,7 +12,9 @@
 #include "report/baseline.hpp"
 #include "report/expectations.hpp"
 #include "report/report.hpp"
+#include "report/report.hpp"
 #include "report/side_by_side.hpp"
+#include "report/stragglers.hpp"
 #include "report/terminal_text.hpp"
 
 namespace gpuscale {
@@ -68,6 +72,37 @@ bool check_file(const std::string& path, const RunRecord& run, const std::vector
 }
 
 }  // namespace
+
+CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
+  auto* report =
+      app.add_subcommand("report", "Summarize result files: one row per case, speedup of parallel over serial");
+  report->add_option("files", opt.files,
+                     "Result files (HDF5) written by 'gpuscale run'; with several, the table ends with them side by "
+                     "side (each case's median in each file)")->required();
+  report->add_option("--format", opt.format, "table | csv | json (every column, numbers as numbers)");
+  report->add_flag("--wide", opt.wide, "table: every column in one wide table (default: fits 80 columns)");
+  report->add_option("--baseline", opt.baseline,
+                     "a result file of the same cases (e.g. before a driver update): each case's median over the "
+                     "baseline's, with a 95% interval and a verdict: faster, slower or within noise");
+  report->add_flag("--check", opt.check,
+                   "check the limits the config set in [experiment.expect]: one line per failed limit (case, "
+                   "limit, measured) and exit 1 when any fails, 0 when all hold");
+  opt.pair_threshold = kNodePairThreshold;
+  report->add_option("--pair-threshold", opt.pair_threshold,
+                     "node-pairs cases: a pair below this share of the best pair's bandwidth is slow (default 0.93, "
+                     "as ClusterKit)");
+  opt.straggler_threshold = kStragglerThreshold;
+  report->add_option("--straggler-threshold", opt.straggler_threshold,
+                     "a rank (or node) whose median sample is more than this share above the median of the others "
+                     "is named as a straggler (default 0.2: 20%)");
+  report->footer("Examples:\n  gpuscale report results/default.h5\n  gpuscale report results/default.h5 --format json\n"
+                 "  gpuscale report results/node-pairs.h5 --pair-threshold 0.9\n"
+                 "  gpuscale report results/one-node.h5 results/two-nodes.h5   # and side by side\n"
+                 "  gpuscale report results/after.h5 --baseline results/before.h5\n"
+                 "  gpuscale report results/acceptance.h5 --check && echo accepted\n"
+                 "Needs neither MPI nor mpirun.");
+  return report;
+}
 
 int cmd_report(const ReportOptions& opt) {
   const ReportFormat f = parse_report_format(opt.format);

@@ -9,6 +9,9 @@
 
 #include <hdf5.h>
 
+#include <CLI/CLI.hpp>
+
+#include "app/cli_options.hpp"
 #include "app/commands.hpp"
 #include "app/mpi_session.hpp"
 #include "app/output_path.hpp"
@@ -406,6 +409,27 @@ int PlanRun::finish(int failed) {
 }
 
 }  // namespace
+
+CLI::App* add_run_command(CLI::App& app, RunOptions& opt) {
+  auto* run = app.add_subcommand("run", "Run the experiments of a config file and write the results (HDF5)");
+  run->add_option("config", opt.config, "Experiment file (TOML)")->required();
+  run->add_option("-o,--output", opt.output, "Result file (default: results/<config>-<timestamp>.h5)");
+  run->add_option("--set", opt.sets,
+                  "Override a config key: KEY=VALUE, defaults.KEY=VALUE or EXPERIMENT.KEY=VALUE; "
+                  "the value is TOML (e.g. size=[256,512]); repeatable");
+  run->add_flag("--force", opt.force, "Overwrite the output file if it exists");
+  add_plan_limits(*run, opt.max_cases, opt.time_budget_s);
+  run->footer("Examples:\n"
+              "  mpirun -np 2 gpuscale run configs/default.toml -o results/default.h5\n"
+              "  mpirun -np 4 gpuscale run configs/auto-parallelism.toml --set reps=5 --set dtype=fp32\n"
+              "  mpirun -np 4 gpuscale run configs/cross-server.toml --set bytes=1048576 --set defaults.comm=mpi\n"
+              "Every rank runs the same cases; 'serial' cases let the ranks take turns (transfers: the\n"
+              "groups of their scope), 'parallel' ones start all ranks together. A case this job's shape\n"
+              "cannot run (scope inter-node on one node) is kept in the file as skipped, with the reason.\n"
+              "Exit code: 0 ok, 1 failure (e.g. verification), 2 bad input, 3 a case ran past its timeout.\n\n" +
+              workloads_help());
+  return run;
+}
 
 int cmd_run(const RunOptions& opt, int* argc, char*** argv) {
   // Before any thread starts (CUDA's, MPI's): SIGTERM and the like go to one thread of ours.

@@ -1,10 +1,15 @@
-// The subcommands of the gpuscale command line; each returns the exit code.
+// The subcommands of the gpuscale command line: each adds itself and its options to the app (add_*_command) and
+// runs (cmd_*), returning the exit code.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "core/plan.hpp"
+
+namespace CLI {
+class App;
+}
 
 namespace gpuscale {
 
@@ -18,6 +23,7 @@ struct RunOptions {
   std::string command_line;
 };
 
+CLI::App* add_run_command(CLI::App& app, RunOptions& opt);
 int cmd_run(const RunOptions& opt, int* argc, char*** argv);
 
 struct CheckOptions {
@@ -28,7 +34,9 @@ struct CheckOptions {
   int ranks = 0;              // the job the estimate is for; 0: the job check runs in, else 2
   int nodes = 0;              // 0: the job check runs in, else 1
 };
+CLI::App* add_check_command(CLI::App& app, CheckOptions& opt);
 int cmd_check(const CheckOptions& opt);
+
 struct ReportOptions {
   std::vector<std::string> files;
   std::string format = "table";  // table | csv | json
@@ -39,7 +47,10 @@ struct ReportOptions {
   double straggler_threshold = 0.2;
 };
 
+CLI::App* add_report_command(CLI::App& app, ReportOptions& opt);
 int cmd_report(const ReportOptions& opt);
+
+CLI::App* add_info_command(CLI::App& app);
 int cmd_info(int* argc, char*** argv);
 
 // "gpuscale: error: MESSAGE" on stderr.
