@@ -413,7 +413,9 @@ H5Id open_dataset(hid_t parent, const std::string& name) {
                  [&] {
                    if (!exists(parent, name)) throw ReadError(child_what(parent, name) + " missing");
                    H5Id d(GPUSCALE_H5(H5Oopen(parent, name.c_str(), H5P_DEFAULT)), H5Oclose);
-                   if (H5Iget_type(d.get()) != H5I_DATASET) throw ReadError(child_what(parent, name) + " is not a dataset");
+                   if (H5Iget_type(d.get()) != H5I_DATASET) {
+                     throw ReadError(child_what(parent, name) + " is not a dataset");
+                   }
                    return d;
                  });
 }
