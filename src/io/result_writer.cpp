@@ -200,7 +200,8 @@ void write_samples(hid_t id, const CaseRecord& c) {
   h5::write_ints(id, "warmup_samples", c.warmup_samples);
   if (c.warmup_width > 0) {
     h5::write_doubles(id, "warmup_device_time", c.warmup_device_time_s, ranks, static_cast<hsize_t>(c.warmup_width),
-                      "s", "device time of each warm-up sample [rank][sample], the first 1000; NaN past the rank's count");
+                      "s",
+                      "device time of each warm-up sample [rank][sample], the first 1000; NaN past the rank's count");
   }
   if (!c.scope.empty()) {
     h5::write_ints(id, "wrong_elements", c.wrong_elements);
@@ -210,8 +211,9 @@ void write_samples(hid_t id, const CaseRecord& c) {
                       "busbw / algbw for the rank's group size (nccl-tests)");
   }
   h5::write_doubles(id, "device_time", c.device_time_s, ranks, reps, "s", "device time of each sample [rank][rep]");
-  h5::write_doubles(id, "enqueue_time", c.enqueue_s, ranks, reps, "s",
-                    "host time from the sample's start until its work was enqueued (launch calls returned) [rank][rep]");
+  h5::write_doubles(
+      id, "enqueue_time", c.enqueue_s, ranks, reps, "s",
+      "host time from the sample's start until its work was enqueued (launch calls returned) [rank][rep]");
   h5::write_doubles(id, "wall_start", c.wall_start_s, ranks, reps, "s",
                     "sample start on the common clock (s since the run's epoch on rank 0) [rank][rep]");
   h5::write_doubles(id, "wall_end", c.wall_end_s, ranks, reps, "s",
