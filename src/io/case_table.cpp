@@ -27,6 +27,27 @@ std::string TableColumn::cell(std::size_t i) const {
   return "";
 }
 
+namespace {
+constexpr std::pair<ColumnRange, const char*> kRangeNames[] = {
+    {ColumnRange::finite, "finite"}, {ColumnRange::rank, "rank"},         {ColumnRange::sample, "sample"},
+    {ColumnRange::node, "node"},     {ColumnRange::positive, "positive"}, {ColumnRange::level, "level"},
+};
+}  // namespace
+
+const char* range_name(ColumnRange range) {
+  for (const auto& [r, name] : kRangeNames) {
+    if (r == range) return name;
+  }
+  return "";
+}
+
+ColumnRange range_named(const std::string& name) {
+  for (const auto& [r, n] : kRangeNames) {
+    if (n == name) return r;
+  }
+  return ColumnRange::any;
+}
+
 TableColumn int_column(std::string name, std::string description, ColumnRange range) {
   TableColumn c;
   c.name = std::move(name);
@@ -41,6 +62,7 @@ TableColumn real_column(std::string name, std::string unit, std::string descript
   c.name = std::move(name);
   c.type = ColumnType::real;
   c.unit = std::move(unit);
+  c.unit_si = c.unit.empty() ? 0.0 : 1.0;  // an SI unit unless the caller says otherwise (MHz: 1e6)
   c.description = std::move(description);
   c.range = range;
   return c;

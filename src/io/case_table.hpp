@@ -26,11 +26,16 @@ enum class ColumnRange {
   level,     // an index into the column's levels
 };
 
+// The range's name in the file ("finite", "rank", ...; "" for any), and the range of a name (any for one this
+// reader does not know: a later writer's, left unchecked).
+const char* range_name(ColumnRange range);
+ColumnRange range_named(const std::string& name);
+
 struct TableColumn {
   std::string name;
   ColumnType type = ColumnType::real;
   std::string unit;  // "" for none
-  double unit_si = 0;  // the factor to the SI unit (1e6 for MHz); 0: none written
+  double unit_si = 0;  // the factor to the SI unit (1e6 for MHz); 0: none written (real_column: 1 with a unit)
   std::string description;
   ColumnRange range = ColumnRange::any;
   // Times on the run's common clock: moved with their row's rank when the run

@@ -94,10 +94,6 @@ H5Id open_attr(hid_t obj, const std::string& name) {
   return a;
 }
 
-H5Id open_dataset(hid_t parent, const std::string& name) {
-  if (!exists(parent, name)) throw ReadError(child_what(parent, name) + " missing");
-  return H5Id(GPUSCALE_H5(H5Dopen2(parent, name.c_str(), H5P_DEFAULT)), H5Dclose);
-}
 
 hsize_t file_size(hid_t obj) {
   H5Id file(GPUSCALE_H5(H5Iget_file_id(obj)), H5Fclose);
@@ -392,10 +388,13 @@ H5Id file_create() {
   return fcpl;
 }
 
-H5Id create_group(hid_t parent, const std::string& name) {
+H5Id create_group(hid_t parent, const std::string& name, bool member_order) {
   H5Id gcpl(GPUSCALE_H5(H5Pcreate(H5P_GROUP_CREATE)), H5Pclose);
   GPUSCALE_H5(H5Pset_attr_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
   GPUSCALE_H5(H5Pset_attr_phase_change(gcpl.get(), 65535, 65535));
+  if (member_order) {
+    GPUSCALE_H5(H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
+  }
   return H5Id(GPUSCALE_H5(H5Gcreate2(parent, name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT)), H5Gclose);
 }
 
@@ -407,6 +406,33 @@ H5Id open_group(hid_t parent, const std::string& name) {
                    if (H5Iget_type(g.get()) != H5I_GROUP) throw ReadError(child_what(parent, name) + " is not a group");
                    return g;
                  });
+}
+
+H5Id open_dataset(hid_t parent, const std::string& name) {
+  return reading([&] { return child_what(parent, name); },
+                 [&] {
+                   if (!exists(parent, name)) throw ReadError(child_what(parent, name) + " missing");
+                   H5Id d(GPUSCALE_H5(H5Oopen(parent, name.c_str(), H5P_DEFAULT)), H5Oclose);
+                   if (H5Iget_type(d.get()) != H5I_DATASET) {
+                     throw ReadError(child_what(parent, name) + " is not a dataset");
+                   }
+                   return d;
+                 });
+}
+
+bool is_group(hid_t parent, const std::string& name) {
+  return reading([&] { return child_what(parent, name); }, [&] {
+    H5Id o(GPUSCALE_H5(H5Oopen(parent, name.c_str(), H5P_DEFAULT)), H5Oclose);
+    return H5Iget_type(o.get()) == H5I_GROUP;
+  });
+}
+
+H5T_class_t value_class(hid_t parent, const std::string& name) {
+  return reading([&] { return child_what(parent, name); }, [&] {
+    H5Id d = open_dataset(parent, name);
+    H5Id ft(GPUSCALE_H5(H5Dget_type(d.get())), H5Tclose);
+    return H5Tget_class(ft.get());
+  });
 }
 
 bool exists(hid_t parent, const std::string& name) {
@@ -560,6 +586,19 @@ std::vector<std::string> child_names(hid_t group) {
     std::vector<std::string> out;
     hsize_t idx = 0;
     GPUSCALE_H5(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_link, &out));
+    return out;
+  });
+}
+
+std::vector<std::string> members_in_order(hid_t group) {
+  return reading([&] { return "the members of " + path_of(group); }, [&] {
+    H5Id gcpl(GPUSCALE_H5(H5Gget_create_plist(group)), H5Pclose);
+    unsigned order = 0;
+    GPUSCALE_H5(H5Pget_link_creation_order(gcpl.get(), &order));
+    const H5_index_t by = (order & H5P_CRT_ORDER_INDEXED) ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+    std::vector<std::string> out;
+    hsize_t idx = 0;
+    GPUSCALE_H5(H5Literate(group, by, H5_ITER_INC, &idx, collect_link, &out));
     return out;
   });
 }

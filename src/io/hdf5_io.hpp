@@ -43,9 +43,14 @@ H5Id file_access();
 // inside the (checksummed) object header.
 H5Id file_create();
 
-H5Id create_group(hid_t parent, const std::string& name);  // keeps attribute creation order
+// Keeps attribute creation order; `member_order`: its members' too (a table's columns read back as written).
+H5Id create_group(hid_t parent, const std::string& name, bool member_order = false);
 H5Id open_group(hid_t parent, const std::string& name);
+H5Id open_dataset(hid_t parent, const std::string& name);  // for its attributes
 bool exists(hid_t parent, const std::string& name);
+bool is_group(hid_t parent, const std::string& name);
+// The class of a dataset's values: H5T_INTEGER, H5T_FLOAT, H5T_STRING, ...
+H5T_class_t value_class(hid_t parent, const std::string& name);
 
 // Writes the attribute, in place when it exists already and the value fits its type (a string no longer
 // than its size: NUL-padded), else replacing it. A string is made valid UTF-8 (an invalid byte becomes the
@@ -92,6 +97,8 @@ std::vector<std::int64_t> read_ints(hid_t parent, const std::string& name, std::
 // Strings: valid UTF-8 each, as read_string_attr.
 std::vector<std::string> read_strings(hid_t parent, const std::string& name, std::optional<std::size_t> count = {});
 std::vector<std::string> child_names(hid_t group);  // sorted by name
+// In creation order where the group tracks it (create_group's member_order), else sorted by name.
+std::vector<std::string> members_in_order(hid_t group);
 
 // The length of the longest prefix of `s` that is valid UTF-8 (s.size(): all of it).
 std::size_t valid_utf8_prefix(const std::string& s);

@@ -133,28 +133,32 @@ void check_cases_planned(const std::vector<std::string>& names, const RunRecord&
   }
 }
 
-// The run: root attributes, environment, rank table, links (cases left out).
-RunRecord read_run(hid_t f, const std::string& path) {
-  if (!h5::has_attr(f, "software") || h5::read_string_attr(f, "software") != "gpuscale") {
-    throw InputError(path + ": not a gpuscale result file (no software = \"gpuscale\" attribute)");
-  }
-  RunRecord run;
-  run.schema_version = h5::read_string_attr(f, "schemaVersion");
-  {
-    const std::string& v = run.schema_version;
-    const std::size_t dot = v.find('.');
-    const auto digits = [](const std::string& x) {
-      return !x.empty() && x.size() < 6 && x.find_first_not_of("0123456789") == std::string::npos;
-    };
-    if (dot == std::string::npos || !digits(v.substr(0, dot)) || !digits(v.substr(dot + 1))) {
-      throw ReadError("/: attribute 'schemaVersion' is '" + v + "', not a version (MAJOR.MINOR)");
-    }
+// The schema version, MAJOR.MINOR, of a major version this reader reads.
+std::string read_schema_version(hid_t f, const std::string& path) {
+  const std::string v = h5::read_string_attr(f, "schemaVersion");
+  const std::size_t dot = v.find('.');
+  const auto digits = [](const std::string& x) {
+    return !x.empty() && x.size() < 6 && x.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (dot == std::string::npos || !digits(v.substr(0, dot)) || !digits(v.substr(dot + 1))) {
+    throw ReadError("/: attribute 'schemaVersion' is '" + v + "', not a version (MAJOR.MINOR)");
   }
   const std::string ours(kSchemaVersion);
-  if (run.schema_version.substr(0, run.schema_version.find('.')) != ours.substr(0, ours.find('.'))) {
-    throw InputError(path + ": schemaVersion " + run.schema_version + " is not readable by this gpuscale (reads " +
-                     kSchemaVersion + ")");
+  if (v.substr(0, dot) != ours.substr(0, ours.find('.'))) {
+    throw InputError(path + ": schemaVersion " + v + " is not readable by this gpuscale (reads " + kSchemaVersion +
+                     ")");
   }
+  return v;
+}
+
+// Whether a version read_schema_version accepted is older than major.minor.
+bool schema_before(const std::string& v, int major, int minor) {
+  const int ma = std::atoi(v.c_str()), mi = std::atoi(v.c_str() + v.find('.') + 1);
+  return ma < major || (ma == major && mi < minor);
+}
+
+// The root's attributes after its schema version.
+void read_root_attrs(hid_t f, RunRecord& run) {
   run.software_version = h5::read_string_attr(f, "softwareVersion");
   run.date = h5::read_string_attr(f, "date");
   run.software_dependencies = h5::read_string_attr(f, "softwareDependencies");
@@ -178,139 +182,375 @@ RunRecord read_run(hid_t f, const std::string& path) {
   }
   run.nodes = narrow(int_in(f, "nodes", 1, kMaxRanks, "/"));
   run.complete = int_in(f, "complete", 0, 1, "/") != 0;
-  if (h5::has_attr(f, "casesPlanned")) run.cases_planned = static_cast<std::size_t>(int_in(f, "casesPlanned", 0, kMaxIndex, "/"));
+  if (h5::has_attr(f, "casesPlanned")) {
+    run.cases_planned = static_cast<std::size_t>(int_in(f, "casesPlanned", 0, kMaxIndex, "/"));
+  }
   if (h5::has_attr(f, "lastUpdate")) run.last_update = h5::read_string_attr(f, "lastUpdate");
   run.status = h5::read_string_attr(f, "status");
-  {
-    H5Id env = h5::open_group(f, "environment");
-    for (const auto& k : h5::attr_names(env.get())) run.environment.emplace_back(k, h5::read_string_attr(env.get(), k, true));
+}
+
+void read_environment(hid_t f, RunRecord& run) {
+  H5Id env = h5::open_group(f, "environment");
+  for (const auto& k : h5::attr_names(env.get())) {
+    run.environment.emplace_back(k, h5::read_string_attr(env.get(), k, true));
   }
-  {
-    H5Id g = h5::open_group(f, "ranks");
-    const hid_t id = g.get();
-    const auto host = h5::read_strings(id, "hostname");
-    const std::size_t n = host.size();
-    if (n == 0) throw ReadError("/ranks/hostname is empty: no ranks");
-    if (n > static_cast<std::size_t>(kMaxRanks)) throw ReadError("/ranks/hostname holds " + std::to_string(n) + " ranks");
-    if (h5::has_attr(f, "ranks")) int_in(f, "ranks", static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), "/");
-    if (run.nodes > static_cast<int>(n)) throw ReadError("/: attribute 'nodes' is " + num(run.nodes) + ", more than its " +
-                                                         std::to_string(n) + " ranks");
-    const auto node = h5::read_ints(id, "node_index", n);
-    ints_in(node, 0, static_cast<std::int64_t>(n) - 1, "/ranks/node_index");
-    const auto lsize = h5::read_ints(id, "local_size", n);
-    ints_in(lsize, 1, static_cast<std::int64_t>(n), "/ranks/local_size");
-    const auto lrank = h5::read_ints(id, "local_rank", n);
-    ints_in(lrank, 0, static_cast<std::int64_t>(n) - 1, "/ranks/local_rank");
-    const auto pid = h5::read_ints(id, "pid", n);
-    ints_in(pid, INT_MIN, INT_MAX, "/ranks/pid");
-    const auto kind = h5::read_strings(id, "device_kind", n);
-    const auto name = h5::read_strings(id, "device_name", n);
-    const auto uuid = h5::read_strings(id, "device_uuid", n);
-    const auto pci = h5::read_strings(id, "device_pci_bus_id", n);
-    const auto o0 = h5::read_doubles(id, "clock_offset_start", n);
-    const auto u0 = h5::read_doubles(id, "clock_uncertainty_start", n);
-    const auto o1 = h5::read_doubles(id, "clock_offset_end", n);
-    const auto u1 = h5::read_doubles(id, "clock_uncertainty_end", n);
-    for (std::size_t r = 0; r < n; ++r) {
-      RankRecord rr;
-      rr.hostname = host[r];
-      rr.node_index = narrow(node[r]);
-      rr.local_rank = narrow(lrank[r]);
-      rr.local_size = narrow(lsize[r]);
-      rr.pid = narrow(pid[r]);
-      rr.device_kind = kind[r];
-      rr.device_name = name[r];
-      rr.device_uuid = uuid[r];
-      rr.device_pci_bus_id = pci[r];
-      rr.clock_offset_start_s = o0[r];
-      rr.clock_uncertainty_start_s = u0[r];
-      rr.clock_offset_end_s = o1[r];
-      rr.clock_uncertainty_end_s = u1[r];
-      run.ranks.push_back(rr);
-    }
-    if (h5::exists(id, "clock_offset_applied")) {  // schema 1.3 on: the estimate the wall times are on
-      const auto oa = h5::read_doubles(id, "clock_offset_applied", n);
-      const auto ua = h5::read_doubles(id, "clock_uncertainty_applied", n);
-      for (std::size_t r = 0; r < n; ++r) {
-        run.ranks[r].clock_offset_applied_s = oa[r];
-        run.ranks[r].clock_uncertainty_applied_s = ua[r];
-      }
-    }
-    if (h5::exists(id, "cpu_affinity")) {  // schema 1.2 on: where each rank may run
-      const auto shared = h5::read_ints(id, "clock_shared", n);
-      const auto affinity = h5::read_strings(id, "cpu_affinity", n);
-      const auto available = h5::read_ints(id, "cores_available", n);
-      const auto node_cores = h5::read_ints(id, "node_cores", n);
-      const auto visible = h5::read_strings(id, "cuda_visible_devices", n);
-      ints_in(available, 0, INT_MAX, "/ranks/cores_available");
-      ints_in(node_cores, 0, INT_MAX, "/ranks/node_cores");
-      for (std::size_t r = 0; r < n; ++r) {
-        RankRecord& rr = run.ranks[r];
-        rr.clock_shared = shared[r] != 0;
-        rr.cpu_affinity = affinity[r];
-        rr.cores_available = narrow(available[r]);
-        rr.node_cores = narrow(node_cores[r]);
-        rr.cuda_visible_devices = visible[r];
-      }
-    }
-    if (h5::exists(id, "telemetry")) {  // schema 1.2 on: the GPU of each rank
-      const auto tel = h5::read_strings(id, "telemetry", n);
-      const auto sm = h5::read_doubles(id, "max_sm_clock", n);
-      const auto mem = h5::read_doubles(id, "max_mem_clock", n);
-      const auto power = h5::read_doubles(id, "power_limit", n);
-      std::vector<std::int64_t> ints[6];
-      const char* names[6] = {"pcie_gen", "pcie_width", "pcie_max_gen", "pcie_max_width", "nvlinks_active", "numa_node"};
-      for (int k = 0; k < 6; ++k) {
-        ints[k] = h5::read_ints(id, names[k], n);
-        ints_in(ints[k], INT_MIN, INT_MAX, std::string("/ranks/") + names[k]);
-      }
-      const auto cpus = h5::read_strings(id, "local_cpulist", n);
-      for (std::size_t r = 0; r < n; ++r) {
-        RankRecord& rr = run.ranks[r];
-        rr.telemetry = tel[r];
-        rr.max_sm_clock_mhz = sm[r];
-        rr.max_mem_clock_mhz = mem[r];
-        rr.power_limit_w = power[r];
-        rr.pcie_gen = narrow(ints[0][r]);
-        rr.pcie_width = narrow(ints[1][r]);
-        rr.pcie_max_gen = narrow(ints[2][r]);
-        rr.pcie_max_width = narrow(ints[3][r]);
-        rr.nvlinks_active = narrow(ints[4][r]);
-        rr.numa_node = narrow(ints[5][r]);
-        rr.local_cpulist = cpus[r];
-      }
-    }
+}
+
+// /ranks' columns that every schema has: where each rank ran, its device, its clock offsets.
+void read_rank_places(hid_t id, const std::vector<std::string>& host, RunRecord& run) {
+  const std::size_t n = host.size();
+  const auto node = h5::read_ints(id, "node_index", n);
+  ints_in(node, 0, static_cast<std::int64_t>(n) - 1, "/ranks/node_index");
+  const auto lsize = h5::read_ints(id, "local_size", n);
+  ints_in(lsize, 1, static_cast<std::int64_t>(n), "/ranks/local_size");
+  const auto lrank = h5::read_ints(id, "local_rank", n);
+  ints_in(lrank, 0, static_cast<std::int64_t>(n) - 1, "/ranks/local_rank");
+  const auto pid = h5::read_ints(id, "pid", n);
+  ints_in(pid, INT_MIN, INT_MAX, "/ranks/pid");
+  const auto kind = h5::read_strings(id, "device_kind", n);
+  const auto name = h5::read_strings(id, "device_name", n);
+  const auto uuid = h5::read_strings(id, "device_uuid", n);
+  const auto pci = h5::read_strings(id, "device_pci_bus_id", n);
+  const auto o0 = h5::read_doubles(id, "clock_offset_start", n);
+  const auto u0 = h5::read_doubles(id, "clock_uncertainty_start", n);
+  const auto o1 = h5::read_doubles(id, "clock_offset_end", n);
+  const auto u1 = h5::read_doubles(id, "clock_uncertainty_end", n);
+  for (std::size_t r = 0; r < n; ++r) {
+    RankRecord rr;
+    rr.hostname = host[r];
+    rr.node_index = narrow(node[r]);
+    rr.local_rank = narrow(lrank[r]);
+    rr.local_size = narrow(lsize[r]);
+    rr.pid = narrow(pid[r]);
+    rr.device_kind = kind[r];
+    rr.device_name = name[r];
+    rr.device_uuid = uuid[r];
+    rr.device_pci_bus_id = pci[r];
+    rr.clock_offset_start_s = o0[r];
+    rr.clock_uncertainty_start_s = u0[r];
+    rr.clock_offset_end_s = o1[r];
+    rr.clock_uncertainty_end_s = u1[r];
+    run.ranks.push_back(rr);
   }
+}
+
+// Schema 1.3 on: the estimate the wall times are on.
+void read_rank_applied_clocks(hid_t id, RunRecord& run) {
+  const std::size_t n = run.ranks.size();
+  const auto oa = h5::read_doubles(id, "clock_offset_applied", n);
+  const auto ua = h5::read_doubles(id, "clock_uncertainty_applied", n);
+  for (std::size_t r = 0; r < n; ++r) {
+    run.ranks[r].clock_offset_applied_s = oa[r];
+    run.ranks[r].clock_uncertainty_applied_s = ua[r];
+  }
+}
+
+// Schema 1.2 on: where each rank may run.
+void read_rank_affinity(hid_t id, RunRecord& run) {
+  const std::size_t n = run.ranks.size();
+  const auto shared = h5::read_ints(id, "clock_shared", n);
+  const auto affinity = h5::read_strings(id, "cpu_affinity", n);
+  const auto available = h5::read_ints(id, "cores_available", n);
+  const auto node_cores = h5::read_ints(id, "node_cores", n);
+  const auto visible = h5::read_strings(id, "cuda_visible_devices", n);
+  ints_in(available, 0, INT_MAX, "/ranks/cores_available");
+  ints_in(node_cores, 0, INT_MAX, "/ranks/node_cores");
+  for (std::size_t r = 0; r < n; ++r) {
+    RankRecord& rr = run.ranks[r];
+    rr.clock_shared = shared[r] != 0;
+    rr.cpu_affinity = affinity[r];
+    rr.cores_available = narrow(available[r]);
+    rr.node_cores = narrow(node_cores[r]);
+    rr.cuda_visible_devices = visible[r];
+  }
+}
+
+// Schema 1.2 on: the GPU of each rank.
+void read_rank_gpus(hid_t id, RunRecord& run) {
+  const std::size_t n = run.ranks.size();
+  const auto tel = h5::read_strings(id, "telemetry", n);
+  const auto sm = h5::read_doubles(id, "max_sm_clock", n);
+  const auto mem = h5::read_doubles(id, "max_mem_clock", n);
+  const auto power = h5::read_doubles(id, "power_limit", n);
+  std::vector<std::int64_t> ints[6];
+  const char* names[6] = {"pcie_gen", "pcie_width", "pcie_max_gen", "pcie_max_width", "nvlinks_active", "numa_node"};
+  for (int k = 0; k < 6; ++k) {
+    ints[k] = h5::read_ints(id, names[k], n);
+    ints_in(ints[k], INT_MIN, INT_MAX, std::string("/ranks/") + names[k]);
+  }
+  const auto cpus = h5::read_strings(id, "local_cpulist", n);
+  for (std::size_t r = 0; r < n; ++r) {
+    RankRecord& rr = run.ranks[r];
+    rr.telemetry = tel[r];
+    rr.max_sm_clock_mhz = sm[r];
+    rr.max_mem_clock_mhz = mem[r];
+    rr.power_limit_w = power[r];
+    rr.pcie_gen = narrow(ints[0][r]);
+    rr.pcie_width = narrow(ints[1][r]);
+    rr.pcie_max_gen = narrow(ints[2][r]);
+    rr.pcie_max_width = narrow(ints[3][r]);
+    rr.nvlinks_active = narrow(ints[4][r]);
+    rr.numa_node = narrow(ints[5][r]);
+    rr.local_cpulist = cpus[r];
+  }
+}
+
+// /ranks: one row per rank, as many as the root's `ranks` says.
+void read_ranks(hid_t f, RunRecord& run) {
+  H5Id g = h5::open_group(f, "ranks");
+  const hid_t id = g.get();
+  const auto host = h5::read_strings(id, "hostname");
+  const std::size_t n = host.size();
+  if (n == 0) throw ReadError("/ranks/hostname is empty: no ranks");
+  if (n > static_cast<std::size_t>(kMaxRanks)) throw ReadError("/ranks/hostname holds " + std::to_string(n) + " ranks");
+  if (h5::has_attr(f, "ranks")) int_in(f, "ranks", static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), "/");
+  if (run.nodes > static_cast<int>(n)) {
+    throw ReadError("/: attribute 'nodes' is " + num(run.nodes) + ", more than its " + std::to_string(n) + " ranks");
+  }
+  read_rank_places(id, host, run);
+  if (h5::exists(id, "clock_offset_applied")) read_rank_applied_clocks(id, run);
+  if (h5::exists(id, "cpu_affinity")) read_rank_affinity(id, run);
+  if (h5::exists(id, "telemetry")) read_rank_gpus(id, run);
+}
+
+void read_links(hid_t f, RunRecord& run) {
+  if (!h5::exists(f, "links")) return;
+  H5Id g = h5::open_group(f, "links");
+  const auto rank = h5::read_ints(g.get(), "rank");
+  const std::size_t m = rank.size();
+  ints_in(rank, 0, static_cast<std::int64_t>(run.ranks.size()) - 1, "/links/rank");
+  const auto peer = h5::read_strings(g.get(), "peer_pci_bus_id", m);
+  const auto nvlinks = h5::read_ints(g.get(), "nvlinks", m);
+  ints_in(nvlinks, INT_MIN, INT_MAX, "/links/nvlinks");
+  const auto ancestor = h5::read_strings(g.get(), "common_ancestor", m);
+  for (std::size_t i = 0; i < m; ++i) run.links.push_back({narrow(rank[i]), peer[i], narrow(nvlinks[i]), ancestor[i]});
+}
+
+// The run: root attributes, environment, rank table, links, plan (cases left out).
+RunRecord read_run(hid_t f, const std::string& path) {
+  if (!h5::has_attr(f, "software") || h5::read_string_attr(f, "software") != "gpuscale") {
+    throw InputError(path + ": not a gpuscale result file (no software = \"gpuscale\" attribute)");
+  }
+  RunRecord run;
+  run.schema_version = read_schema_version(f, path);
+  read_root_attrs(f, run);
+  read_environment(f, run);
+  read_ranks(f, run);
   read_plan(f, run);
-  if (h5::exists(f, "links")) {
-    H5Id g = h5::open_group(f, "links");
-    const auto rank = h5::read_ints(g.get(), "rank");
-    const std::size_t m = rank.size();
-    ints_in(rank, 0, static_cast<std::int64_t>(run.ranks.size()) - 1, "/links/rank");
-    const auto peer = h5::read_strings(g.get(), "peer_pci_bus_id", m);
-    const auto nvlinks = h5::read_ints(g.get(), "nvlinks", m);
-    ints_in(nvlinks, INT_MIN, INT_MAX, "/links/nvlinks");
-    const auto ancestor = h5::read_strings(g.get(), "common_ancestor", m);
-    for (std::size_t i = 0; i < m; ++i) run.links.push_back({narrow(rank[i]), peer[i], narrow(nvlinks[i]), ancestor[i]});
-  }
+  read_links(f, run);
   return run;
 }
 
-// Reads /cases/<name> into `c` and checks what the report relies on. `c`'s
-// sample vectors keep their memory (the last case's): no allocation, no page
-// faults when this case has as many samples.
-void read_case(hid_t cases, const std::string& name, const RunRecord& run, CaseRecord& c) {
-  const std::string where = "/cases/" + name;
-  H5Id g = h5::open_group(cases, name);
-  const hid_t id = g.get();
-  {
-    CaseRecord fresh;
-    for (auto m : {&CaseRecord::device_time_s, &CaseRecord::enqueue_s, &CaseRecord::wall_start_s,
-                   &CaseRecord::wall_end_s}) {
-      fresh.*m = std::move(c.*m);
-    }
-    c = std::move(fresh);
+// ---- A case's tables ----
+
+// What a table's column ranges refer to.
+struct TableBounds {
+  std::int64_t ranks, reps;  // the case's
+  std::int64_t run_ranks;    // the run's: nodes are numbered below it
+};
+
+// What files before schema 1.6 do not say of their tables (1.6 on: each column's attributes), so that they are read
+// as they always were: every column of today's three tables, of its type, in the order written.
+struct OldColumn {
+  const char* table;
+  const char* column;
+  ColumnType type;
+  ColumnRange range;
+  bool common_clock;
+  const char* levels;  // the dataset of a level column's levels
+};
+constexpr ColumnType kInt = ColumnType::integer, kReal = ColumnType::real, kText = ColumnType::text;
+constexpr OldColumn kOldColumns[] = {
+    {"phases", "rank", kInt, ColumnRange::rank, false, nullptr},
+    {"phases", "sample", kInt, ColumnRange::sample, false, nullptr},
+    {"phases", "phase", kInt, ColumnRange::level, false, "names"},
+    {"phases", "start", kReal, ColumnRange::finite, true, nullptr},
+    {"phases", "end", kReal, ColumnRange::finite, true, nullptr},
+    {"pairs", "round", kInt, ColumnRange::positive, false, nullptr},
+    {"pairs", "node_a", kInt, ColumnRange::node, false, nullptr},
+    {"pairs", "node_b", kInt, ColumnRange::node, false, nullptr},
+    {"pairs", "rank_a", kInt, ColumnRange::rank, false, nullptr},
+    {"pairs", "rank_b", kInt, ColumnRange::rank, false, nullptr},
+    {"pairs", "host_a", kText, ColumnRange::any, false, nullptr},
+    {"pairs", "host_b", kText, ColumnRange::any, false, nullptr},
+    {"telemetry", "rank", kInt, ColumnRange::rank, false, nullptr},
+    {"telemetry", "time", kReal, ColumnRange::any, true, nullptr},
+    {"telemetry", "sm_clock", kReal, ColumnRange::any, false, nullptr},
+    {"telemetry", "mem_clock", kReal, ColumnRange::any, false, nullptr},
+    {"telemetry", "temperature", kReal, ColumnRange::any, false, nullptr},
+    {"telemetry", "power", kReal, ColumnRange::any, false, nullptr},
+    {"telemetry", "clock_event_reasons", kInt, ColumnRange::any, false, nullptr},
+};
+// ... and the one table attribute that was checked: the telemetry's reading interval, a number >= 0.
+constexpr const char* kOldIntervalTable = "telemetry";
+
+const OldColumn* old_column(const std::string& table, const std::string& column) {
+  for (const auto& o : kOldColumns) {
+    if (table == o.table && column == o.column) return &o;
   }
+  return nullptr;
+}
+
+// The table's description and numbers (every other attribute, a finite number each).
+void read_table_attrs(hid_t id, const std::string& tw, bool old, CaseTable& t) {
+  if (old && t.name == kOldIntervalTable) finite_at_least_zero(id, "interval", tw);
+  for (const auto& k : h5::attr_names(id)) {
+    if (k == "description") {
+      t.description = h5::read_string_attr(id, k);
+      continue;
+    }
+    const double v = h5::read_double_attr(id, k);
+    if (!std::isfinite(v)) throw ReadError(tw + ": attribute '" + k + "' is not a finite number");
+    t.attrs.emplace_back(k, v);
+  }
+}
+
+// Column `name` of `table` as its attributes describe it (before 1.6: as kOldColumns does), no values yet.
+TableColumn describe_column(hid_t table, const std::string& table_name, const std::string& name, bool old) {
+  TableColumn col;
+  col.name = name;
+  H5Id d = h5::open_dataset(table, name);
+  const hid_t id = d.get();
+  if (h5::has_attr(id, "unit")) col.unit = h5::read_string_attr(id, "unit");
+  if (h5::has_attr(id, "unitSI")) col.unit_si = h5::read_double_attr(id, "unitSI");
+  if (h5::has_attr(id, "description")) col.description = h5::read_string_attr(id, "description");
+  if (old) {
+    if (const OldColumn* o = old_column(table_name, name)) {
+      col.range = o->range;
+      col.common_clock = o->common_clock;
+      col.levels_name = o->levels ? o->levels : "";
+    }
+    return col;
+  }
+  if (h5::has_attr(id, "range")) col.range = range_named(h5::read_string_attr(id, "range"));
+  col.common_clock = h5::has_attr(id, "clock") && h5::read_string_attr(id, "clock") == "common";
+  if (col.range == ColumnRange::level) col.levels_name = h5::read_string_attr(id, "levels");
+  return col;
+}
+
+// A file before 1.6: the columns its table always had first, in the order written, each there; then any others.
+void order_old_columns(const std::string& table, const std::string& tw, std::vector<TableColumn>& cols) {
+  std::vector<TableColumn> out;
+  for (const auto& o : kOldColumns) {
+    if (table != o.table) continue;
+    auto it = std::find_if(cols.begin(), cols.end(), [&](const TableColumn& c) { return c.name == o.column; });
+    if (it == cols.end()) throw ReadError(tw + "/" + o.column + " missing");
+    out.push_back(std::move(*it));
+    cols.erase(it);
+  }
+  for (auto& c : cols) out.push_back(std::move(c));
+  cols = std::move(out);
+}
+
+// The column's values, of the type its values have in the file (before 1.6: the type today's tables' had).
+void read_values(hid_t table, const std::string& table_name, bool old, TableColumn& col, const std::string& what) {
+  if (const OldColumn* o = old ? old_column(table_name, col.name) : nullptr) {
+    col.type = o->type;
+  } else {
+    switch (h5::value_class(table, col.name)) {
+      case H5T_INTEGER: col.type = ColumnType::integer; break;
+      case H5T_FLOAT: col.type = ColumnType::real; break;
+      case H5T_STRING: col.type = ColumnType::text; break;
+      default: throw ReadError(what + " holds neither integers, numbers nor strings");
+    }
+  }
+  switch (col.type) {
+    case ColumnType::integer: col.ints = h5::read_ints(table, col.name); break;
+    case ColumnType::real: col.reals = h5::read_doubles(table, col.name); break;
+    case ColumnType::text: col.texts = h5::read_strings(table, col.name); break;
+  }
+}
+
+// A level column: distinct levels, each used (never more than the rows), and every index one of them.
+void check_levels(const TableColumn& col, const std::string& tw, std::size_t rows) {
+  const std::string& n = col.levels_name;
+  if (std::set<std::string>(col.levels.begin(), col.levels.end()).size() != col.levels.size() ||
+      col.levels.size() > std::max<std::size_t>(rows, 1)) {
+    throw ReadError(tw + "/" + n + ": " + std::to_string(col.levels.size()) + " " + n + " for " +
+                    std::to_string(rows) + " rows, or " + n + " repeated");
+  }
+  ints_in(col.ints, 0, static_cast<std::int64_t>(col.levels.size()) - 1, child(tw, col.name));
+}
+
+// Every value of the column within its range.
+void check_range(const TableColumn& col, const std::string& tw, std::size_t rows, const TableBounds& b) {
+  const std::string what = child(tw, col.name);
+  if (col.range == ColumnRange::any) return;
+  if (col.range == ColumnRange::finite) {
+    if (col.type == ColumnType::text) throw ReadError(what + ": range 'finite' on strings");
+    finite(col.reals, false, what);
+    return;
+  }
+  if (col.type != ColumnType::integer) {
+    throw ReadError(what + ": range '" + range_name(col.range) + "' on values that are not integers");
+  }
+  switch (col.range) {
+    case ColumnRange::rank: ints_in(col.ints, 0, b.ranks - 1, what); break;
+    case ColumnRange::sample: ints_in(col.ints, 0, b.reps - 1, what); break;
+    case ColumnRange::node: ints_in(col.ints, 0, b.run_ranks - 1, what); break;
+    case ColumnRange::positive: ints_in(col.ints, 1, INT_MAX, what); break;
+    case ColumnRange::level: check_levels(col, tw, rows); break;
+    default: break;
+  }
+}
+
+// Table `name` of a case: its attributes, a column per dataset (other than a level column's levels), all of one
+// length, each within its range.
+CaseTable read_table(hid_t case_group, const std::string& name, const std::string& tw, const TableBounds& b,
+                     bool old) {
+  H5Id g = h5::open_group(case_group, name);
+  const hid_t id = g.get();
+  CaseTable t;
+  t.name = name;
+  read_table_attrs(id, tw, old, t);
+  std::vector<TableColumn> cols;
+  for (const auto& m : h5::members_in_order(id)) cols.push_back(describe_column(id, name, m, old));
+  if (old) order_old_columns(name, tw, cols);
+  std::set<std::string> levels;
+  for (const auto& c : cols) {
+    if (!c.levels_name.empty()) levels.insert(c.levels_name);
+  }
+  for (auto& c : cols) {
+    if (levels.count(c.name) == 0) t.columns.push_back(std::move(c));
+  }
+  for (auto& col : t.columns) {
+    const std::string what = child(tw, col.name);
+    read_values(id, name, old, col, what);
+    if (col.size() != t.rows()) {
+      throw ReadError(what + " holds " + std::to_string(col.size()) + " values, " + std::to_string(t.rows()) +
+                      " expected");
+    }
+    if (!col.levels_name.empty()) col.levels = h5::read_strings(id, col.levels_name);
+  }
+  for (const auto& col : t.columns) check_range(col, tw, t.rows(), b);
+  return t;
+}
+
+// Every group of the case other than its parameters is a table.
+void read_tables(hid_t id, const std::string& where, const RunRecord& run, CaseRecord& c) {
+  const TableBounds b{c.ranks, c.reps, static_cast<std::int64_t>(run.ranks.size())};
+  const bool old = schema_before(run.schema_version, 1, 6);
+  for (const auto& name : h5::child_names(id)) {
+    if (name == "parameters" || !h5::is_group(id, name)) continue;
+    c.tables.push_back(read_table(id, name, child(where, name), b, old));
+  }
+}
+
+// ---- A case ----
+
+// `c` emptied for the next case, its sample vectors keeping their memory.
+void reset_case(CaseRecord& c) {
+  CaseRecord fresh;
+  for (auto m : {&CaseRecord::device_time_s, &CaseRecord::enqueue_s, &CaseRecord::wall_start_s,
+                 &CaseRecord::wall_end_s}) {
+    fresh.*m = std::move(c.*m);
+  }
+  c = std::move(fresh);
+}
+
+// What the case was, its shape and its status.
+void read_case_attrs(hid_t id, const std::string& name, const std::string& where, const RunRecord& run,
+                     CaseRecord& c) {
   const std::int64_t index = int_in(id, "index", 0, kMaxIndex, where);
   if (case_group_name(index) != name) throw ReadError(where + ": attribute 'index' is " + num(index));
   c.index = static_cast<std::size_t>(index);
@@ -335,65 +575,72 @@ void read_case(hid_t cases, const std::string& name, const RunRecord& run, CaseR
   c.flops_per_sample = finite_at_least_zero(id, "flops_per_sample", where);
   c.bytes_per_sample = finite_at_least_zero(id, "bytes_per_sample", where);
   c.verify_tolerance = h5::read_double_attr(id, "verify_tolerance");
-  {
-    H5Id p = h5::open_group(id, "parameters");
-    for (const auto& k : h5::attr_names(p.get())) c.params.set(k, h5::read_value_attr(p.get(), k));
-    // What the report reads as integers.
-    for (const char* k : {"iters", "group_size"}) {
-      if (!c.params.has(k)) continue;
-      const auto* v = std::get_if<std::int64_t>(&c.params.at(k));
-      if (!v || *v < 1 || *v > INT_MAX) throw ReadError(where + "/parameters: attribute '" + k + "' is not a count");
-    }
+}
+
+void read_parameters(hid_t id, const std::string& where, CaseRecord& c) {
+  H5Id p = h5::open_group(id, "parameters");
+  for (const auto& k : h5::attr_names(p.get())) c.params.set(k, h5::read_value_attr(p.get(), k));
+  // What the report reads as integers.
+  for (const char* k : {"iters", "group_size"}) {
+    if (!c.params.has(k)) continue;
+    const auto* v = std::get_if<std::int64_t>(&c.params.at(k));
+    if (!v || *v < 1 || *v > INT_MAX) throw ReadError(where + "/parameters: attribute '" + k + "' is not a count");
   }
-  for (const auto& k : h5::attr_names(id)) {  // schema 1.4 on: the experiment's limits
+}
+
+// Schema 1.4 on: the experiment's limits.
+void read_expect(hid_t id, const std::string& where, CaseRecord& c) {
+  for (const auto& k : h5::attr_names(id)) {
     if (k.rfind(kExpectPrefix, 0) != 0) continue;
     const double v = h5::read_double_attr(id, k);
     if (std::isnan(v)) throw ReadError(where + ": attribute '" + k + "' is not a number");
     c.expect.emplace_back(k.substr(std::string(kExpectPrefix).size()), v);
   }
+}
+
+// Transfers: the scope and each rank's group in it.
+void read_scope(hid_t id, const std::string& where, CaseRecord& c) {
+  if (!h5::has_attr(id, "scope")) return;
   const auto ranks = static_cast<std::size_t>(c.ranks);
-  if (h5::has_attr(id, "scope")) {
-    c.scope = h5::read_string_attr(id, "scope");
-    if (c.scope != "world" && c.scope != "intra-node" && c.scope != "inter-node" && c.scope != "node-pairs") {
-      throw ReadError(where + ": attribute 'scope' is '" + c.scope + "'");
-    }
-    c.comm = h5::read_string_attr(id, "comm");
-    c.groups = narrow(int_in(id, "groups", 0, c.ranks, where));
-    c.group = per_rank(h5::read_ints(id, "group"), ranks, child(where, "group"));
-    ints_in(c.group, -1, c.groups - 1, child(where, "group"));
-    c.group_size = per_rank(h5::read_ints(id, "group_size"), ranks, child(where, "group_size"));
-    ints_in(c.group_size, 0, c.ranks, child(where, "group_size"));
-    c.group_rank = per_rank(h5::read_ints(id, "group_rank"), ranks, child(where, "group_rank"));
-    ints_in(c.group_rank, -1, c.ranks - 1, child(where, "group_rank"));
+  c.scope = h5::read_string_attr(id, "scope");
+  if (c.scope != "world" && c.scope != "intra-node" && c.scope != "inter-node" && c.scope != "node-pairs") {
+    throw ReadError(where + ": attribute 'scope' is '" + c.scope + "'");
   }
-  if (c.status == "skipped") {  // nothing ran: no samples
-    c.reps = 0;
-    for (auto m : {&CaseRecord::device_time_s, &CaseRecord::enqueue_s, &CaseRecord::wall_start_s,
-                   &CaseRecord::wall_end_s}) {
-      (c.*m).clear();
-    }
-    return;
-  }
-  if (c.reps < 1) throw ReadError(where + ": attribute 'reps' is 0 in a case that ran");
+  c.comm = h5::read_string_attr(id, "comm");
+  c.groups = narrow(int_in(id, "groups", 0, c.ranks, where));
+  c.group = per_rank(h5::read_ints(id, "group"), ranks, child(where, "group"));
+  ints_in(c.group, -1, c.groups - 1, child(where, "group"));
+  c.group_size = per_rank(h5::read_ints(id, "group_size"), ranks, child(where, "group_size"));
+  ints_in(c.group_size, 0, c.ranks, child(where, "group_size"));
+  c.group_rank = per_rank(h5::read_ints(id, "group_rank"), ranks, child(where, "group_rank"));
+  ints_in(c.group_rank, -1, c.ranks - 1, child(where, "group_rank"));
+}
+
+// The timed samples, [ranks][reps] each, and the verification per rank.
+void read_samples(hid_t id, const std::string& where, CaseRecord& c) {
+  const auto ranks = static_cast<std::size_t>(c.ranks);
   const std::size_t samples = ranks * static_cast<std::size_t>(c.reps);
   h5::read_doubles_into(id, "device_time", samples, c.device_time_s, h5::Values::finite_non_negative);
   h5::read_doubles_into(id, "enqueue_time", samples, c.enqueue_s, h5::Values::finite_non_negative);
   h5::read_doubles_into(id, "wall_start", samples, c.wall_start_s, h5::Values::finite);
   h5::read_doubles_into(id, "wall_end", samples, c.wall_end_s, h5::Values::finite);
-  {
-    const double *s0 = c.wall_start_s.data(), *e0 = c.wall_end_s.data();
-    bool ordered = true;
-    for (std::size_t i = 0; i < samples; ++i) ordered &= e0[i] >= s0[i];
-    for (std::size_t i = 0; !ordered && i < samples; ++i) {
-      if (e0[i] < s0[i]) throw ReadError(where + "/wall_end[" + std::to_string(i) + "] is before its wall_start");
-    }
+  const double *s0 = c.wall_start_s.data(), *e0 = c.wall_end_s.data();
+  bool ordered = true;
+  for (std::size_t i = 0; i < samples; ++i) ordered &= e0[i] >= s0[i];
+  for (std::size_t i = 0; !ordered && i < samples; ++i) {
+    if (e0[i] < s0[i]) throw ReadError(where + "/wall_end[" + std::to_string(i) + "] is before its wall_start");
   }
   c.verify_error = per_rank(h5::read_doubles(id, "verify_error"), ranks, child(where, "verify_error"));
-  if (h5::exists(id, "turn")) {  // schema 1.0 has none
+}
+
+// Serial turns (schema 1.0 has none) and the warm-up (1.2 on).
+void read_turns_and_warmup(hid_t id, const std::string& where, CaseRecord& c) {
+  const auto ranks = static_cast<std::size_t>(c.ranks);
+  if (h5::exists(id, "turn")) {
     c.turn = per_rank(h5::read_ints(id, "turn"), ranks, child(where, "turn"));
     ints_in(c.turn, 0, c.ranks - 1, child(where, "turn"));
   }
-  if (h5::exists(id, "warmup_samples")) {  // 1.2 on
+  if (h5::exists(id, "warmup_samples")) {
     c.warmup_samples = per_rank(h5::read_ints(id, "warmup_samples"), ranks, child(where, "warmup_samples"));
     ints_in(c.warmup_samples, 0, LLONG_MAX, child(where, "warmup_samples"));
   }
@@ -405,71 +652,44 @@ void read_case(hid_t cases, const std::string& name, const RunRecord& run, CaseR
     c.warmup_width = static_cast<int>(dims[1]);
     c.warmup_device_time_s = h5::read_doubles(id, "warmup_device_time", ranks * dims[1]);
   }
-  if (h5::exists(id, "phases")) {
-    const std::string pw = child(where, "phases");
-    H5Id pg = h5::open_group(id, "phases");
-    CasePhases& ph = c.phases;
-    ph.rank = h5::read_ints(pg.get(), "rank");
-    const std::size_t rows = ph.rank.size();
-    ph.names = h5::read_strings(pg.get(), "names");
-    // Distinct, each used: never more than the rows (the report sums per phase and sample).
-    if (std::set<std::string>(ph.names.begin(), ph.names.end()).size() != ph.names.size() ||
-        ph.names.size() > std::max<std::size_t>(rows, 1)) {
-      throw ReadError(pw + "/names: " + std::to_string(ph.names.size()) + " names for " + std::to_string(rows) +
-                      " rows, or names repeated");
+}
+
+// Transfers: what each rank's verification found and the bytes of its operation.
+void read_transfers(hid_t id, const std::string& where, CaseRecord& c) {
+  const auto ranks = static_cast<std::size_t>(c.ranks);
+  c.wrong_elements = per_rank(h5::read_ints(id, "wrong_elements"), ranks, child(where, "wrong_elements"));
+  ints_in(c.wrong_elements, 0, LLONG_MAX, child(where, "wrong_elements"));
+  c.op_bytes = per_rank(h5::read_doubles(id, "op_bytes"), ranks, child(where, "op_bytes"));
+  finite(c.op_bytes, true, child(where, "op_bytes"));
+  c.bus_factor = per_rank(h5::read_doubles(id, "bus_factor"), ranks, child(where, "bus_factor"));
+  finite(c.bus_factor, true, child(where, "bus_factor"));
+}
+
+// Reads /cases/<name> into `c` and checks what the report relies on. `c`'s
+// sample vectors keep their memory (the last case's): no allocation, no page
+// faults when this case has as many samples.
+void read_case(hid_t cases, const std::string& name, const RunRecord& run, CaseRecord& c) {
+  const std::string where = "/cases/" + name;
+  H5Id g = h5::open_group(cases, name);
+  const hid_t id = g.get();
+  reset_case(c);
+  read_case_attrs(id, name, where, run, c);
+  read_parameters(id, where, c);
+  read_expect(id, where, c);
+  read_scope(id, where, c);
+  if (c.status == "skipped") {  // nothing ran: no samples
+    c.reps = 0;
+    for (auto m : {&CaseRecord::device_time_s, &CaseRecord::enqueue_s, &CaseRecord::wall_start_s,
+                   &CaseRecord::wall_end_s}) {
+      (c.*m).clear();
     }
-    ph.sample = h5::read_ints(pg.get(), "sample", rows);
-    ph.phase = h5::read_ints(pg.get(), "phase", rows);
-    ph.start_s = h5::read_doubles(pg.get(), "start", rows);
-    ph.end_s = h5::read_doubles(pg.get(), "end", rows);
-    ints_in(ph.rank, 0, c.ranks - 1, pw + "/rank");
-    ints_in(ph.sample, 0, c.reps - 1, pw + "/sample");
-    ints_in(ph.phase, 0, static_cast<std::int64_t>(ph.names.size()) - 1, pw + "/phase");
-    finite(ph.start_s, false, pw + "/start");
-    finite(ph.end_s, false, pw + "/end");
+    return;
   }
-  if (h5::exists(id, "pairs")) {  // node-pairs cases
-    const std::string pw = child(where, "pairs");
-    H5Id pg = h5::open_group(id, "pairs");
-    CasePairs& pr = c.pairs;
-    pr.round = h5::read_ints(pg.get(), "round");
-    const std::size_t rows = pr.round.size();
-    pr.node_a = h5::read_ints(pg.get(), "node_a", rows);
-    pr.node_b = h5::read_ints(pg.get(), "node_b", rows);
-    pr.rank_a = h5::read_ints(pg.get(), "rank_a", rows);
-    pr.rank_b = h5::read_ints(pg.get(), "rank_b", rows);
-    pr.host_a = h5::read_strings(pg.get(), "host_a", rows);
-    pr.host_b = h5::read_strings(pg.get(), "host_b", rows);
-    ints_in(pr.round, 1, INT_MAX, pw + "/round");
-    ints_in(pr.node_a, 0, n - 1, pw + "/node_a");
-    ints_in(pr.node_b, 0, n - 1, pw + "/node_b");
-    ints_in(pr.rank_a, 0, c.ranks - 1, pw + "/rank_a");
-    ints_in(pr.rank_b, 0, c.ranks - 1, pw + "/rank_b");
-  }
-  if (h5::exists(id, "telemetry")) {
-    const std::string tw = child(where, "telemetry");
-    H5Id tg = h5::open_group(id, "telemetry");
-    const hid_t tid = tg.get();
-    CaseTelemetry& t = c.telemetry;
-    c.telemetry_interval_s = finite_at_least_zero(tid, "interval", tw);
-    t.rank = h5::read_ints(tid, "rank");
-    const std::size_t rows = t.rank.size();
-    ints_in(t.rank, 0, c.ranks - 1, tw + "/rank");
-    t.time_s = h5::read_doubles(tid, "time", rows);
-    t.sm_clock_mhz = h5::read_doubles(tid, "sm_clock", rows);
-    t.mem_clock_mhz = h5::read_doubles(tid, "mem_clock", rows);
-    t.temperature_c = h5::read_doubles(tid, "temperature", rows);
-    t.power_w = h5::read_doubles(tid, "power", rows);
-    t.clock_event_reasons = h5::read_ints(tid, "clock_event_reasons", rows);
-  }
-  if (!c.scope.empty()) {
-    c.wrong_elements = per_rank(h5::read_ints(id, "wrong_elements"), ranks, child(where, "wrong_elements"));
-    ints_in(c.wrong_elements, 0, LLONG_MAX, child(where, "wrong_elements"));
-    c.op_bytes = per_rank(h5::read_doubles(id, "op_bytes"), ranks, child(where, "op_bytes"));
-    finite(c.op_bytes, true, child(where, "op_bytes"));
-    c.bus_factor = per_rank(h5::read_doubles(id, "bus_factor"), ranks, child(where, "bus_factor"));
-    finite(c.bus_factor, true, child(where, "bus_factor"));
-  }
+  if (c.reps < 1) throw ReadError(where + ": attribute 'reps' is 0 in a case that ran");
+  read_samples(id, where, c);
+  read_turns_and_warmup(id, where, c);
+  read_tables(id, where, run, c);
+  if (!c.scope.empty()) read_transfers(id, where, c);
 }
 
 // "truncated file: eof = 1000, sblock->base_addr = 0, stored_eof = 2000" (HDF5's words) in user terms.

@@ -4,9 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <set>
 
 #include "io/disk_space.hpp"
 #include "io/hdf5_io.hpp"
@@ -197,7 +200,8 @@ void write_samples(hid_t id, const CaseRecord& c) {
   h5::write_ints(id, "warmup_samples", c.warmup_samples);
   if (c.warmup_width > 0) {
     h5::write_doubles(id, "warmup_device_time", c.warmup_device_time_s, ranks, static_cast<hsize_t>(c.warmup_width),
-                      "s", "device time of each warm-up sample [rank][sample], the first 1000; NaN past the rank's count");
+                      "s",
+                      "device time of each warm-up sample [rank][sample], the first 1000; NaN past the rank's count");
   }
   if (!c.scope.empty()) {
     h5::write_ints(id, "wrong_elements", c.wrong_elements);
@@ -207,50 +211,97 @@ void write_samples(hid_t id, const CaseRecord& c) {
                       "busbw / algbw for the rank's group size (nccl-tests)");
   }
   h5::write_doubles(id, "device_time", c.device_time_s, ranks, reps, "s", "device time of each sample [rank][rep]");
-  h5::write_doubles(id, "enqueue_time", c.enqueue_s, ranks, reps, "s",
-                    "host time from the sample's start until its work was enqueued (launch calls returned) [rank][rep]");
+  h5::write_doubles(
+      id, "enqueue_time", c.enqueue_s, ranks, reps, "s",
+      "host time from the sample's start until its work was enqueued (launch calls returned) [rank][rep]");
   h5::write_doubles(id, "wall_start", c.wall_start_s, ranks, reps, "s",
                     "sample start on the common clock (s since the run's epoch on rank 0) [rank][rep]");
   h5::write_doubles(id, "wall_end", c.wall_end_s, ranks, reps, "s",
                     "sample end, after synchronize, on the common clock [rank][rep]");
 }
 
-void write_phases(hid_t id, const CasePhases& ph) {
-  H5Id pg = h5::create_group(id, "phases");
-  const hid_t pid = pg.get();
-  const hsize_t rows = ph.size();
-  h5::write_strings(pid, "names", ph.names);
-  h5::write_ints(pid, "rank", ph.rank);
-  h5::write_ints(pid, "sample", ph.sample);
-  h5::write_ints(pid, "phase", ph.phase);
-  h5::write_doubles(pid, "start", ph.start_s, rows, 0, "s", "interval start on the common clock");
-  h5::write_doubles(pid, "end", ph.end_s, rows, 0, "s", "interval end on the common clock");
+// The dataset beside a level column that holds its levels.
+std::string levels_dataset(const TableColumn& col) {
+  return col.levels_name.empty() ? col.name + "_levels" : col.levels_name;
 }
 
-void write_pairs(hid_t id, const CasePairs& pr) {
-  H5Id pg = h5::create_group(id, "pairs");
-  const hid_t pid = pg.get();
-  h5::write_ints(pid, "round", pr.round);
-  h5::write_ints(pid, "node_a", pr.node_a);
-  h5::write_ints(pid, "node_b", pr.node_b);
-  h5::write_ints(pid, "rank_a", pr.rank_a);
-  h5::write_ints(pid, "rank_b", pr.rank_b);
-  h5::write_strings(pid, "host_a", pr.host_a);
-  h5::write_strings(pid, "host_b", pr.host_b);
+// What makes a column self-describing: its unit and description, and what a reader checks of it and moves
+// with a better clock estimate without knowing its table (docs/results-format.md).
+void describe_column(hid_t table, const TableColumn& col) {
+  H5Id d = h5::open_dataset(table, col.name);
+  const hid_t id = d.get();
+  if (!col.unit.empty()) h5::write_attr(id, "unit", col.unit);
+  if (col.unit_si > 0) h5::write_attr(id, "unitSI", col.unit_si);
+  if (!col.description.empty()) h5::write_attr(id, "description", col.description);
+  if (col.range != ColumnRange::any) h5::write_attr(id, "range", std::string(range_name(col.range)));
+  if (col.common_clock) h5::write_attr(id, "clock", std::string("common"));
+  if (col.range == ColumnRange::level) h5::write_attr(id, "levels", levels_dataset(col));
 }
 
-void write_telemetry(hid_t id, const CaseTelemetry& t, double interval_s) {
-  H5Id tg = h5::create_group(id, "telemetry");
-  const hid_t tid = tg.get();
-  const hsize_t rows = t.size();
-  h5::write_attr(tid, "interval", interval_s);
-  h5::write_ints(tid, "rank", t.rank);
-  h5::write_doubles(tid, "time", t.time_s, rows, 0, "s", "when the reading was taken, on the common clock");
-  h5::write_doubles(tid, "sm_clock", t.sm_clock_mhz, rows, 0, "MHz", "SM clock (NaN: not readable)", 1e6);
-  h5::write_doubles(tid, "mem_clock", t.mem_clock_mhz, rows, 0, "MHz", "memory clock (NaN: not readable)", 1e6);
-  h5::write_doubles(tid, "temperature", t.temperature_c, rows, 0, "degC", "GPU temperature (NaN: not readable)");
-  h5::write_doubles(tid, "power", t.power_w, rows, 0, "W", "power draw (NaN: not readable)");
-  h5::write_ints(tid, "clock_event_reasons", t.clock_event_reasons);
+void write_table(hid_t case_group, const CaseTable& t) {
+  H5Id g = h5::create_group(case_group, t.name, true);
+  const hid_t id = g.get();
+  if (!t.description.empty()) h5::write_attr(id, "description", t.description);
+  for (const auto& [name, value] : t.attrs) h5::write_attr(id, name, value);
+  for (const auto& col : t.columns) {
+    switch (col.type) {
+      case ColumnType::integer: h5::write_ints(id, col.name, col.ints); break;
+      case ColumnType::real: h5::write_doubles(id, col.name, col.reals, col.reals.size(), 0, nullptr, ""); break;
+      case ColumnType::text: h5::write_strings(id, col.name, col.texts); break;
+    }
+    if (col.range == ColumnRange::level) h5::write_strings(id, levels_dataset(col), col.levels);
+    describe_column(id, col);
+  }
+}
+
+// Whether a column's values can be checked as its range says: numbers for finite, integers for the others.
+bool range_fits(const TableColumn& col) {
+  if (col.range == ColumnRange::any) return true;
+  if (col.range == ColumnRange::finite) return col.type != ColumnType::text;
+  return col.type == ColumnType::integer;
+}
+
+// A column its reader would call damaged (docs/results-format.md, "Reading").
+void check_column(const std::string& table, const TableColumn& col, std::size_t rows) {
+  const std::string what = "table '" + table + "', column '" + col.name + "': ";
+  if (col.size() != rows) throw RuntimeError(what + "not as long as the table's first column");
+  if (!range_fits(col)) throw RuntimeError(what + "range '" + range_name(col.range) + "' on values of another type");
+  if (col.range != ColumnRange::level) return;
+  const std::set<std::string> distinct(col.levels.begin(), col.levels.end());
+  if (distinct.size() != col.levels.size() || col.levels.size() > std::max<std::size_t>(rows, 1)) {
+    throw RuntimeError(what + std::to_string(col.levels.size()) + " levels for " + std::to_string(rows) +
+                       " rows, or levels repeated");
+  }
+  for (auto i : col.ints) {
+    if (i < 0 || static_cast<std::size_t>(i) >= col.levels.size()) {
+      throw RuntimeError(what + std::to_string(i) + " is not one of its levels");
+    }
+  }
+}
+
+// A table the file cannot hold as it is, or that its reader would call damaged: its producer's mistake, refused
+// before anything of the case is written.
+void check_table(const CaseTable& t, const std::vector<CaseTable>& all) {
+  const auto word = [](const std::string& n) { return !n.empty() && n != "." && n.find('/') == std::string::npos; };
+  const std::string what = "table '" + t.name + "'";
+  if (!word(t.name) || t.name == "parameters") throw RuntimeError(what + ": not a name a case's table can have");
+  if (find_table(all, t.name) != &t) throw RuntimeError(what + ": two tables of that name");
+  std::vector<std::string> names;  // of its datasets
+  for (const auto& col : t.columns) {
+    check_column(t.name, col, t.rows());
+    names.push_back(col.name);
+    if (col.range == ColumnRange::level) names.push_back(levels_dataset(col));
+  }
+  for (const auto& n : names) {
+    if (!word(n) || std::count(names.begin(), names.end(), n) > 1) {
+      throw RuntimeError(what + ": '" + n + "' is not a name for one of its datasets");
+    }
+  }
+  for (const auto& [name, value] : t.attrs) {
+    if (!word(name) || name == "description" || !std::isfinite(value)) {
+      throw RuntimeError(what + ": attribute '" + name + "' is not a number about the table");
+    }
+  }
 }
 
 // Moves rank r's times in `name` ([ranks][cols], or one row per entry of
@@ -266,6 +317,22 @@ void shift_times(hid_t group, const std::string& name, const std::vector<double>
     if (r < shift.size()) v[i] += shift[r];
   }
   h5::overwrite_doubles(group, name, v);
+}
+
+// Moves each column of table `name` that is on the common clock by its row's rank's shift.
+void shift_clock_columns(hid_t case_group, const std::string& name, const std::vector<double>& shift) {
+  H5Id t = h5::open_group(case_group, name);
+  std::vector<std::int64_t> rank;
+  for (const auto& col : h5::members_in_order(t.get())) {
+    if (h5::is_group(t.get(), col)) continue;
+    H5Id d = h5::open_dataset(t.get(), col);
+    if (!h5::has_attr(d.get(), "clock") || h5::read_string_attr(d.get(), "clock") != "common") continue;
+    if (rank.empty()) {
+      if (!h5::exists(t.get(), "rank")) return;  // whose rows they are is not known: left as they are
+      rank = h5::read_ints(t.get(), "rank");
+    }
+    shift_times(t.get(), col, shift, &rank);
+  }
 }
 
 // `s` cut to at most `bytes` bytes, at a character's start, "..." saying so.
@@ -318,13 +385,30 @@ std::uint64_t case_bytes(std::uint64_t ranks, std::uint64_t reps, std::uint64_t 
   return kCaseBytes + kDatasetBytes * static_cast<std::uint64_t>(datasets) + 8 * ranks * (4 * reps + warmup_kept + 8);
 }
 
+// A table's datasets (its group, its columns, their levels) and the bytes of its values and attributes.
+std::pair<int, std::uint64_t> table_bytes(const CaseTable& t) {
+  int datasets = 1;
+  std::uint64_t bytes = t.description.size() + 64 * t.attrs.size();
+  for (const auto& col : t.columns) {
+    datasets += col.range == ColumnRange::level ? 2 : 1;
+    bytes += 96 + col.description.size() + col.unit.size();  // the attributes
+    std::size_t width = 1;
+    for (const auto& s : col.texts) width = std::max(width, s.size());
+    bytes += col.type == ColumnType::text ? width * col.texts.size() : 8 * col.size();
+    for (const auto& l : col.levels) bytes += l.size();
+  }
+  return {datasets, bytes};
+}
+
 std::uint64_t record_bytes(const CaseRecord& c) {
   int datasets = 8 + (c.scope.empty() ? 0 : 6);
   std::uint64_t extra = c.note.size() + c.status_reason.size() + 2 * c.experiment.size();
-  if (c.phases.size() > 0) datasets += 7, extra += 48 * c.phases.size();
-  if (c.pairs.size() > 0) datasets += 8, extra += 80 * c.pairs.size();
-  if (c.telemetry.size() > 0) datasets += 8, extra += 56 * c.telemetry.size();
-  for (const auto& n : c.phases.names) extra += n.size();
+  for (const auto& t : c.tables) {
+    if (t.rows() == 0) continue;  // not written
+    const auto [d, b] = table_bytes(t);
+    datasets += d;
+    extra += b;
+  }
   for (const auto& [k, v] : c.params.items()) extra += 64 + k.size() + to_string(v).size();
   return case_bytes(static_cast<std::uint64_t>(c.ranks), static_cast<std::uint64_t>(c.reps),
                     static_cast<std::uint64_t>(c.warmup_width), datasets) + extra;
@@ -385,6 +469,9 @@ void ResultWriter::write_header(const RunRecord& run) {
 }
 
 void ResultWriter::write_case(const CaseRecord& c) {
+  for (const auto& t : c.tables) {
+    if (t.rows() > 0) check_table(t, c.tables);
+  }
   const std::uint64_t need = record_bytes(c) + kEndReserveBytes;
   if (const std::uint64_t left = free_bytes(path_); left < need) {
     throw NoSpaceError(no_space_text(left) + ": the case needs about " + std::to_string(need) + " bytes", left);
@@ -395,9 +482,9 @@ void ResultWriter::write_case(const CaseRecord& c) {
   write_case_attrs(id, c);
   if (c.status != "skipped") {  // a skipped case ran nothing: no samples
     write_samples(id, c);
-    if (c.phases.size() > 0) write_phases(id, c.phases);
-    if (c.pairs.size() > 0) write_pairs(id, c.pairs);
-    if (c.telemetry.size() > 0) write_telemetry(id, c.telemetry, c.telemetry_interval_s);
+    for (const auto& t : c.tables) {
+      if (t.rows() > 0) write_table(id, t);  // a table without rows says nothing: left out, as merge_rank_tables does
+    }
     h5::write_doubles(id, "verify_error", c.verify_error, static_cast<hsize_t>(c.ranks), 0, nullptr,
                       c.scope.empty() ? "the workload's verification error per rank (docs/metrics.md)"
                                       : "result elements that differ from the expected ones, per rank");
@@ -429,11 +516,8 @@ void ResultWriter::apply_better_clock(const std::vector<RankRecord>& ranks) {
     H5Id c = h5::open_group(cases_.get(), name);
     shift_times(c.get(), "wall_start", shift);
     shift_times(c.get(), "wall_end", shift);
-    for (const char* sub : {"phases", "telemetry"}) {
-      if (!h5::exists(c.get(), sub)) continue;
-      H5Id t = h5::open_group(c.get(), sub);
-      const auto rank = h5::read_ints(t.get(), "rank");
-      for (const char* col : {"start", "end", "time"}) shift_times(t.get(), col, shift, &rank);
+    for (const auto& member : h5::child_names(c.get())) {
+      if (member != "parameters" && h5::is_group(c.get(), member)) shift_clock_columns(c.get(), member, shift);
     }
   }
 }

@@ -30,7 +30,10 @@ class ResultWriter {
 
   // Each writes and flushes, or throws (NoSpaceError: the records do not fit
   // the free space, checked before anything is written); after a throw only
-  // end_after_failure() may follow.
+  // end_after_failure() may follow. write_case writes each of the case's
+  // tables that has rows; one the reader would call damaged (columns of
+  // different lengths, a level out of its levels, a name taken) is a
+  // RuntimeError before anything is written.
   void write_case(const CaseRecord& c);
   // One more line for the file's `warnings` (what makes numbers doubtful).
   void add_warning(const std::string& line);
@@ -54,8 +57,8 @@ class ResultWriter {
  private:
   void write_header(const RunRecord& run);
   // Per rank, the better of the two clock estimates (end_clock_is_better):
-  // /ranks/clock_*_applied, and the wall times, phases and telemetry of
-  // every case moved onto it.
+  // /ranks/clock_*_applied, and the wall times of every case, and every
+  // table column on the common clock (attribute clock = "common"), moved onto it.
   void apply_better_clock(const std::vector<RankRecord>& ranks);
   void flush();
   std::string path_;

@@ -76,6 +76,59 @@ CaseRecord sample_case(std::size_t index, const std::string& mode) {
   c.verify_tolerance = 1e-13;
   return c;
 }
+
+// The runner's phases table as it comes out of merge_rank_tables: rank, sample, phase (an index into the levels
+// "names"), start, end on the common clock.
+CaseTable phases_table(std::vector<std::string> names, std::vector<std::int64_t> rank, std::vector<std::int64_t> sample,
+                       std::vector<std::int64_t> phase, std::vector<double> start, std::vector<double> end) {
+  CaseTable t;
+  t.name = kPhasesTable;
+  t.columns = {int_column("rank", "the world rank whose row it is", ColumnRange::rank),
+               int_column("sample", "the timed sample", ColumnRange::sample),
+               int_column("phase", "the phase, an index into names", ColumnRange::level),
+               clock_column("start", "interval start on the common clock"),
+               clock_column("end", "interval end on the common clock")};
+  t.columns[0].ints = std::move(rank);
+  t.columns[1].ints = std::move(sample);
+  t.columns[2].ints = std::move(phase);
+  t.columns[2].levels = std::move(names);
+  t.columns[2].levels_name = "names";
+  t.columns[3].reals = std::move(start);
+  t.columns[4].reals = std::move(end);
+  return t;
+}
+
+// The runner's telemetry table of two readings of rank 0's GPU.
+CaseTable telemetry_table(double interval_s) {
+  CaseTable t;
+  t.name = kTelemetryTable;
+  t.attrs = {{"interval", interval_s}};
+  t.columns = {int_column("rank", "the world rank whose row it is", ColumnRange::rank),
+               clock_column("time", "when the reading was taken, on the common clock"),
+               real_column("sm_clock", "MHz", "SM clock (NaN: not readable)"),
+               real_column("mem_clock", "MHz", "memory clock (NaN: not readable)"),
+               real_column("temperature", "degC", "GPU temperature (NaN: not readable)"),
+               real_column("power", "W", "power draw (NaN: not readable)"),
+               int_column("clock_event_reasons", "NVML's clock event reasons bitmask; -1: not readable")};
+  t.columns[2].unit_si = t.columns[3].unit_si = 1e6;
+  t.columns[0].ints = {0, 0};
+  t.columns[1].reals = {0.0, 0.05};
+  t.columns[2].reals = {345, 1980};
+  t.columns[3].reals = {2619, 2619};
+  t.columns[4].reals = {30, 41};
+  t.columns[5].reals = {70.5, std::nan("")};
+  t.columns[6].ints = {1, -1};
+  return t;
+}
+
+// The column of the case's table (a failed check when either is missing).
+const TableColumn& column_of(const CaseRecord& c, const std::string& table, const std::string& column) {
+  const CaseTable* t = find_table(c.tables, table);
+  REQUIRE(t != nullptr);
+  const TableColumn* col = t->column(column);
+  REQUIRE(col != nullptr);
+  return *col;
+}
 }  // namespace
 
 TEST_CASE("a result file round-trips every field", "[hdf5]") {
@@ -162,12 +215,7 @@ TEST_CASE("a worse end estimate leaves the times on the start one, phases and te
   end[1].clock_offset_end_s = 5e-6;
   end[1].clock_uncertainty_end_s = 4e-7;  // worse than the start's 2e-7
   CaseRecord c = sample_case(0, "parallel");
-  c.phases.names = {"compute"};
-  c.phases.rank = {0, 1};
-  c.phases.sample = {0, 0};
-  c.phases.phase = {0, 0};
-  c.phases.start_s = {1.0, 1.0};
-  c.phases.end_s = {2.0, 2.0};
+  c.tables = {phases_table({"compute"}, {0, 1}, {0, 0}, {0, 0}, {1.0, 1.0}, {2.0, 2.0})};
   {
     ResultWriter w(path, run);
     w.write_case(c);
@@ -186,9 +234,10 @@ TEST_CASE("a worse end estimate leaves the times on the start one, phases and te
   }
   back = read_result_file(path);
   CHECK(back.ranks[1].clock_offset_applied_s == 5e-6);
-  CHECK(back.cases[0].phases.start_s[0] == 1.0);
-  CHECK(back.cases[0].phases.start_s[1] == Approx(1.0 - 4e-6).margin(1e-12));
-  CHECK(back.cases[0].phases.end_s[1] == Approx(2.0 - 4e-6).margin(1e-12));
+  const auto& start = column_of(back.cases[0], kPhasesTable, "start").reals;
+  CHECK(start[0] == 1.0);
+  CHECK(start[1] == Approx(1.0 - 4e-6).margin(1e-12));
+  CHECK(column_of(back.cases[0], kPhasesTable, "end").reals[1] == Approx(2.0 - 4e-6).margin(1e-12));
   CHECK(back.cases[0].wall_end_s[3] == Approx(c.wall_end_s[3] - 4e-6).margin(1e-12));
   fs::remove(path);
 }
@@ -240,14 +289,7 @@ TEST_CASE("warm-up samples, GPU facts, links and telemetry round-trip with their
   c.warmup_samples = {3, 1};
   c.warmup_width = 3;
   c.warmup_device_time_s = {0.3, 0.2, 0.1, 0.4, std::nan(""), std::nan("")};
-  c.telemetry_interval_s = 0.05;
-  c.telemetry.rank = {0, 0};
-  c.telemetry.time_s = {0.0, 0.05};
-  c.telemetry.sm_clock_mhz = {345, 1980};
-  c.telemetry.mem_clock_mhz = {2619, 2619};
-  c.telemetry.temperature_c = {30, 41};
-  c.telemetry.power_w = {70.5, std::nan("")};
-  c.telemetry.clock_event_reasons = {1, -1};
+  c.tables = {telemetry_table(0.05)};
   CaseRecord bare = sample_case(1, "parallel");  // no warm-up, no telemetry
   bare.warmup_samples = {0, 0};
   {
@@ -283,13 +325,17 @@ TEST_CASE("warm-up samples, GPU facts, links and telemetry round-trip with their
   REQUIRE(got.warmup_width == 3);
   CHECK(got.warmup_device_time_s[3] == 0.4);
   CHECK(std::isnan(got.warmup_device_time_s[5]));
-  CHECK(got.telemetry_interval_s == 0.05);
-  CHECK(got.telemetry.rank == c.telemetry.rank);
-  CHECK(got.telemetry.sm_clock_mhz == c.telemetry.sm_clock_mhz);
-  CHECK(got.telemetry.clock_event_reasons == c.telemetry.clock_event_reasons);
-  CHECK(std::isnan(got.telemetry.power_w[1]));
+  const CaseTable& want = c.tables[0];
+  REQUIRE(find_table(got.tables, kTelemetryTable) != nullptr);
+  CHECK(find_table(got.tables, kTelemetryTable)->attr("interval") == 0.05);
+  CHECK(column_of(got, kTelemetryTable, "rank").ints == want.column("rank")->ints);
+  CHECK(column_of(got, kTelemetryTable, "sm_clock").reals == want.column("sm_clock")->reals);
+  CHECK(column_of(got, kTelemetryTable, "sm_clock").unit == "MHz");
+  CHECK(column_of(got, kTelemetryTable, "sm_clock").unit_si == 1e6);
+  CHECK(column_of(got, kTelemetryTable, "clock_event_reasons").ints == want.column("clock_event_reasons")->ints);
+  CHECK(std::isnan(column_of(got, kTelemetryTable, "power").reals[1]));
   CHECK(back.cases[1].warmup_width == 0);
-  CHECK(back.cases[1].telemetry.size() == 0);
+  CHECK(back.cases[1].tables.empty());
   fs::remove(path);
 }
 
@@ -348,6 +394,13 @@ void put_bytes(const std::string& path, const std::string& b) {
   out << b;
 }
 
+// New values for an integer dataset, written in place: its attributes stay.
+void overwrite_ints(hid_t g, const char* name, const std::vector<std::int64_t>& v) {
+  H5Id d(H5Dopen2(g, name, H5P_DEFAULT), H5Dclose);
+  REQUIRE(d.get() >= 0);
+  REQUIRE(H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+}
+
 // A case with `reps` samples per rank (2 ranks): distinct, increasing times.
 CaseRecord big_case(int reps) {
   CaseRecord c = sample_case(0, "parallel");
@@ -380,7 +433,7 @@ TEST_CASE("a case's limits (expect) round-trip as attributes expect.<name>", "[h
   REQUIRE(back.cases.size() == 2);
   CHECK(back.cases[0].expect == c.expect);  // in the order written
   CHECK(back.cases[1].expect.empty());
-  CHECK(back.schema_version == "1.5");
+  CHECK(back.schema_version == kSchemaVersion);
   fs::remove(path);
 }
 
@@ -482,12 +535,7 @@ TEST_CASE("what the report relies on is checked: counts, shapes, indices, finite
   const std::string damaged = path + ": damaged result file: ";
   CaseRecord c = sample_case(0, "serial");
   c.turn = {0, 1};
-  c.phases.names = {"compute"};
-  c.phases.rank = {0, 1};
-  c.phases.sample = {0, 2};
-  c.phases.phase = {0, 0};
-  c.phases.start_s = {0.1, 2.1};
-  c.phases.end_s = {0.2, 2.2};
+  c.tables = {phases_table({"compute"}, {0, 1}, {0, 2}, {0, 0}, {0.1, 2.1}, {0.2, 2.2})};
   write_file(path, {c});
   REQUIRE(read_error(path).empty());
   SECTION("an absurd number of reps allocates nothing") {
@@ -510,11 +558,7 @@ TEST_CASE("what the report relies on is checked: counts, shapes, indices, finite
     CHECK(read_error(path) == damaged + "/cases/0000/turn[1] is 7, outside 0..1");
   }
   SECTION("a phase index out of range") {
-    edit_file(path, [](hid_t g) {
-      H5Ldelete(g, "phases/phase", H5P_DEFAULT);
-      H5Id p(H5Gopen2(g, "phases", H5P_DEFAULT), H5Gclose);
-      h5::write_ints(p.get(), "phase", {0, 1});
-    });
+    edit_file(path, [](hid_t g) { overwrite_ints(g, "phases/phase", {0, 1}); });
     CHECK(read_error(path) == damaged + "/cases/0000/phases/phase[1] is 1, outside 0..0");
   }
   SECTION("a sample time that is not finite") {
@@ -872,5 +916,348 @@ TEST_CASE("a result file whose writer holds its lock reads as being written, and
     CHECK(back.being_written);
   }
   close(writer);
+  fs::remove(path);
+}
+
+// ---- Schema 1.6: a case's tables, each column self-describing ----
+
+namespace {
+
+// The node-pair schedule as the node-pairs workload gives it: one pair, nodes 0 and 1, in round 1.
+CaseTable pairs_table() {
+  CaseTable t;
+  t.name = "pairs";
+  t.columns = {int_column("round", "the round", ColumnRange::positive),
+               int_column("node_a", "the lower node", ColumnRange::node),
+               int_column("node_b", "the higher node", ColumnRange::node),
+               int_column("rank_a", "node_a's rank", ColumnRange::rank),
+               int_column("rank_b", "node_b's rank", ColumnRange::rank),
+               text_column("host_a", "node_a's host"), text_column("host_b", "node_b's host")};
+  t.columns[0].ints = {1};
+  t.columns[1].ints = t.columns[3].ints = {0};
+  t.columns[2].ints = t.columns[4].ints = {1};
+  t.columns[5].texts = {"node0"};
+  t.columns[6].texts = {"node1"};
+  return t;
+}
+
+// A table no reader knows by name: a rank column, a time on the common clock and a plain number.
+CaseTable marks_table() {
+  CaseTable t;
+  t.name = "marks";
+  t.columns = {int_column("rank", "whose mark", ColumnRange::rank), clock_column("at", "when, on the common clock"),
+               real_column("value", "", "what was marked")};
+  t.columns[0].ints = {0, 1};
+  t.columns[1].reals = {1.0, 2.0};
+  t.columns[2].reals = {10.0, 20.0};
+  return t;
+}
+
+// Makes a finished file one of schema 1.5: the version said so, and none of the column attributes 1.6 added.
+void as_schema_1_5(const std::string& path) {
+  edit_file(
+      path,
+      [](hid_t f) {
+        h5::write_attr(f, "schemaVersion", std::string("1.5"));
+        H5Id c = h5::open_group(f, "cases/0000");
+        for (const auto& t : h5::child_names(c.get())) {
+          if (t == "parameters" || !h5::is_group(c.get(), t)) continue;
+          H5Id g = h5::open_group(c.get(), t);
+          for (const auto& col : h5::child_names(g.get())) {
+            for (const char* a : {"range", "clock", "levels"}) {
+              if (H5Aexists_by_name(g.get(), col.c_str(), a, H5P_DEFAULT) > 0) {
+                REQUIRE(H5Adelete_by_name(g.get(), col.c_str(), a, H5P_DEFAULT) >= 0);
+              }
+            }
+          }
+        }
+      },
+      false);
+}
+
+// A string attribute of a dataset of the file, as h5py would read it.
+std::string dataset_attr(hid_t f, const std::string& dataset, const std::string& attr) {
+  H5Id d = h5::open_dataset(f, dataset);
+  return h5::read_string_attr(d.get(), attr);
+}
+
+}  // namespace
+
+TEST_CASE("a table of each column type round-trips with its unit, description, range, clock and levels",
+          "[hdf5][tables]") {
+  const std::string path = temp_path("table.h5");
+  CaseTable t;
+  t.name = "gpu_load";  // a name the reader knows nothing of
+  t.description = "what each rank's GPU was busy with";
+  t.attrs = {{"period", 0.25}, {"limit", 3.0}};
+  TableColumn rank = int_column("rank", "whose row", ColumnRange::rank);
+  rank.ints = {0, 1, 1};
+  TableColumn kind = int_column("kind", "what ran", ColumnRange::level);
+  kind.ints = {1, 0, 1};
+  kind.levels = {"idle", "busy"};
+  kind.levels_name = "kinds";
+  TableColumn at = clock_column("at", "when, on the common clock");
+  at.reals = {1.0, 2.0, 3.0};
+  TableColumn clock = real_column("clock", "MHz", "SM clock", ColumnRange::finite);
+  clock.unit_si = 1e6;
+  clock.reals = {1980, 1410, 345};
+  TableColumn load = real_column("load", "", "share of the interval busy");
+  load.reals = {0.5, std::nan(""), 1.0};
+  TableColumn host = text_column("host", "where it ran");
+  host.texts = {"node0", "node1", "n\xc3\xb6" "de1"};
+  TableColumn count = int_column("count", "launches", ColumnRange::positive);
+  count.ints = {1, 2, 3};
+  t.columns = {rank, kind, at, clock, load, host, count};
+  CaseRecord c = sample_case(0, "parallel");
+  c.tables = {t};
+  write_file(path, {c});
+
+  const RunRecord back = read_result_file(path);
+  REQUIRE(back.cases.at(0).tables.size() == 1);
+  const CaseTable& got = back.cases[0].tables[0];
+  CHECK(got.name == "gpu_load");
+  CHECK(got.description == t.description);
+  CHECK(got.attrs == t.attrs);  // in the order written
+  REQUIRE(got.columns.size() == t.columns.size());  // the levels are no column of their own
+  for (std::size_t i = 0; i < t.columns.size(); ++i) {
+    const TableColumn &a = t.columns[i], &b = got.columns[i];  // in the order written
+    INFO("column " << a.name);
+    CHECK(b.name == a.name);
+    CHECK(b.type == a.type);
+    CHECK(b.unit == a.unit);
+    CHECK(b.unit_si == a.unit_si);
+    CHECK(b.description == a.description);
+    CHECK(b.range == a.range);
+    CHECK(b.common_clock == a.common_clock);
+    CHECK(b.levels == a.levels);
+    CHECK(b.levels_name == a.levels_name);
+    CHECK(b.ints == a.ints);
+    CHECK(b.texts == a.texts);
+    REQUIRE(b.reals.size() == a.reals.size());
+    for (std::size_t r = 0; r < a.reals.size(); ++r) {
+      CHECK((b.reals[r] == a.reals[r] || (std::isnan(b.reals[r]) && std::isnan(a.reals[r]))));
+    }
+  }
+
+  // What any HDF5 reader sees: one dataset per column, described by its attributes.
+  hdf5_quiet();
+  H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  H5Id g = h5::open_group(f.get(), "cases/0000/gpu_load");
+  CHECK(h5::read_string_attr(g.get(), "description") == t.description);
+  CHECK(h5::read_double_attr(g.get(), "period") == 0.25);
+  CHECK(h5::read_strings(g.get(), "kinds") == kind.levels);
+  CHECK(dataset_attr(g.get(), "kind", "range") == "level");
+  CHECK(dataset_attr(g.get(), "kind", "levels") == "kinds");
+  CHECK(dataset_attr(g.get(), "rank", "range") == "rank");
+  CHECK(dataset_attr(g.get(), "count", "range") == "positive");
+  CHECK(dataset_attr(g.get(), "at", "clock") == "common");
+  CHECK(dataset_attr(g.get(), "at", "range") == "finite");
+  CHECK(dataset_attr(g.get(), "at", "unit") == "s");
+  CHECK(dataset_attr(g.get(), "clock", "unit") == "MHz");
+  CHECK(dataset_attr(g.get(), "host", "description") == "where it ran");
+  H5Id l = h5::open_dataset(g.get(), "load");
+  CHECK_FALSE(h5::has_attr(l.get(), "unit"));
+  CHECK_FALSE(h5::has_attr(l.get(), "unitSI"));
+  CHECK_FALSE(h5::has_attr(l.get(), "range"));  // any: not written
+  CHECK_FALSE(h5::has_attr(l.get(), "clock"));
+  H5Id ck = h5::open_dataset(g.get(), "clock");
+  CHECK(h5::read_double_attr(ck.get(), "unitSI") == 1e6);
+  fs::remove(path);
+}
+
+TEST_CASE("the runner's tables keep the layout files had before 1.6: only attributes are added", "[hdf5][tables]") {
+  const std::string path = temp_path("layout.h5");
+  CaseRecord c = sample_case(0, "parallel");
+  c.tables = {phases_table({"transfer", "compute"}, {0, 1}, {0, 2}, {0, 1}, {0.1, 2.1}, {0.2, 2.2}),
+              telemetry_table(0.05)};
+  write_file(path, {c});
+  hdf5_quiet();
+  H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  H5Id p = h5::open_group(f.get(), "cases/0000/phases");
+  CHECK(h5::members_in_order(p.get()) == std::vector<std::string>{"rank", "sample", "phase", "names", "start", "end"});
+  CHECK(h5::read_strings(p.get(), "names") == std::vector<std::string>{"transfer", "compute"});
+  for (const char* col : {"rank", "sample", "phase"}) CHECK(h5::value_class(p.get(), col) == H5T_INTEGER);
+  CHECK(h5::read_ints(p.get(), "phase") == std::vector<std::int64_t>{0, 1});
+  for (const char* col : {"start", "end"}) {
+    H5Id d = h5::open_dataset(p.get(), col);
+    CHECK(h5::value_class(p.get(), col) == H5T_FLOAT);
+    CHECK(h5::read_string_attr(d.get(), "unit") == "s");
+    CHECK(h5::read_double_attr(d.get(), "unitSI") == 1.0);
+    CHECK(h5::read_string_attr(d.get(), "description").rfind("interval ", 0) == 0);
+  }
+  H5Id t = h5::open_group(f.get(), "cases/0000/telemetry");
+  CHECK(h5::read_double_attr(t.get(), "interval") == 0.05);
+  CHECK(h5::members_in_order(t.get()) == std::vector<std::string>{"rank", "time", "sm_clock", "mem_clock",
+                                                                  "temperature", "power", "clock_event_reasons"});
+  H5Id sm = h5::open_dataset(t.get(), "sm_clock");
+  CHECK(h5::read_string_attr(sm.get(), "unit") == "MHz");
+  CHECK(h5::read_double_attr(sm.get(), "unitSI") == 1e6);
+  CHECK(h5::value_class(t.get(), "clock_event_reasons") == H5T_INTEGER);
+  fs::remove(path);
+}
+
+TEST_CASE("columns on the common clock move with a better end estimate, in any table", "[hdf5][tables][clock]") {
+  const std::string path = temp_path("marks.h5");
+  fs::remove(path);
+  RunRecord run = sample_run();
+  std::vector<RankRecord> end = run.ranks;
+  end[0].clock_offset_end_s = end[0].clock_uncertainty_end_s = 0.0;
+  end[1].clock_offset_end_s = 5e-6;
+  end[1].clock_uncertainty_end_s = 1e-8;  // better than the start's 2e-7: rank 1 moves 4 us earlier
+  CaseRecord c = sample_case(0, "parallel");
+  c.tables = {marks_table()};
+  {
+    ResultWriter w(path, run);
+    w.write_case(c);
+    w.finish(true, "complete", end);
+  }
+  const RunRecord back = read_result_file(path);
+  const auto& at = column_of(back.cases[0], "marks", "at").reals;
+  CHECK(at[0] == 1.0);
+  CHECK(at[1] == Approx(2.0 - 4e-6).margin(1e-12));
+  CHECK(column_of(back.cases[0], "marks", "value").reals == std::vector<double>{10.0, 20.0});  // not a time
+  fs::remove(path);
+}
+
+TEST_CASE("a value outside its column's range is damage: by the column's attributes, before 1.6 by its table's name",
+          "[hdf5][tables][errors]") {
+  const std::string path = temp_path("ranges.h5");
+  const std::string damaged = path + ": damaged result file: ";
+  CaseRecord c = sample_case(0, "serial");
+  c.tables = {phases_table({"compute"}, {0, 1}, {0, 2}, {0, 0}, {0.1, 2.1}, {0.2, 2.2})};
+  SECTION("1.6: a rank past the case's ranks, in a table the reader does not know") {
+    CaseTable t = marks_table();
+    t.columns[0].ints = {0, 2};
+    c.tables = {t};
+    write_file(path, {c});
+    CHECK(read_error(path) == damaged + "/cases/0000/marks/rank[1] is 2, outside 0..1");
+  }
+  SECTION("1.6: a sample past the case's reps") {
+    write_file(path, {c});
+    edit_file(path, [](hid_t g) { overwrite_ints(g, "phases/sample", {0, 3}); });
+    CHECK(read_error(path) == damaged + "/cases/0000/phases/sample[1] is 3, outside 0..2");
+  }
+  SECTION("1.6: a time on the common clock that is not finite") {
+    c.tables[0].columns[3].reals[1] = std::nan("");
+    write_file(path, {c});
+    CHECK(read_error(path) == damaged + "/cases/0000/phases/start[1] is not finite");
+  }
+  SECTION("1.6: a column shorter than the table's first") {
+    c.tables = {marks_table()};
+    write_file(path, {c});
+    edit_file(path, [](hid_t g) {
+      H5Ldelete(g, "marks/value", H5P_DEFAULT);
+      H5Id m(H5Gopen2(g, "marks", H5P_DEFAULT), H5Gclose);
+      h5::write_doubles(m.get(), "value", {1.0}, 1, 0, nullptr, "");
+    });
+    CHECK(read_error(path) == damaged + "/cases/0000/marks/value holds 1 values, 2 expected");
+  }
+  SECTION("before 1.6: the same sample past the case's reps") {
+    write_file(path, {c});
+    as_schema_1_5(path);
+    REQUIRE(read_error(path).empty());
+    edit_file(path, [](hid_t g) { overwrite_ints(g, "phases/sample", {0, 3}); });
+    CHECK(read_error(path) == damaged + "/cases/0000/phases/sample[1] is 3, outside 0..2");
+  }
+  SECTION("before 1.6: a phase name repeated") {
+    c.tables = {phases_table({"compute", "transfer"}, {0, 1}, {0, 2}, {0, 1}, {0.1, 2.1}, {0.2, 2.2})};
+    write_file(path, {c});
+    as_schema_1_5(path);
+    edit_file(path, [](hid_t g) {
+      H5Ldelete(g, "phases/names", H5P_DEFAULT);
+      H5Id p(H5Gopen2(g, "phases", H5P_DEFAULT), H5Gclose);
+      h5::write_strings(p.get(), "names", {"compute", "compute"});
+    });
+    CHECK(read_error(path) == damaged + "/cases/0000/phases/names: 2 names for 2 rows, or names repeated");
+  }
+  SECTION("before 1.6: a node past the run's ranks") {
+    c.tables = {pairs_table()};
+    c.tables[0].columns[2].ints = {2};
+    write_file(path, {c});
+    as_schema_1_5(path);
+    CHECK(read_error(path) == damaged + "/cases/0000/pairs/node_b[0] is 2, outside 0..1");
+  }
+  SECTION("before 1.6: a telemetry interval below 0") {
+    c.tables = {telemetry_table(-1.0)};
+    write_file(path, {c});
+    as_schema_1_5(path);
+    CHECK(read_error(path) == damaged + "/cases/0000/telemetry: attribute 'interval' is not a number >= 0");
+  }
+  SECTION("before 1.6: a column its table always had, missing") {
+    c.tables = {pairs_table()};
+    write_file(path, {c});
+    as_schema_1_5(path);
+    edit_file(path, [](hid_t g) { H5Ldelete(g, "pairs/host_b", H5P_DEFAULT); });
+    CHECK(read_error(path) == damaged + "/cases/0000/pairs/host_b missing");
+  }
+  fs::remove(path);
+}
+
+TEST_CASE("a file before 1.6 reads its three tables as they were written, and a group it has besides as a table",
+          "[hdf5][tables]") {
+  const std::string path = temp_path("old-tables.h5");
+  CaseRecord c = sample_case(0, "serial");
+  c.tables = {phases_table({"compute"}, {0, 1}, {0, 2}, {0, 0}, {0.1, 2.1}, {0.2, 2.2}), telemetry_table(0.05),
+              pairs_table(), marks_table()};
+  write_file(path, {c});
+  as_schema_1_5(path);
+  const RunRecord back = read_result_file(path);
+  CHECK(back.schema_version == "1.5");
+  const CaseRecord& got = back.cases.at(0);
+  REQUIRE(got.tables.size() == 4);
+  const CaseTable* ph = find_table(got.tables, kPhasesTable);
+  REQUIRE(ph != nullptr);
+  std::vector<std::string> names;
+  for (const auto& col : ph->columns) names.push_back(col.name);
+  CHECK(names == std::vector<std::string>{"rank", "sample", "phase", "start", "end"});
+  const TableColumn& phase = column_of(got, kPhasesTable, "phase");
+  CHECK(phase.range == ColumnRange::level);
+  CHECK(phase.levels == std::vector<std::string>{"compute"});
+  CHECK(phase.levels_name == "names");
+  CHECK(column_of(got, kPhasesTable, "sample").range == ColumnRange::sample);
+  CHECK(column_of(got, kPhasesTable, "end").common_clock);
+  CHECK(column_of(got, kTelemetryTable, "time").common_clock);
+  CHECK(column_of(got, kTelemetryTable, "rank").range == ColumnRange::rank);
+  CHECK(find_table(got.tables, kTelemetryTable)->attr("interval") == 0.05);
+  CHECK(column_of(got, "pairs", "round").range == ColumnRange::positive);
+  CHECK(column_of(got, "pairs", "host_b").texts == std::vector<std::string>{"node1"});
+  const TableColumn& at = column_of(got, "marks", "at");  // no table of 1.5: as it stands, unchecked
+  CHECK(at.range == ColumnRange::any);
+  CHECK_FALSE(at.common_clock);
+  CHECK(at.reals == std::vector<double>{1.0, 2.0});
+  fs::remove(path);
+}
+
+TEST_CASE("a table its reader would call damaged is refused before anything of the case is written",
+          "[hdf5][tables][errors]") {
+  const std::string path = temp_path("refused.h5");
+  fs::remove(path);
+  CaseRecord c = sample_case(0, "serial");
+  {
+    ResultWriter w(path, sample_run());
+    CaseTable t = marks_table();
+    t.columns[2].reals = {1.0};
+    c.tables = {t};
+    CHECK_THROWS_WITH(w.write_case(c), "table 'marks', column 'value': not as long as the table's first column");
+    c.tables = {phases_table({"compute"}, {0, 1}, {0, 2}, {0, 1}, {0.1, 2.1}, {0.2, 2.2})};
+    CHECK_THROWS_WITH(w.write_case(c), "table 'phases', column 'phase': 1 is not one of its levels");
+    c.tables = {marks_table()};
+    c.tables[0].name = "parameters";
+    CHECK_THROWS_WITH(w.write_case(c), "table 'parameters': not a name a case's table can have");
+    c.tables = {marks_table(), marks_table()};
+    CHECK_THROWS_WITH(w.write_case(c), "table 'marks': two tables of that name");
+    c.tables = {marks_table()};
+    c.tables[0].columns[1].name = "rank";
+    CHECK_THROWS_WITH(w.write_case(c), "table 'marks': 'rank' is not a name for one of its datasets");
+    c.tables = {marks_table()};
+    c.tables[0].attrs = {{"interval", std::nan("")}};
+    CHECK_THROWS_WITH(w.write_case(c), "table 'marks': attribute 'interval' is not a number about the table");
+    c.tables = {marks_table()};
+    w.write_case(c);  // the writer goes on: nothing of the refused ones was written
+    w.finish(true, "complete", sample_run().ranks);
+  }
+  const RunRecord back = read_result_file(path);
+  REQUIRE(back.cases.size() == 1);
+  CHECK(back.cases[0].tables.size() == 1);
   fs::remove(path);
 }
