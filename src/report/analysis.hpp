@@ -12,8 +12,7 @@
 
 namespace gpuscale {
 
-class RowAnalysis {
- public:
+struct RowAnalysis {
   virtual ~RowAnalysis() = default;
   // Adds to `r`, the row of one of the workload's cases `c` that ran (not skipped).
   virtual void row(const RunRecord& run, const CaseRecord& c, const RowSettings& s, ReportRow& r) const {

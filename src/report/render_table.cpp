@@ -203,36 +203,40 @@ struct Column {
   bool left = false;
 };
 
-// One experiment's rows: a line naming what all of them share, then a table
-// of what varies and their numbers, narrowed to fit a terminal.
-std::string block(const std::vector<const ReportRow*>& rows) {
+// One experiment's columns: the case number, the parameters that vary, the
+// numbers (always kept), the optional ones (dropped last-first while too wide)
+// and the status; `shared`: what all rows have in common.
+struct BlockColumns {
+  std::string shared;
+  std::vector<Column> head, params, numbers, optional;
+  Column status;
+};
+
+// Mode, ranks and nodes: a column where they vary, else words in the shared line.
+void job_columns(const std::vector<const ReportRow*>& rows, BlockColumns& b) {
   const ReportRow& first = *rows.front();
-  auto varies = [&](auto get) {
-    return std::any_of(rows.begin(), rows.end(), [&](const ReportRow* r) { return get(*r) != get(first); });
-  };
-  const ParamSplit split = split_params(rows);
-  std::string shared = split.shared;
-  std::vector<Column> param_cols;
-  for (const auto& [key, cells] : split.varying) param_cols.push_back({key, cells, true});
-  std::vector<Column> head_cols{{"#", {}, false}};
-  for (const auto* r : rows) head_cols[0].cells.push_back(std::to_string(r->case_index + 1));
-  auto add_if_varies = [&](std::vector<Column>& to, const char* head, auto get, bool left) {
-    if (!varies(get)) return false;
-    to.push_back({head, {}, left});
-    for (const auto* r : rows) to.back().cells.push_back(get(*r));
+  auto add_if_varies = [&](const char* head, auto get, bool left) {
+    const bool varies =
+        std::any_of(rows.begin(), rows.end(), [&](const ReportRow* r) { return get(*r) != get(first); });
+    if (!varies) return false;
+    b.numbers.push_back({head, {}, left});
+    for (const auto* r : rows) b.numbers.back().cells.push_back(get(*r));
     return true;
   };
   const auto mode = [](const ReportRow& r) { return r.mode; };
   const auto ranks = [](const ReportRow& r) { return std::to_string(r.ranks); };
   const auto nodes = [](const ReportRow& r) { return std::to_string(r.nodes); };
-  std::vector<Column> numbers;
-  if (!add_if_varies(numbers, "mode", mode, true)) shared += ", " + first.mode;
-  if (!add_if_varies(numbers, "ranks", ranks, false)) shared += ", " + ranks(first) + " rank(s)";
-  if (!add_if_varies(numbers, "nodes", nodes, false)) shared += " on " + nodes(first) + " node(s)";
+  if (!add_if_varies("mode", mode, true)) b.shared += ", " + first.mode;
+  if (!add_if_varies("ranks", ranks, false)) b.shared += ", " + ranks(first) + " rank(s)";
+  if (!add_if_varies("nodes", nodes, false)) b.shared += " on " + nodes(first) + " node(s)";
+}
 
+// Times and rates: a transfer's op time and bandwidths, else the median and the rate per rank; then the
+// workload's own figures (a kernel ladder's of vendor), kept, not dropped for width.
+void number_columns(const std::vector<const ReportRow*>& rows, BlockColumns& b) {
   auto column = [&](const std::string& head, auto cell) {
-    numbers.push_back({head, {}, false});
-    for (const auto* r : rows) numbers.back().cells.push_back(r->status == "skipped" ? "-" : cell(*r));
+    b.numbers.push_back({head, {}, false});
+    for (const auto* r : rows) b.numbers.back().cells.push_back(r->status == "skipped" ? "-" : cell(*r));
   };
   const bool transfers = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return is_transfer(*r); });
   const bool flops = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->gflops.has_value(); });
@@ -245,72 +249,89 @@ std::string block(const std::vector<const ReportRow*>& rows) {
     if (flops) column("GF/s/rank", [](const ReportRow& r) { return rate_cell(r.gflops); });
     else column("GB/s/rank", [](const ReportRow& r) { return rate_cell(r.gbps); });
   }
-  // The workload's own figures (a kernel ladder's of vendor): kept, not dropped for width.
   for (const auto& h : figure_heads(rows)) column(h, [&h](const ReportRow& r) { return figure_cell(r, h); });
-  // Optional columns, dropped last-first while the table is too wide.
-  std::vector<Column> optional;
-  const bool speedups = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->speedup; });
-  if (speedups) {
-    optional.push_back({"speedup", {}, false});
-    optional.push_back({"eff", {}, false});
+}
+
+void optional_columns(const std::vector<const ReportRow*>& rows, BlockColumns& b) {
+  if (std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->speedup; })) {
+    b.optional.push_back({"speedup", {}, false});
+    b.optional.push_back({"eff", {}, false});
     for (const auto* r : rows) {
-      optional[0].cells.push_back(speedup_cell(*r, false));
-      optional[1].cells.push_back(percent_cell(r->efficiency));
+      b.optional[0].cells.push_back(speedup_cell(*r, false));
+      b.optional[1].cells.push_back(percent_cell(r->efficiency));
     }
   }
   if (std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->ranks > 1; })) {
-    optional.push_back({"slowest", {}, true});
-    for (const auto* r : rows) optional.back().cells.push_back(slowest_cell(*r));
+    b.optional.push_back({"slowest", {}, true});
+    for (const auto* r : rows) b.optional.back().cells.push_back(slowest_cell(*r));
   }
-  const Column status{"status", [&] {
-                        std::vector<std::string> s;
-                        for (const auto* r : rows) s.push_back(r->status);
-                        return s;
-                      }(),
-                      true};
+}
 
-  auto render = [&](const std::vector<Column>& cols) {
-    std::vector<std::vector<std::string>> cells(rows.size() + 1);
-    for (const auto& c : cols) {
-      cells[0].push_back(c.head);
-      for (std::size_t i = 0; i < rows.size(); ++i) cells[i + 1].push_back(c.cells[i]);
-    }
-    return align_columns(cells, [&cols](std::size_t i) { return cols[i].left; });
-  };
-  auto fits = [](const std::string& text) {
-    std::size_t from = 0;
-    while (from < text.size()) {
-      const std::size_t nl = text.find('\n', from);
-      if (nl - from > kTerminalWidth) return false;
-      from = nl + 1;
-    }
-    return true;
-  };
-  auto assemble = [&](bool with_params, std::size_t optional_kept) {
-    std::vector<Column> cols = head_cols;
-    if (with_params) cols.insert(cols.end(), param_cols.begin(), param_cols.end());
-    cols.insert(cols.end(), numbers.begin(), numbers.end());
-    cols.insert(cols.end(), optional.begin(), optional.begin() + static_cast<std::ptrdiff_t>(optional_kept));
-    cols.push_back(status);
-    return render(cols);
-  };
-  std::string out = wrap(first.name + ": " + first.workload + "," + shared);
-  for (std::size_t kept = optional.size() + 1; kept-- > 0;) {
-    const std::string table = assemble(true, kept);
-    if (fits(table) || (kept == 0 && param_cols.empty())) return out + table;
+BlockColumns block_columns(const std::vector<const ReportRow*>& rows) {
+  BlockColumns b;
+  const ParamSplit split = split_params(rows);
+  b.shared = split.shared;
+  for (const auto& [key, cells] : split.varying) b.params.push_back({key, cells, true});
+  b.head = {{"#", {}, false}};
+  for (const auto* r : rows) b.head[0].cells.push_back(std::to_string(r->case_index + 1));
+  job_columns(rows, b);
+  number_columns(rows, b);
+  optional_columns(rows, b);
+  b.status = {"status", {}, true};
+  for (const auto* r : rows) b.status.cells.push_back(r->status);
+  return b;
+}
+
+std::string render_columns(const std::vector<Column>& cols, std::size_t rows) {
+  std::vector<std::vector<std::string>> cells(rows + 1);
+  for (const auto& c : cols) {
+    cells[0].push_back(c.head);
+    for (std::size_t i = 0; i < rows; ++i) cells[i + 1].push_back(c.cells[i]);
+  }
+  return align_columns(cells, [&cols](std::size_t i) { return cols[i].left; });
+}
+
+bool fits(const std::string& text) {
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const std::size_t nl = text.find('\n', from);
+    if (nl - from > kTerminalWidth) return false;
+    from = nl + 1;
+  }
+  return true;
+}
+
+// The table with or without the parameter columns and the first `optional_kept` optional ones.
+std::string assemble(const BlockColumns& b, std::size_t rows, bool with_params, std::size_t optional_kept) {
+  std::vector<Column> cols = b.head;
+  if (with_params) cols.insert(cols.end(), b.params.begin(), b.params.end());
+  cols.insert(cols.end(), b.numbers.begin(), b.numbers.end());
+  cols.insert(cols.end(), b.optional.begin(), b.optional.begin() + static_cast<std::ptrdiff_t>(optional_kept));
+  cols.push_back(b.status);
+  return render_columns(cols, rows);
+}
+
+// One experiment's rows: a line naming what all of them share, then a table
+// of what varies and their numbers, narrowed to fit a terminal.
+std::string block(const std::vector<const ReportRow*>& rows) {
+  const BlockColumns b = block_columns(rows);
+  std::string out = wrap(rows.front()->name + ": " + rows.front()->workload + "," + b.shared);
+  for (std::size_t kept = b.optional.size() + 1; kept-- > 0;) {
+    const std::string table = assemble(b, rows.size(), true, kept);
+    if (fits(table) || (kept == 0 && b.params.empty())) return out + table;
   }
   // Still too wide: the parameters that vary go on a line of their own above
   // each row, and the optional columns come back as far as they fit.
   std::string table;
-  for (std::size_t kept = optional.size() + 1; kept-- > 0;) {
-    table = assemble(false, kept);
+  for (std::size_t kept = b.optional.size() + 1; kept-- > 0;) {
+    table = assemble(b, rows.size(), false, kept);
     if (fits(table)) break;
   }
   std::size_t line_end = table.find('\n');
   out += table.substr(0, line_end + 1);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::string params;
-    for (const auto& c : param_cols) params += " " + c.head + "=" + c.cells[i];
+    for (const auto& c : b.params) params += " " + c.head + "=" + c.cells[i];
     out += wrap("#" + std::to_string(rows[i]->case_index + 1) + ":" + params, kTerminalWidth, "   ");
     const std::size_t next = table.find('\n', line_end + 1);
     out += table.substr(line_end + 1, next - line_end);

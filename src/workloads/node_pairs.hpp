@@ -37,7 +37,7 @@ struct NodePairVerdict {
 // Shares, slow pairs, the best pair, the slow nodes and the line, from each pair's gbps.
 NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshold);
 
-class RowAnalysis;
+struct RowAnalysis;
 // The collective's part of the report: a node-pairs case's verdict (its section and its JSON "node_pairs").
 const RowAnalysis& node_pair_analysis();
 
