@@ -10,6 +10,7 @@
 #include "comm/groups.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/mpi_data_comm.hpp"
+#include "common/case_tables.hpp"
 #include "common/forwarding_device.hpp"
 #include "core/config.hpp"
 #include "core/plan.hpp"
@@ -68,7 +69,7 @@ TEST_CASE("distributed_gemm verifies on 1, 2 and all ranks; the others sit it ou
         CHECK(rec.group_size[r] == (r < g ? g : 0));
       }
       CHECK(rec.flops_per_sample == 2.0 * (48 / g) * 48 * 48);  // rank 0's share
-      const CasePhases& p = rec.phases;
+      const testing::PhaseRows p = testing::phase_rows(rec);
       // g matmuls and g-1 transfers per sample on every rank of the group, nothing elsewhere.
       CHECK(p.size() == static_cast<std::size_t>(g * rec.reps * (2 * g - 1)));
       int overlapping = 0;
@@ -77,9 +78,9 @@ TEST_CASE("distributed_gemm verifies on 1, 2 and all ranks; the others sit it ou
         const std::size_t at = static_cast<std::size_t>(p.rank[i] * rec.reps + p.sample[i]);
         CHECK(p.start_s[i] >= rec.wall_start_s[at]);
         CHECK(p.end_s[i] <= rec.wall_end_s[at]);
-        if (p.names[p.phase[i]] != "compute") continue;
+        if (p.name(i) != "compute") continue;
         for (std::size_t j = 0; j < p.size(); ++j) {
-          overlapping += p.names[p.phase[j]] == "transfer" && p.rank[j] == p.rank[i] && p.sample[j] == p.sample[i] &&
+          overlapping += p.name(j) == "transfer" && p.rank[j] == p.rank[i] && p.sample[j] == p.sample[i] &&
                          p.start_s[j] < p.end_s[i] && p.start_s[i] < p.end_s[j];
         }
       }
@@ -121,12 +122,12 @@ TEST_CASE("distributed_gemm phases: each ring transfer inside its block product 
     if (comm.rank() != 0) continue;
     INFO("overlap = " << overlap);
     CHECK(rec.status == "ok");
-    const CasePhases& p = rec.phases;
+    const testing::PhaseRows p = testing::phase_rows(rec);
     int overlapping = 0;
     for (std::size_t i = 0; i < p.size(); ++i) {
-      if (p.names[p.phase[i]] != "compute") continue;
+      if (p.name(i) != "compute") continue;
       for (std::size_t j = 0; j < p.size(); ++j) {
-        overlapping += p.names[p.phase[j]] == "transfer" && p.rank[j] == p.rank[i] && p.sample[j] == p.sample[i] &&
+        overlapping += p.name(j) == "transfer" && p.rank[j] == p.rank[i] && p.sample[j] == p.sample[i] &&
                        p.start_s[j] < p.end_s[i] && p.start_s[i] < p.end_s[j];
       }
     }

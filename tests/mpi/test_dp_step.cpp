@@ -14,6 +14,7 @@
 #include "comm/groups.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/mpi_data_comm.hpp"
+#include "common/case_tables.hpp"
 #include "common/forwarding_device.hpp"
 #include "core/config.hpp"
 #include "core/plan.hpp"
@@ -148,12 +149,12 @@ class HandshakeComm final : public CommDecorator {
 };
 
 // Pairs of a compute and a transfer interval of the same rank and sample that overlap in time.
-int overlapping_pairs(const CasePhases& p) {
+int overlapping_pairs(const testing::PhaseRows& p) {
   int n = 0;
   for (std::size_t i = 0; i < p.size(); ++i) {
-    if (p.names[p.phase[i]] != "compute") continue;
+    if (p.name(i) != "compute") continue;
     for (std::size_t j = 0; j < p.size(); ++j) {
-      n += p.names[p.phase[j]] == "transfer" && p.rank[j] == p.rank[i] && p.sample[j] == p.sample[i] &&
+      n += p.name(j) == "transfer" && p.rank[j] == p.rank[i] && p.sample[j] == p.sample[i] &&
            p.start_s[j] < p.end_s[i] && p.start_s[i] < p.end_s[j];
     }
   }
@@ -184,7 +185,7 @@ TEST_CASE("a training step's reduced gradients verify in scopes world and intra-
           CHECK(rec.flops_per_sample == 3.0 * 4 * 2 * 8 * 32 * 32);
           CHECK(rec.bytes_per_sample == 4 * 32 * 32 * e);
 
-          const CasePhases& p = rec.phases;
+          const testing::PhaseRows p = testing::phase_rows(rec);
           REQUIRE(p.names == std::vector<std::string>{"compute", "transfer"});
           const int buckets = dtype == "fp32" ? 2 : 4;
           // Every rank and sample: a forward and a backward interval per layer, one transfer per bucket.
@@ -230,9 +231,9 @@ TEST_CASE("overlap = true reduces a bucket while the backward of the next layer 
     CHECK(rec.status == "ok");
     if (overlap) {
       // The first bucket's allreduce inside the next layer's backward, on every rank and sample.
-      CHECK(overlapping_pairs(rec.phases) >= comm.size() * 3);
+      CHECK(overlapping_pairs(testing::phase_rows(rec)) >= comm.size() * 3);
     } else {
-      CHECK(overlapping_pairs(rec.phases) == 0);
+      CHECK(overlapping_pairs(testing::phase_rows(rec)) == 0);
     }
   }
 }

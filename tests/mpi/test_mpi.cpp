@@ -8,6 +8,7 @@
 
 #include "comm/clock_sync.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "common/case_tables.hpp"
 #include "common/forwarding_device.hpp"
 #include "core/clock.hpp"
 #include "core/config.hpp"
@@ -269,30 +270,41 @@ TEST_CASE("each rank's GPU readings during a case reach rank 0 as one table, wit
   const double after = clock.now();
   CHECK(gpu.reads >= 2 + 8);  // start, end, and every 10 ms of at least 0.1 s of warm-up
   if (comm.rank() != 0) return;
-  const CaseTelemetry& t = rec.telemetry;
-  CHECK(rec.telemetry_interval_s == 0.01);
-  REQUIRE(t.size() >= static_cast<std::size_t>(comm.size()) * 10);
-  for (int r = 0; r < comm.size(); ++r) CHECK(std::count(t.rank.begin(), t.rank.end(), r) >= 10);
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    CHECK(t.sm_clock_mhz[i] == 1000 + t.rank[i]);
-    CHECK(t.temperature_c[i] == 40 + t.rank[i]);
-    CHECK(std::isnan(t.power_w[i]));  // not readable: NaN, as the fake said
-    CHECK(t.clock_event_reasons[i] == 0);
+  const CaseTable& t = testing::table_of(rec, kTelemetryTable);
+  CHECK(t.attr("interval") == 0.01);
+  const auto col = columns_of(t, {{"rank", ColumnType::integer},
+                                  {"time", ColumnType::real},
+                                  {"sm_clock", ColumnType::real},
+                                  {"mem_clock", ColumnType::real},
+                                  {"temperature", ColumnType::real},
+                                  {"power", ColumnType::real},
+                                  {"clock_event_reasons", ColumnType::integer}});
+  REQUIRE(col.size() == 7);
+  CHECK(col[1]->common_clock);  // moved with its rank's clock estimate
+  const auto &rank = col[0]->ints, &reasons = col[6]->ints;
+  const auto &time = col[1]->reals, &sm_clock = col[2]->reals, &temperature = col[4]->reals, &power = col[5]->reals;
+  REQUIRE(t.rows() >= static_cast<std::size_t>(comm.size()) * 10);
+  for (int r = 0; r < comm.size(); ++r) CHECK(std::count(rank.begin(), rank.end(), r) >= 10);
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    CHECK(sm_clock[i] == 1000 + rank[i]);
+    CHECK(temperature[i] == 40 + rank[i]);
+    CHECK(std::isnan(power[i]));  // not readable: NaN, as the fake said
+    CHECK(reasons[i] == 0);
     // On the common clock, within the run (the ranks' clocks agree within microseconds here).
-    CHECK(t.time_s[i] >= before - 1e-3);
-    CHECK(t.time_s[i] <= after + 1e-3);
-    if (i > 0 && t.rank[i] == t.rank[i - 1]) CHECK(t.time_s[i] > t.time_s[i - 1]);
+    CHECK(time[i] >= before - 1e-3);
+    CHECK(time[i] <= after + 1e-3);
+    if (i > 0 && rank[i] == rank[i - 1]) CHECK(time[i] > time[i - 1]);
   }
   // The last reading of each rank comes after its last timed sample ended.
   for (int r = 0; r < comm.size(); ++r) {
     double last = -1e300;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-      if (t.rank[i] == r) last = std::max(last, t.time_s[i]);
+    for (std::size_t i = 0; i < t.rows(); ++i) {
+      if (rank[i] == r) last = std::max(last, time[i]);
     }
     CHECK(last >= rec.wall_end_s[static_cast<std::size_t>(r) * rec.reps + rec.reps - 1] - 1e-3);
   }
-  CHECK(without.telemetry.size() == 0);
-  CHECK(without.telemetry_interval_s == 0.0);
+  // Without a telemetry source: no readings, so no table (nor its interval).
+  CHECK(find_table(without.tables, kTelemetryTable) == nullptr);
 }
 
 TEST_CASE("pipeline phases in the file: inside their sample, and overlapping exactly when overlap = true",
@@ -311,7 +323,7 @@ TEST_CASE("pipeline phases in the file: inside their sample, and overlapping exa
     if (comm.rank() != 0) continue;
     INFO("overlap = " << overlap);
     CHECK(rec.status == "ok");
-    const CasePhases& p = rec.phases;
+    const testing::PhaseRows p = testing::phase_rows(rec);
     REQUIRE(p.names == std::vector<std::string>{"compute", "transfer"});
     REQUIRE(p.size() == static_cast<std::size_t>(comm.size() * 3 * 8));  // ranks x reps x (4 matmuls + 4 copies)
     int overlapping = 0;

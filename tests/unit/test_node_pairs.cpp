@@ -12,15 +12,17 @@
 #include <set>
 
 #include "comm/groups.hpp"
+#include "common/case_tables.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/plan.hpp"
 #include "io/result_reader.hpp"
 #include "io/result_writer.hpp"
-#include "report/node_pairs.hpp"
 #include "report/report.hpp"
 #include "workloads/collective.hpp"
 #include "workloads/collective_pattern.hpp"
+#include "workloads/node_pair_table.hpp"
+#include "workloads/node_pairs.hpp"
 #include "workloads/workload.hpp"
 
 using namespace gpuscale;
@@ -35,7 +37,9 @@ std::string host(int node) { return "node" + std::to_string(node); }
 // A node-pairs case as the runner records it: `nodes` nodes with `per_node`
 // ranks each (local rank 0 of each in the group), `reps` sweeps, pair (a, b)
 // exchanging at gbps(a, b) GB/s; the second end of each pair finishes a
-// little earlier, so the pair's time is its first end's.
+// little earlier, so the pair's time is its first end's. Its tables: the
+// phases (one per round) and the pairs, the sweep's schedule made as the
+// runner makes it, checked against the pairs the phases were made for.
 CaseRecord sweep_case(int nodes, int per_node, int reps, const std::function<double(int, int)>& gbps) {
   CaseRecord c;
   c.index = 3;
@@ -55,7 +59,8 @@ CaseRecord sweep_case(int nodes, int per_node, int reps, const std::function<dou
   c.comm = "mpi";
   c.groups = 1;
   const int rounds = node_pair_rounds(nodes);
-  for (int round = 0; round < rounds; ++round) c.phases.names.push_back("round " + std::to_string(round + 1));
+  testing::PhaseRows phases;
+  for (int round = 0; round < rounds; ++round) phases.names.push_back("round " + std::to_string(round + 1));
   for (int r = 0; r < c.ranks; ++r) {
     const bool in = r % per_node == 0;
     c.group.push_back(in ? 0 : -1);
@@ -68,25 +73,23 @@ CaseRecord sweep_case(int nodes, int per_node, int reps, const std::function<dou
     c.turn.push_back(0);
   }
   std::vector<double> sweep(static_cast<std::size_t>(c.ranks), 0.0);
+  std::vector<std::int64_t> round_of, node_a, node_b, rank_a, rank_b;  // the pairs, by round
+  std::vector<std::string> host_a, host_b;
   for (int round = 0; round < rounds; ++round) {
     for (int a = 0; a < nodes; ++a) {
       const int b = node_pair_partner(a, round, nodes);
       if (b <= a) continue;
-      c.pairs.round.push_back(round + 1);
-      c.pairs.node_a.push_back(a);
-      c.pairs.node_b.push_back(b);
-      c.pairs.rank_a.push_back(a * per_node);
-      c.pairs.rank_b.push_back(b * per_node);
-      c.pairs.host_a.push_back(host(a));
-      c.pairs.host_b.push_back(host(b));
+      round_of.push_back(round + 1);
+      node_a.push_back(a);
+      node_b.push_back(b);
+      rank_a.push_back(a * per_node);
+      rank_b.push_back(b * per_node);
+      host_a.push_back(host(a));
+      host_b.push_back(host(b));
       const double t = kBytes * kIters / (gbps(a, b) * 1e9);
       for (int s = 0; s < reps; ++s) {
         for (const auto& [node, took] : {std::pair{a, t}, std::pair{b, 0.9 * t}}) {
-          c.phases.rank.push_back(node * per_node);
-          c.phases.sample.push_back(s);
-          c.phases.phase.push_back(round);
-          c.phases.start_s.push_back(100.0 * s + round);
-          c.phases.end_s.push_back(100.0 * s + round + took);
+          phases.add(node * per_node, s, round, 100.0 * s + round, 100.0 * s + round + took);
         }
       }
       sweep[a * per_node] += t;
@@ -102,6 +105,23 @@ CaseRecord sweep_case(int nodes, int per_node, int reps, const std::function<dou
     }
   }
   c.bytes_per_sample = kBytes * kIters * (nodes - 1);
+  const CaseTable pairs = testing::pairs_table_of(nodes, per_node, host);
+  const auto col = columns_of(pairs, {{"round", ColumnType::integer},
+                                      {"node_a", ColumnType::integer},
+                                      {"node_b", ColumnType::integer},
+                                      {"rank_a", ColumnType::integer},
+                                      {"rank_b", ColumnType::integer},
+                                      {"host_a", ColumnType::text},
+                                      {"host_b", ColumnType::text}});
+  REQUIRE(col.size() == 7);
+  CHECK(col[0]->ints == round_of);
+  CHECK(col[1]->ints == node_a);
+  CHECK(col[2]->ints == node_b);
+  CHECK(col[3]->ints == rank_a);
+  CHECK(col[4]->ints == rank_b);
+  CHECK(col[5]->texts == host_a);
+  CHECK(col[6]->texts == host_b);
+  c.tables = {testing::phases_table_of(phases, c.ranks), pairs};
   return c;
 }
 
@@ -230,17 +250,13 @@ TEST_CASE("the pairs table round-trips through the file", "[node-pairs][hdf5]") 
   }
   const RunRecord back = read_result_file(path);
   REQUIRE(back.cases.size() == 1);
-  const CasePairs& p = back.cases[0].pairs;
-  REQUIRE(p.size() == 6);
-  CHECK(p.round == c.pairs.round);
-  CHECK(p.node_a == c.pairs.node_a);
-  CHECK(p.node_b == c.pairs.node_b);
-  CHECK(p.rank_a == c.pairs.rank_a);
-  CHECK(p.rank_b == c.pairs.rank_b);
-  CHECK(p.host_a == c.pairs.host_a);
-  CHECK(p.host_b == c.pairs.host_b);
+  const CaseTable& p = testing::table_of(back.cases[0], kPairsTable);
+  REQUIRE(p.rows() == 6);
+  testing::check_same_table(p, testing::table_of(c, kPairsTable));  // round, node_a, node_b, rank_a, rank_b, hosts
   CHECK(back.cases[0].scope == "node-pairs");
-  CHECK(back.cases[0].phases.names == c.phases.names);
+  const CaseTable& phases = testing::table_of(back.cases[0], kPhasesTable);
+  CHECK(testing::phase_rows(phases).names == testing::phase_rows(c).names);
+  testing::check_same_table(phases, testing::table_of(c, kPhasesTable));
   fs::remove(path);
 }
 
@@ -309,8 +325,10 @@ TEST_CASE("report: each pair's bandwidth from its round, the slow node in the ta
   const auto rows = build_report(run);
   REQUIRE(rows.size() == 1);
   const ReportRow& r = rows[0];
-  REQUIRE(r.node_pairs);
-  const NodePairVerdict& v = *r.node_pairs;
+  // The verdict the report shows (its section and its JSON below), from the case's tables.
+  const auto verdict = node_pair_verdict(run.cases[0], kNodePairThreshold);
+  REQUIRE(verdict);
+  const NodePairVerdict& v = *verdict;
   REQUIRE(v.pairs.size() == 6);
   CHECK(v.samples == 5);
   for (const auto& p : v.pairs) {
@@ -326,7 +344,16 @@ TEST_CASE("report: each pair's bandwidth from its round, the slow node in the ta
   CHECK(r.phase_s.empty());  // its phases are its rounds, shown per pair instead
   CHECK(r.slowest_rank % 2 == 0);  // ranks outside the group (odd ranks here) are left out
 
+  // The row's section: the table's, line by line.
+  REQUIRE_FALSE(r.section_lines.empty());
+  CHECK(r.section_lines.front() == "node pairs, case 4: 4 nodes, 6 pairs in 3 round(s)");
+  CHECK(r.section_lines.back() == "  " + v.line);
+  std::string section;
+  for (const auto& line : r.section_lines) section += line + "\n";
+  CHECK(section == render_node_pairs(4, r.params_label, v));
+
   const std::string table = render_table("np.h5", run, rows);
+  CHECK(table.find(section) != std::string::npos);
   CHECK(table.find("node pairs, case 4: 4 nodes, 6 pairs in 3 round(s)\n  (") != std::string::npos);
   CHECK(table.find("4 nodes, 6 pairs in 3 round(s)") != std::string::npos);
   CHECK(table.find("node node2's link is slow: pairs with it reach 25% of the best pair (threshold 93%)") !=
@@ -343,5 +370,8 @@ TEST_CASE("report: each pair's bandwidth from its round, the slow node in the ta
 
   // A lower threshold keeps node 2 above it.
   const auto lenient = build_report(run, 0.2);
-  CHECK(lenient[0].node_pairs->slow_nodes.empty());
+  const auto lj = nlohmann::json::parse(render_json(lenient));
+  CHECK(lj[0]["node_pairs"]["threshold"] == Approx(0.2));
+  CHECK(lj[0]["node_pairs"]["slow_nodes"].empty());
+  CHECK(node_pair_verdict(run.cases[0], 0.2)->slow_nodes.empty());
 }

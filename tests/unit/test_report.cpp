@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "app/rank_table.hpp"
+#include "common/case_tables.hpp"
 #include "core/text.hpp"
 #include "report/baseline.hpp"
 #include "report/expectations.hpp"
@@ -214,14 +215,16 @@ TEST_CASE("GPU readings during the timed samples flag throttling and low clocks,
   run.ranks.resize(2);
   run.ranks[0].max_sm_clock_mhz = run.ranks[1].max_sm_clock_mhz = 2000;
   CaseRecord c = timed_case(0, "parallel", 2, 5, 0.1);  // samples from t = 0 to about 40.15
-  auto reading = [&c](int rank, double t, double sm, std::int64_t reasons) {
-    c.telemetry.rank.push_back(rank);
-    c.telemetry.time_s.push_back(t);
-    c.telemetry.sm_clock_mhz.push_back(sm);
-    c.telemetry.mem_clock_mhz.push_back(2600);
-    c.telemetry.temperature_c.push_back(50);
-    c.telemetry.power_w.push_back(300);
-    c.telemetry.clock_event_reasons.push_back(reasons);
+  std::vector<std::vector<TelemetrySample>> readings(2);  // each rank's, as its sampler took them
+  auto reading = [&readings](int rank, double t, double sm, std::int64_t reasons) {
+    TelemetrySample s;
+    s.time_s = t;
+    s.sm_clock_mhz = sm;
+    s.mem_clock_mhz = 2600;
+    s.temperature_c = 50;
+    s.power_w = 300;
+    s.clock_event_reasons = reasons;
+    readings[static_cast<std::size_t>(rank)].push_back(s);
   };
   // Before the first sample the GPU idled at a low clock: not counted.
   reading(0, -1.0, 300, 0x1);
@@ -230,6 +233,7 @@ TEST_CASE("GPU readings during the timed samples flag throttling and low clocks,
     reading(0, t, 1950, 0);             // rank 0: near its maximum, nothing limits it
     reading(1, t, 1400, 0x4 | 0x40);    // rank 1: power cap and hardware thermal slowdown
   }
+  c.tables = {testing::telemetry_table_of(readings, 10.0)};
   run.cases = {c};
   auto rows = report_no_stragglers(run);
   REQUIRE(rows[0].flags.size() == 2);
@@ -238,9 +242,11 @@ TEST_CASE("GPU readings during the timed samples flag throttling and low clocks,
 
   // The same GPU at full clock with only idle and sync-boost reasons: nothing to flag.
   CaseRecord fine = timed_case(0, "parallel", 2, 5, 0.1);
-  c.telemetry.sm_clock_mhz.assign(c.telemetry.size(), 1990);
-  c.telemetry.clock_event_reasons.assign(c.telemetry.size(), 0x1 | 0x10);
-  fine.telemetry = c.telemetry;
+  CaseTable& t = c.tables.at(0);
+  REQUIRE(t.rows() == 8);
+  t.column("sm_clock")->reals.assign(t.rows(), 1990);
+  t.column("clock_event_reasons")->ints.assign(t.rows(), 0x1 | 0x10);
+  fine.tables = c.tables;
   run.cases = {fine};
   CHECK(report_no_stragglers(run)[0].flags.empty());
 }
@@ -308,20 +314,19 @@ TEST_CASE("run and info show each GPU's telemetry, links and NUMA affinity, CPU 
 TEST_CASE("phases give each phase's time, the exposed transfer and the overlap fraction", "[report][phases]") {
   RunRecord run;
   CaseRecord c = timed_case(0, "parallel", 2, 5, 0.1);  // device time 0.1 (rank 0), 0.15 (rank 1) per sample
-  c.phases.names = {"compute", "transfer"};
+  c.workload = "pipeline";  // a workload whose compute and transfer phases the report turns into overlap
+  testing::PhaseRows phases;
+  phases.names = {"compute", "transfer"};
   for (int r = 0; r < 2; ++r) {
     for (int i = 0; i < 5; ++i) {
       const double t0 = c.wall_start_s[static_cast<std::size_t>(r * 5 + i)];
       // compute 0.08 in two intervals; transfer 0.04, of which 0.02 runs after the compute
       for (auto [phase, a, b] : {std::tuple<int, double, double>{0, 0.0, 0.05}, {0, 0.05, 0.08}, {1, 0.06, 0.10}}) {
-        c.phases.rank.push_back(r);
-        c.phases.sample.push_back(i);
-        c.phases.phase.push_back(phase);
-        c.phases.start_s.push_back(t0 + a);
-        c.phases.end_s.push_back(t0 + b);
+        phases.add(r, i, phase, t0 + a, t0 + b);
       }
     }
   }
+  c.tables = {testing::phases_table_of(phases, 2)};
   run.cases = {c};
   const auto rows = build_report(run);
   REQUIRE(rows[0].phase_s.size() == 2);
@@ -330,9 +335,10 @@ TEST_CASE("phases give each phase's time, the exposed transfer and the overlap f
   CHECK(rows[0].phase_s[1].second == Approx(0.04));
   // Rank 0: sample 0.1 -> exposed 0.02, hidden 0.08 + 0.04 - 0.1 = 0.02 of 0.04 (50 %); rank 1: sample 0.15 ->
   // exposed 0.07, hidden 0 (0 %). Medians over the ten (rank, sample) pairs.
-  REQUIRE(rows[0].exposed_transfer_s);
-  CHECK(*rows[0].exposed_transfer_s == Approx((0.02 + 0.07) / 2));
-  CHECK(*rows[0].overlap_fraction == Approx(0.25));
+  REQUIRE(rows[0].figure_value("exposed_transfer_s"));
+  CHECK(*rows[0].figure_value("exposed_transfer_s") == Approx((0.02 + 0.07) / 2));
+  REQUIRE(rows[0].figure_value("overlap_fraction"));
+  CHECK(*rows[0].figure_value("overlap_fraction") == Approx(0.25));
   CHECK(render_table("f.h5", run, rows, true).find("note: case 1: phases compute 80 ms transfer 40 ms; exposed transfer "
                                             "45 ms, overlap 25%") != std::string::npos);
   const auto json = nlohmann::json::parse(render_json(rows));
@@ -377,7 +383,10 @@ TEST_CASE("strong scaling: group_size rows against the group_size = 1 row, ranks
   REQUIRE(rows[1].speedup);
   CHECK(*rows[1].speedup == Approx(0.2 / 0.15));
   CHECK(*rows[1].efficiency == Approx(0.2 / 0.15 / 2));
-  CHECK(rows[1].scaling_baseline == std::optional<std::size_t>(0));
+  // Its baseline is case index 0 (shown as case 1), the group_size = 1 row; the row says so in its note.
+  CHECK(rows[0].notes.empty());
+  REQUIRE(rows[1].notes.size() == 1);
+  CHECK(rows[1].notes[0].rfind("case 2: speedup and eff against case 1 (group_size = 1)", 0) == 0);
   CHECK(*rows[1].total_gflops == Approx(2 * 1e6 / 0.15 / 1e9));  // the whole product over the makespan
   CHECK(render_table("f.h5", run, rows).find("note: case 2: speedup and eff against case 1 (group_size = 1)") !=
         std::string::npos);
@@ -661,29 +670,33 @@ TEST_CASE("our gemm kernels against the vendor library on the same problem: its 
   run.cases[9].workload = "pipeline";
   auto rows = report_no_stragglers(run);
   REQUIRE(rows.size() == 10);
-  REQUIRE(rows[1].of_vendor);
-  CHECK(*rows[1].of_vendor == Approx(0.25));
-  CHECK(rows[1].vendor_case == 2u);
-  REQUIRE(rows[5].of_vendor);
-  CHECK(*rows[5].of_vendor == Approx(1.0 / 3));
-  CHECK(rows[5].vendor_case == 0u);
+  // vendor_case: the vendor row's case_index (0-based; every view shows it from 1).
+  const auto vendor_case = [](const ReportRow& r) { return r.figure_value("vendor_case"); };
+  REQUIRE(rows[1].figure_value("of_vendor"));
+  CHECK(*rows[1].figure_value("of_vendor") == Approx(0.25));
+  CHECK(vendor_case(rows[1]) == std::optional<double>(2));
+  REQUIRE(rows[1].figure("vendor_case"));
+  CHECK(rows[1].figure("vendor_case")->kind == FigureKind::case_number);
+  REQUIRE(rows[5].figure_value("of_vendor"));
+  CHECK(*rows[5].figure_value("of_vendor") == Approx(1.0 / 3));
+  CHECK(vendor_case(rows[5]) == std::optional<double>(0));
   for (std::size_t i : {0, 2, 3, 4, 6, 7, 8, 9}) {
     INFO("case " << i);
-    CHECK_FALSE(rows[i].of_vendor);
-    CHECK_FALSE(rows[i].vendor_case);
+    CHECK_FALSE(rows[i].figure_value("of_vendor"));
+    CHECK_FALSE(vendor_case(rows[i]));
   }
 
   // A vendor result that failed its check is no reference: the next one is.
   run.cases[2].status = "verify-failed";
-  CHECK(report_no_stragglers(run)[1].vendor_case == 0u);
+  CHECK(vendor_case(report_no_stragglers(run)[1]) == std::optional<double>(0));
   // Nor is a kernel's own failed result compared.
   run.cases[2].status = "ok";
   run.cases[1].status = "verify-failed";
-  CHECK_FALSE(report_no_stragglers(run)[1].of_vendor);
+  CHECK_FALSE(report_no_stragglers(run)[1].figure_value("of_vendor"));
   run.cases[1].status = "ok";
   // Nor is a vendor case whose ranks were spread over other nodes.
   run.cases[2].nodes = 2;
-  CHECK(report_no_stragglers(run)[1].vendor_case == 0u);
+  CHECK(vendor_case(report_no_stragglers(run)[1]) == std::optional<double>(0));
   run.cases[2].nodes = 1;
 
   // [experiment.expect] min_of_vendor: on our kernels' rows only; without a vendor row to compare, it fails.
