@@ -192,7 +192,7 @@ CaseRecord Runner::run(const Case& c) {
   };
   arm_start();
 
-  const WorkloadEntry& entry = find_workload(c.workload);
+  const WorkloadType& entry = find_workload(c.workload);
   std::unique_ptr<Workload> w = entry.make(c.params);
   CaseContext ctx{dev_};
   ctx.nodes = comm_.node_count();

@@ -14,7 +14,6 @@ std::vector<std::string> collective_scopes() {
   v.push_back(scope_name(Scope::node_pairs));
   return v;
 }
-}  // namespace
 
 WorkloadSchema collective_schema() {
   WorkloadSchema s;
@@ -40,7 +39,27 @@ WorkloadSchema collective_schema() {
   return s;
 }
 
-std::string collective_unsupported(const Params& p, const RunTarget& target) {
+class CollectiveType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<CollectiveWorkload>(p); }
+  // Check-time refusals: in-place for an op without one, a dtype the transport cannot add.
+  std::string unsupported(const Params& p, const RunTarget& target) const override;
+  // Send and receive buffers and their host copies, for any group size (no buffer holds more than `bytes`).
+  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
+  CaseWork work(const Params& p, const JobShape& job) const override;
+  std::optional<Scope> scope(const Params& p) const override { return parse_scope(p.get_string("scope")); }
+  // One group of all ranks takes every turn, except pairs, whose pairs take turns; the node-pair sweep is one group.
+  bool single_turn(const Params& p) const override {
+    const std::string scope = p.get_string("scope");
+    return (scope == "world" && p.get_string("op") != "pairs") || scope == "node-pairs";
+  }
+
+ private:
+  WorkloadSchema schema_ = collective_schema();
+};
+
+std::string CollectiveType::unsupported(const Params& p, const RunTarget& target) const {
   const CollOp op = parse_coll_op(p.get_string("op"));
   if (parse_scope(p.get_string("scope")) == Scope::node_pairs && op != CollOp::pairs) {
     // Not the transport's doing: valid keys that do not go together.
@@ -54,7 +73,7 @@ std::string collective_unsupported(const Params& p, const RunTarget& target) {
   return data_comm_unsupported(target.comm, coll_op_name(op), parse_dtype(p.get_string("dtype")));
 }
 
-MemoryNeed collective_memory(const Params& p, bool buffers_on_host) {
+MemoryNeed CollectiveType::memory(const Params& p, bool buffers_on_host) const {
   const double b = static_cast<double>(p.get_int("bytes"));
   const double poison = std::min(b, static_cast<double>(Device::kPoisonChunkBytes));
   // On the host: the send data with the poison; the node-pair sweep keeps its download while it makes them afresh.
@@ -63,6 +82,32 @@ MemoryNeed collective_memory(const Params& p, bool buffers_on_host) {
   // MPI on a GPU stages both buffers through pinned host memory; NCCL does not, so the bound is loose there.
   if (!buffers_on_host) need.host_bytes += 2 * b;
   return need;
+}
+
+CaseWork CollectiveType::work(const Params& p, const JobShape& job) const {
+  CaseWork cw;
+  const CollOp op = parse_coll_op(p.get_string("op"));
+  const Scope scope = parse_scope(p.get_string("scope"));
+  const ScopeGroups g = scope_groups(scope, job);
+  cw.skipped = g.skipped || (op == CollOp::pairs && g.size % 2 != 0);
+  const double iters = static_cast<double>(p.get_int("iters"));
+  const double rounds = scope == Scope::node_pairs ? node_pair_rounds(g.size) : 1;
+  const CollShape shape =
+      coll_shape(op, static_cast<std::size_t>(p.get_int("bytes")), parse_dtype(p.get_string("dtype")), g.size);
+  cw.sample.wire_bytes = shape.op_bytes * bus_factor(op, g.size) * iters * rounds;
+  cw.sample.transfers = iters * rounds;
+  cw.sample.across_nodes = g.across_nodes;
+  const int pairs = op == CollOp::pairs && scope != Scope::node_pairs ? std::max(1, g.size / 2) : 1;
+  cw.turns = g.count * pairs;
+  cw.busy_ranks_per_node = ranks_per_node(job);
+  return cw;
+}
+
+}  // namespace
+
+const WorkloadType& collective_type() {
+  static const CollectiveType type;
+  return type;
 }
 
 CollectiveWorkload::CollectiveWorkload(const Params& p)
@@ -246,24 +291,5 @@ int CollectiveWorkload::turn(const CaseContext& ctx, int) const {
 }
 
 double CollectiveWorkload::bus_factor(const CaseContext& ctx) const { return gpuscale::bus_factor(op_, ctx.size()); }
-
-CaseWork collective_work(const Params& p, const JobShape& job) {
-  CaseWork cw;
-  const CollOp op = parse_coll_op(p.get_string("op"));
-  const Scope scope = parse_scope(p.get_string("scope"));
-  const ScopeGroups g = scope_groups(scope, job);
-  cw.skipped = g.skipped || (op == CollOp::pairs && g.size % 2 != 0);
-  const double iters = static_cast<double>(p.get_int("iters"));
-  const double rounds = scope == Scope::node_pairs ? node_pair_rounds(g.size) : 1;
-  const CollShape shape =
-      coll_shape(op, static_cast<std::size_t>(p.get_int("bytes")), parse_dtype(p.get_string("dtype")), g.size);
-  cw.sample.wire_bytes = shape.op_bytes * bus_factor(op, g.size) * iters * rounds;
-  cw.sample.transfers = iters * rounds;
-  cw.sample.across_nodes = g.across_nodes;
-  const int pairs = op == CollOp::pairs && scope != Scope::node_pairs ? std::max(1, g.size / 2) : 1;
-  cw.turns = g.count * pairs;
-  cw.busy_ranks_per_node = ranks_per_node(job);
-  return cw;
-}
 
 }  // namespace gpuscale

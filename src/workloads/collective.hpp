@@ -17,13 +17,7 @@
 
 namespace gpuscale {
 
-WorkloadSchema collective_schema();
-// Check-time refusals: in-place for an op without one, a dtype the transport cannot add.
-std::string collective_unsupported(const Params& p, const RunTarget& target);
-// Send and receive buffers and their host copies, for any group size (no buffer holds more than `bytes`).
-MemoryNeed collective_memory(const Params& p, bool buffers_on_host);
-// One sample's work, for the estimate (work.hpp).
-CaseWork collective_work(const Params& p, const JobShape& job);
+const WorkloadType& collective_type();
 
 class CollectiveWorkload final : public Workload {
  public:

@@ -22,8 +22,6 @@ double entry(std::uint64_t seed, std::uint64_t i) {
 double a_at(const GemmShape& s, std::size_t i, std::size_t l) { return entry(kSeedA, i * s.k + l); }
 double b_at(const GemmShape& s, std::size_t l, std::size_t j) { return entry(kSeedB, l * s.n + j); }
 
-}  // namespace
-
 WorkloadSchema distributed_gemm_schema() {
   WorkloadSchema s;
   s.name = "distributed_gemm";
@@ -38,11 +36,29 @@ WorkloadSchema distributed_gemm_schema() {
   return s;
 }
 
-std::string distributed_gemm_unsupported(const Params& p, const RunTarget& target) {
-  return gemm_problem_unsupported(p, target.backend);
-}
+class DistributedGemmType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override {
+    return std::make_unique<DistributedGemmWorkload>(p);
+  }
+  std::string unsupported(const Params& p, const RunTarget& target) const override {
+    return gemm_problem_unsupported(p, target.backend);
+  }
+  // The largest share, a group of one's (blocks shrink as the group grows).
+  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
+  CaseWork work(const Params& p, const JobShape& job) const override;
+  std::optional<Scope> scope(const Params&) const override { return Scope::world; }
+  int group_size(const Params& p) const override {
+    return p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : 0;
+  }
+  bool single_turn(const Params&) const override { return true; }  // one group: serial and parallel are the same
 
-MemoryNeed distributed_gemm_memory(const Params& p, bool buffers_on_host) {
+ private:
+  WorkloadSchema schema_ = distributed_gemm_schema();
+};
+
+MemoryNeed DistributedGemmType::memory(const Params& p, bool buffers_on_host) const {
   const GemmProblem g = gemm_problem(p);
   const double n = g.shape.n, k = g.shape.k, e = static_cast<double>(dtype_size(g.dtype));
   // As GemmOperands' (A's rows, B's columns and C's blocks, their host copies), and two blocks of B from the ring.
@@ -51,6 +67,29 @@ MemoryNeed distributed_gemm_memory(const Params& p, bool buffers_on_host) {
   // MPI on a GPU stages a block each way (2 k n/g elements, g >= 2); NCCL does not.
   if (!buffers_on_host) need.host_bytes += k * n * e;
   return need;
+}
+
+CaseWork DistributedGemmType::work(const Params& p, const JobShape& job) const {
+  CaseWork cw;
+  const GemmProblem g = gemm_problem(p);
+  const int size = p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : job.ranks;
+  cw.skipped = size > job.ranks;
+  const double n = std::max(1, size);
+  const double rows = g.shape.m / static_cast<int>(n), cols = g.shape.n / static_cast<int>(n);
+  cw.sample.add_gemm(g.dtype, g.impl, rows, cols, g.shape.k, n);
+  cw.sample.wire_bytes = (n - 1) * g.shape.k * cols * static_cast<double>(dtype_size(g.dtype));
+  cw.sample.transfers = n - 1;
+  cw.sample.across_nodes = job.nodes > 1 && size > ranks_per_node(job);
+  cw.sample.overlapped = p.get_bool("overlap");
+  cw.busy_ranks_per_node = std::min(size, ranks_per_node(job));
+  return cw;
+}
+
+}  // namespace
+
+const WorkloadType& distributed_gemm_type() {
+  static const DistributedGemmType type;
+  return type;
 }
 
 DistributedGemmWorkload::DistributedGemmWorkload(const Params& p)
@@ -173,22 +212,6 @@ Verification DistributedGemmWorkload::verify(CaseContext& ctx) {
   }
   v.ok = v.wrong_elements == 0;
   return v;
-}
-
-CaseWork distributed_gemm_work(const Params& p, const JobShape& job) {
-  CaseWork cw;
-  const GemmProblem g = gemm_problem(p);
-  const int size = p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : job.ranks;
-  cw.skipped = size > job.ranks;
-  const double n = std::max(1, size);
-  const double rows = g.shape.m / static_cast<int>(n), cols = g.shape.n / static_cast<int>(n);
-  cw.sample.add_gemm(g.dtype, g.impl, rows, cols, g.shape.k, n);
-  cw.sample.wire_bytes = (n - 1) * g.shape.k * cols * static_cast<double>(dtype_size(g.dtype));
-  cw.sample.transfers = n - 1;
-  cw.sample.across_nodes = job.nodes > 1 && size > ranks_per_node(job);
-  cw.sample.overlapped = p.get_bool("overlap");
-  cw.busy_ranks_per_node = std::min(size, ranks_per_node(job));
-  return cw;
 }
 
 }  // namespace gpuscale

@@ -17,12 +17,7 @@
 
 namespace gpuscale {
 
-WorkloadSchema distributed_gemm_schema();
-std::string distributed_gemm_unsupported(const Params& p, const RunTarget& target);
-// The largest share, a group of one's (blocks shrink as the group grows).
-MemoryNeed distributed_gemm_memory(const Params& p, bool buffers_on_host);
-// One sample's work, for the estimate (work.hpp).
-CaseWork distributed_gemm_work(const Params& p, const JobShape& job);
+const WorkloadType& distributed_gemm_type();
 
 class DistributedGemmWorkload final : public Workload {
  public:

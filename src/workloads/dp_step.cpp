@@ -83,8 +83,6 @@ void upload(Device& dev, DeviceBuffer& dst, const std::vector<double>& values, D
   dev.copy_to_device(dst, bytes.data(), bytes.size());
 }
 
-}  // namespace
-
 WorkloadSchema dp_step_schema() {
   WorkloadSchema s;
   s.name = "dp_step";
@@ -111,7 +109,23 @@ WorkloadSchema dp_step_schema() {
   return s;
 }
 
-std::string dp_step_unsupported(const Params& p, const RunTarget& target) {
+// Like collective: the groups of its scope, and with one group of all ranks serial is parallel.
+class DpStepType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<DpStepWorkload>(p); }
+  // Check-time refusals: shapes beyond Device::gemm's int, a dtype the transport cannot add.
+  std::string unsupported(const Params& p, const RunTarget& target) const override;
+  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
+  CaseWork work(const Params& p, const JobShape& job) const override;
+  std::optional<Scope> scope(const Params& p) const override { return parse_scope(p.get_string("scope")); }
+  bool single_turn(const Params& p) const override { return p.get_string("scope") == "world"; }
+
+ private:
+  WorkloadSchema schema_ = dp_step_schema();
+};
+
+std::string DpStepType::unsupported(const Params& p, const RunTarget& target) const {
   for (const char* key : {"hidden", "batch", "layers"}) {
     if (p.get_int(key) > INT_MAX) {
       return std::string("key '") + key + "' must be at most " + std::to_string(INT_MAX);
@@ -126,7 +140,7 @@ std::string dp_step_unsupported(const Params& p, const RunTarget& target) {
 // On the host the larger of setup (W, W^T, X and X^T as doubles, an upload
 // or the gradients' poison) and the check (the gradients downloaded and
 // decoded, the reference), besides what the workload keeps.
-MemoryNeed dp_step_memory(const Params& p, bool buffers_on_host) {
+MemoryNeed DpStepType::memory(const Params& p, bool buffers_on_host) const {
   const double h = static_cast<double>(p.get_int("hidden")), rows = static_cast<double>(p.get_int("batch"));
   const double layers = static_cast<double>(p.get_int("layers"));
   const double e = static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
@@ -139,6 +153,33 @@ MemoryNeed dp_step_memory(const Params& p, bool buffers_on_host) {
   // MPI on a GPU stages a bucket (at most every gradient) in pinned host memory; NCCL does not.
   if (!buffers_on_host) need.host_bytes += grads;
   return need;
+}
+
+CaseWork DpStepType::work(const Params& p, const JobShape& job) const {
+  CaseWork cw;
+  const DType t = parse_dtype(p.get_string("dtype"));
+  const double h = static_cast<double>(p.get_int("hidden")), batch = static_cast<double>(p.get_int("batch"));
+  const double layers = static_cast<double>(p.get_int("layers"));
+  cw.sample.add_gemm(t, GemmImpl::vendor, batch, h, h, 2 * layers);  // forward, and the activations' gradients
+  cw.sample.add_gemm(t, GemmImpl::vendor, h, h, batch, layers);      // the weights' gradients
+  const ScopeGroups g = scope_groups(parse_scope(p.get_string("scope")), job);
+  cw.skipped = g.skipped;
+  const double layer_bytes = h * h * static_cast<double>(dtype_size(t));
+  const double per_bucket = std::max(1.0, std::ceil(static_cast<double>(p.get_int("bucket_bytes")) / layer_bytes));
+  cw.sample.transfers = std::ceil(layers / per_bucket);
+  cw.sample.wire_bytes = layers * layer_bytes * bus_factor(CollOp::allreduce, g.size);
+  cw.sample.across_nodes = g.across_nodes;
+  cw.sample.overlapped = p.get_bool("overlap");
+  cw.turns = g.count;
+  cw.busy_ranks_per_node = ranks_per_node(job);
+  return cw;
+}
+
+}  // namespace
+
+const WorkloadType& dp_step_type() {
+  static const DpStepType type;
+  return type;
 }
 
 DpStepWorkload::DpStepWorkload(const Params& p)
@@ -371,25 +412,5 @@ std::string DpStepWorkload::note(const CaseContext& ctx) const {
 }
 
 int DpStepWorkload::turn(const CaseContext& ctx, int) const { return ctx.group->index; }
-
-CaseWork dp_step_work(const Params& p, const JobShape& job) {
-  CaseWork cw;
-  const DType t = parse_dtype(p.get_string("dtype"));
-  const double h = static_cast<double>(p.get_int("hidden")), batch = static_cast<double>(p.get_int("batch"));
-  const double layers = static_cast<double>(p.get_int("layers"));
-  cw.sample.add_gemm(t, GemmImpl::vendor, batch, h, h, 2 * layers);  // forward, and the activations' gradients
-  cw.sample.add_gemm(t, GemmImpl::vendor, h, h, batch, layers);      // the weights' gradients
-  const ScopeGroups g = scope_groups(parse_scope(p.get_string("scope")), job);
-  cw.skipped = g.skipped;
-  const double layer_bytes = h * h * static_cast<double>(dtype_size(t));
-  const double per_bucket = std::max(1.0, std::ceil(static_cast<double>(p.get_int("bucket_bytes")) / layer_bytes));
-  cw.sample.transfers = std::ceil(layers / per_bucket);
-  cw.sample.wire_bytes = layers * layer_bytes * bus_factor(CollOp::allreduce, g.size);
-  cw.sample.across_nodes = g.across_nodes;
-  cw.sample.overlapped = p.get_bool("overlap");
-  cw.turns = g.count;
-  cw.busy_ranks_per_node = ranks_per_node(job);
-  return cw;
-}
 
 }  // namespace gpuscale

@@ -21,12 +21,7 @@
 
 namespace gpuscale {
 
-WorkloadSchema dp_step_schema();
-// Check-time refusals: shapes beyond Device::gemm's int, a dtype the transport cannot add.
-std::string dp_step_unsupported(const Params& p, const RunTarget& target);
-MemoryNeed dp_step_memory(const Params& p, bool buffers_on_host);
-// One sample's work, for the estimate (work.hpp).
-CaseWork dp_step_work(const Params& p, const JobShape& job);
+const WorkloadType& dp_step_type();
 
 class DpStepWorkload final : public Workload {
  public:

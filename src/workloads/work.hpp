@@ -1,7 +1,7 @@
 // What one sample of a case does, counted from its parameters alone (no
 // device, nothing allocated), for the estimate (estimate.hpp): gemm calls,
 // bytes copied, bytes on the wire. Each workload says its own next to its
-// code (WorkloadEntry::work), with the helpers here.
+// code (WorkloadType::work), with the helpers here.
 #pragma once
 
 #include <string>

@@ -68,12 +68,13 @@ TEST_CASE("a collective's work follows its scope's groups on the job", "[estimat
 }
 
 TEST_CASE("every workload has an estimate", "[estimate]") {
-  for (const auto& e : workload_registry()) {
-    const auto plan = plan_of("[[experiment]]\nworkload = \"" + e.schema.name + "\"\n");
+  for (const WorkloadType* t : workload_registry()) {
+    const std::string& name = t->schema().name;
+    const auto plan = plan_of("[[experiment]]\nworkload = \"" + name + "\"\n");
     REQUIRE_FALSE(plan.empty());
     const Rates rates = default_rates("cpu", "mpi");
     const double s = estimate_case(plan.back(), JobShape{2, 1, 2}, rates, true);
-    INFO(e.schema.name);
+    INFO(name);
     CHECK(std::isfinite(s));
     CHECK(s > rates.case_s);  // some work beyond the fixed cost
   }
