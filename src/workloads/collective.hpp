@@ -19,6 +19,18 @@ namespace gpuscale {
 
 const WorkloadType& collective_type();
 
+// A case's keys, parsed once for the workload and for its type's hooks.
+struct CollectiveParams {
+  CollOp op = CollOp::allreduce;
+  DType dtype = DType::fp32;
+  std::size_t bytes = 0;
+  bool inplace = false;
+  std::int64_t iters = 1;
+  Scope scope = Scope::world;
+  bool sweep() const { return scope == Scope::node_pairs; }  // the node-pair sweep
+};
+CollectiveParams collective_params(const Params& p);
+
 class CollectiveWorkload final : public Workload {
  public:
   explicit CollectiveWorkload(const Params& p);
@@ -38,16 +50,10 @@ class CollectiveWorkload final : public Workload {
   void enqueue_one(CaseContext& ctx);
   void sweep_round(CaseContext& ctx, int round, std::int64_t iters);  // node-pairs: a barrier, then the exchanges
   Verification verify_sweep(CaseContext& ctx);
-  bool sweep() const { return scope_ == Scope::node_pairs; }
   void* send_ptr() const;
   void* recv_ptr() const;
 
-  CollOp op_;
-  DType dtype_;
-  std::size_t bytes_;
-  bool inplace_;
-  std::int64_t iters_;
-  Scope scope_;
+  CollectiveParams p_;
   CollShape shape_;
   int rank_ = 0, size_ = 1;
   bool member_ = true;  // false: this rank sits the case out (node-pairs: not its node's local rank 0)
