@@ -19,6 +19,37 @@ CollectiveParams collective_params(const Params& p) {
 }
 
 namespace {
+// Op pairs outside the node-pair sweep: rank r of a group exchanges with rank r + n/2.
+bool pairs_in_group(const CollectiveParams& c) { return c.op == CollOp::pairs && !c.sweep(); }
+}  // namespace
+
+int collective_turns_per_group(const CollectiveParams& c, int size) {
+  return pairs_in_group(c) ? std::max(1, size / 2) : 1;
+}
+
+int collective_turn(const CollectiveParams& c, int group, int rank, int size) {
+  constexpr int kStride = 1 << 16;
+  if (c.sweep()) return 0;  // one sweep of one group, the ranks that sit it out with it
+  return group * kStride + rank % collective_turns_per_group(c, size);
+}
+
+bool collective_single_turn(const CollectiveParams& c) { return single_group(c.scope) && !pairs_in_group(c); }
+
+std::string collective_skip_reason(const CollectiveParams& c, int nodes, int group, int size) {
+  if (std::string why = scope_skip_reason(c.scope, nodes); !why.empty()) return why;
+  if (pairs_in_group(c) && size % 2 != 0) {
+    return "op pairs needs groups of an even size; group " + std::to_string(group) + " of scope " +
+           scope_name(c.scope) + " has " + std::to_string(size) + " rank(s)";
+  }
+  if (coll_shape(c.op, c.bytes, c.dtype, size).op_count == 0) {
+    const bool parts = c.op == CollOp::allgather || c.op == CollOp::reduce_scatter || c.op == CollOp::alltoall;
+    return "bytes = " + std::to_string(c.bytes) + " is less than one " + dtype_name(c.dtype) + " element" +
+           (parts ? " per rank of a group of " + std::to_string(size) : std::string());
+  }
+  return "";
+}
+
+namespace {
 // Every scope, and the node-pair sweep.
 std::vector<std::string> collective_scopes() {
   std::vector<std::string> v = scope_names();
@@ -60,11 +91,7 @@ class CollectiveType final : public WorkloadType {
   MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
   CaseWork work(const Params& p, const JobShape& job) const override;
   std::optional<Scope> scope(const Params& p) const override { return collective_params(p).scope; }
-  // One group of all ranks takes every turn, except pairs, whose pairs take turns; the node-pair sweep is one group.
-  bool single_turn(const Params& p) const override {
-    const CollectiveParams c = collective_params(p);
-    return (c.scope == Scope::world && c.op != CollOp::pairs) || c.sweep();
-  }
+  bool single_turn(const Params& p) const override { return collective_single_turn(collective_params(p)); }
 
  private:
   WorkloadSchema schema_ = collective_schema();
@@ -99,15 +126,15 @@ CaseWork CollectiveType::work(const Params& p, const JobShape& job) const {
   CaseWork cw;
   const CollectiveParams c = collective_params(p);
   const ScopeGroups g = scope_groups(c.scope, job);
-  cw.skipped = g.skipped || (c.op == CollOp::pairs && g.size % 2 != 0);
+  // Short of collective_skip_reason: this counts an odd node-pair sweep as skipped, and tiny sizes as run.
+  cw.skipped = !scope_skip_reason(c.scope, job.nodes).empty() || (c.op == CollOp::pairs && g.size % 2 != 0);
   const double iters = static_cast<double>(c.iters);
   const double rounds = c.sweep() ? node_pair_rounds(g.size) : 1;
   const CollShape shape = coll_shape(c.op, c.bytes, c.dtype, g.size);
   cw.sample.wire_bytes = shape.op_bytes * bus_factor(c.op, g.size) * iters * rounds;
   cw.sample.transfers = iters * rounds;
   cw.sample.across_nodes = g.across_nodes;
-  const int pairs = c.op == CollOp::pairs && !c.sweep() ? std::max(1, g.size / 2) : 1;
-  cw.turns = g.count * pairs;
+  cw.turns = g.count * collective_turns_per_group(c, g.size);
   cw.busy_ranks_per_node = ranks_per_node(job);
   return cw;
 }
@@ -122,23 +149,7 @@ const WorkloadType& collective_type() {
 CollectiveWorkload::CollectiveWorkload(const Params& p) : p_(collective_params(p)) {}
 
 std::string CollectiveWorkload::skip_reason(const CaseContext& ctx) const {
-  const int n = ctx.size();
-  if (p_.scope == Scope::inter_node && ctx.nodes < 2) {
-    return "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node";
-  }
-  if (p_.sweep() && ctx.nodes < 2) {
-    return "scope node-pairs needs ranks on at least 2 nodes; this job runs on 1 node";
-  }
-  if (p_.op == CollOp::pairs && !p_.sweep() && n % 2 != 0) {
-    return "op pairs needs groups of an even size; group " + std::to_string(ctx.group->index) + " of scope " +
-           scope_name(p_.scope) + " has " + std::to_string(n) + " rank(s)";
-  }
-  if (coll_shape(p_.op, p_.bytes, p_.dtype, n).op_count == 0) {
-    const bool parts = p_.op == CollOp::allgather || p_.op == CollOp::reduce_scatter || p_.op == CollOp::alltoall;
-    return "bytes = " + std::to_string(p_.bytes) + " is less than one " + dtype_name(p_.dtype) + " element" +
-           (parts ? " per rank of a group of " + std::to_string(n) : std::string());
-  }
-  return "";
+  return collective_skip_reason(p_, ctx.nodes, ctx.group->index, ctx.size());
 }
 
 void CollectiveWorkload::setup(CaseContext& ctx, std::uint64_t) {
@@ -286,11 +297,7 @@ Verification CollectiveWorkload::verify(CaseContext& ctx) {
 }
 
 int CollectiveWorkload::turn(const CaseContext& ctx, int) const {
-  // Groups take turns; for pairs, each pair of each group.
-  constexpr int kStride = 1 << 16;
-  if (p_.sweep()) return 0;  // one sweep of one group
-  if (p_.op == CollOp::pairs) return ctx.group->index * kStride + ctx.rank() % std::max(1, ctx.size() / 2);
-  return ctx.group->index * kStride;
+  return collective_turn(p_, ctx.group->index, ctx.rank(), ctx.size());
 }
 
 double CollectiveWorkload::bus_factor(const CaseContext& ctx) const { return gpuscale::bus_factor(p_.op, ctx.size()); }

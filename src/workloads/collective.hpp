@@ -31,6 +31,17 @@ struct CollectiveParams {
 };
 CollectiveParams collective_params(const Params& p);
 
+// The rules of turns and skips, which the workload (on the runner's groups),
+// single_turn (the plan) and work (the estimate's groups) all follow.
+// Serial mode's turns in a group of `size`: one, or one per pair in op pairs.
+int collective_turns_per_group(const CollectiveParams& c, int size);
+// Rank `rank` of group `group`: groups take turns, and within a group as above.
+int collective_turn(const CollectiveParams& c, int group, int rank, int size);
+// One turn on any job: one group, whose ranks all run at once.
+bool collective_single_turn(const CollectiveParams& c);
+// "" when group `group` of `size` ranks, on a job of `nodes` nodes, can run the case, else why not.
+std::string collective_skip_reason(const CollectiveParams& c, int nodes, int group, int size);
+
 class CollectiveWorkload final : public Workload {
  public:
   explicit CollectiveWorkload(const Params& p);

@@ -131,7 +131,7 @@ class DpStepType final : public WorkloadType {
   MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
   CaseWork work(const Params& p, const JobShape& job) const override;
   std::optional<Scope> scope(const Params& p) const override { return dp_step_params(p).scope; }
-  bool single_turn(const Params& p) const override { return dp_step_params(p).scope == Scope::world; }
+  bool single_turn(const Params& p) const override { return single_group(dp_step_params(p).scope); }
 
  private:
   WorkloadSchema schema_ = dp_step_schema();
@@ -174,7 +174,7 @@ CaseWork DpStepType::work(const Params& p, const JobShape& job) const {
   cw.sample.add_gemm(d.dtype, GemmImpl::vendor, batch, h, h, 2 * layers);  // forward, and the activations' gradients
   cw.sample.add_gemm(d.dtype, GemmImpl::vendor, h, h, batch, layers);      // the weights' gradients
   const ScopeGroups g = scope_groups(d.scope, job);
-  cw.skipped = g.skipped;
+  cw.skipped = !scope_skip_reason(d.scope, job.nodes).empty();
   const double layer_bytes = h * h * static_cast<double>(dtype_size(d.dtype));
   const double per_bucket = std::max(1.0, std::ceil(static_cast<double>(d.bucket_bytes) / layer_bytes));
   cw.sample.transfers = std::ceil(layers / per_bucket);
@@ -212,9 +212,7 @@ std::size_t DpStepWorkload::grad_offset(int layer) const {
 }
 
 std::string DpStepWorkload::skip_reason(const CaseContext& ctx) const {
-  if (p_.scope == Scope::inter_node && ctx.nodes < 2) {
-    return "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node";
-  }
+  if (std::string why = scope_skip_reason(p_.scope, ctx.nodes); !why.empty()) return why;
   if (live_rows(p_.batch, ctx.size(), p_.dtype) < 1) {
     return "a group of " + std::to_string(ctx.size()) + " ranks sums more than " + dtype_name(p_.dtype) +
            " holds exactly, so the gradients cannot be verified; use dtype fp64";
