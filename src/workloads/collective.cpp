@@ -126,8 +126,7 @@ CaseWork CollectiveType::work(const Params& p, const JobShape& job) const {
   CaseWork cw;
   const CollectiveParams c = collective_params(p);
   const ScopeGroups g = scope_groups(c.scope, job);
-  // Short of collective_skip_reason: this counts an odd node-pair sweep as skipped, and tiny sizes as run.
-  cw.skipped = !scope_skip_reason(c.scope, job.nodes).empty() || (c.op == CollOp::pairs && g.size % 2 != 0);
+  cw.skipped = !collective_skip_reason(c, job.nodes, 0, g.size).empty();
   const double iters = static_cast<double>(c.iters);
   const double rounds = c.sweep() ? node_pair_rounds(g.size) : 1;
   const CollShape shape = coll_shape(c.op, c.bytes, c.dtype, g.size);
