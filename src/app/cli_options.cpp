@@ -30,9 +30,10 @@ CLI::Validator budget_seconds() {
 
 std::string workloads_help() {
   std::string s = "Workloads:\n";
-  for (const auto& e : workload_registry()) {
-    s += "  " + e.schema.name + ": " + e.schema.description + "\n    keys:";
-    for (const auto& p : e.schema.params) s += " " + p.key;
+  for (const WorkloadType* t : workload_registry()) {
+    const WorkloadSchema& w = t->schema();
+    s += "  " + w.name + ": " + w.description + "\n    keys:";
+    for (const auto& p : w.params) s += " " + p.key;
     s += "\n";
   }
   return s + "Each key's default, choices and largest value: docs/config.md.\n";

@@ -48,6 +48,8 @@ struct WorkloadSchema {
   std::string description;
   std::vector<ParamSpec> params;
   RateKind rate = RateKind::flops;
+  // Its rows compare our kernels with the vendor library's ("of vendor"): limit min_of_vendor applies.
+  bool of_vendor = false;
 };
 
 }  // namespace gpuscale

@@ -3,8 +3,11 @@
 #include <cmath>
 #include <cstring>
 
+#include "workloads/gemm.hpp"
 
 namespace gpuscale {
+
+namespace {
 
 WorkloadSchema async_schema() {
   WorkloadSchema s;
@@ -20,7 +23,50 @@ WorkloadSchema async_schema() {
   return s;
 }
 
-MemoryNeed async_memory(const Params& p) { return gemm_operands_memory(gemm_problem(p)); }
+class AsyncType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<AsyncProbeWorkload>(p); }
+  std::string unsupported(const Params& p, const RunTarget& target) const override;
+  // The operands' (the norm's few bytes left out).
+  MemoryNeed memory(const Params& p, bool) const override { return gemm_operands_memory(gemm_problem(p)); }
+  CaseWork work(const Params& p, const JobShape& job) const override;
+
+ private:
+  WorkloadSchema schema_ = async_schema();
+};
+
+// Its matmuls are gemm's, and so is its graph; a graph cannot hold the host's waits.
+std::string AsyncType::unsupported(const Params& p, const RunTarget& target) const {
+  if (std::string why = gemm_type().unsupported(p, target); !why.empty()) return why;
+  if (uses_graph(p) && (p.get_string("sync") == "each" || p.get_string("log_norm") == "host")) {
+    return "graph = true cannot record sync = \"each\" or log_norm = \"host\": the host waits for the device "
+           "inside the sample";
+  }
+  return "";
+}
+
+CaseWork AsyncType::work(const Params& p, const JobShape& job) const {
+  SampleWork w;
+  const GemmProblem g = gemm_problem(p);
+  const double ops = static_cast<double>(p.get_int("ops"));
+  w.add_gemm(g, ops);
+  const std::string log_norm = p.get_string("log_norm");
+  if (log_norm != "none") {  // sum_squares over C after each matmul
+    w.pass_bytes += ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype));
+    w.copy_calls += ops;
+  }
+  if (log_norm == "host") w.host_waits += ops;
+  if (p.get_string("sync") == "each") w.host_waits += ops;
+  return local_case_work(w, job);
+}
+
+}  // namespace
+
+const WorkloadType& async_type() {
+  static const AsyncType type;
+  return type;
+}
 
 AsyncProbeWorkload::AsyncProbeWorkload(const Params& p)
     : problem_(gemm_problem(p)),
@@ -79,21 +125,6 @@ Verification AsyncProbeWorkload::verify(CaseContext& ctx) {
     v.max_error = std::isnan(rel) ? INFINITY : std::max(v.max_error, rel);
   }
   return v;
-}
-
-CaseWork async_work(const Params& p, const JobShape& job) {
-  SampleWork w;
-  const GemmProblem g = gemm_problem(p);
-  const double ops = static_cast<double>(p.get_int("ops"));
-  w.add_gemm(g, ops);
-  const std::string log_norm = p.get_string("log_norm");
-  if (log_norm != "none") {  // sum_squares over C after each matmul
-    w.pass_bytes += ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype));
-    w.copy_calls += ops;
-  }
-  if (log_norm == "host") w.host_waits += ops;
-  if (p.get_string("sync") == "each") w.host_waits += ops;
-  return local_case_work(w, job);
 }
 
 }  // namespace gpuscale

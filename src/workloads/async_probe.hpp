@@ -16,10 +16,7 @@
 
 namespace gpuscale {
 
-WorkloadSchema async_schema();
-MemoryNeed async_memory(const Params& p);  // the operands' (the norm's few bytes left out)
-// One sample's work, for the estimate (work.hpp).
-CaseWork async_work(const Params& p, const JobShape& job);
+const WorkloadType& async_type();
 
 class AsyncProbeWorkload final : public Workload {
  public:

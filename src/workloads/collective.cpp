@@ -4,8 +4,52 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "workloads/node_pair_table.hpp"
+#include "workloads/node_pairs.hpp"
 
 namespace gpuscale {
+
+CollectiveParams collective_params(const Params& p) {
+  CollectiveParams c;
+  c.op = parse_coll_op(p.get_string("op"));
+  c.dtype = parse_dtype(p.get_string("dtype"));
+  c.bytes = static_cast<std::size_t>(p.get_int("bytes"));
+  c.inplace = p.get_bool("inplace");
+  c.iters = p.get_int("iters");
+  c.scope = parse_scope(p.get_string("scope"));
+  return c;
+}
+
+namespace {
+// Op pairs outside the node-pair sweep: rank r of a group exchanges with rank r + n/2.
+bool pairs_in_group(const CollectiveParams& c) { return c.op == CollOp::pairs && !c.sweep(); }
+}  // namespace
+
+int collective_turns_per_group(const CollectiveParams& c, int size) {
+  return pairs_in_group(c) ? std::max(1, size / 2) : 1;
+}
+
+int collective_turn(const CollectiveParams& c, int group, int rank, int size) {
+  constexpr int kStride = 1 << 16;
+  if (c.sweep()) return 0;  // one sweep of one group, the ranks that sit it out with it
+  return group * kStride + rank % collective_turns_per_group(c, size);
+}
+
+bool collective_single_turn(const CollectiveParams& c) { return single_group(c.scope) && !pairs_in_group(c); }
+
+std::string collective_skip_reason(const CollectiveParams& c, int nodes, int group, int size) {
+  if (std::string why = scope_skip_reason(c.scope, nodes); !why.empty()) return why;
+  if (pairs_in_group(c) && size % 2 != 0) {
+    return "op pairs needs groups of an even size; group " + std::to_string(group) + " of scope " +
+           scope_name(c.scope) + " has " + std::to_string(size) + " rank(s)";
+  }
+  if (coll_shape(c.op, c.bytes, c.dtype, size).op_count == 0) {
+    const bool parts = c.op == CollOp::allgather || c.op == CollOp::reduce_scatter || c.op == CollOp::alltoall;
+    return "bytes = " + std::to_string(c.bytes) + " is less than one " + dtype_name(c.dtype) + " element" +
+           (parts ? " per rank of a group of " + std::to_string(size) : std::string());
+  }
+  return "";
+}
 
 namespace {
 // Every scope, and the node-pair sweep.
@@ -14,7 +58,6 @@ std::vector<std::string> collective_scopes() {
   v.push_back(scope_name(Scope::node_pairs));
   return v;
 }
-}  // namespace
 
 WorkloadSchema collective_schema() {
   WorkloadSchema s;
@@ -40,57 +83,76 @@ WorkloadSchema collective_schema() {
   return s;
 }
 
-std::string collective_unsupported(const Params& p, const RunTarget& target) {
-  const CollOp op = parse_coll_op(p.get_string("op"));
-  if (parse_scope(p.get_string("scope")) == Scope::node_pairs && op != CollOp::pairs) {
+class CollectiveType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<CollectiveWorkload>(p); }
+  // Check-time refusals: in-place for an op without one, a dtype the transport cannot add.
+  std::string unsupported(const Params& p, const RunTarget& target) const override;
+  // Send and receive buffers and their host copies, for any group size (no buffer holds more than `bytes`).
+  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
+  CaseWork work(const Params& p, const JobShape& job) const override;
+  std::optional<Scope> scope(const Params& p) const override { return collective_params(p).scope; }
+  bool single_turn(const Params& p) const override { return collective_single_turn(collective_params(p)); }
+
+  const RowAnalysis* analysis() const override { return &node_pair_analysis(); }
+
+ private:
+  WorkloadSchema schema_ = collective_schema();
+};
+
+std::string CollectiveType::unsupported(const Params& p, const RunTarget& target) const {
+  const CollectiveParams c = collective_params(p);
+  if (c.sweep() && c.op != CollOp::pairs) {
     // Not the transport's doing: valid keys that do not go together.
     throw InputError(std::string("scope node-pairs runs op pairs only (every node exchanges with every other "
-                                 "node, a pair at a time); got op '") + coll_op_name(op) + "'");
+                                 "node, a pair at a time); got op '") + coll_op_name(c.op) + "'");
   }
-  if (std::get<bool>(p.at("inplace")) && !coll_op_has_inplace(op)) {
-    return std::string("op '") + coll_op_name(op) + "' has no in-place form (inplace applies to allreduce, "
+  if (c.inplace && !coll_op_has_inplace(c.op)) {
+    return std::string("op '") + coll_op_name(c.op) + "' has no in-place form (inplace applies to allreduce, "
            "allgather, reduce_scatter, broadcast, reduce)";
   }
-  return data_comm_unsupported(target.comm, coll_op_name(op), parse_dtype(p.get_string("dtype")));
+  return data_comm_unsupported(target.comm, coll_op_name(c.op), c.dtype);
 }
 
-MemoryNeed collective_memory(const Params& p, bool buffers_on_host) {
-  const double b = static_cast<double>(p.get_int("bytes"));
+MemoryNeed CollectiveType::memory(const Params& p, bool buffers_on_host) const {
+  const CollectiveParams c = collective_params(p);
+  const double b = static_cast<double>(c.bytes);
   const double poison = std::min(b, static_cast<double>(Device::kPoisonChunkBytes));
   // On the host: the send data with the poison; the node-pair sweep keeps its download while it makes them afresh.
-  const bool sweep = parse_scope(p.get_string("scope")) == Scope::node_pairs;
-  MemoryNeed need{std::get<bool>(p.at("inplace")) ? b : 2 * b, (sweep ? 2 * b : b) + poison};
+  MemoryNeed need{c.inplace ? b : 2 * b, (c.sweep() ? 2 * b : b) + poison};
   // MPI on a GPU stages both buffers through pinned host memory; NCCL does not, so the bound is loose there.
   if (!buffers_on_host) need.host_bytes += 2 * b;
   return need;
 }
 
-CollectiveWorkload::CollectiveWorkload(const Params& p)
-    : op_(parse_coll_op(p.get_string("op"))),
-      dtype_(parse_dtype(p.get_string("dtype"))),
-      bytes_(static_cast<std::size_t>(p.get_int("bytes"))),
-      inplace_(std::get<bool>(p.at("inplace"))),
-      iters_(p.get_int("iters")),
-      scope_(parse_scope(p.get_string("scope"))) {}
+CaseWork CollectiveType::work(const Params& p, const JobShape& job) const {
+  CaseWork cw;
+  const CollectiveParams c = collective_params(p);
+  const ScopeGroups g = scope_groups(c.scope, job);
+  cw.skipped = !collective_skip_reason(c, job.nodes, 0, g.size).empty();
+  const double iters = static_cast<double>(c.iters);
+  const double rounds = c.sweep() ? node_pair_rounds(g.size) : 1;
+  const CollShape shape = coll_shape(c.op, c.bytes, c.dtype, g.size);
+  cw.sample.wire_bytes = shape.op_bytes * bus_factor(c.op, g.size) * iters * rounds;
+  cw.sample.transfers = iters * rounds;
+  cw.sample.across_nodes = g.across_nodes;
+  cw.turns = g.count * collective_turns_per_group(c, g.size);
+  cw.busy_ranks_per_node = ranks_per_node(job);
+  return cw;
+}
+
+}  // namespace
+
+const WorkloadType& collective_type() {
+  static const CollectiveType type;
+  return type;
+}
+
+CollectiveWorkload::CollectiveWorkload(const Params& p) : p_(collective_params(p)) {}
 
 std::string CollectiveWorkload::skip_reason(const CaseContext& ctx) const {
-  const int n = ctx.size();
-  if (scope_ == Scope::inter_node && ctx.nodes < 2) {
-    return "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node";
-  }
-  if (sweep() && ctx.nodes < 2) {
-    return "scope node-pairs needs ranks on at least 2 nodes; this job runs on 1 node";
-  }
-  if (op_ == CollOp::pairs && !sweep() && n % 2 != 0) {
-    return "op pairs needs groups of an even size; group " + std::to_string(ctx.group->index) + " of scope " +
-           scope_name(scope_) + " has " + std::to_string(n) + " rank(s)";
-  }
-  if (coll_shape(op_, bytes_, dtype_, n).op_count == 0) {
-    const bool parts = op_ == CollOp::allgather || op_ == CollOp::reduce_scatter || op_ == CollOp::alltoall;
-    return "bytes = " + std::to_string(bytes_) + " is less than one " + dtype_name(dtype_) + " element" +
-           (parts ? " per rank of a group of " + std::to_string(n) : std::string());
-  }
-  return "";
+  return collective_skip_reason(p_, ctx.nodes, ctx.group->index, ctx.size());
 }
 
 void CollectiveWorkload::setup(CaseContext& ctx, std::uint64_t) {
@@ -98,17 +160,17 @@ void CollectiveWorkload::setup(CaseContext& ctx, std::uint64_t) {
   if (!member_) return;
   rank_ = ctx.rank();
   size_ = ctx.size();
-  shape_ = coll_shape(op_, bytes_, dtype_, size_);
-  const std::size_t e = dtype_size(dtype_);
+  shape_ = coll_shape(p_.op, p_.bytes, p_.dtype, size_);
+  const std::size_t e = dtype_size(p_.dtype);
   const std::size_t send_bytes = shape_.send_count * e, recv_bytes = shape_.recv_count * e;
-  if (inplace_) {
+  if (p_.inplace) {
     // One buffer, the larger; the smaller part lies inside it (see DataComm).
     (send_bytes >= recv_bytes ? send_ : recv_) = ctx.dev.alloc(std::max(send_bytes, recv_bytes));
   } else {
     send_ = ctx.dev.alloc(send_bytes);
     recv_ = ctx.dev.alloc(recv_bytes);
   }
-  if (sweep()) {
+  if (p_.sweep()) {
     const float zero = 0;
     token_in_ = ctx.dev.alloc(sizeof zero);
     token_out_ = ctx.dev.alloc(sizeof zero);
@@ -119,27 +181,27 @@ void CollectiveWorkload::setup(CaseContext& ctx, std::uint64_t) {
 
 double CollectiveWorkload::bytes_per_sample() const {
   if (!member_) return 0.0;
-  const double rounds = sweep() ? size_ - 1 : 1;  // odd n: n rounds, one of them resting
-  return shape_.op_bytes * static_cast<double>(iters_) * rounds;
+  const double rounds = p_.sweep() ? size_ - 1 : 1;  // odd n: n rounds, one of them resting
+  return shape_.op_bytes * static_cast<double>(p_.iters) * rounds;
 }
 
 void* CollectiveWorkload::send_ptr() const {
-  if (!inplace_ || send_.data()) return send_.data();
+  if (!p_.inplace || send_.data()) return send_.data();
   // In place inside the receive buffer: allgather's part of this rank; the others share it whole.
-  const std::size_t offset = op_ == CollOp::allgather ? rank_ * shape_.send_count * dtype_size(dtype_) : 0;
+  const std::size_t offset = p_.op == CollOp::allgather ? rank_ * shape_.send_count * dtype_size(p_.dtype) : 0;
   return static_cast<char*>(recv_.data()) + offset;
 }
 
 void* CollectiveWorkload::recv_ptr() const {
-  if (!inplace_ || recv_.data()) return recv_.data();
-  const std::size_t offset = op_ == CollOp::reduce_scatter ? rank_ * shape_.recv_count * dtype_size(dtype_) : 0;
+  if (!p_.inplace || recv_.data()) return recv_.data();
+  const std::size_t offset = p_.op == CollOp::reduce_scatter ? rank_ * shape_.recv_count * dtype_size(p_.dtype) : 0;
   return static_cast<char*>(send_.data()) + offset;
 }
 
 void CollectiveWorkload::fill(CaseContext& ctx) {
-  const auto data = coll_send_data(op_, dtype_, rank_, size_, shape_);
-  const std::size_t e = dtype_size(dtype_);
-  if (!inplace_ || send_.data()) {
+  const auto data = coll_send_data(p_.op, p_.dtype, rank_, size_, shape_);
+  const std::size_t e = dtype_size(p_.dtype);
+  if (!p_.inplace || send_.data()) {
     ctx.dev.copy_to_device(send_, data.data(), data.size());
   } else {
     ctx.dev.copy_async(send_ptr(), data.data(), data.size(), CopyKind::h2d);
@@ -147,7 +209,7 @@ void CollectiveWorkload::fill(CaseContext& ctx) {
   }
   // A receive buffer that does not hold the input starts as NaNs, which the
   // check counts as wrong wherever the operation wrote nothing.
-  if (recv_.data() && !inplace_) {
+  if (recv_.data() && !p_.inplace) {
     ctx.dev.poison(recv_.data(), shape_.recv_count * e);
   }
 }
@@ -155,18 +217,18 @@ void CollectiveWorkload::fill(CaseContext& ctx) {
 void CollectiveWorkload::enqueue_one(CaseContext& ctx) {
   DataComm& d = ctx.data();
   const std::size_t c = shape_.op_count;
-  switch (op_) {
-    case CollOp::allreduce: return d.allreduce(send_ptr(), recv_ptr(), c, dtype_);
-    case CollOp::allgather: return d.allgather(send_ptr(), recv_ptr(), c, dtype_);
-    case CollOp::reduce_scatter: return d.reduce_scatter(send_ptr(), recv_ptr(), c, dtype_);
-    case CollOp::broadcast: return d.broadcast(send_ptr(), recv_ptr(), c, dtype_, 0);
-    case CollOp::reduce: return d.reduce(send_ptr(), recv_ptr(), c, dtype_, 0);
-    case CollOp::alltoall: return d.alltoall(send_ptr(), recv_ptr(), c, dtype_);
+  switch (p_.op) {
+    case CollOp::allreduce: return d.allreduce(send_ptr(), recv_ptr(), c, p_.dtype);
+    case CollOp::allgather: return d.allgather(send_ptr(), recv_ptr(), c, p_.dtype);
+    case CollOp::reduce_scatter: return d.reduce_scatter(send_ptr(), recv_ptr(), c, p_.dtype);
+    case CollOp::broadcast: return d.broadcast(send_ptr(), recv_ptr(), c, p_.dtype, 0);
+    case CollOp::reduce: return d.reduce(send_ptr(), recv_ptr(), c, p_.dtype, 0);
+    case CollOp::alltoall: return d.alltoall(send_ptr(), recv_ptr(), c, p_.dtype);
     case CollOp::sendrecv:
-      return d.sendrecv(send_ptr(), (rank_ + 1) % size_, recv_ptr(), (rank_ - 1 + size_) % size_, c, dtype_);
+      return d.sendrecv(send_ptr(), (rank_ + 1) % size_, recv_ptr(), (rank_ - 1 + size_) % size_, c, p_.dtype);
     case CollOp::pairs: {
       const int partner = pair_partner(rank_, size_);
-      return d.sendrecv(send_ptr(), partner, recv_ptr(), partner, c, dtype_);
+      return d.sendrecv(send_ptr(), partner, recv_ptr(), partner, c, p_.dtype);
     }
   }
 }
@@ -180,24 +242,24 @@ void CollectiveWorkload::sweep_round(CaseContext& ctx, int round, std::int64_t i
   PhaseLog* log = ctx.phases;
   const int interval = log ? log->begin("round " + std::to_string(round + 1)) : -1;
   for (std::int64_t i = 0; i < iters; ++i) {
-    d.sendrecv(send_ptr(), partner, recv_ptr(), partner, shape_.op_count, dtype_);
+    d.sendrecv(send_ptr(), partner, recv_ptr(), partner, shape_.op_count, p_.dtype);
   }
   if (log) log->end(interval);
 }
 
 void CollectiveWorkload::run_sample(CaseContext& ctx) {
   if (!member_) return;  // sits this case out
-  if (sweep()) {
-    for (int round = 0; round < node_pair_rounds(size_); ++round) sweep_round(ctx, round, iters_);
+  if (p_.sweep()) {
+    for (int round = 0; round < node_pair_rounds(size_); ++round) sweep_round(ctx, round, p_.iters);
     return;
   }
-  for (std::int64_t i = 0; i < iters_; ++i) enqueue_one(ctx);
+  for (std::int64_t i = 0; i < p_.iters; ++i) enqueue_one(ctx);
 }
 
 // Every round once more on fresh data, each partner's data checked as it arrives.
 Verification CollectiveWorkload::verify_sweep(CaseContext& ctx) {
   Verification v;
-  std::vector<unsigned char> got(shape_.recv_count * dtype_size(dtype_));
+  std::vector<unsigned char> got(shape_.recv_count * dtype_size(p_.dtype));
   for (int round = 0; round < node_pair_rounds(size_); ++round) {
     fill(ctx);
     PhaseLog* phases = std::exchange(ctx.phases, nullptr);  // not a timed sample
@@ -208,7 +270,7 @@ Verification CollectiveWorkload::verify_sweep(CaseContext& ctx) {
     if (partner < 0) continue;
     ctx.dev.copy_async(got.data(), recv_ptr(), got.size(), CopyKind::d2h);
     ctx.dev.synchronize();
-    v.wrong_elements += wrong_elements_from(dtype_, partner, size_, shape_, got.data());
+    v.wrong_elements += wrong_elements_from(p_.dtype, partner, size_, shape_, got.data());
   }
   v.max_error = static_cast<double>(v.wrong_elements);
   v.ok = v.wrong_elements == 0;
@@ -221,16 +283,16 @@ Verification CollectiveWorkload::verify(CaseContext& ctx) {
     v.ok = true;
     return v;
   }
-  if (sweep()) return verify_sweep(ctx);
+  if (p_.sweep()) return verify_sweep(ctx);
   // The timed samples may have changed the input (in place); start afresh.
   fill(ctx);
   enqueue_one(ctx);
   ctx.synchronize();
-  std::vector<unsigned char> got(shape_.recv_count * dtype_size(dtype_));
+  std::vector<unsigned char> got(shape_.recv_count * dtype_size(p_.dtype));
   ctx.dev.copy_async(got.data(), recv_ptr(), got.size(), CopyKind::d2h);
   ctx.dev.synchronize();
   Verification v;
-  v.wrong_elements = coll_wrong_elements(op_, dtype_, rank_, size_, shape_, got.data());
+  v.wrong_elements = coll_wrong_elements(p_.op, p_.dtype, rank_, size_, shape_, got.data());
   v.max_error = static_cast<double>(v.wrong_elements);
   v.tolerance = 0.0;
   v.ok = v.wrong_elements == 0;
@@ -238,32 +300,17 @@ Verification CollectiveWorkload::verify(CaseContext& ctx) {
 }
 
 int CollectiveWorkload::turn(const CaseContext& ctx, int) const {
-  // Groups take turns; for pairs, each pair of each group.
-  constexpr int kStride = 1 << 16;
-  if (sweep()) return 0;  // one sweep of one group
-  if (op_ == CollOp::pairs) return ctx.group->index * kStride + ctx.rank() % std::max(1, ctx.size() / 2);
-  return ctx.group->index * kStride;
+  return collective_turn(p_, ctx.group->index, ctx.rank(), ctx.size());
 }
 
-double CollectiveWorkload::bus_factor(const CaseContext& ctx) const { return gpuscale::bus_factor(op_, ctx.size()); }
+double CollectiveWorkload::bus_factor(const CaseContext& ctx) const { return gpuscale::bus_factor(p_.op, ctx.size()); }
 
-CaseWork collective_work(const Params& p, const JobShape& job) {
-  CaseWork cw;
-  const CollOp op = parse_coll_op(p.get_string("op"));
-  const Scope scope = parse_scope(p.get_string("scope"));
-  const ScopeGroups g = scope_groups(scope, job);
-  cw.skipped = g.skipped || (op == CollOp::pairs && g.size % 2 != 0);
-  const double iters = static_cast<double>(p.get_int("iters"));
-  const double rounds = scope == Scope::node_pairs ? node_pair_rounds(g.size) : 1;
-  const CollShape shape =
-      coll_shape(op, static_cast<std::size_t>(p.get_int("bytes")), parse_dtype(p.get_string("dtype")), g.size);
-  cw.sample.wire_bytes = shape.op_bytes * bus_factor(op, g.size) * iters * rounds;
-  cw.sample.transfers = iters * rounds;
-  cw.sample.across_nodes = g.across_nodes;
-  const int pairs = op == CollOp::pairs && scope != Scope::node_pairs ? std::max(1, g.size / 2) : 1;
-  cw.turns = g.count * pairs;
-  cw.busy_ranks_per_node = ranks_per_node(job);
-  return cw;
+std::vector<CaseTable> CollectiveWorkload::tables(const CaseContext& ctx) const {
+  return p_.sweep() ? node_pair_rank_rows(ctx) : std::vector<CaseTable>{};
+}
+
+void CollectiveWorkload::finish_tables(std::vector<CaseTable>& tables) const {
+  if (p_.sweep()) node_pair_schedule(tables);
 }
 
 }  // namespace gpuscale

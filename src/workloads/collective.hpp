@@ -17,13 +17,30 @@
 
 namespace gpuscale {
 
-WorkloadSchema collective_schema();
-// Check-time refusals: in-place for an op without one, a dtype the transport cannot add.
-std::string collective_unsupported(const Params& p, const RunTarget& target);
-// Send and receive buffers and their host copies, for any group size (no buffer holds more than `bytes`).
-MemoryNeed collective_memory(const Params& p, bool buffers_on_host);
-// One sample's work, for the estimate (work.hpp).
-CaseWork collective_work(const Params& p, const JobShape& job);
+const WorkloadType& collective_type();
+
+// A case's keys, parsed once for the workload and for its type's hooks.
+struct CollectiveParams {
+  CollOp op = CollOp::allreduce;
+  DType dtype = DType::fp32;
+  std::size_t bytes = 0;
+  bool inplace = false;
+  std::int64_t iters = 1;
+  Scope scope = Scope::world;
+  bool sweep() const { return scope == Scope::node_pairs; }  // the node-pair sweep
+};
+CollectiveParams collective_params(const Params& p);
+
+// The rules of turns and skips, which the workload (on the runner's groups),
+// single_turn (the plan) and work (the estimate's groups) all follow.
+// Serial mode's turns in a group of `size`: one, or one per pair in op pairs.
+int collective_turns_per_group(const CollectiveParams& c, int size);
+// Rank `rank` of group `group`: groups take turns, and within a group as above.
+int collective_turn(const CollectiveParams& c, int group, int rank, int size);
+// One turn on any job: one group, whose ranks all run at once.
+bool collective_single_turn(const CollectiveParams& c);
+// "" when group `group` of `size` ranks, on a job of `nodes` nodes, can run the case, else why not.
+std::string collective_skip_reason(const CollectiveParams& c, int nodes, int group, int size);
 
 class CollectiveWorkload final : public Workload {
  public:
@@ -38,22 +55,19 @@ class CollectiveWorkload final : public Workload {
   int turn(const CaseContext& ctx, int world_rank) const override;
   double op_bytes() const override { return member_ ? shape_.op_bytes : 0.0; }
   double bus_factor(const CaseContext& ctx) const override;
+  // node-pairs: the sweep's schedule with the nodes, ranks and hosts that ran it (workloads/node_pair_table.hpp).
+  std::vector<CaseTable> tables(const CaseContext& ctx) const override;
+  void finish_tables(std::vector<CaseTable>& tables) const override;
 
  private:
   void fill(CaseContext& ctx);  // the pattern into the send buffer
   void enqueue_one(CaseContext& ctx);
   void sweep_round(CaseContext& ctx, int round, std::int64_t iters);  // node-pairs: a barrier, then the exchanges
   Verification verify_sweep(CaseContext& ctx);
-  bool sweep() const { return scope_ == Scope::node_pairs; }
   void* send_ptr() const;
   void* recv_ptr() const;
 
-  CollOp op_;
-  DType dtype_;
-  std::size_t bytes_;
-  bool inplace_;
-  std::int64_t iters_;
-  Scope scope_;
+  CollectiveParams p_;
   CollShape shape_;
   int rank_ = 0, size_ = 1;
   bool member_ = true;  // false: this rank sits the case out (node-pairs: not its node's local rank 0)

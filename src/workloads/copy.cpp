@@ -8,6 +8,8 @@
 
 namespace gpuscale {
 
+namespace {
+
 WorkloadSchema copy_schema() {
   WorkloadSchema s;
   s.name = "copy";
@@ -24,20 +26,41 @@ WorkloadSchema copy_schema() {
   return s;
 }
 
-namespace {
 CopyKind parse_kind(const std::string& s) {
   if (s == "h2d") return CopyKind::h2d;
   if (s == "d2h") return CopyKind::d2h;
   return CopyKind::d2d;
 }
+
+class CopyType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<CopyWorkload>(p); }
+  std::string unsupported(const Params&, const RunTarget&) const override { return ""; }
+  // On the host besides the host end: the pattern, with the destination's
+  // poison (setup) or the download (verify).
+  MemoryNeed memory(const Params& p, bool) const override {
+    const double b = static_cast<double>(p.get_int("bytes"));
+    if (p.get_string("direction") == "d2d") return {2 * b, 2 * b};
+    return {b, 3 * b};
+  }
+  CaseWork work(const Params& p, const JobShape& job) const override {
+    SampleWork w;
+    const double ops = static_cast<double>(p.get_int("ops"));
+    w.add_copy(p.get_string("direction"), p.get_string("host") == "pinned",
+               static_cast<double>(p.get_int("bytes")) * ops, ops);
+    return local_case_work(w, job);
+  }
+
+ private:
+  WorkloadSchema schema_ = copy_schema();
+};
+
 }  // namespace
 
-// On the host besides the host end: the pattern, with the destination's
-// poison (setup) or the download (verify).
-MemoryNeed copy_memory(const Params& p) {
-  const double b = static_cast<double>(p.get_int("bytes"));
-  if (p.get_string("direction") == "d2d") return {2 * b, 2 * b};
-  return {b, 3 * b};
+const WorkloadType& copy_type() {
+  static const CopyType type;
+  return type;
 }
 
 CopyWorkload::CopyWorkload(const Params& p)
@@ -107,14 +130,6 @@ std::string CopyWorkload::note(const CaseContext& ctx) const {
     return "CPU backend: device memory is host memory, so this measures memcpy; pinned is the same as pageable";
   }
   return "";
-}
-
-CaseWork copy_work(const Params& p, const JobShape& job) {
-  SampleWork w;
-  const double ops = static_cast<double>(p.get_int("ops"));
-  w.add_copy(p.get_string("direction"), p.get_string("host") == "pinned", static_cast<double>(p.get_int("bytes")) * ops,
-             ops);
-  return local_case_work(w, job);
 }
 
 }  // namespace gpuscale

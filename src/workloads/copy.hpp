@@ -8,10 +8,7 @@
 
 namespace gpuscale {
 
-WorkloadSchema copy_schema();
-MemoryNeed copy_memory(const Params& p);
-// One sample's work, for the estimate (work.hpp).
-CaseWork copy_work(const Params& p, const JobShape& job);
+const WorkloadType& copy_type();
 
 class CopyWorkload final : public Workload {
  public:

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "core/metrics.hpp"
+#include "workloads/distributed_gemm_report.hpp"
 
 namespace gpuscale {
 
@@ -24,6 +25,16 @@ double b_at(const GemmShape& s, std::size_t l, std::size_t j) { return entry(kSe
 
 }  // namespace
 
+DistributedGemmParams distributed_gemm_params(const Params& p) {
+  DistributedGemmParams d;
+  d.problem = gemm_problem(p);
+  d.overlap = p.get_bool("overlap");
+  d.group_size = p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : 0;
+  return d;
+}
+
+namespace {
+
 WorkloadSchema distributed_gemm_schema() {
   WorkloadSchema s;
   s.name = "distributed_gemm";
@@ -38,12 +49,30 @@ WorkloadSchema distributed_gemm_schema() {
   return s;
 }
 
-std::string distributed_gemm_unsupported(const Params& p, const RunTarget& target) {
-  return gemm_problem_unsupported(p, target.backend);
-}
+class DistributedGemmType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override {
+    return std::make_unique<DistributedGemmWorkload>(p);
+  }
+  std::string unsupported(const Params& p, const RunTarget& target) const override {
+    return gemm_problem_unsupported(p, target.backend);
+  }
+  // The largest share, a group of one's (blocks shrink as the group grows).
+  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
+  CaseWork work(const Params& p, const JobShape& job) const override;
+  std::optional<Scope> scope(const Params&) const override { return Scope::world; }
+  int group_size(const Params& p) const override { return distributed_gemm_params(p).group_size; }
+  bool single_turn(const Params&) const override { return true; }  // one group: serial and parallel are the same
 
-MemoryNeed distributed_gemm_memory(const Params& p, bool buffers_on_host) {
-  const GemmProblem g = gemm_problem(p);
+  const RowAnalysis* analysis() const override { return &distributed_gemm_analysis(); }
+
+ private:
+  WorkloadSchema schema_ = distributed_gemm_schema();
+};
+
+MemoryNeed DistributedGemmType::memory(const Params& p, bool buffers_on_host) const {
+  const GemmProblem g = distributed_gemm_params(p).problem;
   const double n = g.shape.n, k = g.shape.k, e = static_cast<double>(dtype_size(g.dtype));
   // As GemmOperands' (A's rows, B's columns and C's blocks, their host copies), and two blocks of B from the ring.
   MemoryNeed need = gemm_operands_memory(g);
@@ -53,19 +82,40 @@ MemoryNeed distributed_gemm_memory(const Params& p, bool buffers_on_host) {
   return need;
 }
 
-DistributedGemmWorkload::DistributedGemmWorkload(const Params& p)
-    : problem_(gemm_problem(p)),
-      overlap_(p.get_bool("overlap")),
-      group_size_(p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : 0) {}
+CaseWork DistributedGemmType::work(const Params& p, const JobShape& job) const {
+  CaseWork cw;
+  const DistributedGemmParams d = distributed_gemm_params(p);
+  const GemmProblem& g = d.problem;
+  const int size = d.group_size > 0 ? d.group_size : job.ranks;
+  cw.skipped = size > job.ranks;
+  const double n = std::max(1, size);
+  const double rows = g.shape.m / static_cast<int>(n), cols = g.shape.n / static_cast<int>(n);
+  cw.sample.add_gemm(g.dtype, g.impl, rows, cols, g.shape.k, n);
+  cw.sample.wire_bytes = (n - 1) * g.shape.k * cols * static_cast<double>(dtype_size(g.dtype));
+  cw.sample.transfers = n - 1;
+  cw.sample.across_nodes = job.nodes > 1 && size > ranks_per_node(job);
+  cw.sample.overlapped = d.overlap;
+  cw.busy_ranks_per_node = std::min(size, ranks_per_node(job));
+  return cw;
+}
+
+}  // namespace
+
+const WorkloadType& distributed_gemm_type() {
+  static const DistributedGemmType type;
+  return type;
+}
+
+DistributedGemmWorkload::DistributedGemmWorkload(const Params& p) : p_(distributed_gemm_params(p)) {}
 
 std::string DistributedGemmWorkload::skip_reason(const CaseContext& ctx) const {
-  if (group_size_ > 0 && ctx.group->member() && ctx.group->size < group_size_) {  // the runner gave the world
-    return "group_size = " + std::to_string(group_size_) + " needs at least " + std::to_string(group_size_) +
+  if (p_.group_size > 0 && ctx.group->member() && ctx.group->size < p_.group_size) {  // the runner gave the world
+    return "group_size = " + std::to_string(p_.group_size) + " needs at least " + std::to_string(p_.group_size) +
            " ranks; this job has " + std::to_string(ctx.group->size);
   }
   const int g = ctx.group->member() ? ctx.group->size : 0;
-  if (g > 0 && (problem_.shape.m % g != 0 || problem_.shape.n % g != 0)) {
-    return "m = " + std::to_string(problem_.shape.m) + " and n = " + std::to_string(problem_.shape.n) +
+  if (g > 0 && (p_.problem.shape.m % g != 0 || p_.problem.shape.n % g != 0)) {
+    return "m = " + std::to_string(p_.problem.shape.m) + " and n = " + std::to_string(p_.problem.shape.n) +
            " must be multiples of the group's " + std::to_string(g) + " ranks";
   }
   return "";
@@ -76,7 +126,7 @@ void DistributedGemmWorkload::setup(CaseContext& ctx, std::uint64_t) {
   rank_ = ctx.group->member() ? ctx.group->rank : -1;
   if (rank_ < 0) return;
   g_ = ctx.group->size;
-  const GemmShape& s = problem_.shape;
+  const GemmShape& s = p_.problem.shape;
   rows_ = s.m / g_;
   cols_ = s.n / g_;
   std::vector<double> a(static_cast<std::size_t>(rows_) * s.k), b(static_cast<std::size_t>(s.k) * cols_);
@@ -86,11 +136,11 @@ void DistributedGemmWorkload::setup(CaseContext& ctx, std::uint64_t) {
   for (int l = 0; l < s.k; ++l) {
     for (int j = 0; j < cols_; ++j) b[static_cast<std::size_t>(l) * cols_ + j] = b_at(s, l, rank_ * cols_ + j);
   }
-  a_ = upload_values(dev, a, problem_.dtype);
-  own_ = upload_values(dev, b, problem_.dtype);
+  a_ = upload_values(dev, a, p_.problem.dtype);
+  own_ = upload_values(dev, b, p_.problem.dtype);
   b_[0] = dev.alloc(own_.bytes());
   b_[1] = dev.alloc(own_.bytes());
-  const std::size_t c_bytes = static_cast<std::size_t>(rows_) * cols_ * dtype_size(problem_.dtype);
+  const std::size_t c_bytes = static_cast<std::size_t>(rows_) * cols_ * dtype_size(p_.problem.dtype);
   c_.clear();
   for (int j = 0; j < g_; ++j) {
     c_.push_back(dev.alloc(c_bytes));
@@ -106,31 +156,31 @@ void DistributedGemmWorkload::run_sample(CaseContext& ctx) {
   auto end = [log](int interval) {
     if (log) log->end(interval);
   };
-  const GemmShape block{rows_, cols_, problem_.shape.k};
-  const std::size_t count = static_cast<std::size_t>(problem_.shape.k) * cols_;
+  const GemmShape block{rows_, cols_, p_.problem.shape.k};
+  const std::size_t count = static_cast<std::size_t>(p_.problem.shape.k) * cols_;
   const int next = (rank_ + 1) % g_, prev = (rank_ + g_ - 1) % g_;
   // Step s multiplies with the block at hand: its own at step 0, then the one received in step s-1.
   auto at = [this](int s) -> const DeviceBuffer& { return s == 0 ? own_ : b_[s % 2]; };
   auto pass = [&](int s) {  // sends the block at hand on, receives the next one
     dev.use_lane(Lane::comm);
-    const int t = begin("transfer");
-    ctx.data().sendrecv(at(s).data(), next, b_[(s + 1) % 2].data(), prev, count, problem_.dtype);
+    const int t = begin(kTransferPhase);
+    ctx.data().sendrecv(at(s).data(), next, b_[(s + 1) % 2].data(), prev, count, p_.problem.dtype);
     end(t);
   };
   for (int s = 0; s < g_; ++s) {
     const bool more = s + 1 < g_;
     if (s > 0) dev.wait(Lane::compute, Lane::comm);  // the block received in step s-1
-    if (overlap_ && more) {
+    if (p_.overlap && more) {
       // Receiving overwrites the buffer step s-1's product read: wait for that product, not for step s's.
       dev.wait(Lane::comm, Lane::compute);
       pass(s);
     }
     dev.use_lane(Lane::compute);
-    const int m = begin("compute");
+    const int m = begin(kComputePhase);
     const int j = (rank_ + g_ - s) % g_;  // the block at hand started on rank j: C's column block j
-    dev.gemm(problem_.impl, problem_.dtype, block, a_, at(s), c_[j]);
+    dev.gemm(p_.problem.impl, p_.problem.dtype, block, a_, at(s), c_[j]);
     end(m);
-    if (!overlap_ && more) {
+    if (!p_.overlap && more) {
       dev.wait(Lane::comm, Lane::compute);
       pass(s);
     }
@@ -139,22 +189,22 @@ void DistributedGemmWorkload::run_sample(CaseContext& ctx) {
 }
 
 double DistributedGemmWorkload::flops_per_sample() const {
-  return rank_ < 0 ? 0.0 : gemm_flops(rows_, problem_.shape.n, problem_.shape.k);
+  return rank_ < 0 ? 0.0 : gemm_flops(rows_, p_.problem.shape.n, p_.problem.shape.k);
 }
 
 Verification DistributedGemmWorkload::verify(CaseContext& ctx) {
   Verification v;
-  v.tolerance = gemm_tolerance(problem_.dtype, problem_.shape.k);
+  v.tolerance = gemm_tolerance(p_.problem.dtype, p_.problem.shape.k);
   v.ok = true;
   if (rank_ < 0) return v;
   Device& dev = ctx.dev;
-  const GemmShape& s = problem_.shape;
+  const GemmShape& s = p_.problem.shape;
   std::mt19937_64 rng(12345 + static_cast<std::uint64_t>(rank_));
   std::vector<unsigned char> bytes(c_[0].bytes());
   std::vector<double> c(static_cast<std::size_t>(rows_) * cols_);
   for (int j = 0; j < g_; ++j) {
     dev.copy_to_host(bytes.data(), c_[j], bytes.size());
-    decode(bytes.data(), c.size(), problem_.dtype, c.data());
+    decode(bytes.data(), c.size(), p_.problem.dtype, c.data());
     std::vector<std::pair<int, int>> at{{0, 0}, {rows_ - 1, cols_ - 1}};
     for (int q = 0; q < 16; ++q) at.emplace_back(static_cast<int>(rng() % rows_), static_cast<int>(rng() % cols_));
     for (auto [i, jj] : at) {
@@ -173,22 +223,6 @@ Verification DistributedGemmWorkload::verify(CaseContext& ctx) {
   }
   v.ok = v.wrong_elements == 0;
   return v;
-}
-
-CaseWork distributed_gemm_work(const Params& p, const JobShape& job) {
-  CaseWork cw;
-  const GemmProblem g = gemm_problem(p);
-  const int size = p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : job.ranks;
-  cw.skipped = size > job.ranks;
-  const double n = std::max(1, size);
-  const double rows = g.shape.m / static_cast<int>(n), cols = g.shape.n / static_cast<int>(n);
-  cw.sample.add_gemm(g.dtype, g.impl, rows, cols, g.shape.k, n);
-  cw.sample.wire_bytes = (n - 1) * g.shape.k * cols * static_cast<double>(dtype_size(g.dtype));
-  cw.sample.transfers = n - 1;
-  cw.sample.across_nodes = job.nodes > 1 && size > ranks_per_node(job);
-  cw.sample.overlapped = p.get_bool("overlap");
-  cw.busy_ranks_per_node = std::min(size, ranks_per_node(job));
-  return cw;
 }
 
 }  // namespace gpuscale

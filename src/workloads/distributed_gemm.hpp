@@ -17,12 +17,15 @@
 
 namespace gpuscale {
 
-WorkloadSchema distributed_gemm_schema();
-std::string distributed_gemm_unsupported(const Params& p, const RunTarget& target);
-// The largest share, a group of one's (blocks shrink as the group grows).
-MemoryNeed distributed_gemm_memory(const Params& p, bool buffers_on_host);
-// One sample's work, for the estimate (work.hpp).
-CaseWork distributed_gemm_work(const Params& p, const JobShape& job);
+const WorkloadType& distributed_gemm_type();
+
+// A case's keys, parsed once for the workload and for its type's hooks.
+struct DistributedGemmParams {
+  GemmProblem problem;  // the global problem
+  bool overlap = true;
+  int group_size = 0;  // 0: all ranks
+};
+DistributedGemmParams distributed_gemm_params(const Params& p);
 
 class DistributedGemmWorkload final : public Workload {
  public:
@@ -38,9 +41,7 @@ class DistributedGemmWorkload final : public Workload {
   bool uses_lanes() const override { return true; }
 
  private:
-  GemmProblem problem_;  // the global problem
-  bool overlap_;
-  int group_size_;  // 0: all ranks
+  DistributedGemmParams p_;
   int g_ = 1, rank_ = 0;  // group size and this rank in it (rank_ < 0: sits it out)
   int rows_ = 0, cols_ = 0;  // m / g, n / g
   DeviceBuffer a_;                       // this rank's rows of A: rows_ x k

@@ -9,8 +9,21 @@
 #include "device/capabilities.hpp"
 #include "workloads/collective_pattern.hpp"
 #include "workloads/gemm_operands.hpp"
+#include "workloads/overlap_report.hpp"
 
 namespace gpuscale {
+
+DpStepParams dp_step_params(const Params& p) {
+  DpStepParams d;
+  d.hidden = static_cast<int>(p.get_int("hidden"));
+  d.batch = static_cast<int>(p.get_int("batch"));
+  d.layers = static_cast<int>(p.get_int("layers"));
+  d.dtype = parse_dtype(p.get_string("dtype"));
+  d.bucket_bytes = static_cast<std::size_t>(p.get_int("bucket_bytes"));
+  d.overlap = p.get_bool("overlap");
+  d.scope = parse_scope(p.get_string("scope"));
+  return d;
+}
 
 namespace {
 
@@ -83,8 +96,6 @@ void upload(Device& dev, DeviceBuffer& dst, const std::vector<double>& values, D
   dev.copy_to_device(dst, bytes.data(), bytes.size());
 }
 
-}  // namespace
-
 WorkloadSchema dp_step_schema() {
   WorkloadSchema s;
   s.name = "dp_step";
@@ -111,13 +122,31 @@ WorkloadSchema dp_step_schema() {
   return s;
 }
 
-std::string dp_step_unsupported(const Params& p, const RunTarget& target) {
-  for (const char* key : {"hidden", "batch", "layers"}) {
+// Like collective: the groups of its scope, and with one group of all ranks serial is parallel.
+class DpStepType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<DpStepWorkload>(p); }
+  // Check-time refusals: shapes beyond Device::gemm's int, a dtype the transport cannot add.
+  std::string unsupported(const Params& p, const RunTarget& target) const override;
+  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
+  CaseWork work(const Params& p, const JobShape& job) const override;
+  std::optional<Scope> scope(const Params& p) const override { return dp_step_params(p).scope; }
+  bool single_turn(const Params& p) const override { return single_group(dp_step_params(p).scope); }
+
+  const RowAnalysis* analysis() const override { return &overlap_analysis(); }
+
+ private:
+  WorkloadSchema schema_ = dp_step_schema();
+};
+
+std::string DpStepType::unsupported(const Params& p, const RunTarget& target) const {
+  for (const char* key : {"hidden", "batch", "layers"}) {  // as given: dp_step_params makes them ints
     if (p.get_int(key) > INT_MAX) {
       return std::string("key '") + key + "' must be at most " + std::to_string(INT_MAX);
     }
   }
-  const DType t = parse_dtype(p.get_string("dtype"));
+  const DType t = dp_step_params(p).dtype;
   if (std::string why = gemm_unsupported(target.backend, GemmImpl::vendor, t); !why.empty()) return why;
   return data_comm_unsupported(target.comm, "allreduce", t);
 }
@@ -126,10 +155,10 @@ std::string dp_step_unsupported(const Params& p, const RunTarget& target) {
 // On the host the larger of setup (W, W^T, X and X^T as doubles, an upload
 // or the gradients' poison) and the check (the gradients downloaded and
 // decoded, the reference), besides what the workload keeps.
-MemoryNeed dp_step_memory(const Params& p, bool buffers_on_host) {
-  const double h = static_cast<double>(p.get_int("hidden")), rows = static_cast<double>(p.get_int("batch"));
-  const double layers = static_cast<double>(p.get_int("layers"));
-  const double e = static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
+MemoryNeed DpStepType::memory(const Params& p, bool buffers_on_host) const {
+  const DpStepParams d = dp_step_params(p);
+  const double h = d.hidden, rows = d.batch, layers = d.layers;
+  const double e = static_cast<double>(dtype_size(d.dtype));
   const double grads = layers * h * h * e;
   const double kept = 8 * layers * h + 16 * rows * h;  // permutations and signs (ints), X_0 and the loss gradient
   const double poison = std::min(grads, static_cast<double>(Device::kPoisonChunkBytes));
@@ -141,21 +170,40 @@ MemoryNeed dp_step_memory(const Params& p, bool buffers_on_host) {
   return need;
 }
 
-DpStepWorkload::DpStepWorkload(const Params& p)
-    : hidden_(static_cast<int>(p.get_int("hidden"))),
-      batch_(static_cast<int>(p.get_int("batch"))),
-      layers_(static_cast<int>(p.get_int("layers"))),
-      dtype_(parse_dtype(p.get_string("dtype"))),
-      bucket_bytes_(static_cast<std::size_t>(p.get_int("bucket_bytes"))),
-      overlap_(p.get_bool("overlap")),
-      scope_(parse_scope(p.get_string("scope"))) {
+CaseWork DpStepType::work(const Params& p, const JobShape& job) const {
+  CaseWork cw;
+  const DpStepParams d = dp_step_params(p);
+  const double h = d.hidden, batch = d.batch, layers = d.layers;
+  cw.sample.add_gemm(d.dtype, GemmImpl::vendor, batch, h, h, 2 * layers);  // forward, and the activations' gradients
+  cw.sample.add_gemm(d.dtype, GemmImpl::vendor, h, h, batch, layers);      // the weights' gradients
+  const ScopeGroups g = scope_groups(d.scope, job);
+  cw.skipped = !scope_skip_reason(d.scope, job.nodes).empty();
+  const double layer_bytes = h * h * static_cast<double>(dtype_size(d.dtype));
+  const double per_bucket = std::max(1.0, std::ceil(static_cast<double>(d.bucket_bytes) / layer_bytes));
+  cw.sample.transfers = std::ceil(layers / per_bucket);
+  cw.sample.wire_bytes = layers * layer_bytes * bus_factor(CollOp::allreduce, g.size);
+  cw.sample.across_nodes = g.across_nodes;
+  cw.sample.overlapped = d.overlap;
+  cw.turns = g.count;
+  cw.busy_ranks_per_node = ranks_per_node(job);
+  return cw;
+}
+
+}  // namespace
+
+const WorkloadType& dp_step_type() {
+  static const DpStepType type;
+  return type;
+}
+
+DpStepWorkload::DpStepWorkload(const Params& p) : p_(dp_step_params(p)) {
   // As PyTorch DDP fills its buckets: gradients in the order the backward
   // makes them, a bucket closed once it holds at least bucket_bytes.
-  Bucket b{layers_ - 1, layers_ - 1, 0, 0};
-  for (int l = layers_ - 1; l >= 0; --l) {
+  Bucket b{p_.layers - 1, p_.layers - 1, 0, 0};
+  for (int l = p_.layers - 1; l >= 0; --l) {
     b.low = l;
     b.count += square();
-    if (b.count * dtype_size(dtype_) >= bucket_bytes_ || l == 0) {
+    if (b.count * dtype_size(p_.dtype) >= p_.bucket_bytes || l == 0) {
       buckets_.push_back(b);
       b = Bucket{l - 1, l - 1, b.offset + b.count, 0};
     }
@@ -163,15 +211,13 @@ DpStepWorkload::DpStepWorkload(const Params& p)
 }
 
 std::size_t DpStepWorkload::grad_offset(int layer) const {
-  return static_cast<std::size_t>(layers_ - 1 - layer) * square();
+  return static_cast<std::size_t>(p_.layers - 1 - layer) * square();
 }
 
 std::string DpStepWorkload::skip_reason(const CaseContext& ctx) const {
-  if (scope_ == Scope::inter_node && ctx.nodes < 2) {
-    return "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node";
-  }
-  if (live_rows(batch_, ctx.size(), dtype_) < 1) {
-    return "a group of " + std::to_string(ctx.size()) + " ranks sums more than " + dtype_name(dtype_) +
+  if (std::string why = scope_skip_reason(p_.scope, ctx.nodes); !why.empty()) return why;
+  if (live_rows(p_.batch, ctx.size(), p_.dtype) < 1) {
+    return "a group of " + std::to_string(ctx.size()) + " ranks sums more than " + dtype_name(p_.dtype) +
            " holds exactly, so the gradients cannot be verified; use dtype fp64";
   }
   return "";
@@ -181,25 +227,25 @@ void DpStepWorkload::setup(CaseContext& ctx, std::uint64_t) {
   Device& dev = ctx.dev;
   rank_ = ctx.rank();
   size_ = ctx.size();
-  const auto h = static_cast<std::size_t>(hidden_), rows = static_cast<std::size_t>(batch_);
-  const std::size_t e = dtype_size(dtype_);
+  const auto h = static_cast<std::size_t>(p_.hidden), rows = static_cast<std::size_t>(p_.batch);
+  const std::size_t e = dtype_size(p_.dtype);
 
   // The same model and data on every rank (a seed from the shape, not the
   // rank's): rank r's input is scaled by r + 1, so the group's sum is the
   // gradient of one rank times n(n+1)/2, and a missing or doubled rank shows.
-  std::uint64_t state = 0x64705F73746570ULL ^ (static_cast<std::uint64_t>(hidden_) << 40) ^
-                        (static_cast<std::uint64_t>(batch_) << 16) ^ static_cast<std::uint64_t>(layers_);
-  perm_.assign(static_cast<std::size_t>(layers_), {});
-  sign_.assign(static_cast<std::size_t>(layers_), {});
-  for (int l = 0; l < layers_; ++l) {
+  std::uint64_t state = 0x64705F73746570ULL ^ (static_cast<std::uint64_t>(p_.hidden) << 40) ^
+                        (static_cast<std::uint64_t>(p_.batch) << 16) ^ static_cast<std::uint64_t>(p_.layers);
+  perm_.assign(static_cast<std::size_t>(p_.layers), {});
+  sign_.assign(static_cast<std::size_t>(p_.layers), {});
+  for (int l = 0; l < p_.layers; ++l) {
     auto& perm = perm_[static_cast<std::size_t>(l)];
     auto& sign = sign_[static_cast<std::size_t>(l)];
-    perm = identity_map(hidden_).from;
+    perm = identity_map(p_.hidden).from;
     for (std::size_t i = h - 1; i > 0; --i) std::swap(perm[i], perm[next_random(state) % (i + 1)]);
     sign.resize(h);
     for (auto& s : sign) s = next_random(state) % 2 ? 1 : -1;
   }
-  const auto live = static_cast<std::size_t>(live_rows(batch_, size_, dtype_));
+  const auto live = static_cast<std::size_t>(live_rows(p_.batch, size_, p_.dtype));
   x0_.assign(rows * h, 0.0);
   g_out_.assign(rows * h, 0.0);
   for (std::size_t i = 0; i < live * h; ++i) x0_[i] = small_integer(state);
@@ -208,7 +254,7 @@ void DpStepWorkload::setup(CaseContext& ctx, std::uint64_t) {
   w_.clear();
   wt_.clear();
   std::vector<double> w(h * h), wt(h * h);
-  for (int l = 0; l < layers_; ++l) {
+  for (int l = 0; l < p_.layers; ++l) {
     std::fill(w.begin(), w.end(), 0.0);
     std::fill(wt.begin(), wt.end(), 0.0);
     for (std::size_t i = 0; i < h; ++i) {
@@ -217,8 +263,8 @@ void DpStepWorkload::setup(CaseContext& ctx, std::uint64_t) {
     }
     w_.push_back(dev.alloc(h * h * e));
     wt_.push_back(dev.alloc(h * h * e));
-    upload(dev, w_.back(), w, dtype_);
-    upload(dev, wt_.back(), wt, dtype_);
+    upload(dev, w_.back(), w, p_.dtype);
+    upload(dev, wt_.back(), wt, p_.dtype);
   }
 
   // X_l^T, made here from X_0 and the weights (X_{l+1} = X_l W_l permutes and
@@ -226,30 +272,30 @@ void DpStepWorkload::setup(CaseContext& ctx, std::uint64_t) {
   const double scale = rank_ + 1.0;
   act_.clear();
   act_t_.clear();
-  for (int l = 0; l <= layers_; ++l) act_.push_back(dev.alloc(rows * h * e));
+  for (int l = 0; l <= p_.layers; ++l) act_.push_back(dev.alloc(rows * h * e));
   std::vector<double> x(rows * h);
   for (std::size_t i = 0; i < x.size(); ++i) x[i] = scale * x0_[i];
-  upload(dev, act_[0], x, dtype_);
-  ColumnMap fwd = identity_map(hidden_);
+  upload(dev, act_[0], x, p_.dtype);
+  ColumnMap fwd = identity_map(p_.hidden);
   std::vector<double> xt(h * rows);
-  for (int l = 0; l < layers_; ++l) {
+  for (int l = 0; l < p_.layers; ++l) {
     for (std::size_t i = 0; i < h; ++i) {
       for (std::size_t b = 0; b < rows; ++b) {
         xt[i * rows + b] = scale * fwd.sign[i] * x0_[b * h + static_cast<std::size_t>(fwd.from[i])];
       }
     }
     act_t_.push_back(dev.alloc(h * rows * e));
-    upload(dev, act_t_.back(), xt, dtype_);
+    upload(dev, act_t_.back(), xt, p_.dtype);
     fwd = forward(fwd, perm_[static_cast<std::size_t>(l)], sign_[static_cast<std::size_t>(l)]);
   }
 
   act_grad_.clear();
-  for (int l = 0; l <= layers_; ++l) act_grad_.push_back(dev.alloc(rows * h * e));
-  upload(dev, act_grad_.back(), g_out_, dtype_);
+  for (int l = 0; l <= p_.layers; ++l) act_grad_.push_back(dev.alloc(rows * h * e));
+  upload(dev, act_grad_.back(), g_out_, p_.dtype);
 
   grad_view_.clear();
-  grads_ = dev.alloc(static_cast<std::size_t>(layers_) * h * h * e);
-  for (int l = 0; l < layers_; ++l) grad_view_.push_back(window(grads_, grad_offset(l) * e, h * h * e));
+  grads_ = dev.alloc(static_cast<std::size_t>(p_.layers) * h * h * e);
+  for (int l = 0; l < p_.layers; ++l) grad_view_.push_back(window(grads_, grad_offset(l) * e, h * h * e));
   poison_gradients(dev);
 }
 
@@ -259,9 +305,9 @@ void DpStepWorkload::poison_gradients(Device& dev) {
 
 void DpStepWorkload::reduce(CaseContext& ctx, const Bucket& b) {
   ctx.dev.use_lane(Lane::comm);
-  const int t = ctx.phases ? ctx.phases->begin("transfer") : -1;
-  void* g = static_cast<char*>(grads_.data()) + b.offset * dtype_size(dtype_);
-  ctx.data().allreduce(g, g, b.count, dtype_);  // in place, as DDP reduces its bucket
+  const int t = ctx.phases ? ctx.phases->begin(kTransferPhase) : -1;
+  void* g = static_cast<char*>(grads_.data()) + b.offset * dtype_size(p_.dtype);
+  ctx.data().allreduce(g, g, b.count, p_.dtype);  // in place, as DDP reduces its bucket
   if (ctx.phases) ctx.phases->end(t);
   ctx.dev.use_lane(Lane::compute);
 }
@@ -269,28 +315,28 @@ void DpStepWorkload::reduce(CaseContext& ctx, const Bucket& b) {
 void DpStepWorkload::run_sample(CaseContext& ctx) {
   Device& dev = ctx.dev;
   PhaseLog* log = ctx.phases;
-  const GemmShape forward{batch_, hidden_, hidden_};      // X_l W_l, and G_{l+1} W_l^T
-  const GemmShape weight_grad{hidden_, hidden_, batch_};  // X_l^T G_{l+1}
+  const GemmShape forward{p_.batch, p_.hidden, p_.hidden};      // X_l W_l, and G_{l+1} W_l^T
+  const GemmShape weight_grad{p_.hidden, p_.hidden, p_.batch};  // X_l^T G_{l+1}
   const GemmImpl impl = GemmImpl::vendor;
   dev.use_lane(Lane::compute);
   for (std::size_t l = 0; l < w_.size(); ++l) {
-    const int c = log ? log->begin("compute") : -1;
-    dev.gemm(impl, dtype_, forward, act_[l], w_[l], act_[l + 1]);
+    const int c = log ? log->begin(kComputePhase) : -1;
+    dev.gemm(impl, p_.dtype, forward, act_[l], w_[l], act_[l + 1]);
     if (log) log->end(c);
   }
   auto bucket = buckets_.begin();
-  for (int l = layers_ - 1; l >= 0; --l) {
+  for (int l = p_.layers - 1; l >= 0; --l) {
     const auto i = static_cast<std::size_t>(l);
-    const int c = log ? log->begin("compute") : -1;
-    dev.gemm(impl, dtype_, forward, act_grad_[i + 1], wt_[i], act_grad_[i]);
-    dev.gemm(impl, dtype_, weight_grad, act_t_[i], act_grad_[i + 1], grad_view_[i]);
+    const int c = log ? log->begin(kComputePhase) : -1;
+    dev.gemm(impl, p_.dtype, forward, act_grad_[i + 1], wt_[i], act_grad_[i]);
+    dev.gemm(impl, p_.dtype, weight_grad, act_t_[i], act_grad_[i + 1], grad_view_[i]);
     if (log) log->end(c);
-    if (overlap_ && l == bucket->low) {
+    if (p_.overlap && l == bucket->low) {
       dev.wait(Lane::comm, Lane::compute);  // this bucket's gradients are done; the backward goes on meanwhile
       reduce(ctx, *bucket++);
     }
   }
-  if (!overlap_) {
+  if (!p_.overlap) {
     dev.wait(Lane::comm, Lane::compute);
     for (const Bucket& b : buckets_) reduce(ctx, b);
   }
@@ -298,11 +344,11 @@ void DpStepWorkload::run_sample(CaseContext& ctx) {
 }
 
 double DpStepWorkload::flops_per_sample() const {
-  return 3.0 * layers_ * 2.0 * batch_ * static_cast<double>(square());
+  return 3.0 * p_.layers * 2.0 * p_.batch * static_cast<double>(square());
 }
 
 double DpStepWorkload::bytes_per_sample() const {
-  return static_cast<double>(layers_) * static_cast<double>(square() * dtype_size(dtype_));
+  return static_cast<double>(p_.layers) * static_cast<double>(square() * dtype_size(p_.dtype));
 }
 
 // One more step afresh (its gradients start as NaN), then every element of
@@ -321,11 +367,11 @@ Verification DpStepWorkload::verify(CaseContext& ctx) {
   dev.join_lanes();
   ctx.synchronize();
 
-  const auto h = static_cast<std::size_t>(hidden_), rows = static_cast<std::size_t>(batch_);
+  const auto h = static_cast<std::size_t>(p_.hidden), rows = static_cast<std::size_t>(p_.batch);
   std::vector<unsigned char> bytes(grads_.bytes());
   dev.copy_to_host(bytes.data(), grads_, bytes.size());
-  std::vector<double> got(static_cast<std::size_t>(layers_) * h * h);
-  decode(bytes.data(), got.size(), dtype_, got.data());
+  std::vector<double> got(static_cast<std::size_t>(p_.layers) * h * h);
+  decode(bytes.data(), got.size(), p_.dtype, got.data());
 
   std::vector<double> m(h * h, 0.0);
   for (std::size_t b = 0; b < rows; ++b) {
@@ -338,12 +384,12 @@ Verification DpStepWorkload::verify(CaseContext& ctx) {
     }
   }
   // Column maps of X_l (forward from X_0) and of G_{l+1} (backward from G_layers).
-  std::vector<ColumnMap> x_map{identity_map(hidden_)};
+  std::vector<ColumnMap> x_map{identity_map(p_.hidden)};
   for (std::size_t l = 0; l + 1 < perm_.size(); ++l) x_map.push_back(forward(x_map.back(), perm_[l], sign_[l]));
   const double ranks_sum = 0.5 * size_ * (size_ + 1.0);
   Verification v;
-  ColumnMap g_map = identity_map(hidden_);  // of G_{l+1}
-  for (int l = layers_ - 1; l >= 0; --l) {
+  ColumnMap g_map = identity_map(p_.hidden);  // of G_{l+1}
+  for (int l = p_.layers - 1; l >= 0; --l) {
     const ColumnMap& xm = x_map[static_cast<std::size_t>(l)];
     const double* dw = &got[grad_offset(l)];
     for (std::size_t i = 0; i < h; ++i) {
@@ -371,25 +417,5 @@ std::string DpStepWorkload::note(const CaseContext& ctx) const {
 }
 
 int DpStepWorkload::turn(const CaseContext& ctx, int) const { return ctx.group->index; }
-
-CaseWork dp_step_work(const Params& p, const JobShape& job) {
-  CaseWork cw;
-  const DType t = parse_dtype(p.get_string("dtype"));
-  const double h = static_cast<double>(p.get_int("hidden")), batch = static_cast<double>(p.get_int("batch"));
-  const double layers = static_cast<double>(p.get_int("layers"));
-  cw.sample.add_gemm(t, GemmImpl::vendor, batch, h, h, 2 * layers);  // forward, and the activations' gradients
-  cw.sample.add_gemm(t, GemmImpl::vendor, h, h, batch, layers);      // the weights' gradients
-  const ScopeGroups g = scope_groups(parse_scope(p.get_string("scope")), job);
-  cw.skipped = g.skipped;
-  const double layer_bytes = h * h * static_cast<double>(dtype_size(t));
-  const double per_bucket = std::max(1.0, std::ceil(static_cast<double>(p.get_int("bucket_bytes")) / layer_bytes));
-  cw.sample.transfers = std::ceil(layers / per_bucket);
-  cw.sample.wire_bytes = layers * layer_bytes * bus_factor(CollOp::allreduce, g.size);
-  cw.sample.across_nodes = g.across_nodes;
-  cw.sample.overlapped = p.get_bool("overlap");
-  cw.turns = g.count;
-  cw.busy_ranks_per_node = ranks_per_node(job);
-  return cw;
-}
 
 }  // namespace gpuscale

@@ -21,12 +21,17 @@
 
 namespace gpuscale {
 
-WorkloadSchema dp_step_schema();
-// Check-time refusals: shapes beyond Device::gemm's int, a dtype the transport cannot add.
-std::string dp_step_unsupported(const Params& p, const RunTarget& target);
-MemoryNeed dp_step_memory(const Params& p, bool buffers_on_host);
-// One sample's work, for the estimate (work.hpp).
-CaseWork dp_step_work(const Params& p, const JobShape& job);
+const WorkloadType& dp_step_type();
+
+// A case's keys, parsed once for the workload and for its type's hooks.
+struct DpStepParams {
+  int hidden = 0, batch = 0, layers = 0;
+  DType dtype = DType::fp32;
+  std::size_t bucket_bytes = 0;
+  bool overlap = true;
+  Scope scope = Scope::world;
+};
+DpStepParams dp_step_params(const Params& p);
 
 class DpStepWorkload final : public Workload {
  public:
@@ -49,16 +54,12 @@ class DpStepWorkload final : public Workload {
     int high = 0, low = 0;
     std::size_t offset = 0, count = 0;
   };
-  std::size_t square() const { return static_cast<std::size_t>(hidden_) * hidden_; }
+  std::size_t square() const { return static_cast<std::size_t>(p_.hidden) * p_.hidden; }
   std::size_t grad_offset(int layer) const;  // elements; the last layer's gradient comes first
   void poison_gradients(Device& dev);
   void reduce(CaseContext& ctx, const Bucket& b);  // on the comm lane, phase "transfer"
 
-  int hidden_, batch_, layers_;
-  DType dtype_;
-  std::size_t bucket_bytes_;
-  bool overlap_;
-  Scope scope_;
+  DpStepParams p_;
   std::vector<Bucket> buckets_;
 
   int rank_ = 0, size_ = 1;  // in the group

@@ -12,7 +12,6 @@ namespace gpuscale {
 namespace {
 // 4 TiB of fp32 per buffer: beyond any memory, and far from overflowing a byte count.
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
-}  // namespace
 
 WorkloadSchema elementwise_schema() {
   WorkloadSchema s;
@@ -27,8 +26,6 @@ WorkloadSchema elementwise_schema() {
   };
   return s;
 }
-
-namespace {
 
 // Nonzero quarters: -1, -3/4, ..., -1/4, 1/4, ..., 1.
 double quarter(std::uint64_t bits) {
@@ -102,20 +99,42 @@ Verification check(Device& dev, const DeviceBuffer& r, std::uint64_t seed, std::
   return v;
 }
 
+class ElementwiseType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<ElementwiseWorkload>(p); }
+  // An `elements` past any memory (2^40) is refused before anything is allocated.
+  std::string unsupported(const Params& p, const RunTarget&) const override {
+    const std::int64_t n = p.get_int("elements");
+    if (n > kMaxElements) {
+      return "key 'elements' = " + std::to_string(n) + " is too large (at most " + std::to_string(kMaxElements) + ")";
+    }
+    return "";
+  }
+  // a, b and r; where the device's memory is not the host's, their chunks staged in host memory.
+  MemoryNeed memory(const Params& p, bool buffers_on_host) const override {
+    const double n = static_cast<double>(p.get_int("elements"));
+    const double e = static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
+    return {3 * n * e, buffers_on_host ? 0.0 : 3 * std::min(n, static_cast<double>(kChunk)) * e};
+  }
+  CaseWork work(const Params& p, const JobShape& job) const override {
+    SampleWork w;
+    const double ops = static_cast<double>(p.get_int("ops"));
+    w.pass_bytes = ops * static_cast<double>(p.get_int("elements")) * 4.0 *
+                   static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
+    w.copy_calls = ops;
+    return local_case_work(w, job);
+  }
+
+ private:
+  WorkloadSchema schema_ = elementwise_schema();
+};
+
 }  // namespace
 
-std::string elementwise_unsupported(const Params& p, const RunTarget&) {
-  const std::int64_t n = p.get_int("elements");
-  if (n > kMaxElements) {
-    return "key 'elements' = " + std::to_string(n) + " is too large (at most " + std::to_string(kMaxElements) + ")";
-  }
-  return "";
-}
-
-MemoryNeed elementwise_memory(const Params& p, bool buffers_on_host) {
-  const double n = static_cast<double>(p.get_int("elements"));
-  const double e = static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
-  return {3 * n * e, buffers_on_host ? 0.0 : 3 * std::min(n, static_cast<double>(kChunk)) * e};
+const WorkloadType& elementwise_type() {
+  static const ElementwiseType type;
+  return type;
 }
 
 ElementwiseInputs elementwise_inputs(std::uint64_t seed, std::size_t i) {
@@ -166,15 +185,6 @@ Verification ElementwiseWorkload::verify(CaseContext& ctx) {
   const double tol = elementwise_tolerance(dtype_, passes_);
   if (dtype_ == DType::fp64) return check<double>(ctx.dev, r_, seed_, elements_, passes_, tol);
   return check<float>(ctx.dev, r_, seed_, elements_, passes_, tol);
-}
-
-CaseWork elementwise_work(const Params& p, const JobShape& job) {
-  SampleWork w;
-  const double ops = static_cast<double>(p.get_int("ops"));
-  w.pass_bytes = ops * static_cast<double>(p.get_int("elements")) * 4.0 *
-                 static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
-  w.copy_calls = ops;
-  return local_case_work(w, job);
 }
 
 }  // namespace gpuscale

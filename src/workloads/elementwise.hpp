@@ -14,14 +14,8 @@
 
 namespace gpuscale {
 
-WorkloadSchema elementwise_schema();
-// "" unless `elements` is past any memory (2^40), which is refused before anything is allocated.
-std::string elementwise_unsupported(const Params& p, const RunTarget& target);
+const WorkloadType& elementwise_type();
 
-// a, b and r; where the device's memory is not the host's, their chunks staged in host memory.
-MemoryNeed elementwise_memory(const Params& p, bool buffers_on_host);
-// One sample's work, for the estimate (work.hpp).
-CaseWork elementwise_work(const Params& p, const JobShape& job);
 // Element i's inputs for a seed: a, b and r's starting value.
 struct ElementwiseInputs {
   double a, b, r0;

@@ -18,7 +18,7 @@
 
 namespace gpuscale {
 
-// How a case runs on a job: its workload's work (WorkloadEntry::work) in the case's mode.
+// How a case runs on a job: its workload's work (WorkloadType::work) in the case's mode.
 CaseWork case_work(const Case& c, const JobShape& job);
 
 struct GemmRate {

@@ -1,11 +1,14 @@
 #include "workloads/gemm.hpp"
-
+#include "workloads/gemm_report.hpp"
 
 namespace gpuscale {
+
+namespace {
 
 WorkloadSchema gemm_schema() {
   WorkloadSchema s;
   s.name = "gemm";
+  s.of_vendor = true;
   s.description = "C = A*B of one size, `ops` matmuls per timed sample";
   s.params = gemm_problem_specs(512, "fp64");
   s.params.push_back({"ops", ParamType::Int, "matmuls per timed sample", Value{std::int64_t{1}}, 1, {}, kMaxCount});
@@ -13,7 +16,33 @@ WorkloadSchema gemm_schema() {
   return s;
 }
 
-MemoryNeed gemm_memory(const Params& p) { return gemm_operands_memory(gemm_problem(p)); }
+class GemmType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<GemmWorkload>(p); }
+  std::string unsupported(const Params& p, const RunTarget& target) const override {
+    const std::string why = gemm_problem_unsupported(p, target.backend);
+    return why.empty() ? graph_unsupported(p, target) : why;
+  }
+  MemoryNeed memory(const Params& p, bool) const override { return gemm_operands_memory(gemm_problem(p)); }
+  CaseWork work(const Params& p, const JobShape& job) const override {
+    SampleWork w;
+    w.add_gemm(gemm_problem(p), static_cast<double>(p.get_int("ops")));
+    return local_case_work(w, job);
+  }
+
+  const RowAnalysis* analysis() const override { return &gemm_analysis(); }
+
+ private:
+  WorkloadSchema schema_ = gemm_schema();
+};
+
+}  // namespace
+
+const WorkloadType& gemm_type() {
+  static const GemmType type;
+  return type;
+}
 
 void GemmWorkload::run_sample(CaseContext& ctx) {
   for (std::int64_t i = 0; i < ops_; ++i) operands_.multiply(ctx.dev);
@@ -25,12 +54,6 @@ double GemmWorkload::bytes_per_sample() const {
   const GemmShape s = problem_.shape;
   const double e = static_cast<double>(dtype_size(problem_.dtype));
   return static_cast<double>(ops_) * e * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
-}
-
-CaseWork gemm_work(const Params& p, const JobShape& job) {
-  SampleWork w;
-  w.add_gemm(gemm_problem(p), static_cast<double>(p.get_int("ops")));
-  return local_case_work(w, job);
 }
 
 }  // namespace gpuscale

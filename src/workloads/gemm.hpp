@@ -5,10 +5,7 @@
 
 namespace gpuscale {
 
-WorkloadSchema gemm_schema();
-MemoryNeed gemm_memory(const Params& p);
-// One sample's work, for the estimate (work.hpp).
-CaseWork gemm_work(const Params& p, const JobShape& job);
+const WorkloadType& gemm_type();
 
 class GemmWorkload final : public Workload {
  public:

@@ -1,7 +1,7 @@
 // The memory a case needs on one rank, from its parameters alone, and the
 // check that every case of a plan fits the memory of the backend it runs on
 // (device memory on a GPU, a safe share of the node's RAM on the CPU) before
-// anything runs. Each workload's own need lives beside it (WorkloadEntry::memory).
+// anything runs. Each workload's own need lives beside it (WorkloadType::memory).
 #pragma once
 
 #include <string>

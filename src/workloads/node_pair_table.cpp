@@ -11,7 +11,7 @@ constexpr const char* kRankRows = "sweep_ranks";  // gathered, then replaced: ne
 }  // namespace
 
 std::vector<CaseTable> node_pair_rank_rows(const CaseContext& ctx) {
-  if (!ctx.group || ctx.group->rank < 0) return {};
+  if (!ctx.group || !ctx.group->member()) return {};
   CaseTable t;
   t.name = kRankRows;
   t.columns = {int_column("member", "rank in the sweep"), int_column("node", "node index"),

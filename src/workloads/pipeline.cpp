@@ -1,4 +1,5 @@
 #include "workloads/pipeline.hpp"
+#include "workloads/overlap_report.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +8,8 @@
 namespace gpuscale {
 
 namespace {
+
 constexpr double kMaxPipelineOps = 1048576;  // 2^20
-}  // namespace
 
 WorkloadSchema pipeline_schema() {
   WorkloadSchema s;
@@ -26,8 +27,24 @@ WorkloadSchema pipeline_schema() {
   return s;
 }
 
+class PipelineType final : public WorkloadType {
+ public:
+  const WorkloadSchema& schema() const override { return schema_; }
+  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<PipelineWorkload>(p); }
+  std::string unsupported(const Params& p, const RunTarget& target) const override {
+    return gemm_problem_unsupported(p, target.backend);
+  }
+  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
+  CaseWork work(const Params& p, const JobShape& job) const override;
+
+  const RowAnalysis* analysis() const override { return &overlap_analysis(); }
+
+ private:
+  WorkloadSchema schema_ = pipeline_schema();
+};
+
 // The operands, and a C per matmul on the device and in host memory.
-MemoryNeed pipeline_memory(const Params& p) {
+MemoryNeed PipelineType::memory(const Params& p, bool) const {
   const GemmProblem g = gemm_problem(p);
   MemoryNeed need = gemm_operands_memory(g);
   const double results = static_cast<double>(p.get_int("ops")) * g.shape.m * static_cast<double>(g.shape.n) *
@@ -35,6 +52,24 @@ MemoryNeed pipeline_memory(const Params& p) {
   need.device_bytes += results;
   need.host_bytes += results;
   return need;
+}
+
+CaseWork PipelineType::work(const Params& p, const JobShape& job) const {
+  SampleWork w;
+  const GemmProblem g = gemm_problem(p);
+  const double ops = static_cast<double>(p.get_int("ops"));
+  w.add_gemm(g, ops);
+  w.add_copy("d2h", p.get_string("host") == "pinned",
+             ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype)), ops);
+  w.overlapped = p.get_bool("overlap");
+  return local_case_work(w, job);
+}
+
+}  // namespace
+
+const WorkloadType& pipeline_type() {
+  static const PipelineType type;
+  return type;
 }
 
 PipelineWorkload::PipelineWorkload(const Params& p)
@@ -69,13 +104,13 @@ void PipelineWorkload::run_sample(CaseContext& ctx) {
   };
   auto multiply = [&](std::size_t i) {
     dev.use_lane(Lane::compute);
-    const int m = begin("compute");
+    const int m = begin(kComputePhase);
     operands_.multiply_into(dev, c_[i]);
     end(m);
   };
   auto copy_out = [&](std::size_t i) {
     dev.use_lane(Lane::copy);
-    const int t = begin("transfer");
+    const int t = begin(kTransferPhase);
     dev.copy_async(host_[i].data(), c_[i].data(), c_bytes(), CopyKind::d2h);
     end(t);
   };
@@ -113,17 +148,6 @@ Verification PipelineWorkload::verify(CaseContext& ctx) {
 
 std::string PipelineWorkload::note(const CaseContext& ctx) const {
   return cpu_lanes_note(ctx.dev, "compute and copy");
-}
-
-CaseWork pipeline_work(const Params& p, const JobShape& job) {
-  SampleWork w;
-  const GemmProblem g = gemm_problem(p);
-  const double ops = static_cast<double>(p.get_int("ops"));
-  w.add_gemm(g, ops);
-  w.add_copy("d2h", p.get_string("host") == "pinned",
-             ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype)), ops);
-  w.overlapped = p.get_bool("overlap");
-  return local_case_work(w, job);
 }
 
 }  // namespace gpuscale

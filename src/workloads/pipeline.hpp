@@ -13,10 +13,7 @@
 
 namespace gpuscale {
 
-WorkloadSchema pipeline_schema();
-MemoryNeed pipeline_memory(const Params& p);
-// One sample's work, for the estimate (work.hpp).
-CaseWork pipeline_work(const Params& p, const JobShape& job);
+const WorkloadType& pipeline_type();
 
 class PipelineWorkload final : public Workload {
  public:

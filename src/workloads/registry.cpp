@@ -1,9 +1,10 @@
-// The explicit list of workloads: a new workload adds one entry here.
+// The explicit list of workloads: a new workload adds one line here.
 #include <algorithm>
 #include <stdexcept>
 
 #include "core/error.hpp"
 #include "core/plan.hpp"
+#include "report/analysis.hpp"
 #include "workloads/async_probe.hpp"
 #include "workloads/collective.hpp"
 #include "workloads/copy.hpp"
@@ -16,74 +17,18 @@
 
 namespace gpuscale {
 
-namespace {
-
-std::string gemm_unsupported_on(const Params& p, const RunTarget& t) {
-  const std::string why = gemm_problem_unsupported(p, t.backend);
-  return why.empty() ? graph_unsupported(p, t) : why;
-}
-
-std::string async_unsupported_on(const Params& p, const RunTarget& t) {
-  if (std::string why = gemm_unsupported_on(p, t); !why.empty()) return why;
-  if (uses_graph(p) && (p.get_string("sync") == "each" || p.get_string("log_norm") == "host")) {
-    return "graph = true cannot record sync = \"each\" or log_norm = \"host\": the host waits for the device "
-           "inside the sample";
-  }
-  return "";
-}
-
-WorkloadEntry collective_entry() {
-  WorkloadEntry e{collective_schema(), [](const Params& p) { return std::make_unique<CollectiveWorkload>(p); },
-                  collective_unsupported, collective_memory, collective_work};
-  e.scope = [](const Params& p) { return std::optional<Scope>(parse_scope(p.get_string("scope"))); };
-  // One group of all ranks takes every turn, except pairs, whose pairs take turns; the node-pair sweep is one group.
-  e.single_turn = [](const Params& p) {
-    const std::string scope = p.get_string("scope");
-    return (scope == "world" && p.get_string("op") != "pairs") || scope == "node-pairs";
+const std::vector<const WorkloadType*>& workload_registry() {
+  static const std::vector<const WorkloadType*> types{
+      &gemm_type(),
+      &copy_type(),
+      &async_type(),
+      &collective_type(),
+      &elementwise_type(),
+      &pipeline_type(),
+      &distributed_gemm_type(),
+      &dp_step_type(),
   };
-  return e;
-}
-
-// Like collective: the groups of its scope, and with one group of all ranks serial is parallel.
-WorkloadEntry dp_step_entry() {
-  WorkloadEntry e{dp_step_schema(), [](const Params& p) { return std::make_unique<DpStepWorkload>(p); },
-                  dp_step_unsupported, dp_step_memory, dp_step_work};
-  e.scope = [](const Params& p) { return std::optional<Scope>(parse_scope(p.get_string("scope"))); };
-  e.single_turn = [](const Params& p) { return p.get_string("scope") == "world"; };
-  return e;
-}
-
-WorkloadEntry distributed_gemm_entry() {
-  WorkloadEntry e{distributed_gemm_schema(),
-                  [](const Params& p) { return std::make_unique<DistributedGemmWorkload>(p); },
-                  distributed_gemm_unsupported, distributed_gemm_memory, distributed_gemm_work};
-  e.scope = [](const Params&) { return std::optional<Scope>(Scope::world); };
-  e.group_size = [](const Params& p) { return p.has("group_size") ? static_cast<int>(p.get_int("group_size")) : 0; };
-  e.single_turn = [](const Params&) { return true; };  // one group: serial and parallel are the same
-  return e;
-}
-
-}  // namespace
-
-const std::vector<WorkloadEntry>& workload_registry() {
-  static const std::vector<WorkloadEntry> entries{
-      {gemm_schema(), [](const Params& p) { return std::make_unique<GemmWorkload>(p); }, gemm_unsupported_on,
-       [](const Params& p, bool) { return gemm_memory(p); }, gemm_work},
-      {copy_schema(), [](const Params& p) { return std::make_unique<CopyWorkload>(p); },
-       [](const Params&, const RunTarget&) { return std::string(); },
-       [](const Params& p, bool) { return copy_memory(p); }, copy_work},
-      {async_schema(), [](const Params& p) { return std::make_unique<AsyncProbeWorkload>(p); }, async_unsupported_on,
-       [](const Params& p, bool) { return async_memory(p); }, async_work},
-      collective_entry(),
-      {elementwise_schema(), [](const Params& p) { return std::make_unique<ElementwiseWorkload>(p); },
-       elementwise_unsupported, elementwise_memory, elementwise_work},
-      {pipeline_schema(), [](const Params& p) { return std::make_unique<PipelineWorkload>(p); },
-       [](const Params& p, const RunTarget& t) { return gemm_problem_unsupported(p, t.backend); },
-       [](const Params& p, bool) { return pipeline_memory(p); }, pipeline_work},
-      distributed_gemm_entry(),
-      dp_step_entry(),
-  };
-  return entries;
+  return types;
 }
 
 ParamSpec graph_param() {
@@ -103,7 +48,7 @@ std::string graph_unsupported(const Params& p, const RunTarget& target) {
 
 std::vector<WorkloadSchema> workload_schemas() {
   std::vector<WorkloadSchema> out;
-  for (const auto& e : workload_registry()) out.push_back(e.schema);
+  for (const WorkloadType* t : workload_registry()) out.push_back(t->schema());
   return out;
 }
 
@@ -147,27 +92,18 @@ std::vector<std::string> drop_single_turn_serials(std::vector<Case>& plan) {
   return notes;
 }
 
-const WorkloadEntry& find_workload(const std::string& name) {
-  for (const auto& e : workload_registry()) {
-    if (e.schema.name == name) return e;
+const RowAnalysis* analysis_of(const std::string& workload) {
+  for (const WorkloadType* t : workload_registry()) {
+    if (t->schema().name == workload) return t->analysis();
+  }
+  return nullptr;
+}
+
+const WorkloadType& find_workload(const std::string& name) {
+  for (const WorkloadType* t : workload_registry()) {
+    if (t->schema().name == name) return *t;
   }
   throw std::out_of_range("unknown workload '" + name + "'");
 }
 
-}  // namespace gpuscale
-
-// TEMPORARY until the typed registration lands.
-#include "report/analysis.hpp"
-#include "workloads/distributed_gemm_report.hpp"
-#include "workloads/gemm_report.hpp"
-#include "workloads/node_pairs.hpp"
-#include "workloads/overlap_report.hpp"
-namespace gpuscale {
-const RowAnalysis* analysis_of(const std::string& w) {
-  if (w == "gemm") return &gemm_analysis();
-  if (w == "collective") return &node_pair_analysis();
-  if (w == "distributed_gemm") return &distributed_gemm_analysis();
-  if (w == "pipeline" || w == "dp_step") return &overlap_analysis();
-  return nullptr;
-}
 }  // namespace gpuscale

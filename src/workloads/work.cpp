@@ -35,12 +35,21 @@ CaseWork local_case_work(const SampleWork& sample, const JobShape& job) {
 ScopeGroups scope_groups(Scope s, const JobShape& job) {
   const int per_node = ranks_per_node(job);
   switch (s) {
-    case Scope::world: return {1, job.ranks, job.nodes > 1, false};
-    case Scope::intra_node: return {job.nodes, per_node, false, false};
-    case Scope::inter_node: return {per_node, job.nodes, true, job.nodes < 2};
-    case Scope::node_pairs: return {1, job.nodes, true, job.nodes < 2};
+    case Scope::world: return {1, job.ranks, job.nodes > 1};
+    case Scope::intra_node: return {job.nodes, per_node, false};
+    case Scope::inter_node: return {per_node, job.nodes, true};
+    case Scope::node_pairs: return {1, job.nodes, true};
   }
   return {};
 }
+
+std::string scope_skip_reason(Scope s, int nodes) {
+  if ((s == Scope::inter_node || s == Scope::node_pairs) && nodes < 2) {
+    return std::string("scope ") + scope_name(s) + " needs ranks on at least 2 nodes; this job runs on 1 node";
+  }
+  return "";
+}
+
+bool single_group(Scope s) { return s == Scope::world || s == Scope::node_pairs; }
 
 }  // namespace gpuscale

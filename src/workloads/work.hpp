@@ -1,7 +1,7 @@
 // What one sample of a case does, counted from its parameters alone (no
 // device, nothing allocated), for the estimate (estimate.hpp): gemm calls,
 // bytes copied, bytes on the wire. Each workload says its own next to its
-// code (WorkloadEntry::work), with the helpers here.
+// code (WorkloadType::work), with the helpers here.
 #pragma once
 
 #include <string>
@@ -65,9 +65,12 @@ CaseWork local_case_work(const SampleWork& sample, const JobShape& job);
 struct ScopeGroups {
   int count = 1, size = 1;
   bool across_nodes = false;
-  bool skipped = false;  // the job has one node and the scope needs more
 };
 ScopeGroups scope_groups(Scope s, const JobShape& job);
+// "" when a job on `nodes` nodes has the scope's groups, else why not (inter-node and node-pairs need 2 nodes).
+std::string scope_skip_reason(Scope s, int nodes);
+// True when the scope is one group on any job (world, node-pairs).
+bool single_group(Scope s);
 
 // Ranks of a node busy at once when every rank of the job works.
 int ranks_per_node(const JobShape& job);

@@ -109,25 +109,34 @@ struct RunTarget {
   std::string comm;     // "mpi" | "nccl": what moves data between ranks
 };
 
-struct WorkloadEntry {
-  WorkloadSchema schema;
-  std::function<std::unique_ptr<Workload>(const Params&)> make;
+struct RowAnalysis;  // report/analysis.hpp: what a workload adds to the report
+
+// A workload as the plan, the checks and the estimate see it, from a case's
+// parameters alone. Each workload defines its own in its files; the registry
+// lists them.
+class WorkloadType {
+ public:
+  virtual ~WorkloadType() = default;
+  virtual const WorkloadSchema& schema() const = 0;
+  virtual std::unique_ptr<Workload> make(const Params& p) const = 0;
   // "" when the target can run a case with these parameters, else why not.
-  std::function<std::string(const Params&, const RunTarget&)> unsupported;
+  virtual std::string unsupported(const Params& p, const RunTarget& target) const = 0;
   // From the parameters alone, nothing allocated. `buffers_on_host`: device
   // memory is host memory (CPU backend), so nothing is staged through host
   // memory on its way to the device.
-  std::function<MemoryNeed(const Params&, bool buffers_on_host)> memory;
+  virtual MemoryNeed memory(const Params& p, bool buffers_on_host) const = 0;
   // One sample's work on a job and how the case runs there, from the parameters alone (the estimate's input).
-  std::function<CaseWork(const Params&, const JobShape&)> work;
+  virtual CaseWork work(const Params& p, const JobShape& job) const = 0;
   // The scope of a case's group, for transfers; empty for device-local workloads.
-  std::function<std::optional<Scope>(const Params&)> scope = [](const Params&) { return std::optional<Scope>(); };
+  virtual std::optional<Scope> scope(const Params&) const { return std::nullopt; }
   // n > 0: the case runs in one group of world ranks 0..n-1 instead of the
   // scope's groups (Groups::first); the other ranks sit it out.
-  std::function<int(const Params&)> group_size = [](const Params&) { return 0; };
+  virtual int group_size(const Params&) const { return 0; }
   // True when serial and parallel are one and the same for a case on any job
   // (a single group takes every turn): the plan then runs it once, as parallel.
-  std::function<bool(const Params&)> single_turn = [](const Params&) { return false; };
+  virtual bool single_turn(const Params&) const { return false; }
+  // What the workload adds to the report; null when it adds nothing.
+  virtual const RowAnalysis* analysis() const { return nullptr; }
 };
 
 // `graph = true`: the runner records one sample's work into a device graph
@@ -138,10 +147,10 @@ bool uses_graph(const Params& p);  // the case has `graph` and it is true
 std::string graph_unsupported(const Params& p, const RunTarget& target);
 
 // The explicit list of workloads, in the order `--help` shows them.
-const std::vector<WorkloadEntry>& workload_registry();
+const std::vector<const WorkloadType*>& workload_registry();
 std::vector<WorkloadSchema> workload_schemas();
 // Throws std::out_of_range for an unknown name (the config loader rejects those first).
-const WorkloadEntry& find_workload(const std::string& name);
+const WorkloadType& find_workload(const std::string& name);
 
 struct Case;
 // InputError naming the first case that the target cannot run, and why.

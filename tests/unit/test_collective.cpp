@@ -178,14 +178,14 @@ TEST_CASE("ranks sharing a GPU: auto falls back to MPI, nccl is an input error n
 
 TEST_CASE("check refuses in-place where an op has none and 16-bit sums over MPI", "[collective][errors]") {
   const RunTarget mpi{"cpu", "mpi"}, nccl{"cuda", "nccl"};
-  CHECK(collective_unsupported(coll_params("sendrecv", "fp32", true), mpi) ==
+  CHECK(collective_type().unsupported(coll_params("sendrecv", "fp32", true), mpi) ==
         "op 'sendrecv' has no in-place form (inplace applies to allreduce, allgather, reduce_scatter, broadcast, "
         "reduce)");
-  CHECK(collective_unsupported(coll_params("allreduce", "fp16", false), mpi) ==
+  CHECK(collective_type().unsupported(coll_params("allreduce", "fp16", false), mpi) ==
         "op 'allreduce' with dtype fp16 is not available over MPI (MPI has no 16-bit float sum; it moves fp16 and "
         "bf16 but does not add them); use dtype fp32 or fp64, or comm \"nccl\" on a GPU");
-  CHECK(collective_unsupported(coll_params("allgather", "bf16", true), mpi).empty());
-  CHECK(collective_unsupported(coll_params("allreduce", "bf16", true), nccl).empty());
+  CHECK(collective_type().unsupported(coll_params("allgather", "bf16", true), mpi).empty());
+  CHECK(collective_type().unsupported(coll_params("allreduce", "bf16", true), nccl).empty());
 }
 
 TEST_CASE("a world-scope transfer runs once, pairs and other scopes keep both modes", "[collective][plan]") {

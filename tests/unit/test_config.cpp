@@ -325,7 +325,7 @@ TEST_CASE("[experiment.expect] limits are read, and bad ones are input errors", 
   // Of vendor: gemm, with a kernel of ours among the cases; above 1 is allowed (a kernel may beat the library).
   CHECK(error_of("[[experiment]]\nname = \"c\"\nworkload = \"copy\"\nexpect = {min_of_vendor = 0.5}\n") ==
         "exp.toml:4:11: experiment 'c': [experiment.expect] min_of_vendor cannot be measured here: workload copy has "
-        "no vendor share (of vendor compares gemm kernels)");
+        "no vendor share (of vendor compares our kernels with the vendor library's)");
   CHECK(error_of("[[experiment]]\nname = \"v\"\nworkload = \"gemm\"\nexpect = {min_of_vendor = 0.5}\n") ==
         "exp.toml:4:11: experiment 'v': [experiment.expect] min_of_vendor cannot be measured here: every case is "
         "impl = \"vendor\"; the limit bounds our kernels' share of it (list them in impl, beside \"vendor\" here or in "

@@ -67,13 +67,27 @@ TEST_CASE("a collective's work follows its scope's groups on the job", "[estimat
   CHECK(case_work(*inter, JobShape{2, 1, 2}).skipped);  // one node: the case is skipped
 }
 
+TEST_CASE("the estimate skips a collective where the run skips it, and only there", "[estimate]") {
+  const auto skipped = [](const std::string& keys, const JobShape& job) {
+    return case_work(only_case("[[experiment]]\nworkload = \"collective\"\n" + keys), job).skipped;
+  };
+  // Three nodes pair up in three rounds, one resting in each: the sweep runs.
+  CHECK_FALSE(skipped("op = \"pairs\"\nscope = \"node-pairs\"\n", JobShape{3, 3, 2}));
+  CHECK(skipped("op = \"pairs\"\nscope = \"node-pairs\"\n", JobShape{2, 1, 2}));
+  CHECK(skipped("op = \"pairs\"\n", JobShape{3, 1, 4}));  // a rank without a partner
+  // 8 bytes of allgather over 4 ranks: less than one fp32 element each.
+  CHECK(skipped("op = \"allgather\"\nbytes = 8\n", JobShape{4, 1, 4}));
+  CHECK_FALSE(skipped("op = \"allgather\"\nbytes = 16\n", JobShape{4, 1, 4}));
+}
+
 TEST_CASE("every workload has an estimate", "[estimate]") {
-  for (const auto& e : workload_registry()) {
-    const auto plan = plan_of("[[experiment]]\nworkload = \"" + e.schema.name + "\"\n");
+  for (const WorkloadType* t : workload_registry()) {
+    const std::string& name = t->schema().name;
+    const auto plan = plan_of("[[experiment]]\nworkload = \"" + name + "\"\n");
     REQUIRE_FALSE(plan.empty());
     const Rates rates = default_rates("cpu", "mpi");
     const double s = estimate_case(plan.back(), JobShape{2, 1, 2}, rates, true);
-    INFO(e.schema.name);
+    INFO(name);
     CHECK(std::isfinite(s));
     CHECK(s > rates.case_s);  // some work beyond the fixed cost
   }

@@ -192,8 +192,8 @@ TEST_CASE("scope node-pairs is op pairs only, refused at check time naming the c
   const auto& general = scope_names();
   CHECK(std::find(general.begin(), general.end(), "node-pairs") == general.end());
 
-  CHECK(collective_unsupported(sweep_params("pairs"), {"cpu", "mpi"}).empty());
-  CHECK_THROWS_WITH(collective_unsupported(sweep_params("allreduce"), {"cpu", "mpi"}),
+  CHECK(collective_type().unsupported(sweep_params("pairs"), {"cpu", "mpi"}).empty());
+  CHECK_THROWS_WITH(collective_type().unsupported(sweep_params("allreduce"), {"cpu", "mpi"}),
                     "scope node-pairs runs op pairs only (every node exchanges with every other node, a pair at a "
                     "time); got op 'allreduce'");
   const std::string toml = R"([[experiment]]
