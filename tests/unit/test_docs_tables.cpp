@@ -1,0 +1,56 @@
+// docs/results-format.md describes every column of the tables gpuscale writes:
+// the runner's (phases, telemetry) and the collective's node-pair schedule,
+// taken from the code that builds them, so a column added there and not to
+// the doc fails here.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "io/result_model.hpp"
+#include "runner/case_tables.hpp"
+#include "workloads/node_pair_table.hpp"
+
+using namespace gpuscale;
+
+namespace {
+
+std::string doc() {
+  std::ifstream in(std::string(GPUSCALE_SOURCE_DIR) + "/docs/results-format.md");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The node-pair schedule as the collective makes it, from no rows: its columns alone.
+CaseTable empty_pairs() {
+  CaseTable rows;
+  rows.name = "sweep_ranks";
+  rows.columns = {int_column("rank", ""), int_column("member", ""), int_column("node", ""), text_column("host", "")};
+  std::vector<CaseTable> tables{rows};
+  node_pair_schedule(tables);
+  return tables.at(0);
+}
+
+}  // namespace
+
+TEST_CASE("the results format doc names every table and column the code writes", "[docs]") {
+  const std::string text = doc();
+  REQUIRE_FALSE(text.empty());
+  // As merge_rank_tables leaves them: a rank column first.
+  const std::vector<CaseTable> tables = merge_rank_tables(
+      {{phases_table(SampleTimes{{0.0}, {0.0}, {0.0}, {0.0}, {0}, {0}, {0.0}, {0.0}}, {"x"}),
+        telemetry_table({TelemetrySample{}}, 0.05)}});
+  REQUIRE(tables.size() == 2);
+  const CaseTable pairs = empty_pairs();
+  REQUIRE(pairs.name == kPairsTable);
+  for (const CaseTable* t : {&tables[0], &tables[1], &pairs}) {
+    INFO("table " << t->name);
+    CHECK(text.find("(`" + t->name + "`") != std::string::npos);
+    for (const auto& c : t->columns) {
+      INFO("column " << c.name);
+      CHECK(text.find("`" + c.name + "`") != std::string::npos);
+      if (!c.levels_name.empty()) CHECK(text.find("`" + c.levels_name + "`") != std::string::npos);
+    }
+  }
+}
