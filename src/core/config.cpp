@@ -28,11 +28,11 @@ const std::vector<ExpectLimit>& expect_limits() {
   static const std::vector<ExpectLimit> v{
       {"max_median_s", "the median sample time, in seconds, at most"},
       {"min_gflops_per_rank", "GFLOP/s of one rank (report's GF/s/rank), at least; workloads rated in GFLOP/s"},
-      {"min_gbps_per_rank", "GB/s of one rank (algbw for transfers), at least; copy, elementwise, collective"},
-      {"min_busbw_gbps", "bus bandwidth in GB/s (nccl-tests' busbw), at least; collective"},
+      {"min_gbps_per_rank", "GB/s of one rank (algbw for transfers), at least; workloads rated in GB/s, and transfers"},
+      {"min_busbw_gbps", "bus bandwidth in GB/s (nccl-tests' busbw), at least; transfers"},
       {"min_efficiency", "parallel efficiency (speedup / serial turns, or / group_size), at least; in (0, 1]"},
       {"min_of_vendor", "GFLOP/s over the vendor library's on the same problem in the same run (report's 'of vendor'), "
-                        "at least; gemm cases of our kernels (impl other than vendor)"}};
+                        "at least; cases of our kernels (impl other than vendor)"}};
   return v;
 }
 
