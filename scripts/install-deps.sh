@@ -25,7 +25,7 @@ install_lizard() {
     return 0
   fi
   echo "installing lizard 1.24.3 (PyPI) for the function-size test"
-  /usr/bin/python3 -m pip install -q --break-system-packages lizard==1.24.3
+  /usr/bin/python3 -m pip install -q --root-user-action=ignore --break-system-packages lizard==1.24.3
 }
 if [ ${#missing[@]} -eq 0 ]; then
   install_lizard
