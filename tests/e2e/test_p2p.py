@@ -1,0 +1,121 @@
+"""The p2p workload end to end on the CPU backend through mpirun: OSU's
+latency, bw and bibw between rank pairs, read back with h5py; the report's op
+time, bandwidth and latency recomputed here from the raw samples; a group
+without pairs skipped with the reason; bad input."""
+import csv
+import io
+import json
+import unittest
+
+import h5py
+import numpy as np
+
+from common import InputErrorTest, SharedRunTest, gpuscale, s
+
+CONFIG = """
+[defaults]
+backend = "cpu"
+warmup = 1
+reps = 3
+
+[[experiment]]
+name = "p2p"
+workload = "p2p"
+pattern = ["latency", "bw", "bibw"]
+bytes = [8, 65536]
+iters = 10
+scope = ["world", "inter-node"]
+modes = ["parallel"]
+"""
+
+
+class Pairs:
+    CONFIG = CONFIG
+
+    def test_every_pattern_verifies_and_inter_node_is_skipped_with_the_reason(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
+        with h5py.File(self.out, "r") as f:
+            cases = [f["cases"][k] for k in sorted(f["cases"])]
+            self.assertEqual(len(cases), 12)
+            for c in cases:
+                scope = s(c.attrs["scope"])
+                if scope == "inter-node":
+                    self.assertEqual(s(c.attrs["status"]), "skipped")
+                    self.assertIn("needs ranks on at least 2 nodes", s(c.attrs["status_reason"]))
+                else:
+                    self.assertEqual(s(c.attrs["status"]), "ok")
+                    self.assertEqual(list(c["wrong_elements"][()]), [0] * self.RANKS)
+
+    def test_op_bytes_count_what_one_operation_carries(self):
+        with h5py.File(self.out, "r") as f:
+            for k in f["cases"]:
+                c = f["cases"][k]
+                if s(c.attrs["status"]) != "ok":
+                    continue
+                p = c["parameters"].attrs
+                nbytes = int(p["bytes"])
+                want = nbytes if s(p["pattern"]) == "bw" else 2 * nbytes
+                self.assertEqual(list(c["op_bytes"][()]), [want] * self.RANKS)
+
+    def test_latency_and_bandwidth_follow_from_the_raw_samples(self):
+        rows = json.loads(gpuscale("report", self.out, "--format", "json").stdout)
+        with h5py.File(self.out, "r") as f:
+            for row in rows:
+                if row["status"] != "ok":
+                    continue
+                c = f["cases"]["%04d" % (row["case"] - 1)]
+                iters = int(c["parameters"].attrs["iters"])
+                # One operation: mean over ranks of device time / iters, median over samples (nccl-tests, OSU).
+                op = float(np.median(c["device_time"][()].mean(axis=0) / iters))
+                self.assertAlmostEqual(row["op_time_s"], op, delta=op * 1e-9)
+                self.assertAlmostEqual(row["algbw_gbps"], c["op_bytes"][0] / op / 1e9, delta=1e-9 * row["algbw_gbps"])
+                if row["params"]["pattern"] == "latency":
+                    self.assertAlmostEqual(row["latency_s"], op / 2, delta=op * 1e-9)
+                else:
+                    self.assertNotIn("latency_s", row)
+
+    def test_the_table_and_csv_show_the_latency(self):
+        table = gpuscale("report", self.out).stdout
+        self.assertIn("latency", table)
+        out = gpuscale("report", self.out, "--format", "csv").stdout
+        rows = list(csv.DictReader(io.StringIO(out)))
+        self.assertIn("latency_s", rows[0])
+        lat = [r for r in rows if "pattern=latency" in r["params"] and r["status"] == "ok"]
+        self.assertTrue(lat and all(float(r["latency_s"]) > 0 for r in lat))
+
+
+class TwoRanks(Pairs, SharedRunTest):
+    RANKS = 2
+
+
+class FourRanks(Pairs, SharedRunTest):
+    RANKS = 4
+
+
+class ThreeRanks(SharedRunTest):
+    CONFIG = CONFIG
+    RANKS = 3
+
+    def test_a_group_of_odd_size_is_skipped_with_the_reason(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
+        with h5py.File(self.out, "r") as f:
+            world = [f["cases"][k] for k in f["cases"] if s(f["cases"][k].attrs["scope"]) == "world"]
+            self.assertEqual(len(world), 6)
+            for c in world:
+                self.assertEqual(s(c.attrs["status"]), "skipped")
+                self.assertEqual(s(c.attrs["status_reason"]),
+                                 "p2p needs groups of an even size; group 0 of scope world has 3 rank(s)")
+
+
+class BadInput(InputErrorTest):
+    def test_a_message_below_one_element(self):
+        cfg, out, p = self.run_config('[[experiment]]\nname = "p"\nworkload = "p2p"\nbytes = 2\n')
+        self.assert_input_error(p, "bytes", "at least 4", out=out)
+
+    def test_an_unknown_pattern(self):
+        cfg, out, p = self.run_config('[[experiment]]\nname = "p"\nworkload = "p2p"\npattern = "ping"\n')
+        self.assert_input_error(p, "pattern", "latency, bw, bibw", out=out)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,131 @@
+// The p2p workload under mpiexec -n 2 and -n 4 through the runner: every
+// pattern verifies in scopes world and intra-node with the bytes of one
+// operation as the report counts them; serial pairs take turns; a data plane
+// that corrupts what arrives fails verification.
+#include <catch2/catch.hpp>
+
+#include "comm/clock_sync.hpp"
+#include "comm/groups.hpp"
+#include "comm/mpi_communicator.hpp"
+#include "comm/mpi_data_comm.hpp"
+#include "core/config.hpp"
+#include "core/plan.hpp"
+#include "device/cpu_device.hpp"
+#include "device/dtype.hpp"
+#include "runner/runner.hpp"
+#include "workloads/p2p.hpp"
+
+using namespace gpuscale;
+
+namespace {
+
+Case p2p_case(const std::string& keys, const std::string& mode) {
+  const Config cfg = parse_config("[[experiment]]\nname = \"t\"\nworkload = \"p2p\"\nwarmup = 1\nreps = 2\n" + keys +
+                                      "\nmodes = [\"" + mode + "\"]\n",
+                                  "t.toml", {}, workload_schemas());
+  return expand(cfg).at(0);
+}
+
+// The MPI data plane with the first element of every message that arrives off by one.
+class CorruptingComm final : public DataComm {
+ public:
+  CorruptingComm(std::unique_ptr<DataComm> inner, Device& dev) : inner_(std::move(inner)), dev_(dev) {}
+  const char* kind() const override { return inner_->kind(); }
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  void allreduce(const void* s, void* r, std::size_t n, DType t) override { inner_->allreduce(s, r, n, t); }
+  void allgather(const void* s, void* r, std::size_t n, DType t) override { inner_->allgather(s, r, n, t); }
+  void reduce_scatter(const void* s, void* r, std::size_t n, DType t) override { inner_->reduce_scatter(s, r, n, t); }
+  void broadcast(const void* s, void* r, std::size_t n, DType t, int root) override {
+    inner_->broadcast(s, r, n, t, root);
+  }
+  void reduce(const void* s, void* r, std::size_t n, DType t, int root) override { inner_->reduce(s, r, n, t, root); }
+  void alltoall(const void* s, void* r, std::size_t n, DType t) override { inner_->alltoall(s, r, n, t); }
+  void sendrecv(const void* s, int to, void* r, int from, std::size_t n, DType t) override {
+    inner_->sendrecv(s, to, r, from, n, t);
+    corrupt(r, t);
+  }
+  void send(const void* s, int to, std::size_t n, DType t) override { inner_->send(s, to, n, t); }
+  void recv(void* r, int from, std::size_t n, DType t) override {
+    inner_->recv(r, from, n, t);
+    corrupt(r, t);
+  }
+  void synchronize() override { inner_->synchronize(); }
+
+ private:
+  void corrupt(void* r, DType t) {
+    dev_.host_task([r, t] {
+      double v = 0;
+      decode(r, 1, t, &v);
+      v += 1;
+      encode(&v, 1, t, r);
+    });
+  }
+  std::unique_ptr<DataComm> inner_;
+  Device& dev_;
+};
+
+struct Rig {
+  explicit Rig(const MpiCommunicator& comm, DataCommFactory make = make_mpi_data_comm)
+      : clock(comm), groups(comm, dev, std::move(make)), runner(comm, dev, &groups, clock, "cpu", 7) {}
+  CpuDevice dev;
+  CommonClock clock;
+  Groups groups;
+  Runner runner;
+};
+
+}  // namespace
+
+TEST_CASE("every pattern verifies in scopes world and intra-node, with the bytes of one operation", "[mpi][p2p]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  Rig rig(comm);
+  const int n = comm.size();
+  for (const std::string pattern : {"latency", "bw", "bibw"}) {
+    for (const std::string scope : {"world", "intra-node"}) {
+      // 4102 bytes: one message of 1025 whole 4-byte elements.
+      const std::string keys = "pattern = \"" + pattern + "\"\nbytes = 4102\niters = 3\nscope = \"" + scope + "\"";
+      const CaseRecord rec = rig.runner.run(p2p_case(keys, "parallel"));
+      if (comm.rank() != 0) continue;
+      INFO(keys);
+      CHECK(rec.status == "ok");
+      CHECK(rec.scope == scope);
+      CHECK(rec.wrong_elements == std::vector<std::int64_t>(n, 0));
+      const double op = pattern == "bw" ? 4100 : 2 * 4100;  // a round trip and an exchange carry it twice
+      CHECK(rec.op_bytes == std::vector<double>(n, op));
+      CHECK(rec.bus_factor == std::vector<double>(n, 1.0));
+      CHECK(rec.bytes_per_sample == 3 * op);
+      CHECK(rec.device_time_s.size() == static_cast<std::size_t>(n * 2));
+    }
+  }
+}
+
+TEST_CASE("serial pairs take turns, one pair at a time", "[mpi][p2p][modes]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  Rig rig(comm);
+  const CaseRecord rec = rig.runner.run(p2p_case("pattern = \"latency\"\nbytes = 64", "serial"));
+  if (comm.rank() != 0) return;
+  const int n = comm.size(), reps = 2;
+  CHECK(rec.status == "ok");
+  for (int r = 0; r < n; ++r) CHECK(rec.turn[r] == r % (n / 2));  // rank r pairs with r + n/2
+  for (int r = 0; r < n; ++r) {
+    for (int q = 0; q < n; ++q) {
+      if (rec.turn[q] != rec.turn[r] + 1) continue;
+      CHECK(rec.wall_start_s[q * reps] >= rec.wall_end_s[r * reps + reps - 1] - 1e-3);
+    }
+  }
+}
+
+TEST_CASE("a message that arrives changed fails verification, on the ranks that received it", "[mpi][p2p]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  Rig rig(comm, [](MPI_Comm c, Device& dev) {
+    return std::make_unique<CorruptingComm>(make_mpi_data_comm(c, dev), dev);
+  });
+  for (const std::string pattern : {"latency", "bw", "bibw"}) {
+    const CaseRecord rec = rig.runner.run(p2p_case("pattern = \"" + pattern + "\"\nbytes = 64", "parallel"));
+    if (comm.rank() != 0) continue;
+    INFO(pattern);
+    CHECK(rec.status == "verify-failed");
+    // Each rank receives: the message (latency, bibw; the upper half in bw) or the acknowledgement (bw, lower).
+    CHECK(rec.wrong_elements == std::vector<std::int64_t>(comm.size(), 1));
+  }
+}
