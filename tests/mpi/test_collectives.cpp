@@ -11,6 +11,7 @@
 #include "comm/groups.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/mpi_data_comm.hpp"
+#include "common/mpi_rig.hpp"
 #include "core/config.hpp"
 #include "core/plan.hpp"
 #include "device/cpu_device.hpp"
@@ -22,75 +23,19 @@
 #include "workloads/workload.hpp"
 
 using namespace gpuscale;
+using testing::CorruptingComm;
+using Rig = testing::Rig<>;
 
 namespace {
 
 // Forwards to a real data plane, then adds 1 to the first received element:
 // a transport that silently delivers one wrong value per operation.
-class CorruptingComm final : public DataComm {
- public:
-  CorruptingComm(std::unique_ptr<DataComm> inner, Device& dev) : inner_(std::move(inner)), dev_(dev) {}
-  const char* kind() const override { return inner_->kind(); }
-  int rank() const override { return inner_->rank(); }
-  int size() const override { return inner_->size(); }
-  void allreduce(const void* s, void* r, std::size_t n, DType t) override {
-    inner_->allreduce(s, r, n, t);
-    corrupt(r, t);
-  }
-  void allgather(const void* s, void* r, std::size_t n, DType t) override {
-    inner_->allgather(s, r, n, t);
-    corrupt(r, t);
-  }
-  void reduce_scatter(const void* s, void* r, std::size_t n, DType t) override {
-    inner_->reduce_scatter(s, r, n, t);
-    corrupt(r, t);
-  }
-  void broadcast(const void* s, void* r, std::size_t n, DType t, int root) override {
-    inner_->broadcast(s, r, n, t, root);
-    corrupt(r, t);
-  }
-  void reduce(const void* s, void* r, std::size_t n, DType t, int root) override {
-    inner_->reduce(s, r, n, t, root);
-    corrupt(r, t);
-  }
-  void alltoall(const void* s, void* r, std::size_t n, DType t) override {
-    inner_->alltoall(s, r, n, t);
-    corrupt(r, t);
-  }
-  void sendrecv(const void* s, int to, void* r, int from, std::size_t n, DType t) override {
-    inner_->sendrecv(s, to, r, from, n, t);
-    corrupt(r, t);
-  }
-  void synchronize() override { inner_->synchronize(); }
-
- private:
-  void corrupt(void* r, DType t) {
-    dev_.host_task([r, t] {
-      double v = 0;
-      decode(r, 1, t, &v);
-      v += 1;
-      encode(&v, 1, t, r);
-    });
-  }
-  std::unique_ptr<DataComm> inner_;
-  Device& dev_;
-};
-
 Case collective_case(const std::string& keys, const std::string& mode) {
   const Config cfg = parse_config("[[experiment]]\nname = \"t\"\nworkload = \"collective\"\nwarmup = 1\nreps = 2\n" +
                                       keys + "\nmodes = [\"" + mode + "\"]\n",
                                   "t.toml", {}, workload_schemas());
   return expand(cfg).at(0);
 }
-
-struct Rig {
-  explicit Rig(const MpiCommunicator& comm, DataCommFactory make = make_mpi_data_comm)
-      : clock(comm), groups(comm, dev, std::move(make)), runner(comm, dev, &groups, clock, "cpu", 7) {}
-  CpuDevice dev;
-  CommonClock clock;
-  Groups groups;
-  Runner runner;
-};
 
 }  // namespace
 

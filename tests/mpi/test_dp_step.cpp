@@ -16,6 +16,7 @@
 #include "comm/mpi_data_comm.hpp"
 #include "common/case_tables.hpp"
 #include "common/forwarding_device.hpp"
+#include "common/mpi_rig.hpp"
 #include "core/config.hpp"
 #include "core/plan.hpp"
 #include "device/cpu_device.hpp"
@@ -23,6 +24,9 @@
 #include "workloads/workload.hpp"
 
 using namespace gpuscale;
+using testing::CommDecorator;
+using testing::CorruptingComm;
+using testing::Rig;
 
 namespace {
 
@@ -35,58 +39,6 @@ Case dp_case(const std::string& keys, const std::string& mode) {
                                   "dp.toml", {}, workload_schemas());
   return expand(cfg).at(0);
 }
-
-template <class D>
-struct Rig {
-  explicit Rig(const MpiCommunicator& comm, DataCommFactory make = make_mpi_data_comm)
-      : clock(comm), groups(comm, dev, std::move(make)), runner(comm, dev, &groups, clock, "cpu", 7) {}
-  D dev;
-  CommonClock clock;
-  Groups groups;
-  Runner runner;
-};
-
-// Forwards every call to a real data plane; the hooks below change allreduce.
-class CommDecorator : public DataComm {
- public:
-  explicit CommDecorator(std::unique_ptr<DataComm> inner) : inner_(std::move(inner)) {}
-  const char* kind() const override { return inner_->kind(); }
-  int rank() const override { return inner_->rank(); }
-  int size() const override { return inner_->size(); }
-  void allreduce(const void* s, void* r, std::size_t n, DType t) override { inner_->allreduce(s, r, n, t); }
-  void allgather(const void* s, void* r, std::size_t n, DType t) override { inner_->allgather(s, r, n, t); }
-  void reduce_scatter(const void* s, void* r, std::size_t n, DType t) override { inner_->reduce_scatter(s, r, n, t); }
-  void broadcast(const void* s, void* r, std::size_t n, DType t, int root) override {
-    inner_->broadcast(s, r, n, t, root);
-  }
-  void reduce(const void* s, void* r, std::size_t n, DType t, int root) override { inner_->reduce(s, r, n, t, root); }
-  void alltoall(const void* s, void* r, std::size_t n, DType t) override { inner_->alltoall(s, r, n, t); }
-  void sendrecv(const void* s, int to, void* r, int from, std::size_t n, DType t) override {
-    inner_->sendrecv(s, to, r, from, n, t);
-  }
-  void synchronize() override { inner_->synchronize(); }
-
- private:
-  std::unique_ptr<DataComm> inner_;
-};
-
-// A transport that silently adds 1 to the first element of every allreduce's result.
-class CorruptingComm final : public CommDecorator {
- public:
-  CorruptingComm(std::unique_ptr<DataComm> inner, Device& dev) : CommDecorator(std::move(inner)), dev_(dev) {}
-  void allreduce(const void* s, void* r, std::size_t n, DType t) override {
-    CommDecorator::allreduce(s, r, n, t);
-    dev_.host_task([r, t] {
-      double v = 0;
-      decode(r, 1, t, &v);
-      v += 1;
-      encode(&v, 1, t, r);
-    });
-  }
-
- private:
-  Device& dev_;
-};
 
 // Makes dp_step's overlap deterministic. The first allreduce of a sample
 // (enqueued on the comm lane) waits until the next matmul enqueued after it

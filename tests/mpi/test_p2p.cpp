@@ -8,6 +8,7 @@
 #include "comm/groups.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/mpi_data_comm.hpp"
+#include "common/mpi_rig.hpp"
 #include "core/config.hpp"
 #include "core/plan.hpp"
 #include "device/cpu_device.hpp"
@@ -16,6 +17,8 @@
 #include "workloads/p2p.hpp"
 
 using namespace gpuscale;
+using testing::CorruptingComm;
+using Rig = testing::Rig<>;
 
 namespace {
 
@@ -25,54 +28,6 @@ Case p2p_case(const std::string& keys, const std::string& mode) {
                                   "t.toml", {}, workload_schemas());
   return expand(cfg).at(0);
 }
-
-// The MPI data plane with the first element of every message that arrives off by one.
-class CorruptingComm final : public DataComm {
- public:
-  CorruptingComm(std::unique_ptr<DataComm> inner, Device& dev) : inner_(std::move(inner)), dev_(dev) {}
-  const char* kind() const override { return inner_->kind(); }
-  int rank() const override { return inner_->rank(); }
-  int size() const override { return inner_->size(); }
-  void allreduce(const void* s, void* r, std::size_t n, DType t) override { inner_->allreduce(s, r, n, t); }
-  void allgather(const void* s, void* r, std::size_t n, DType t) override { inner_->allgather(s, r, n, t); }
-  void reduce_scatter(const void* s, void* r, std::size_t n, DType t) override { inner_->reduce_scatter(s, r, n, t); }
-  void broadcast(const void* s, void* r, std::size_t n, DType t, int root) override {
-    inner_->broadcast(s, r, n, t, root);
-  }
-  void reduce(const void* s, void* r, std::size_t n, DType t, int root) override { inner_->reduce(s, r, n, t, root); }
-  void alltoall(const void* s, void* r, std::size_t n, DType t) override { inner_->alltoall(s, r, n, t); }
-  void sendrecv(const void* s, int to, void* r, int from, std::size_t n, DType t) override {
-    inner_->sendrecv(s, to, r, from, n, t);
-    corrupt(r, t);
-  }
-  void send(const void* s, int to, std::size_t n, DType t) override { inner_->send(s, to, n, t); }
-  void recv(void* r, int from, std::size_t n, DType t) override {
-    inner_->recv(r, from, n, t);
-    corrupt(r, t);
-  }
-  void synchronize() override { inner_->synchronize(); }
-
- private:
-  void corrupt(void* r, DType t) {
-    dev_.host_task([r, t] {
-      double v = 0;
-      decode(r, 1, t, &v);
-      v += 1;
-      encode(&v, 1, t, r);
-    });
-  }
-  std::unique_ptr<DataComm> inner_;
-  Device& dev_;
-};
-
-struct Rig {
-  explicit Rig(const MpiCommunicator& comm, DataCommFactory make = make_mpi_data_comm)
-      : clock(comm), groups(comm, dev, std::move(make)), runner(comm, dev, &groups, clock, "cpu", 7) {}
-  CpuDevice dev;
-  CommonClock clock;
-  Groups groups;
-  Runner runner;
-};
 
 }  // namespace
 
