@@ -2,10 +2,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/param_spec.hpp"
 #include "core/plan.hpp"
+#include "core/text.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -27,6 +29,11 @@ CLI::Validator budget_seconds() {
 }
 
 }  // namespace
+
+// Messages quote the user's input (keys, names, paths): control characters escaped, nothing raw on the terminal.
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "gpuscale: error: %s\n", printable(message, "\n").c_str());
+}
 
 std::string workloads_help() {
   std::string s = "Workloads:\n";

@@ -3,7 +3,6 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 
 #include "app/commands.hpp"
@@ -12,11 +11,6 @@
 #include "core/text.hpp"
 
 namespace gpuscale {
-
-// Messages quote the user's input (keys, names, paths): control characters escaped, nothing raw on the terminal.
-void print_error(const std::string& message) {
-  std::fprintf(stderr, "gpuscale: error: %s\n", printable(message, "\n").c_str());
-}
 
 namespace {
 
