@@ -440,7 +440,9 @@ std::string limit_unfit(const std::string& key, const WorkloadSchema& w, const E
     return std::string("workload ") + w.name + " moves no data between ranks (busbw is a collective's)";
   }
   if (key == "min_of_vendor") {
-    if (!w.of_vendor) return "workload " + w.name + " has no vendor share (of vendor compares our kernels with the vendor library's)";
+    if (!w.of_vendor) {
+      return "workload " + w.name + " has no vendor share (of vendor compares our kernels with the vendor library's)";
+    }
     for (const auto& [param, values] : e.params) {
       if (param != "impl") continue;
       const bool ours = std::any_of(values.begin(), values.end(), [](const Value& v) {

@@ -57,7 +57,8 @@ std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRe
   std::vector<std::pair<std::string, std::vector<double>>> sums;
   for (const auto& n : col[2]->levels) sums.emplace_back(n, std::vector<double>(samples, 0.0));
   for (std::size_t i = 0; i < t->rows(); ++i) {
-    const std::size_t at = static_cast<std::size_t>(col[0]->ints[i]) * c.reps + static_cast<std::size_t>(col[1]->ints[i]);
+    const auto rank = static_cast<std::size_t>(col[0]->ints[i]), sample = static_cast<std::size_t>(col[1]->ints[i]);
+    const std::size_t at = rank * c.reps + sample;
     if (at < samples) sums[static_cast<std::size_t>(col[2]->ints[i])].second[at] += col[4]->reals[i] - col[3]->reals[i];
   }
   return sums;
@@ -266,7 +267,9 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
   r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
   ranks_and_flags(run, c, in, straggler_threshold, r);
   phase_numbers(c, in, r);
-  if (const RowAnalysis* a = analysis_of(c.workload)) a->row(run, c, RowSettings{pair_threshold, straggler_threshold}, r);
+  if (const RowAnalysis* a = analysis_of(c.workload)) {
+    a->row(run, c, RowSettings{pair_threshold, straggler_threshold}, r);
+  }
   return r;
 }
 

@@ -14,7 +14,9 @@ SampleTimer::SampleTimer(Device& dev, const CommonClock& clock, Workload& w, Cas
       ev1_(dev.create_event()),
       batch_(ctx.group != nullptr),
       lanes_(w.uses_lanes()) {
-  for (auto* v : {&times_.device, &times_.start, &times_.end, &times_.enqueue}) v->resize(static_cast<std::size_t>(reps));
+  for (auto* v : {&times_.device, &times_.start, &times_.end, &times_.enqueue}) {
+    v->resize(static_cast<std::size_t>(reps));
+  }
 }
 
 double SampleTimer::run(int i) {

@@ -13,8 +13,9 @@ using namespace gpuscale;
 namespace {
 
 Params p2p_params(const std::string& keys) {
-  const Config cfg = parse_config("[[experiment]]\nname = \"t\"\nworkload = \"p2p\"\n" + keys + "\nmodes = [\"serial\"]\n",
-                                  "t.toml", {}, workload_schemas());
+  const Config cfg = parse_config(
+      "[[experiment]]\nname = \"t\"\nworkload = \"p2p\"\n" + keys + "\nmodes = [\"serial\"]\n", "t.toml", {},
+      workload_schemas());
   return expand(cfg).at(0).params;
 }
 
@@ -26,7 +27,8 @@ TEST_CASE("p2p parses its keys once, with OSU's defaults", "[p2p]") {
   CHECK(d.bytes == 8);
   CHECK(d.iters == 100);
   CHECK(d.scope == Scope::world);
-  const P2pParams b = P2pParams::from(p2p_params("pattern = \"bibw\"\nbytes = 1024\niters = 5\nscope = \"inter-node\""));
+  const P2pParams b =
+      P2pParams::from(p2p_params("pattern = \"bibw\"\nbytes = 1024\niters = 5\nscope = \"inter-node\""));
   CHECK(b.pattern == P2pPattern::bibw);
   CHECK(b.bytes == 1024);
   CHECK(b.iters == 5);
