@@ -1,12 +1,11 @@
 #include "workloads/p2p.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
-#include "core/error.hpp"
 #include "report/analysis.hpp"
 #include "workloads/collective_pattern.hpp"
-#include "workloads/memory_need.hpp"
 
 namespace gpuscale {
 
