@@ -5,6 +5,8 @@
 //             `iters` round trips per sample; latency = sample time / (2 iters).
 //   pattern = bw:      the lower rank sends `iters` messages, the upper answers
 //             with one 4-byte acknowledgement; bandwidth = bytes x iters / time.
+//             The messages go one after another, where osu_bw keeps a window
+//             of 64 in flight: at small sizes this measures less than osu_bw.
 //   pattern = bibw:    both send `iters` messages to each other at once
 //             (sendrecv); bandwidth = 2 x bytes x iters / time.
 // The report shows them as transfers: op time (a round trip, a message, an
