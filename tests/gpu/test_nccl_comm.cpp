@@ -178,6 +178,21 @@ void run_ops(Device& dev, DataComm& dc, DType t) {
     dc.sendrecv(send.data(), to, recv.data(), from, c, t);
     h.check("sendrecv ring (to " + std::to_string(to) + ", from " + std::to_string(from) + ")", recv, want);
   }
+
+  if (n > 1 && (r ^ 1) < n) {  // one way, as p2p's ping-pong: each rank with its pair's other, the lower first
+    const int peer = r ^ 1;
+    std::vector<double> want(c);
+    for (std::size_t i = 0; i < c; ++i) want[i] = value(peer, i);
+    DeviceBuffer send = h.upload(mine), recv = h.upload(std::vector<double>(c, 0.0));
+    if (r < peer) {
+      dc.send(send.data(), peer, c, t);
+      dc.recv(recv.data(), peer, c, t);
+    } else {
+      dc.recv(recv.data(), peer, c, t);
+      dc.send(send.data(), peer, c, t);
+    }
+    h.check("send and recv with rank " + std::to_string(peer), recv, want);
+  }
 }
 
 int node_local_rank() {
