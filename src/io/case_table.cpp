@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -16,6 +17,17 @@ std::size_t TableColumn::size() const {
     case ColumnType::text: return texts.size();
   }
   return 0;
+}
+
+bool TableColumn::range_fits_type() const {
+  if (range == ColumnRange::any) return true;
+  if (range == ColumnRange::finite) return type != ColumnType::text;
+  return type == ColumnType::integer;
+}
+
+bool TableColumn::levels_fit(std::size_t rows) const {
+  return std::set<std::string>(levels.begin(), levels.end()).size() == levels.size() &&
+         levels.size() <= std::max<std::size_t>(rows, 1);
 }
 
 std::string TableColumn::cell(std::size_t i) const {

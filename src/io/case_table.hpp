@@ -49,6 +49,10 @@ struct TableColumn {
   std::string levels_name;
 
   std::size_t size() const;
+  // Whether the range can be checked on values of this type: numbers for finite, integers for the others.
+  bool range_fits_type() const;
+  // A level column's levels as a file may hold them for `rows` rows: distinct, and no more than max(rows, 1).
+  bool levels_fit(std::size_t rows) const;
   // The value of row `i` as the file would show it (for messages and tests).
   std::string cell(std::size_t i) const;
 };

@@ -464,8 +464,7 @@ void read_values(hid_t table, const std::string& table_name, bool old, TableColu
 // A level column: distinct levels, each used (never more than the rows), and every index one of them.
 void check_levels(const TableColumn& col, const std::string& tw, std::size_t rows) {
   const std::string& n = col.levels_name;
-  if (std::set<std::string>(col.levels.begin(), col.levels.end()).size() != col.levels.size() ||
-      col.levels.size() > std::max<std::size_t>(rows, 1)) {
+  if (!col.levels_fit(rows)) {
     throw ReadError(tw + "/" + n + ": " + std::to_string(col.levels.size()) + " " + n + " for " +
                     std::to_string(rows) + " rows, or " + n + " repeated");
   }
@@ -476,13 +475,13 @@ void check_levels(const TableColumn& col, const std::string& tw, std::size_t row
 void check_range(const TableColumn& col, const std::string& tw, std::size_t rows, const TableBounds& b) {
   const std::string what = child(tw, col.name);
   if (col.range == ColumnRange::any) return;
+  if (!col.range_fits_type()) {
+    const char* on = col.range == ColumnRange::finite ? "strings" : "values that are not integers";
+    throw ReadError(what + ": range '" + range_name(col.range) + "' on " + on);
+  }
   if (col.range == ColumnRange::finite) {
-    if (col.type == ColumnType::text) throw ReadError(what + ": range 'finite' on strings");
     finite(col.reals, false, what);
     return;
-  }
-  if (col.type != ColumnType::integer) {
-    throw ReadError(what + ": range '" + range_name(col.range) + "' on values that are not integers");
   }
   switch (col.range) {
     case ColumnRange::rank: ints_in(col.ints, 0, b.ranks - 1, what); break;

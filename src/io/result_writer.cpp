@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <set>
 
 #include "io/disk_space.hpp"
 #include "io/hdf5_io.hpp"
@@ -254,21 +253,13 @@ void write_table(hid_t case_group, const CaseTable& t) {
   }
 }
 
-// Whether a column's values can be checked as its range says: numbers for finite, integers for the others.
-bool range_fits(const TableColumn& col) {
-  if (col.range == ColumnRange::any) return true;
-  if (col.range == ColumnRange::finite) return col.type != ColumnType::text;
-  return col.type == ColumnType::integer;
-}
-
 // A column its reader would call damaged (docs/results-format.md, "Reading").
 void check_column(const std::string& table, const TableColumn& col, std::size_t rows) {
   const std::string what = "table '" + table + "', column '" + col.name + "': ";
   if (col.size() != rows) throw RuntimeError(what + "not as long as the table's first column");
-  if (!range_fits(col)) throw RuntimeError(what + "range '" + range_name(col.range) + "' on values of another type");
+  if (!col.range_fits_type()) throw RuntimeError(what + "range '" + range_name(col.range) + "' on values of another type");
   if (col.range != ColumnRange::level) return;
-  const std::set<std::string> distinct(col.levels.begin(), col.levels.end());
-  if (distinct.size() != col.levels.size() || col.levels.size() > std::max<std::size_t>(rows, 1)) {
+  if (!col.levels_fit(rows)) {
     throw RuntimeError(what + std::to_string(col.levels.size()) + " levels for " + std::to_string(rows) +
                        " rows, or levels repeated");
   }
