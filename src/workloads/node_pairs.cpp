@@ -106,28 +106,6 @@ NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshol
   return v;
 }
 
-namespace {
-
-// Each rank's time in each phase of each sample, [rank][sample][phase] (NaN: not in it).
-std::vector<double> phase_times(const CaseRecord& c, const CaseTable& ph, std::size_t phases) {
-  const std::size_t reps = static_cast<std::size_t>(c.reps), ranks = static_cast<std::size_t>(c.ranks);
-  std::vector<double> took(ranks * reps * std::max<std::size_t>(phases, 1), NAN);
-  const auto col = columns_of(ph, {{"rank", ColumnType::integer}, {"sample", ColumnType::integer},
-                                   {"phase", ColumnType::integer}, {"start", ColumnType::real},
-                                   {"end", ColumnType::real}});
-  if (col.empty()) return took;
-  for (std::size_t i = 0; i < ph.rows(); ++i) {
-    const auto r = static_cast<std::size_t>(col[0]->ints[i]), s = static_cast<std::size_t>(col[1]->ints[i]);
-    const auto k = static_cast<std::size_t>(col[2]->ints[i]);
-    if (r >= ranks || s >= reps || k >= phases) continue;
-    double& t = took[(r * reps + s) * phases + k];
-    t = (std::isnan(t) ? 0.0 : t) + (col[4]->reals[i] - col[3]->reals[i]);
-  }
-  return took;
-}
-
-}  // namespace
-
 std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double threshold) {
   const CaseTable* pairs = find_table(c.tables, kPairsTable);
   if (c.scope != "node-pairs" || c.status == "skipped" || c.reps < 1 || !pairs) return std::nullopt;
@@ -136,12 +114,9 @@ std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double thr
                                       {"rank_b", ColumnType::integer}, {"host_a", ColumnType::text},
                                       {"host_b", ColumnType::text}});
   if (pc.empty() || pairs->rows() == 0) return std::nullopt;
-  const CaseTable* ph = find_table(c.tables, kPhasesTable);
-  const TableColumn* phase = ph ? ph->column("phase") : nullptr;
-  const std::vector<std::string> names = phase ? phase->levels : std::vector<std::string>{};
-  const std::vector<double> took = ph ? phase_times(c, *ph, names.size()) : std::vector<double>{};
+  // Each rank's time in each round of each sample ([rank][rep]); 0 where the rank was not in it.
+  const auto took = phase_sums(c);
   const std::size_t reps = static_cast<std::size_t>(c.reps), ranks = static_cast<std::size_t>(c.ranks);
-  const std::size_t phases = names.size();
   const double iters = c.params.has("iters") ? static_cast<double>(c.params.get_int("iters")) : 1.0;
   std::vector<NodePairRow> rows;
   for (std::size_t i = 0; i < pairs->rows(); ++i) {
@@ -152,14 +127,14 @@ std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double thr
     p.host_a = pc[5]->texts[i];
     p.host_b = pc[6]->texts[i];
     p.gbps = NAN;
-    const auto name = std::find(names.begin(), names.end(), "round " + std::to_string(p.round));
+    const std::string round = "round " + std::to_string(p.round);
+    const auto name = std::find_if(took.begin(), took.end(), [&](const auto& t) { return t.first == round; });
     const auto a = static_cast<std::size_t>(pc[3]->ints[i]), b = static_cast<std::size_t>(pc[4]->ints[i]);
-    if (name != names.end() && a < ranks && b < ranks && a < c.op_bytes.size()) {
-      const auto k = static_cast<std::size_t>(name - names.begin());
+    if (name != took.end() && a < ranks && b < ranks && a < c.op_bytes.size()) {
+      const std::vector<double>& in_round = name->second;
       std::vector<double> times;  // the pair's round took as long as its slower end
       for (std::size_t s = 0; s < reps; ++s) {
-        const double ta = took[(a * reps + s) * phases + k], tb = took[(b * reps + s) * phases + k];
-        const double t = std::isnan(ta) ? tb : std::isnan(tb) ? ta : std::max(ta, tb);
+        const double t = std::max(in_round[a * reps + s], in_round[b * reps + s]);
         if (t > 0) times.push_back(t);
       }
       if (!times.empty()) p.gbps = c.op_bytes[a] * iters / median(times) / 1e9;
