@@ -26,22 +26,20 @@ bool pairs_in_group(const CollectiveParams& c) { return c.op == CollOp::pairs &&
 }  // namespace
 
 int collective_turns_per_group(const CollectiveParams& c, int size) {
-  return pairs_in_group(c) ? std::max(1, size / 2) : 1;
+  return pairs_in_group(c) ? pairs_in_group_of(size) : 1;
 }
 
 int collective_turn(const CollectiveParams& c, int group, int rank, int size) {
-  constexpr int kStride = 1 << 16;
   if (c.sweep()) return 0;  // one sweep of one group, the ranks that sit it out with it
-  return group * kStride + rank % collective_turns_per_group(c, size);
+  return group_turn(group, rank % collective_turns_per_group(c, size));
 }
 
 bool collective_single_turn(const CollectiveParams& c) { return single_group(c.scope) && !pairs_in_group(c); }
 
 std::string collective_skip_reason(const CollectiveParams& c, int nodes, int group, int size) {
   if (std::string why = scope_skip_reason(c.scope, nodes); !why.empty()) return why;
-  if (pairs_in_group(c) && size % 2 != 0) {
-    return "op pairs needs groups of an even size; group " + std::to_string(group) + " of scope " +
-           scope_name(c.scope) + " has " + std::to_string(size) + " rank(s)";
+  if (pairs_in_group(c)) {
+    if (std::string why = odd_group_reason("op pairs", c.scope, group, size); !why.empty()) return why;
   }
   if (coll_shape(c.op, c.bytes, c.dtype, size).op_count == 0) {
     const bool parts = c.op == CollOp::allgather || c.op == CollOp::reduce_scatter || c.op == CollOp::alltoall;

@@ -24,16 +24,11 @@ P2pPattern parse_pattern(const std::string& s) {
 // Bytes of one message: `bytes` rounded down to whole elements.
 std::size_t message_bytes(std::size_t bytes) { return bytes / dtype_size(kType) * dtype_size(kType); }
 
-// The rules of pairs, once for the run and the estimate: a group of an even size, each pair alone in serial mode.
+// Why a case cannot run on this job, once for the run and the estimate: its scope, and pairs need an even group.
 std::string p2p_skip_reason(const P2pParams& p, int nodes, int group, int size) {
   if (std::string why = scope_skip_reason(p.scope, nodes); !why.empty()) return why;
-  if (size % 2 != 0) {
-    return "p2p needs groups of an even size; group " + std::to_string(group) + " of scope " + scope_name(p.scope) +
-           " has " + std::to_string(size) + " rank(s)";
-  }
-  return "";
+  return odd_group_reason("p2p", p.scope, group, size);
 }
-int pairs_in(int size) { return std::max(1, size / 2); }
 
 // What one operation carries: a round trip and an exchange carry the message twice.
 double op_bytes_of(const P2pParams& p) {
@@ -90,7 +85,7 @@ class P2pType final : public WorkloadType {
     cw.sample.wire_bytes = op_bytes_of(p) * iters;
     cw.sample.transfers = p.pattern == P2pPattern::latency ? 2 * iters : iters;
     cw.sample.across_nodes = g.across_nodes;
-    cw.turns = g.count * pairs_in(g.size);
+    cw.turns = g.count * pairs_in_group_of(g.size);
     cw.busy_ranks_per_node = ranks_per_node(job);
     return cw;
   }
@@ -202,8 +197,7 @@ Verification P2pWorkload::verify(CaseContext& ctx) {
 }
 
 int P2pWorkload::turn(const CaseContext& ctx, int) const {
-  constexpr int kStride = 1 << 16;  // each pair of each group alone
-  return ctx.group->index * kStride + ctx.rank() % pairs_in(ctx.size());
+  return group_turn(ctx.group->index, ctx.rank() % pairs_in_group_of(ctx.size()));  // each pair of each group alone
 }
 
 }  // namespace gpuscale

@@ -52,4 +52,17 @@ std::string scope_skip_reason(Scope s, int nodes) {
 
 bool single_group(Scope s) { return s == Scope::world || s == Scope::node_pairs; }
 
+int pairs_in_group_of(int size) { return std::max(1, size / 2); }
+
+int group_turn(int group, int turn_in_group) {
+  constexpr int kStride = 1 << 16;  // more turns than any group has
+  return group * kStride + turn_in_group;
+}
+
+std::string odd_group_reason(const std::string& what, Scope s, int group, int size) {
+  if (size % 2 == 0) return "";
+  return what + " needs groups of an even size; group " + std::to_string(group) + " of scope " + scope_name(s) +
+         " has " + std::to_string(size) + " rank(s)";
+}
+
 }  // namespace gpuscale

@@ -72,6 +72,13 @@ std::string scope_skip_reason(Scope s, int nodes);
 // True when the scope is one group on any job (world, node-pairs).
 bool single_group(Scope s);
 
+// Pairs inside a group of `size` ranks, rank r with r + size/2 (pair_partner): how many, at least 1.
+int pairs_in_group_of(int size);
+// The turn of `turn_in_group` of group `group` when every group's turns run one after another.
+int group_turn(int group, int turn_in_group);
+// "" for a group of an even size, else why `what` (e.g. "op pairs") cannot run in group `group` of scope s.
+std::string odd_group_reason(const std::string& what, Scope s, int group, int size);
+
 // Ranks of a node busy at once when every rank of the job works.
 int ranks_per_node(const JobShape& job);
 
