@@ -29,7 +29,7 @@ SAMPLE_DATASETS = {"wall_start": "wall_start_s", "wall_end": "wall_end_s",
 
 # Columns of Result.metrics().
 METRICS = ("median_s", "min_s", "p95_s", "slowest_rank", "slowest_ratio", "op_time_s", "algbw_gbps", "busbw_gbps",
-           "speedup", "efficiency", "baseline", "scale")
+           "op_time_min_s", "op_time_max_s", "speedup", "efficiency", "baseline", "scale")
 
 # /cases/N datasets of shape [ranks] that go into `case_ranks`.
 RANK_DATASETS = ("turn", "group", "group_rank", "group_size", "op_bytes", "bus_factor",
@@ -133,9 +133,11 @@ class Result:
     def metrics(self):
         """One row per case that ran (index: case), as `gpuscale report --format json` computes them: median_s,
         min_s, p95_s (of sample_times), slowest_rank, slowest_ratio, op_time_s, algbw_gbps, busbw_gbps (transfers
-        as nccl-tests counts them; NaN otherwise), speedup, efficiency, baseline (the case it is set against: the
-        serial twin, or for strong scaling the case with group_size 1) and scale (what efficiency divides the speedup
-        by: the serial twin's turns, i.e. its ranks, or groups for transfers; or group_size); NaN where none."""
+        as nccl-tests counts them; NaN otherwise), op_time_min_s, op_time_max_s (the fastest and the slowest
+        rank's: per sample the least and the most over ranks of device_time / iters, median over samples),
+        speedup, efficiency, baseline (the case it is set against: the serial twin, or for strong scaling the case
+        with group_size 1) and scale (what efficiency divides the speedup by: the serial twin's turns, i.e. its
+        ranks, or groups for transfers; or group_size); NaN where none."""
         if self.samples.empty:  # no case ran
             return pd.DataFrame(columns=METRICS, index=pd.Index([], name="case"), dtype=float)
         times = self.sample_times().groupby("case")["time_s"]
@@ -143,25 +145,37 @@ class Result:
         meds = self.rank_medians()
         slowest = meds.loc[meds.groupby("case")["median_s"].idxmax()].set_index("case")
         m["slowest_rank"] = slowest["rank"]
-        m["slowest_ratio"] = slowest["median_s"] / meds.groupby("case")["median_s"].median()
+        m["slowest_ratio"] = slowest["ratio"].fillna(1.0)  # one rank: 1, as the report says
         m["op_time_s"] = self._op_times()
         transfer = self.case_ranks.groupby("case")[["op_bytes", "bus_factor"]].mean()
         m["algbw_gbps"] = transfer["op_bytes"] / m["op_time_s"] / 1e9
         m["busbw_gbps"] = m["algbw_gbps"] * transfer["bus_factor"]
+        per_sample = self._op_samples().groupby(["case", "sample"])["op_time_s"]
+        m["op_time_min_s"] = per_sample.min().groupby("case").median()
+        m["op_time_max_s"] = per_sample.max().groupby("case").median()
         m["speedup"] = m["efficiency"] = m["baseline"] = m["scale"] = np.nan
         self._relate(m)
         return m
 
+    def _op_samples(self):
+        """Samples of transfers (cases with op_bytes, except the node-pair sweep) with op_time_s = device_time /
+        iters, the time of one operation on that rank in that sample."""
+        c = self.cases
+        ops = c.index[(c["scope"] != "") & (c["scope"] != "node-pairs") & (c["op_bytes"] > 0)]
+        s = self.samples[self.samples["case"].isin(ops)].copy()
+        iters = c["params"].map(lambda p: p.get("iters", 1))
+        s["op_time_s"] = s["device_time_s"] / iters.loc[s["case"]].to_numpy()
+        return s
+
     def _op_times(self):
         """Transfers: the median over samples of the mean over ranks of device_time / iters (nccl-tests' time of
         one operation), for cases with op_bytes, except the node-pair sweep."""
-        c = self.cases
-        ops = c.index[(c["scope"] != "") & (c["scope"] != "node-pairs") & (c["op_bytes"] > 0)]
-        s = self.samples[self.samples["case"].isin(ops)]
-        per_sample = s.groupby(["case", "sample"])["device_time_s"].mean()
-        iters = c["params"].map(lambda p: p.get("iters", 1))
-        per_sample /= iters.loc[per_sample.index.get_level_values("case")].to_numpy()
-        return per_sample.groupby("case").median()
+        return self._op_samples().groupby(["case", "sample"])["op_time_s"].mean().groupby("case").median()
+
+    def rank_op_times(self):
+        """Transfers: one row per (case, rank): op_time_s, the median over the rank's samples of device_time /
+        iters (each rank's own op time, as the ranks figure shows it)."""
+        return self._op_samples().groupby(["case", "rank"])["op_time_s"].median().reset_index()
 
     def _relate(self, m):
         """Speedup and efficiency as the report pairs cases (src/report/report.cpp, relate_rows)."""

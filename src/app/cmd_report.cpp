@@ -12,7 +12,6 @@
 #include "report/baseline.hpp"
 #include "report/expectations.hpp"
 #include "report/report.hpp"
-#include "report/report.hpp"
 #include "report/side_by_side.hpp"
 #include "report/stragglers.hpp"
 #include "report/terminal_text.hpp"
@@ -79,7 +78,11 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
   report->add_option("files", opt.files,
                      "Result files (HDF5) written by 'gpuscale run'; with several, the table ends with them side by "
                      "side (each case's median in each file)")->required();
-  report->add_option("--format", opt.format, "table | csv | json (every column, numbers as numbers)");
+  report->add_option("--format", opt.format,
+                     "table | csv | json | json-full: csv and json hold every column, numbers as numbers, a "
+                     "column per parameter (param.KEY) in csv; json is a list of the cases, json-full an object "
+                     "with each file's run (metadata, warnings, completeness) under \"runs\" and the cases under "
+                     "\"cases\"");
   report->add_flag("--wide", opt.wide, "table: every column in one wide table (default: fits 80 columns)");
   report->add_option("--baseline", opt.baseline,
                      "a result file of the same cases (e.g. before a driver update): each case's median over the "
@@ -112,9 +115,11 @@ int cmd_report(const ReportOptions& opt) {
   if (!opt.baseline.empty()) base = rows_of(opt.baseline, opt, table).second;
   std::vector<ReportRow> all;
   std::vector<RunRows> runs;
+  std::vector<RunRecord> headers;  // json-full: each file's run
   bool held = true;
   for (const auto& path : opt.files) {
     auto [run, rows] = rows_of(path, opt, table);
+    if (f == ReportFormat::json_full) headers.push_back(run);
     if (!opt.baseline.empty()) compare_with_baseline(rows, base, opt.baseline);
     if (opt.check) {
       held = check_file(path, run, rows, table) && held;
@@ -128,6 +133,11 @@ int cmd_report(const ReportOptions& opt) {
   if (table && !opt.check) print_table_text(render_side_by_side(runs));
   if (f == ReportFormat::csv) std::cout << render_csv(all);
   if (f == ReportFormat::json) std::cout << render_json(all);
+  if (f == ReportFormat::json_full) {
+    std::vector<RunOfRows> out;
+    for (std::size_t i = 0; i < runs.size(); ++i) out.push_back({runs[i].path, &headers[i], &runs[i].rows});
+    std::cout << render_json_full(out);
+  }
   return held ? kExitOk : kExitFailure;
 }
 

@@ -51,13 +51,17 @@ ReportRow case_row(const CaseRecord& rec, const std::vector<RankRecord>& ranks) 
 // The progress line of a finished case.
 std::string summary_line(const CaseRecord& rec, const ReportRow& r) {
   if (rec.status == "skipped") return "skipped: " + rec.status_reason;
-  std::string s = "median " + format_seconds(r.median_s) +
-                  (rec.mode == "serial" && r.turns > 1 ? " (sum over " + std::to_string(r.turns) + " turns)" : "");
-  char buf[96] = "";
-  if (r.gflops) std::snprintf(buf, sizeof buf, ", %.2f GFLOP/s per rank", *r.gflops);
-  if (r.gbps) std::snprintf(buf, sizeof buf, ", %.2f GB/s per rank", *r.gbps);
-  if (r.algbw_gbps) std::snprintf(buf, sizeof buf, ", algbw %.2f GB/s, busbw %.2f GB/s", *r.algbw_gbps, *r.busbw_gbps);
-  s += buf;
+  std::string s;
+  if (r.op_time_s) {  // a transfer's headline, as the table prints it: the time of one operation and its bandwidths
+    s = "op time " + format_seconds(*r.op_time_s) + ", algbw " + format_sig3(*r.algbw_gbps) + " GB/s, busbw " +
+        format_sig3(*r.busbw_gbps) + " GB/s";
+  } else {
+    s = "median " + format_seconds(r.median_s) +
+        (rec.mode == "serial" && r.turns > 1 ? " (sum over " + std::to_string(r.turns) + " turns)" : "");
+    if (r.gflops) s += ", " + format_sig3(*r.gflops) + " GFLOP/s per rank";
+    if (r.gbps) s += ", " + format_sig3(*r.gbps) + " GB/s per rank";
+  }
+  if (r.ranks > 1) s += ", slowest rank " + std::to_string(r.slowest_rank) + format_number(" %.2fx", r.slowest_ratio);
   for (const auto& f : r.flags) s += "; " + f;  // ran cold, throttled, clocks low
   if (rec.status == "ok") return s + ", verified";
   if (!rec.scope.empty()) return s + ", VERIFICATION FAILED (" + std::to_string(r.wrong_elements) + " wrong elements)";

@@ -1,6 +1,7 @@
 #include "core/metrics.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/stats.hpp"
@@ -48,6 +49,21 @@ std::vector<double> mean_op_times(const std::vector<double>& device_time, int ra
   }
   for (double& x : out) x /= static_cast<double>(ranks) * iters;
   return out;
+}
+
+std::pair<std::vector<double>, std::vector<double>> op_time_extremes(const std::vector<double>& device_time, int ranks,
+                                                                     int reps, int iters) {
+  check_shape(device_time, ranks, reps);
+  if (iters < 1) throw std::invalid_argument("iters must be at least 1");
+  std::vector<double> least(reps, INFINITY), most(reps, -INFINITY);
+  for (int r = 0; r < ranks; ++r) {
+    for (int i = 0; i < reps; ++i) {
+      const double t = device_time[static_cast<std::size_t>(r) * reps + i] / iters;
+      least[i] = std::min(least[i], t);
+      most[i] = std::max(most[i], t);
+    }
+  }
+  return {least, most};
 }
 
 std::vector<double> makespans(const std::vector<double>& start, const std::vector<double>& end, int ranks, int reps) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace gpuscale {
@@ -18,6 +19,11 @@ std::vector<double> serial_turn_totals(const std::vector<double>& start, const s
 // Transfers, as nccl-tests times them: one operation of sample i took the
 // mean over ranks of device_time / iters.
 std::vector<double> mean_op_times(const std::vector<double>& device_time, int ranks, int reps, int iters);
+
+// The same per sample, least and most over ranks instead of the mean (so
+// least <= mean <= most in every sample, and so in their medians).
+std::pair<std::vector<double>, std::vector<double>> op_time_extremes(const std::vector<double>& device_time, int ranks,
+                                                                     int reps, int iters);
 
 // parallel mode: sample i took max(end) - min(start) over ranks (common clock).
 std::vector<double> makespans(const std::vector<double>& start, const std::vector<double>& end, int ranks, int reps);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <iterator>
 
@@ -74,6 +75,23 @@ std::string format_duration(double seconds) {
 std::string about_duration(double seconds) {
   const std::string d = format_duration(seconds);
   return d.rfind("more than ", 0) == 0 ? d : "about " + d;
+}
+
+namespace {
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+}  // namespace
+
+std::string format_sig3(double v) {
+  if (!std::isfinite(v)) return "-";
+  if (v == 0) return "0.00";
+  // Digits after the point for three significant ones, from the rounded magnitude (9.996 is "10.0").
+  int decimals = 2 - static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  if (decimals > 0 && std::fabs(std::stod(fixed(v, decimals))) >= std::pow(10.0, 3 - decimals)) --decimals;
+  return fixed(v, std::max(decimals, 0));
 }
 
 std::string format_bytes(double bytes) {

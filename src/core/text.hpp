@@ -19,6 +19,10 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 // printf of one number: format_number("%.2f GB/s", 1.5) == "1.50 GB/s".
 std::string format_number(const char* format, double v);
 
+// `v` to three significant digits, trailing zeros kept and no exponent:
+// "1.00", "12.5", "138", "0.0523", "1234" (whole from 1000 up). "-" when not finite.
+std::string format_sig3(double v);
+
 // A duration for progress lines: "8.5 s", "42 s", "3 min 20 s", "2 h 05 min";
 // "more than 1000 h" beyond that (an estimate of a typo can be any size).
 std::string format_duration(double seconds);

@@ -21,10 +21,22 @@ struct RowAnalysis {
   // Relates the workload's rows to each other (every row of the report is in
   // `rows`, of any file); before the report pairs serial and parallel rows.
   virtual void relate(std::vector<ReportRow>& rows) const { (void)rows; }
+  // The table's text for one experiment's rows (all of this workload, one
+  // file), in place of the block every experiment gets; "" keeps that block.
+  virtual std::string block(const std::vector<const ReportRow*>& rows) const {
+    (void)rows;
+    return "";
+  }
 };
 
 // The analysis of the workload of that name; null when it adds nothing or is
 // unknown. Defined by the workload registry (workloads/registry.cpp).
 const RowAnalysis* analysis_of(const std::string& workload);
+
+// A case's parameters as its workload's schema types them: files store a
+// boolean as 0/1 (HDF5 has none), so every view would print `inplace=0`
+// where the run printed `inplace=false`. Keys the schema does not know, and
+// unknown workloads, keep their stored value. Defined by the registry.
+Params typed_params(const std::string& workload, const Params& stored);
 
 }  // namespace gpuscale

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/text.hpp"
+#include "report/analysis.hpp"
 #include "report/report.hpp"
 
 namespace gpuscale {
@@ -13,17 +14,7 @@ namespace {
 constexpr std::size_t kTerminalWidth = 80;
 
 std::string speedup_cell(const ReportRow& r, bool wide) {
-  if (!r.speedup) return "-";
-  if (no_difference(r)) {
-    return wide ? "no difference (" + format_number("%.2f", r.speedup_ci->lo) + "-" +
-                      format_number("%.2fx)", r.speedup_ci->hi)
-                : "no difference";
-  }
-  std::string s = format_number("%.2fx", *r.speedup);
-  if (wide && r.speedup_ci) {
-    s += " (" + format_number("%.2f", r.speedup_ci->lo) + "-" + format_number("%.2f)", r.speedup_ci->hi);
-  }
-  return s;
+  return r.speedup ? speedup_text(*r.speedup, r.speedup_ci, wide) : "-";
 }
 
 std::string slowest_cell(const ReportRow& r) {
@@ -41,11 +32,8 @@ std::string share_cell(double v) {
   return format_number(pct >= 9.95 ? "%.0f%%" : pct >= 0.995 ? "%.1f%%" : "%.2g%%", pct);
 }
 
-// Three significant digits, no unit (the column head has it): 1234, 138, 72.1, 8.83.
-std::string rate_cell(const std::optional<double>& v) {
-  if (!v) return "-";
-  return format_number(*v >= 100 ? "%.0f" : *v >= 10 ? "%.1f" : "%.2f", *v);
-}
+// Three significant digits, no unit (the column head has it): 1234, 138, 72.1, 8.83, 0.480.
+std::string rate_cell(const std::optional<double>& v) { return v ? format_sig3(*v) : "-"; }
 
 // What the header says of a run that has not completed: still running (a
 // process holds the file's write lock), or ended early and how. A file whose
@@ -151,17 +139,24 @@ bool is_transfer(const ReportRow& r) { return r.busbw_gbps.has_value() || (!r.sc
 std::string wide_table(const std::vector<ReportRow>& rows) {
   const std::vector<std::string> head{"#",      "name",    "mode",    "ranks",     "nodes",      "parameters",
                                       "median", "min",     "p95",     "enqueue",   "rate/rank",  "rate total",
-                                      "busbw",  "speedup", "eff",     "slowest",   "status"};
+                                      "busbw",  "op time (fastest-slowest rank)", "speedup", "eff",
+                                      "slowest", "status"};
+  constexpr std::ptrdiff_t kBusbw = 12, kFigures = 16;  // the columns of transfers; where figures go
   auto rate = [](const ReportRow& r, bool total) {
     const auto& gf = total ? r.total_gflops : r.gflops;
     const auto& gb = total ? r.total_gbps : (r.algbw_gbps ? r.algbw_gbps : r.gbps);
-    return gf ? format_number("%.2f GF/s", *gf) : gb ? format_number("%.2f GB/s", *gb) : std::string("-");
+    return gf ? format_sig3(*gf) + " GF/s" : gb ? format_sig3(*gb) + " GB/s" : std::string("-");
+  };
+  auto op_time = [](const ReportRow& r) {
+    if (!r.op_time_s) return std::string("-");
+    return format_seconds(*r.op_time_s) + " (" + format_seconds(*r.op_time_min_s) + "-" +
+           format_seconds(*r.op_time_max_s) + ")";
   };
   std::vector<const ReportRow*> all;
   for (const auto& r : rows) all.push_back(&r);
   const std::vector<std::string> heads = figure_heads(all);  // after eff
   std::vector<std::vector<std::string>> cells{head};
-  cells[0].insert(cells[0].begin() + 15, heads.begin(), heads.end());
+  cells[0].insert(cells[0].begin() + kFigures, heads.begin(), heads.end());
   bool transfers = false;
   for (const auto& r : rows) {
     std::string label = r.params_label;
@@ -172,25 +167,26 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
     cells.push_back({std::to_string(r.case_index + 1), r.name, r.mode, std::to_string(r.ranks), std::to_string(r.nodes),
                      label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
                      format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
-                     r.busbw_gbps ? format_number("%.2f GB/s", *r.busbw_gbps) : "-", speedup_cell(r, true),
+                     r.busbw_gbps ? format_sig3(*r.busbw_gbps) + " GB/s" : "-", op_time(r), speedup_cell(r, true),
                      percent_cell(r.efficiency), slowest_cell(r), r.status});
     for (std::size_t i = 0; i < heads.size(); ++i) {
-      cells.back().insert(cells.back().begin() + 15 + static_cast<std::ptrdiff_t>(i), figure_cell(r, heads[i]));
+      cells.back().insert(cells.back().begin() + kFigures + static_cast<std::ptrdiff_t>(i), figure_cell(r, heads[i]));
     }
   }
-  // The bus bandwidth is left out where no row is a transfer.
+  // The bus bandwidth and the op time are left out where no row is a transfer.
   if (!transfers) {
-    for (auto& row : cells) row.erase(row.begin() + 12);
+    for (auto& row : cells) row.erase(row.begin() + kBusbw, row.begin() + kBusbw + 2);
   }
   const std::size_t last = cells[0].size() - 1;
   std::string out = align_columns(cells, [last](std::size_t i) { return i == 1 || i == 2 || i == 5 || i == last; });
   out += "median/min/p95: sample time (serial: sum over turns; parallel: makespan); enqueue: median host time until "
-         "a sample's work was enqueued; speedup = serial median / parallel median, (lo-hi): its 95% interval, \"no "
-         "difference\" where that holds 1; eff = speedup / serial turns; slowest: rank with the largest median and "
-         "its ratio to the median rank\n";
+         "a sample's work was enqueued; speedup = serial median / parallel median, (lo-hi): its 95% interval, "
+         "\"uncertain\" where that holds 1; eff = speedup / serial turns; slowest: rank with the largest median and "
+         "its median over the median of the other ranks'\n";
   if (transfers) {
-    out += "transfers: parameters end with (groups x ranks per group); rate/rank is algbw = bytes / time of one "
-           "operation (mean over ranks of device time / iters, median over samples); busbw = algbw x nccl-tests' "
+    out += "transfers: parameters end with (groups x ranks per group); op time: one operation, mean over ranks of "
+           "device time / iters, median over samples (fastest-slowest rank: the least and the most over ranks in "
+           "each sample, median over samples); rate/rank is algbw = bytes / op time; busbw = algbw x nccl-tests' "
            "factor\n";
   }
   return out;
@@ -342,15 +338,21 @@ std::string block(const std::vector<const ReportRow*>& rows) {
 
 std::string compact_table(const std::vector<ReportRow>& rows) {
   std::string out;
-  for (const auto& in : by_experiment(rows)) out += "\n" + block(in);
-  const bool transfers = std::any_of(rows.begin(), rows.end(), is_transfer);
+  bool transfers = false;  // in the blocks below, which the legend then explains
+  for (const auto& in : by_experiment(rows)) {
+    const RowAnalysis* a = analysis_of(in.front()->workload);  // a workload's own view of its experiment, if any
+    const std::string own = a ? a->block(in) : "";
+    out += "\n" + (own.empty() ? block(in) : own);
+    const auto transfer = [](const ReportRow* r) { return is_transfer(*r); };
+    transfers = transfers || (own.empty() && std::any_of(in.begin(), in.end(), transfer));
+  }
   out += "\n" + wrap(std::string("median: sample time (serial: sum over turns; parallel: makespan). ") +
                      (transfers ? "op time: one operation, mean over ranks, median over samples; busbw = algbw x "
                                   "nccl-tests' factor. "
                                 : "") +
-                     "speedup: serial median / parallel median, \"no difference\" where its 95% interval holds 1; "
-                     "eff: speedup / serial turns; slowest: the rank with the largest median, over the median "
-                     "rank. --wide: every column.");
+                     "speedup: serial median / parallel median, \"(uncertain)\" where its 95% interval holds 1; "
+                     "eff: speedup / serial turns; slowest: the rank with the largest median, over the median of "
+                     "the other ranks'. --wide: every column.");
   return out;
 }
 

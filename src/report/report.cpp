@@ -167,10 +167,11 @@ void phase_numbers(const CaseRecord& c, const std::vector<bool>& in, ReportRow& 
 
 std::string format_seconds(double s) {
   if (!std::isfinite(s)) return "-";
+  // Three significant digits in the largest unit that keeps one before the point (0.9996 s is "1.00 s").
   const double a = std::fabs(s);
-  if (a >= 1.0) return fmt("%.3g s", s);
-  if (a >= 1e-3) return fmt("%.3g ms", s * 1e3);
-  return fmt("%.3g us", s * 1e6);
+  if (a >= 0.9995) return format_sig3(s) + " s";
+  if (a >= 0.9995e-3) return format_sig3(s * 1e3) + " ms";
+  return format_sig3(s * 1e6) + " us";
 }
 
 namespace {
@@ -188,7 +189,8 @@ ReportRow row_of_case(const CaseRecord& c) {
   r.ranks = c.ranks;
   r.nodes = c.nodes;
   r.reps = c.reps;
-  r.params = c.params.without({"warmup", "warmup_s", "reps"});  // what identifies a case for pairing and display
+  // What identifies a case for pairing and display.
+  r.params = typed_params(c.workload, c.params.without({"warmup", "warmup_s", "reps"}));
   r.params_label = label_of(r.params);
   r.scope = c.scope;
   r.comm = c.comm;
@@ -197,6 +199,22 @@ ReportRow row_of_case(const CaseRecord& c) {
   r.note = c.note;
   r.expect = c.expect;
   return r;
+}
+
+// A transfer's numbers as nccl-tests counts them: the time of one operation
+// (mean over ranks, median over samples) with its interval, algbw, busbw,
+// and the fastest and the slowest rank's op time (least and most over ranks,
+// median over samples).
+void op_times(const CaseRecord& c, ReportRow& r) {
+  const int iters = c.params.has("iters") ? static_cast<int>(c.params.get_int("iters")) : 1;
+  const std::vector<double> ops = mean_op_times(c.device_time_s, c.ranks, c.reps, iters);
+  r.op_time_s = median(ops);
+  r.op_time_ci = median_interval(ops);
+  r.algbw_gbps = mean(c.op_bytes) / *r.op_time_s / 1e9;
+  r.busbw_gbps = *r.algbw_gbps * mean(c.bus_factor);
+  const auto [least, most] = op_time_extremes(c.device_time_s, c.ranks, c.reps, iters);
+  r.op_time_min_s = median(least);
+  r.op_time_max_s = median(most);
 }
 
 // The rates: a transfer's as nccl-tests counts them, else GFLOP/s or GB/s per rank and of all ranks.
@@ -209,10 +227,7 @@ void rates(const CaseRecord& c, const std::vector<bool>& in, ReportRow& r) {
   // The node-pair sweep is not one operation: GB/s over the sweep instead.
   const bool sweep = c.scope == "node-pairs";
   if (!c.scope.empty() && !sweep && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {
-    const int iters = c.params.has("iters") ? static_cast<int>(c.params.get_int("iters")) : 1;
-    r.op_time_s = median(mean_op_times(c.device_time_s, c.ranks, c.reps, iters));
-    r.algbw_gbps = mean(c.op_bytes) / *r.op_time_s / 1e9;
-    r.busbw_gbps = *r.algbw_gbps * mean(c.bus_factor);
+    op_times(c, r);
   } else if (c.flops_per_sample > 0) {
     r.gflops = c.flops_per_sample / median(device) / 1e9;
     r.total_gflops = c.flops_per_sample * part / r.median_s / 1e9;
@@ -226,13 +241,9 @@ void rates(const CaseRecord& c, const std::vector<bool>& in, ReportRow& r) {
 void ranks_and_flags(const RunRecord& run, const CaseRecord& c, const std::vector<bool>& in, double threshold,
                      ReportRow& r) {
   const auto meds = rank_medians(durations(c.wall_start_s, c.wall_end_s), c.ranks, c.reps);
-  std::vector<double> part_meds;
-  for (int q = 0; q < c.ranks; ++q) {
-    if (!in[q]) continue;
-    part_meds.push_back(meds[q]);
-    if (part_meds.size() == 1 || meds[q] > meds[r.slowest_rank]) r.slowest_rank = q;
-  }
-  r.slowest_ratio = meds[r.slowest_rank] / median(part_meds);
+  const SlowestRank slowest = slowest_rank(meds, in);
+  r.slowest_rank = slowest.rank;
+  r.slowest_ratio = slowest.ratio;
   r.stragglers = find_stragglers(meds, in, run.ranks, threshold);
   for (auto& line : straggler_lines(r.stragglers)) r.flags.push_back(std::move(line));
   if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
@@ -282,7 +293,22 @@ void set_speedup(ReportRow& p, const ReportRow& base, double workers) {
   }
 }
 
-bool no_difference(const ReportRow& r) { return r.speedup_ci && r.speedup_ci->contains(1.0); }
+bool speedup_uncertain(const ReportRow& r) { return r.speedup_ci && r.speedup_ci->contains(1.0); }
+
+std::string speedup_text(double speedup, const std::optional<Interval>& ci, bool interval) {
+  std::string s = format_number("%.2fx", speedup);
+  const bool uncertain = ci && ci->contains(1.0);
+  if (interval && ci) {
+    return s + " (" + format_number("%.2f", ci->lo) + "-" + format_number("%.2f", ci->hi) +
+           (uncertain ? ", uncertain)" : ")");
+  }
+  return uncertain ? s + " (uncertain)" : s;
+}
+
+ComparedTime compared_time(const ReportRow& r) {
+  if (r.op_time_s) return {*r.op_time_s, r.op_time_ci, "op time"};
+  return {r.median_s, r.median_ci, "median"};
+}
 
 const Figure* ReportRow::figure(const std::string& key) const {
   for (const auto& f : figures) {
@@ -330,248 +356,8 @@ ReportFormat parse_report_format(const std::string& s) {
   if (s == "table") return ReportFormat::table;
   if (s == "csv") return ReportFormat::csv;
   if (s == "json") return ReportFormat::json;
-  throw InputError("unknown report format '" + s + "'; valid formats: table, csv, json");
-}
-
-namespace {
-nlohmann::json to_json(const Value& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  if (const auto* b = std::get_if<bool>(&v)) return *b;
-  return std::get<std::string>(v);
-}
-}  // namespace
-
-namespace {
-
-// What every row has: the case, its job and its parameters.
-nlohmann::json json_identity(const ReportRow& r) {
-  nlohmann::json o;
-  o["file"] = r.file;
-  o["case"] = r.case_index + 1;
-  o["name"] = r.name;
-  o["workload"] = r.workload;
-  o["mode"] = r.mode;
-  o["backend"] = r.backend;
-  o["ranks"] = r.ranks;
-  o["nodes"] = r.nodes;
-  o["reps"] = r.reps;
-  nlohmann::json p = nlohmann::json::object();
-  for (const auto& [k, v] : r.params.items()) p[k] = to_json(v);
-  o["params"] = p;
-  o["status"] = r.status;
-  if (!r.status_reason.empty()) o["status_reason"] = r.status_reason;
-  if (!r.note.empty()) o["note"] = r.note;
-  if (!r.flags.empty()) o["flags"] = r.flags;
-  return o;
-}
-
-// The numbers: absent rather than null where a row has none.
-void json_numbers(const ReportRow& r, nlohmann::json& o) {
-  if (r.status != "skipped") {  // a skipped case has no samples
-    o["median_s"] = r.median_s;
-    o["min_s"] = r.min_s;
-    o["p95_s"] = r.p95_s;
-    o["enqueue_median_s"] = r.enqueue_median_s;
-    o["slowest_rank"] = r.slowest_rank;
-    o["slowest_ratio"] = r.slowest_ratio;
-    o["max_verify_error"] = r.max_verify_error;
-  }
-  const std::pair<const char*, const std::optional<double>*> optional_numbers[] = {
-      {"gflops", &r.gflops},         {"total_gflops", &r.total_gflops}, {"gbps", &r.gbps},
-      {"total_gbps", &r.total_gbps}, {"speedup", &r.speedup},           {"efficiency", &r.efficiency},
-      {"op_time_s", &r.op_time_s},   {"algbw_gbps", &r.algbw_gbps},     {"busbw_gbps", &r.busbw_gbps}};
-  for (const auto& [key, value] : optional_numbers) {
-    if (*value) o[key] = **value;
-  }
-  for (const auto& f : r.figures) {
-    if (f.kind == FigureKind::case_number) {
-      o[f.key] = static_cast<std::size_t>(f.value) + 1;
-    } else {
-      o[f.key] = f.value;
-    }
-  }
-  // 95% intervals (the median's at kMedianConfidence): absent with too few samples.
-  const std::pair<const char*, const std::optional<Interval>*> intervals[] = {
-      {"median", &r.median_ci}, {"speedup", &r.speedup_ci}, {"efficiency", &r.efficiency_ci}};
-  for (const auto& [key, ci] : intervals) {
-    if (!*ci) continue;
-    const std::string k = key;
-    o[k == "median" ? "median_lo_s" : k + "_lo"] = (*ci)->lo;
-    o[k == "median" ? "median_hi_s" : k + "_hi"] = (*ci)->hi;
-  }
-  if (r.speedup_ci) o["speedup_no_difference"] = no_difference(r);
-  if (!r.scope.empty()) {
-    o["scope"] = r.scope;
-    o["comm"] = r.comm;
-    o["groups"] = r.groups;
-    o["group_size"] = r.group_size;
-    o["wrong_elements"] = r.wrong_elements;
-  }
-}
-
-// The limits, the baseline, the stragglers and the phases, where the row has them.
-void json_judgements(const ReportRow& r, nlohmann::json& o) {
-  if (!r.expect.empty()) {
-    nlohmann::json ex = nlohmann::json::array();
-    for (const auto& c : check_row(r)) {
-      nlohmann::json e{{"limit", c.limit}, {"expected", c.expected}, {"holds", c.holds}};
-      if (c.measured) e["measured"] = *c.measured;
-      if (!c.why.empty()) e["why"] = c.why;
-      ex.push_back(std::move(e));
-    }
-    o["expect"] = ex;
-  }
-  if (r.baseline) {
-    const BaselineComparison& b = *r.baseline;
-    nlohmann::json bj{{"file", b.file}, {"verdict", b.verdict}};
-    if (std::isfinite(b.median_s)) {
-      bj["case"] = b.case_index + 1;
-      bj["median_s"] = b.median_s;
-      bj["ratio"] = b.ratio;
-    }
-    if (b.ratio_ci) {
-      bj["ratio_lo"] = b.ratio_ci->lo;
-      bj["ratio_hi"] = b.ratio_ci->hi;
-    }
-    o["baseline"] = bj;
-  }
-  if (!r.stragglers.ranks.empty() || !r.stragglers.nodes.empty()) {
-    nlohmann::json st = {{"ranks", nlohmann::json::array()}, {"nodes", nlohmann::json::array()}};
-    for (const auto& x : r.stragglers.ranks) {
-      st["ranks"].push_back({{"rank", x.rank}, {"host", x.host}, {"node", x.node}, {"local_rank", x.local_rank},
-                             {"device_name", x.device_name}, {"device_pci_bus_id", x.device_pci_bus_id},
-                             {"ratio", x.ratio}});
-    }
-    for (const auto& x : r.stragglers.nodes) {
-      st["nodes"].push_back({{"host", x.host}, {"node", x.node}, {"ranks", x.ranks}, {"ratio", x.ratio}});
-    }
-    o["stragglers"] = st;
-  }
-  if (!r.phase_s.empty()) {
-    nlohmann::json ph = nlohmann::json::object();
-    for (const auto& [name, t] : r.phase_s) ph[name] = t;
-    o["phase_s"] = ph;
-  }
-}
-
-}  // namespace
-
-std::string render_json(const std::vector<ReportRow>& rows) {
-  nlohmann::json arr = nlohmann::json::array();
-  for (const auto& r : rows) {
-    nlohmann::json o = json_identity(r);
-    json_numbers(r, o);
-    json_judgements(r, o);
-    for (const auto& [key, text] : r.json) o[key] = nlohmann::json::parse(text);
-    arr.push_back(std::move(o));
-  }
-  // Bytes that are not UTF-8 (a file of another writer) as U+FFFD, rather than an exception with no row.
-  return arr.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
-
-namespace {
-// The CSV's columns are fixed; figures of other keys than these (a newer workload's) follow them, in the order
-// they first appear.
-std::vector<std::string> more_figures(const std::vector<ReportRow>& rows) {
-  const std::vector<std::string> fixed{"exposed_transfer_s", "overlap_fraction", "of_vendor", "vendor_case"};
-  std::vector<std::string> out;
-  for (const auto& r : rows) {
-    for (const auto& f : r.figures) {
-      if (std::find(fixed.begin(), fixed.end(), f.key) == fixed.end() &&
-          std::find(out.begin(), out.end(), f.key) == out.end()) {
-        out.push_back(f.key);
-      }
-    }
-  }
-  return out;
-}
-}  // namespace
-
-std::string render_csv(const std::vector<ReportRow>& rows) {
-  std::ostringstream os;
-  os.precision(9);
-  os << "file,case,name,workload,mode,backend,ranks,nodes,reps,params,median_s,min_s,p95_s,enqueue_median_s,gflops,"
-        "total_gflops,gbps,total_gbps,speedup,efficiency,slowest_rank,slowest_ratio,max_verify_error,status,"
-        "scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,status_reason,flags,"
-        "exposed_transfer_s,overlap_fraction,median_lo_s,median_hi_s,speedup_lo,speedup_hi,efficiency_lo,"
-        "efficiency_hi,speedup_no_difference,baseline_file,baseline_case,baseline_median_s,baseline_ratio,"
-        "baseline_ratio_lo,baseline_ratio_hi,baseline_verdict,of_vendor,vendor_case";
-  const std::vector<std::string> more = more_figures(rows);
-  for (const auto& key : more) os << ',' << key;
-  os << '\n';
-  auto opt = [&](const std::optional<double>& v) {
-    if (v) os << *v;
-  };
-  // Strings from the file as RFC 4180 fields, control characters escaped; free text always in quotes.
-  auto quoted = [](const std::string& s) { return csv_field(s, true); };
-  auto field = [](const std::string& s) { return csv_field(s); };
-  for (const auto& r : rows) {
-    const bool ran = r.status != "skipped";
-    os << quoted(r.file) << ',' << r.case_index + 1 << ',' << quoted(r.name) << ',' << field(r.workload) << ','
-       << field(r.mode) << ',' << field(r.backend) << ',' << r.ranks << ',' << r.nodes << ',' << r.reps << ','
-       << quoted(r.params_label) << ',';
-    for (double v : {r.median_s, r.min_s, r.p95_s, r.enqueue_median_s}) {
-      opt(ran ? std::optional<double>(v) : std::nullopt);
-      os << ',';
-    }
-    for (const auto* v : {&r.gflops, &r.total_gflops, &r.gbps, &r.total_gbps, &r.speedup, &r.efficiency}) {
-      opt(*v);
-      os << ',';
-    }
-    if (ran) os << r.slowest_rank << ',' << r.slowest_ratio << ',' << r.max_verify_error;
-    else os << ",,";
-    os << ',' << field(r.status) << ',' << field(r.scope) << ',';
-    if (!r.scope.empty()) os << r.groups << ',' << r.group_size;
-    else os << ',';
-    for (const auto* v : {&r.op_time_s, &r.algbw_gbps, &r.busbw_gbps}) {
-      os << ',';
-      opt(*v);
-    }
-    os << ',';
-    if (!r.scope.empty() && ran) os << r.wrong_elements;
-    std::string flags;
-    for (const auto& f : r.flags) flags += (flags.empty() ? "" : "; ") + f;
-    os << ',' << quoted(r.status_reason) << ',' << quoted(flags) << ',';
-    opt(r.figure_value("exposed_transfer_s"));
-    os << ',';
-    opt(r.figure_value("overlap_fraction"));
-    for (const auto* ci : {&r.median_ci, &r.speedup_ci, &r.efficiency_ci}) {
-      os << ',';
-      if (*ci) os << (*ci)->lo;
-      os << ',';
-      if (*ci) os << (*ci)->hi;
-    }
-    os << ',';
-    if (r.speedup_ci) os << (no_difference(r) ? 1 : 0);
-    os << ',';
-    if (r.baseline) {
-      const BaselineComparison& b = *r.baseline;
-      const bool found = std::isfinite(b.median_s);
-      os << quoted(b.file) << ',';
-      if (found) os << b.case_index + 1;
-      os << ',';
-      opt(found ? std::optional<double>(b.median_s) : std::nullopt);
-      os << ',';
-      opt(found ? std::optional<double>(b.ratio) : std::nullopt);
-      os << ',';
-      if (b.ratio_ci) os << b.ratio_ci->lo << ',' << b.ratio_ci->hi;
-      else os << ',';
-      os << ',' << quoted(b.verdict);
-    } else {
-      os << ",,,,,,";
-    }
-    os << ',';
-    opt(r.figure_value("of_vendor"));
-    os << ',';
-    if (const auto v = r.figure_value("vendor_case")) os << static_cast<std::size_t>(*v) + 1;
-    for (const auto& key : more) {
-      os << ',';
-      if (const Figure* f = r.figure(key)) os << (f->kind == FigureKind::case_number ? f->value + 1 : f->value);
-    }
-    os << '\n';
-  }
-  return os.str();
+  if (s == "json-full") return ReportFormat::json_full;
+  throw InputError("unknown report format '" + s + "'; valid formats: table, csv, json, json-full");
 }
 
 }  // namespace gpuscale

@@ -19,9 +19,12 @@ namespace gpuscale {
 struct BaselineComparison {
   std::string file;
   std::size_t case_index = 0;  // in the baseline file (when found)
-  double median_s = NAN, ratio = NAN;
+  double median_s = NAN;         // the baseline's median sample
+  std::optional<double> op_time_s;  // transfers: the baseline's op time, which the ratio compares
+  double ratio = NAN;             // compared_time here / there
   std::optional<Interval> ratio_ci;
   std::string verdict;  // faster | slower | within noise | too few samples | not in baseline | skipped in baseline
+  std::string ran_there;  // not in baseline, but the same case ran there in another shape: "2 rank(s) on 1 node(s)"
 };
 
 // A number a workload adds to its rows: `key` in JSON and CSV; a table column
@@ -69,9 +72,13 @@ struct ReportRow {
   std::string scope, comm;
   int groups = 0, group_size = 0;  // group_size: the largest group
   std::optional<double> op_time_s, algbw_gbps, busbw_gbps;
+  std::optional<Interval> op_time_ci;  // of the op time (as median_ci of the median)
+  // The fastest and the slowest rank's op time: per sample the least and the most over ranks of device time /
+  // iters, median over samples (the mean over ranks is op_time_s).
+  std::optional<double> op_time_min_s, op_time_max_s;
   std::int64_t wrong_elements = 0;  // the most of any rank
   int slowest_rank = 0;
-  double slowest_ratio = 1.0;  // slowest rank's median / median of the rank medians
+  double slowest_ratio = 1.0;  // slowest rank's median / median of the other ranks' medians (slowest_rank())
   double max_verify_error = 0.0;
   std::string note;  // the workload's note on how it ran (e.g. memcpy on the CPU backend)
   // Workloads that mark phases: each phase's time in a sample (the sum of its
@@ -111,6 +118,15 @@ std::vector<double> rows_of(const std::vector<double>& x, int reps, const std::v
 // phase name in the order of the phases table's names; empty without phases.
 std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRecord& c);
 
+// The one time by which a row is compared with others (side by side,
+// --baseline): a transfer's op time, else its median sample; with its interval.
+struct ComparedTime {
+  double s = NAN;
+  std::optional<Interval> ci;
+  const char* what = "median";  // "median" | "op time"
+};
+ComparedTime compared_time(const ReportRow& r);
+
 // Speedup of `p` over `base` (its median over p's), with its interval, and efficiency = speedup / `workers`.
 void set_speedup(ReportRow& p, const ReportRow& base, double workers);
 
@@ -129,11 +145,14 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
                      double straggler_threshold = kStragglerThreshold);
 void relate_rows(std::vector<ReportRow>& rows);
 
-enum class ReportFormat { table, csv, json };
+enum class ReportFormat { table, csv, json, json_full };
 ReportFormat parse_report_format(const std::string& s);  // InputError for others
 
 // True when a row's speedup cannot be told from 1: its interval holds 1.
-bool no_difference(const ReportRow& r);
+bool speedup_uncertain(const ReportRow& r);
+// A speedup as every view words it: always the point estimate, "1.88x";
+// " (uncertain)" where its interval holds 1; `interval`: "1.88x (0.91-2.09)".
+std::string speedup_text(double speedup, const std::optional<Interval>& ci, bool interval);
 
 // A header about the run (file, version, backend, completeness), the rows and
 // notes on them. By default at most 80 columns: one block per experiment with
@@ -142,6 +161,13 @@ std::string render_table(const std::string& path, const RunRecord& run, const st
                          bool wide = false);
 std::string render_csv(const std::vector<ReportRow>& rows);
 std::string render_json(const std::vector<ReportRow>& rows);
+// --format json-full: {"runs": [each file's metadata, warnings and completeness], "cases": [the rows, as json]}.
+struct RunOfRows {
+  std::string path;
+  const RunRecord* run = nullptr;
+  const std::vector<ReportRow>* rows = nullptr;
+};
+std::string render_json_full(const std::vector<RunOfRows>& runs);
 
 // The parameters of `rows`: " k=v ..." of those with one value in all of
 // them, and the others with a cell per row (in order of first appearance).

@@ -24,9 +24,9 @@ std::string scaling_cell(const ReportRow& r, const ReportRow* serial) {
   }
   const double per_turn = static_cast<double>(r.ranks) / serial->turns;
   const double speedup = per_turn * serial->median_s / r.median_s;
-  const auto ci = ratio_interval(serial->median_ci, r.median_ci);
-  if (ci && ci->contains(1.0 / per_turn)) return " no difference";
-  return format_number(" %.2fx", speedup) + format_number(" %.0f%%", 100.0 * speedup / r.ranks);
+  auto ci = ratio_interval(serial->median_ci, r.median_ci);
+  if (ci) ci = Interval{per_turn * ci->lo, per_turn * ci->hi};
+  return " " + speedup_text(speedup, ci, false) + format_number(" %.0f%%", 100.0 * speedup / r.ranks);
 }
 
 }  // namespace
@@ -48,10 +48,10 @@ std::string render_side_by_side(const std::vector<RunRows>& runs) {
   });
   if (!shared) return "";
 
-  std::string out = wrap("side by side: each case's median in each file; parallel cases of work on each rank also "
-                         "give speedup and eff: their throughput over one rank's in file [1]'s serial run (ranks x "
-                         "serial median / serial turns / this median), \"no difference\" where its 95% interval "
-                         "holds 1 rank's");
+  std::string out = wrap("side by side: each case's median sample in each file (transfers: op time); parallel "
+                         "cases of work on each rank also give speedup and eff: their throughput over one rank's in "
+                         "file [1]'s serial run (ranks x serial median / serial turns / this median), \"uncertain\" "
+                         "where its 95% interval holds 1");
   for (std::size_t f = 0; f < runs.size(); ++f) {
     out += "[" + std::to_string(f + 1) + "] " + runs[f].path + ": " + std::to_string(runs[f].ranks) + " rank(s) on " +
            std::to_string(runs[f].nodes) + " node(s)\n";
@@ -76,7 +76,7 @@ std::string render_side_by_side(const std::vector<RunRows>& runs) {
       for (const auto* r : cell[key_of(any)]) {
         if (!r) row.push_back("-");
         else if (r->status == "skipped" || !std::isfinite(r->median_s)) row.push_back("skipped");
-        else row.push_back(format_seconds(r->median_s) + scaling_cell(*r, serial) +
+        else row.push_back(format_seconds(compared_time(*r).s) + scaling_cell(*r, serial) +
                            (r->status != "ok" ? " " + r->status : ""));
       }
       rows.push_back(std::move(row));

@@ -10,15 +10,6 @@ namespace gpuscale {
 
 namespace {
 
-// The median of `v` without its element `skip`.
-double median_without(const std::vector<double>& v, std::size_t skip) {
-  std::vector<double> rest;
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (i != skip) rest.push_back(v[i]);
-  }
-  return median(rest);
-}
-
 std::string times(double ratio) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2fx", ratio);
@@ -26,6 +17,27 @@ std::string times(double ratio) {
 }
 
 }  // namespace
+
+double ratio_to_others(const std::vector<double>& med, std::size_t i) {
+  std::vector<double> rest;
+  for (std::size_t j = 0; j < med.size(); ++j) {
+    if (j != i) rest.push_back(med[j]);
+  }
+  return rest.empty() ? 1.0 : med[i] / median(rest);
+}
+
+SlowestRank slowest_rank(const std::vector<double>& rank_median_s, const std::vector<bool>& in) {
+  std::vector<int> who;
+  std::vector<double> med;
+  for (std::size_t r = 0; r < rank_median_s.size() && r < in.size(); ++r) {
+    if (!in[r]) continue;
+    who.push_back(static_cast<int>(r));
+    med.push_back(rank_median_s[r]);
+  }
+  if (med.empty()) return {};
+  const std::size_t i = static_cast<std::size_t>(std::max_element(med.begin(), med.end()) - med.begin());
+  return {who[i], ratio_to_others(med, i)};
+}
 
 Stragglers find_stragglers(const std::vector<double>& rank_median_s, const std::vector<bool>& in,
                            const std::vector<RankRecord>& ranks, double threshold) {
@@ -41,7 +53,7 @@ Stragglers find_stragglers(const std::vector<double>& rank_median_s, const std::
   if (who.size() < 2) return out;
   const auto rec = [&](int r) { return static_cast<std::size_t>(r) < ranks.size() ? ranks[r] : RankRecord{}; };
   for (std::size_t i = 0; i < who.size(); ++i) {
-    const double ratio = med[i] / median_without(med, i);
+    const double ratio = ratio_to_others(med, i);
     if (!(ratio > 1.0 + threshold)) continue;
     const RankRecord rr = rec(who[i]);
     out.ranks.push_back({who[i], rr.hostname, rr.node_index, rr.local_rank, rr.device_name, rr.device_pci_bus_id, ratio});

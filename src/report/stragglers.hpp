@@ -36,6 +36,18 @@ struct Stragglers {
   std::vector<SlowNode> nodes;
 };
 
+// The rank with the largest median (of those that took part, `in`) and its
+// median over the median of the other ranks' medians: the one ratio the
+// slowest column, the stragglers and the limits use. Ratio 1 with one rank.
+struct SlowestRank {
+  int rank = 0;
+  double ratio = 1.0;
+};
+SlowestRank slowest_rank(const std::vector<double>& rank_median_s, const std::vector<bool>& in);
+
+// Rank `i`'s median over the median of the other medians of `med`.
+double ratio_to_others(const std::vector<double>& med, std::size_t i);
+
 // From each rank's median sample time (`in`: the ranks that took part) and
 // the run's rank table (may be empty: every rank on node 0).
 Stragglers find_stragglers(const std::vector<double>& rank_median_s, const std::vector<bool>& in,

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "workloads/collective_report.hpp"
 #include "workloads/node_pair_table.hpp"
 #include "workloads/node_pairs.hpp"
 
@@ -93,7 +94,7 @@ class CollectiveType final : public WorkloadType {
   std::optional<Scope> scope(const Params& p) const override { return collective_params(p).scope; }
   bool single_turn(const Params& p) const override { return collective_single_turn(collective_params(p)); }
 
-  const RowAnalysis* analysis() const override { return &node_pair_analysis(); }
+  const RowAnalysis* analysis() const override { return &collective_analysis(); }
 
  private:
   WorkloadSchema schema_ = collective_schema();

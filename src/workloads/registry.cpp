@@ -101,6 +101,28 @@ const RowAnalysis* analysis_of(const std::string& workload) {
   return nullptr;
 }
 
+Params typed_params(const std::string& workload, const Params& stored) {
+  const WorkloadType* type = nullptr;
+  for (const WorkloadType* t : workload_registry()) {
+    if (t->schema().name == workload) type = t;
+  }
+  if (!type) return stored;
+  Params out;
+  for (const auto& [key, v] : stored.items()) {
+    const ParamSpec* spec = nullptr;
+    for (const auto& s : type->schema().params) {
+      if (s.key == key) spec = &s;
+    }
+    const auto* i = std::get_if<std::int64_t>(&v);
+    if (spec && spec->type == ParamType::Bool && i && (*i == 0 || *i == 1)) {
+      out.set(key, Value{*i == 1});
+    } else {
+      out.set(key, v);
+    }
+  }
+  return out;
+}
+
 const WorkloadType& find_workload(const std::string& name) {
   for (const WorkloadType* t : workload_registry()) {
     if (t->schema().name == name) return *t;

@@ -175,9 +175,11 @@ class Sweep:
         csv = gpuscale("report", self.out, "--format", "csv").stdout.splitlines()
         self.assertIn(",scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,"
                       "status_reason,flags,exposed_transfer_s,overlap_fraction,", csv[0])
-        # The default table: transfers' own numbers, in 80 columns.
+        # The default table: nccl-tests' columns and closing line per op, a skipped size as such, in 80 columns.
         t = gpuscale("report", self.out).stdout
-        self.assertIn("op time  algbw GB/s  busbw GB/s", t)
+        self.assertRegex(t, r"#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw\s+#wrong\s+max\n")
+        self.assertRegex(t, r"\s1000\s+250\s+fp32\s+sum\s+-1\s+skipped\s+-\s+-\s+-\s+-\n")
+        self.assertIn("# Avg bus bandwidth    : ", t)
         self.assertTrue(all(len(line) <= 80 for line in t.splitlines()), t)
 
 

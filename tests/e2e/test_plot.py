@@ -163,7 +163,7 @@ class Plot(ScratchTest):
 
     def test_the_loader_computes_what_the_report_prints(self):
         keys = ("median_s", "min_s", "p95_s", "slowest_ratio", "speedup", "efficiency", "op_time_s", "algbw_gbps",
-                "busbw_gbps")
+                "busbw_gbps", "op_time_min_s", "op_time_max_s")
         for name, path in self.files.items():
             m = gpuscale_data.load(path).metrics()
             for case, row in self.reports[name].items():

@@ -1,0 +1,178 @@
+// The report as CSV: a row per case, the columns of docs/analysis.md, then
+// the figures of newer workloads and one column per parameter (param.KEY).
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <sstream>
+
+#include "core/text.hpp"
+#include "report/report.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+using Cell = std::function<std::string(const ReportRow&)>;
+
+// A number as CSV writes every number: up to 9 significant digits.
+std::string num(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+std::string opt(const std::optional<double>& v) { return v ? num(*v) : ""; }
+std::string count(std::size_t n) { return std::to_string(n); }
+// Strings from the file as RFC 4180 fields, control characters escaped; free text always in quotes.
+std::string quoted(const std::string& s) { return csv_field(s, true); }
+std::string field(const std::string& s) { return csv_field(s); }
+bool ran(const ReportRow& r) { return r.status != "skipped"; }
+std::string if_ran(const ReportRow& r, double v) { return ran(r) ? num(v) : ""; }
+
+std::string lo(const std::optional<Interval>& ci) { return ci ? num(ci->lo) : ""; }
+std::string hi(const std::optional<Interval>& ci) { return ci ? num(ci->hi) : ""; }
+
+std::string figure_cell(const ReportRow& r, const std::string& key) {
+  const Figure* f = r.figure(key);
+  if (!f) return "";
+  return f->kind == FigureKind::case_number ? count(static_cast<std::size_t>(f->value) + 1) : num(f->value);
+}
+
+// A baseline column: empty without a comparison, and (`found`) where the case is not in the baseline.
+Cell baseline(std::function<std::string(const BaselineComparison&)> get, bool found = true) {
+  return [get, found](const ReportRow& r) {
+    if (!r.baseline || (found && !std::isfinite(r.baseline->median_s))) return std::string();
+    return get(*r.baseline);
+  };
+}
+
+// The columns every report has had, in their order.
+std::vector<std::pair<std::string, Cell>> case_columns() {
+  return {
+      {"file", [](const ReportRow& r) { return quoted(r.file); }},
+      {"case", [](const ReportRow& r) { return count(r.case_index + 1); }},
+      {"name", [](const ReportRow& r) { return quoted(r.name); }},
+      {"workload", [](const ReportRow& r) { return field(r.workload); }},
+      {"mode", [](const ReportRow& r) { return field(r.mode); }},
+      {"backend", [](const ReportRow& r) { return field(r.backend); }},
+      {"ranks", [](const ReportRow& r) { return std::to_string(r.ranks); }},
+      {"nodes", [](const ReportRow& r) { return std::to_string(r.nodes); }},
+      {"reps", [](const ReportRow& r) { return std::to_string(r.reps); }},
+      {"params", [](const ReportRow& r) { return quoted(r.params_label); }},
+      {"median_s", [](const ReportRow& r) { return if_ran(r, r.median_s); }},
+      {"min_s", [](const ReportRow& r) { return if_ran(r, r.min_s); }},
+      {"p95_s", [](const ReportRow& r) { return if_ran(r, r.p95_s); }},
+      {"enqueue_median_s", [](const ReportRow& r) { return if_ran(r, r.enqueue_median_s); }},
+      {"gflops", [](const ReportRow& r) { return opt(r.gflops); }},
+      {"total_gflops", [](const ReportRow& r) { return opt(r.total_gflops); }},
+      {"gbps", [](const ReportRow& r) { return opt(r.gbps); }},
+      {"total_gbps", [](const ReportRow& r) { return opt(r.total_gbps); }},
+      {"speedup", [](const ReportRow& r) { return opt(r.speedup); }},
+      {"efficiency", [](const ReportRow& r) { return opt(r.efficiency); }},
+      {"slowest_rank", [](const ReportRow& r) { return ran(r) ? std::to_string(r.slowest_rank) : ""; }},
+      {"slowest_ratio", [](const ReportRow& r) { return if_ran(r, r.slowest_ratio); }},
+      {"max_verify_error", [](const ReportRow& r) { return if_ran(r, r.max_verify_error); }},
+      {"status", [](const ReportRow& r) { return field(r.status); }},
+      {"scope", [](const ReportRow& r) { return field(r.scope); }},
+      {"groups", [](const ReportRow& r) { return r.scope.empty() ? "" : std::to_string(r.groups); }},
+      {"group_size", [](const ReportRow& r) { return r.scope.empty() ? "" : std::to_string(r.group_size); }},
+      {"op_time_s", [](const ReportRow& r) { return opt(r.op_time_s); }},
+      {"algbw_gbps", [](const ReportRow& r) { return opt(r.algbw_gbps); }},
+      {"busbw_gbps", [](const ReportRow& r) { return opt(r.busbw_gbps); }},
+      {"wrong_elements",
+       [](const ReportRow& r) { return !r.scope.empty() && ran(r) ? std::to_string(r.wrong_elements) : ""; }},
+      {"status_reason", [](const ReportRow& r) { return quoted(r.status_reason); }},
+      {"flags", [](const ReportRow& r) { return quoted(join(r.flags, "; ")); }},
+  };
+}
+
+// Intervals, the baseline, and the figures of the workloads that came first.
+std::vector<std::pair<std::string, Cell>> judgement_columns() {
+  return {
+      {"exposed_transfer_s", [](const ReportRow& r) { return figure_cell(r, "exposed_transfer_s"); }},
+      {"overlap_fraction", [](const ReportRow& r) { return figure_cell(r, "overlap_fraction"); }},
+      {"median_lo_s", [](const ReportRow& r) { return lo(r.median_ci); }},
+      {"median_hi_s", [](const ReportRow& r) { return hi(r.median_ci); }},
+      {"speedup_lo", [](const ReportRow& r) { return lo(r.speedup_ci); }},
+      {"speedup_hi", [](const ReportRow& r) { return hi(r.speedup_ci); }},
+      {"efficiency_lo", [](const ReportRow& r) { return lo(r.efficiency_ci); }},
+      {"efficiency_hi", [](const ReportRow& r) { return hi(r.efficiency_ci); }},
+      {"speedup_no_difference",
+       [](const ReportRow& r) { return r.speedup_ci ? (speedup_uncertain(r) ? "true" : "false") : ""; }},
+      {"baseline_file", baseline([](const BaselineComparison& b) { return quoted(b.file); }, false)},
+      {"baseline_case", baseline([](const BaselineComparison& b) { return count(b.case_index + 1); })},
+      {"baseline_median_s", baseline([](const BaselineComparison& b) { return num(b.median_s); })},
+      {"baseline_ratio", baseline([](const BaselineComparison& b) { return num(b.ratio); })},
+      {"baseline_ratio_lo", baseline([](const BaselineComparison& b) { return lo(b.ratio_ci); }, false)},
+      {"baseline_ratio_hi", baseline([](const BaselineComparison& b) { return hi(b.ratio_ci); }, false)},
+      {"baseline_verdict", baseline([](const BaselineComparison& b) { return quoted(b.verdict); }, false)},
+      {"of_vendor", [](const ReportRow& r) { return figure_cell(r, "of_vendor"); }},
+      {"vendor_case", [](const ReportRow& r) { return figure_cell(r, "vendor_case"); }},
+  };
+}
+
+// Columns added since: transfers' interval and fastest and slowest rank, the baseline's op time.
+std::vector<std::pair<std::string, Cell>> newer_columns() {
+  return {
+      {"op_time_lo_s", [](const ReportRow& r) { return lo(r.op_time_ci); }},
+      {"op_time_hi_s", [](const ReportRow& r) { return hi(r.op_time_ci); }},
+      {"op_time_min_s", [](const ReportRow& r) { return opt(r.op_time_min_s); }},
+      {"op_time_max_s", [](const ReportRow& r) { return opt(r.op_time_max_s); }},
+      {"baseline_op_time_s", baseline([](const BaselineComparison& b) { return opt(b.op_time_s); })},
+      {"baseline_ran_there", baseline([](const BaselineComparison& b) { return quoted(b.ran_there); }, false)},
+  };
+}
+
+// Figures of other keys than the fixed columns' (a newer workload's), in the order they first appear.
+std::vector<std::string> more_figures(const std::vector<ReportRow>& rows) {
+  const std::vector<std::string> fixed{"exposed_transfer_s", "overlap_fraction", "of_vendor", "vendor_case"};
+  std::vector<std::string> out;
+  for (const auto& r : rows) {
+    for (const auto& f : r.figures) {
+      if (std::find(fixed.begin(), fixed.end(), f.key) == fixed.end() &&
+          std::find(out.begin(), out.end(), f.key) == out.end()) {
+        out.push_back(f.key);
+      }
+    }
+  }
+  return out;
+}
+
+// Every parameter key of the rows, in the order they first appear.
+std::vector<std::string> param_keys(const std::vector<ReportRow>& rows) {
+  std::vector<std::string> keys;
+  for (const auto& r : rows) {
+    for (const auto& [k, v] : r.params.items()) {
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    }
+  }
+  return keys;
+}
+
+}  // namespace
+
+std::string render_csv(const std::vector<ReportRow>& rows) {
+  std::vector<std::pair<std::string, Cell>> cols = case_columns();
+  for (auto* more : {judgement_columns, newer_columns}) {
+    for (auto& c : more()) cols.push_back(std::move(c));
+  }
+  for (const auto& key : more_figures(rows)) {
+    cols.emplace_back(key, [key](const ReportRow& r) { return figure_cell(r, key); });
+  }
+  // One column per parameter, empty where a case has none: its value as the table shows it (true/false).
+  for (const auto& key : param_keys(rows)) {
+    cols.emplace_back("param." + key, [key](const ReportRow& r) {
+      return r.params.has(key) ? csv_field(to_string(r.params.at(key))) : std::string();
+    });
+  }
+  std::string out;
+  for (std::size_t i = 0; i < cols.size(); ++i) out += (i ? "," : "") + csv_field(cols[i].first);
+  out += '\n';
+  for (const auto& r : rows) {
+    for (std::size_t i = 0; i < cols.size(); ++i) out += (i ? "," : "") + cols[i].second(r);
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace gpuscale
