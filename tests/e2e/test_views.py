@@ -15,7 +15,7 @@ import unittest
 import h5py
 import numpy as np
 
-from common import SharedRunTest, gpuscale, run, s, set_durations
+from common import SharedRunTest, gpuscale, mpirun, run, s, set_durations
 
 TOOLS = os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "tools")
 sys.path.insert(0, TOOLS)
@@ -172,6 +172,36 @@ class OneFileEveryView(SharedRunTest):
             self.assertLessEqual(row["op_time_min_s"], row["op_time_s"])
             self.assertLessEqual(row["op_time_s"], row["op_time_max_s"])
             self.assertEqual(float(line["op_time_max_s"]), float(f"{row['op_time_max_s']:.9g}"))
+
+    def test_json_full_keeps_the_run_and_csv_has_a_column_per_parameter(self):
+        full = json.loads(self.report(self.out, "--format", "json-full"))
+        (run,) = full["runs"]
+        self.assertEqual((run["file"], run["ranks"], run["nodes"], run["backend"], run["comm"]),
+                         (self.out, 2, 1, "cpu", "mpi"))
+        self.assertTrue(run["complete"])
+        self.assertEqual((run["cases"], run["cases_planned"]), (10, 10))
+        self.assertIsInstance(run["warnings"], list)
+        self.assertEqual([r["rank"] for r in run["rank_table"]], [0, 1])
+        table = list(csv.DictReader(io.StringIO(self.report(self.out, "--format", "csv"))))
+        self.assertEqual([r["param.op"] for r in table], ["allreduce"] * 4 + ["broadcast"] * 4 + ["", ""])
+        self.assertEqual([r["param.inplace"] for r in table[:4]], ["false", "true", "false", "true"])
+        self.assertEqual([r["param.size"] for r in table[8:]], ["128", "128"])
+        self.assertEqual(table[0]["param.bytes"], "1024")
+        for view in (self.report(self.out), self.report(self.out, "--wide"), self.proc.stdout):
+            self.assertNotIn("inplace=0", view)
+            self.assertNotIn("inplace=1", view)
+
+    def test_a_baseline_of_another_shape_says_so(self):
+        other = os.path.join(self.dir, "three.h5")
+        proc = mpirun(3, "run", self.write("three.toml", CONFIG), "-o", other)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        out = " ".join(self.report(other, "--baseline", self.out).split())
+        self.assertIn("not in baseline", out)
+        self.assertIn(f"no case here is in the baseline {self.out}: the baseline ran on 2 rank(s) on 1 node(s), "
+                      f"this file on 3 rank(s) on 1 node(s); compare them side by side (gpuscale report {self.out} "
+                      f"{other}), or run the same shape", out)
+        rows = json.loads(self.report(other, "--baseline", self.out, "--format", "json"))
+        self.assertEqual(rows[0]["baseline"]["ran_there"], "2 rank(s) on 1 node(s)")
 
     def test_side_by_side_and_the_baseline_compare_op_times(self):
         text = self.report(self.out, self.out)
