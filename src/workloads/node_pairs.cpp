@@ -163,7 +163,7 @@ std::string render_node_pairs(std::size_t number, const std::string& params_labe
   for (std::size_t i = 0; i < v.pairs.size(); ++i) {
     const NodePairRow& p = v.pairs[i];
     cells.push_back({std::to_string(p.round), pair_name(p),
-                     std::isfinite(p.gbps) ? format_number("%.3g GB/s", p.gbps) : "-",
+                     std::isfinite(p.gbps) ? format_sig3(p.gbps) + " GB/s" : "-",
                      std::isfinite(p.share) ? percent(p.share) : "-",
                      i == v.best ? "best" : p.slow ? "below " + percent(v.threshold) : ""});
   }
