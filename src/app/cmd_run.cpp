@@ -271,7 +271,7 @@ void PlanRun::print_start(const RunRecord& run) const {
   for (const auto& n : p_.plan_notes) std::printf("note: %s\n", n.c_str());
   std::printf("estimated time: about %s (rates %s)\n", format_duration(estimate_.total_s()).c_str(),
               estimate_.rates_source.c_str());
-  std::printf("%s%s", format_rank_table(table_, {}).c_str(), format_gpu_facts(table_, links_).c_str());
+  std::printf("%s%s", format_rank_table(table_).c_str(), format_gpu_facts(table_, links_).c_str());
   for (const auto& w : run.warnings) std::printf("WARNING: %s\n", w.c_str());
 }
 

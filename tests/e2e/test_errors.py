@@ -108,7 +108,8 @@ class BadInput(InputErrorTest):
     def test_backend_cuda_without_a_device(self):
         cfg, out, p = self.run_config(SMALL_CONFIG, "--set", "backend=cuda")
         self.assert_input_error(p, 'backend "cuda" cannot run: ', out=out)
-        self.assertRegex(p.stderr, r"no usable CUDA device: .*error 35|built without CUDA|no CUDA device layer")
+        self.assertRegex(p.stderr, r"no usable CUDA device: (no NVIDIA driver found \(libcuda\.so\.1 not loadable\)|"
+                                   r".*error \d+|this gpuscale was built without CUDA)")
 
     def test_under_mpirun_every_rank_stops_and_nothing_is_written(self):
         cfg = self.write("bad.toml", SMALL_CONFIG.replace("size = 64", "size = 0"))
