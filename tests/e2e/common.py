@@ -55,6 +55,10 @@ modes = ["parallel"]
 """
 
 
+# What mpirun, mpiexec and srun set in every process they start; gpuscale run tells a singleton by their absence.
+LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", "SLURM_STEP_ID")
+
+
 def no_gpu_reason(info_stdout):
     """Why no GPU is usable, as gpuscale must say it on this machine where none is: from the build (the CUDA
     runtime among the dependencies of `info`'s first line) and whether the driver library loads."""

@@ -1,13 +1,36 @@
-// What gpuscale says about where it starts: why no GPU is usable, and a note that every rank shares said once.
+// What gpuscale says about where it starts: whether a launcher started it, why no GPU is usable, and a note that
+// every rank shares said once.
 #include <catch2/catch.hpp>
 
 #include <dlfcn.h>
 
+#include <map>
+
+#include "app/launcher.hpp"
 #include "app/rank_table.hpp"
 #include "device/backend.hpp"
 #include "device/cuda_status.hpp"
 
 using namespace gpuscale;
+
+TEST_CASE("a launcher is told by the variables it sets in every process it starts", "[launcher]") {
+  const auto with = [](std::map<std::string, std::string> vars) {
+    return started_by_launcher([vars](const char* name) -> const char* {
+      const auto it = vars.find(name);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    });
+  };
+  CHECK_FALSE(with({}));
+  CHECK_FALSE(with({{"OMPI_ALLOW_RUN_AS_ROOT", "1"}, {"SLURM_JOB_ID", "7"}, {"OMPI_COMM_WORLD_SIZE", ""}}));
+  CHECK(with({{"OMPI_COMM_WORLD_SIZE", "1"}}));  // mpirun -np 1: one rank, as asked
+  CHECK(with({{"PMIX_RANK", "0"}}));             // srun --mpi=pmix, Open MPI 5
+  CHECK(with({{"PMI_SIZE", "1"}}));              // MPICH's mpiexec
+  CHECK(with({{"PMI_RANK", "0"}}));              // Intel MPI
+  CHECK(with({{"SLURM_STEP_ID", "0"}}));         // srun
+  CHECK(singleton_note("gpuscale run c.toml") ==
+        "note: 1 rank (no mpirun or srun): serial and parallel are the same; for speedups run mpirun -np N "
+        "gpuscale run c.toml");
+}
 
 TEST_CASE("without a usable GPU the probe says why in words true of this machine and build", "[backend]") {
   const CudaStatus s = probe_cuda();
