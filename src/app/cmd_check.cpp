@@ -133,9 +133,9 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& opt) {
   check->add_option("--set", opt.sets, "Override a config key, as for 'run'");
   add_plan_limits(*check, opt.max_cases, opt.time_budget_s);
   check->add_option("--ranks", opt.ranks, "Ranks of the job to estimate for (default: the job check runs in, else 2)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_validator("ranks"));
   check->add_option("--nodes", opt.nodes, "Nodes of that job (default: the job check runs in, else 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_validator("nodes"));
   check->footer("Examples:\n  gpuscale check configs/default.toml --set size=[256,512]\n"
                 "  gpuscale check configs/full.toml --ranks 16 --nodes 2 --time-budget 3600\n\n" +
                 workloads_help());

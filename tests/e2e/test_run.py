@@ -233,7 +233,7 @@ class RunMore(ScratchTest):
         self.assertNotIn("straggler:", r.stdout)
         r = gpuscale("report", out, "--straggler-threshold", "0")
         self.assertEqual(r.returncode, 2)
-        self.assertIn("--straggler-threshold must be above 0", r.stderr)
+        self.assertIn("--straggler-threshold: must be a number above 0", r.stderr)
 
     def test_info_lists_every_rank_and_why_it_uses_the_cpu(self):
         p = mpirun(2, "info")
