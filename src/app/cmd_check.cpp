@@ -32,8 +32,17 @@ int env_int(const char* name) {
 // The job to estimate for: as asked, else the Slurm job check runs in, else 2 ranks on one node.
 JobShape estimate_job(const CheckOptions& opt) {
   JobShape job;
-  job.ranks = opt.ranks > 0 ? opt.ranks : env_int("SLURM_NTASKS") > 0 ? env_int("SLURM_NTASKS") : 2;
+  const bool slurm_ranks = opt.ranks == 0 && env_int("SLURM_NTASKS") > 0;
+  job.ranks = opt.ranks > 0 ? opt.ranks : slurm_ranks ? env_int("SLURM_NTASKS") : 2;
   job.nodes = opt.nodes > 0 ? opt.nodes : env_int("SLURM_JOB_NUM_NODES") > 0 ? env_int("SLURM_JOB_NUM_NODES") : 1;
+  // Asked for, a job with nodes and no rank on them is a mistake to say, not to estimate for fewer nodes quietly.
+  if (opt.nodes > job.ranks) {
+    const std::string from = opt.ranks > 0   ? "--ranks"
+                             : slurm_ranks ? "SLURM_NTASKS; give --ranks"
+                                           : "the default; give --ranks";
+    throw InputError("--nodes " + std::to_string(opt.nodes) + " is more than the job's " + std::to_string(job.ranks) +
+                     " rank(s) (" + from + "): every node runs at least one rank; see 'gpuscale check --help'");
+  }
   job.nodes = std::min(job.nodes, job.ranks);
   job.cores_per_node = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return job;

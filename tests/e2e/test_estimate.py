@@ -4,13 +4,14 @@ the estimated time against real runs of the shipped configs, the time
 budget, and progress with an ETA."""
 import os
 import re
+import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 import h5py  # noqa: E402
-from common import InputErrorTest, ScratchTest, gpuscale, mpirun, s  # noqa: E402
+from common import ENV, GPUSCALE, InputErrorTest, ScratchTest, gpuscale, mpirun, s  # noqa: E402
 from estimate_accuracy import seconds  # noqa: E402
 
 SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -102,6 +103,21 @@ class Budget(InputErrorTest):
         self.assertIn("--time-budget", p.stderr)
         self.assert_input_error(gpuscale("check", cfg, "--set", "defaults.budget_s=-1"),
                                 "[defaults] key 'budget_s' must be at least 0, got -1")
+
+
+class JobShape(InputErrorTest):
+    def test_more_nodes_than_ranks_is_refused_naming_where_the_ranks_came_from(self):
+        cfg = os.path.join(SOURCE, "configs", "default.toml")
+        tail = "): every node runs at least one rank; see 'gpuscale check --help'"
+        self.assert_input_error(gpuscale("check", cfg, "--ranks", "3", "--nodes", "5"),
+                                "--nodes 5 is more than the job's 3 rank(s) (--ranks" + tail)
+        outside = {k: v for k, v in ENV.items() if k != "SLURM_NTASKS"}
+        for env, ranks, source in ((outside, 2, "the default; give --ranks"),
+                                   (dict(outside, SLURM_NTASKS="3"), 3, "SLURM_NTASKS; give --ranks")):
+            p = subprocess.run([GPUSCALE, "check", cfg, "--nodes", "4"], capture_output=True, text=True, timeout=120,
+                               env=env)
+            self.assert_input_error(p, f"--nodes 4 is more than the job's {ranks} rank(s) ({source}" + tail)
+        self.assertEqual(gpuscale("check", cfg, "--ranks", "4", "--nodes", "4").returncode, 0)
 
 
 class Estimates(ScratchTest):
