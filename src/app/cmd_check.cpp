@@ -32,8 +32,17 @@ int env_int(const char* name) {
 // The job to estimate for: as asked, else the Slurm job check runs in, else 2 ranks on one node.
 JobShape estimate_job(const CheckOptions& opt) {
   JobShape job;
-  job.ranks = opt.ranks > 0 ? opt.ranks : env_int("SLURM_NTASKS") > 0 ? env_int("SLURM_NTASKS") : 2;
+  const bool slurm_ranks = opt.ranks == 0 && env_int("SLURM_NTASKS") > 0;
+  job.ranks = opt.ranks > 0 ? opt.ranks : slurm_ranks ? env_int("SLURM_NTASKS") : 2;
   job.nodes = opt.nodes > 0 ? opt.nodes : env_int("SLURM_JOB_NUM_NODES") > 0 ? env_int("SLURM_JOB_NUM_NODES") : 1;
+  // Asked for, a job with nodes and no rank on them is a mistake to say, not to estimate for fewer nodes quietly.
+  if (opt.nodes > job.ranks) {
+    const std::string from = opt.ranks > 0   ? "--ranks"
+                             : slurm_ranks ? "SLURM_NTASKS; give --ranks"
+                                           : "the default; give --ranks";
+    throw InputError("--nodes " + std::to_string(opt.nodes) + " is more than the job's " + std::to_string(job.ranks) +
+                     " rank(s) (" + from + "): every node runs at least one rank; see 'gpuscale check --help'");
+  }
   job.nodes = std::min(job.nodes, job.ranks);
   job.cores_per_node = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return job;
@@ -70,6 +79,59 @@ std::string rates_text(const Rates& r, const std::vector<Case>& plan, double too
   return s;
 }
 
+// One note per reason the job skips cases for, with how many it skips: a case skipped for its shape (one node for
+// scope inter-node) is no failure, but a reader should not take the plan's total for what will run.
+void print_skipped(const std::vector<Case>& plan, const PlanEstimate& estimate) {
+  std::vector<std::pair<std::string, int>> reasons;  // in the order the plan first meets them
+  for (const auto& c : plan) {
+    const std::string& why = estimate.skip_reason[c.index];
+    if (why.empty()) continue;
+    auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& r) { return r.first == why; });
+    if (it == reasons.end()) it = reasons.insert(reasons.end(), {why, 0});
+    ++it->second;
+  }
+  for (const auto& [why, count] : reasons) {
+    std::printf("%s", wrap("note: " + std::to_string(count) + " of " + std::to_string(plan.size()) +
+                           " case(s) will be skipped on this job: " + why).c_str());
+  }
+}
+
+// Per experiment (their cases are consecutive in the plan): cases, time, and the largest memory need; then the
+// memory a rank has.
+void print_experiments(const std::vector<Case>& plan, const PlanEstimate& estimate, const MemoryLimits& memory) {
+  const bool on_host = memory.device_bytes == 0;
+  const auto needs = memory_by_experiment(plan, on_host);
+  std::size_t at = 0;
+  for (const auto& [experiment, most] : needs) {
+    int cases = 0;
+    double seconds = 0;
+    for (; at < plan.size() && plan[at].experiment == experiment; ++at, ++cases) {
+      seconds += estimate.case_s[plan[at].index];
+    }
+    const std::string mem =
+        on_host ? format_bytes(most.device_bytes + most.host_bytes)
+                : format_bytes(most.device_bytes) + " device + " + format_bytes(most.host_bytes) + " host";
+    std::printf("  %-24s %4d case(s)  about %-9s memory per rank up to %s\n", experiment.c_str(), cases,
+                format_duration(seconds).c_str(), mem.c_str());
+  }
+  const std::string host = format_bytes(memory.host_bytes) + (on_host ? "" : " host") + " (" + memory.host_from + ")";
+  const std::string device = format_bytes(memory.device_bytes) + " device (" + memory.device_from + "), ";
+  std::printf("%s", wrap("memory per rank available: " + (on_host ? host : device + host)).c_str());
+}
+
+// One line per case: its label, its settings, and its estimate, or why this job skips it.
+void print_cases(const std::vector<Case>& plan, const PlanEstimate& estimate) {
+  for (const auto& c : plan) {
+    const std::string& why = estimate.skip_reason[c.index];
+    const std::string outcome = why.empty() ? "~" + format_duration(estimate.case_s[c.index])
+                                            : "skipped on this job: " + why;
+    std::printf("  [%zu/%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld  %s\n", c.number(), plan.size(),
+                c.label().c_str(), c.workload.c_str(), static_cast<long long>(c.params.get_int("warmup")),
+                static_cast<long long>(c.params.get_int("reps")), static_cast<long long>(c.params.get_int("threads")),
+                outcome.c_str());
+  }
+}
+
 }  // namespace
 
 CLI::App* add_check_command(CLI::App& app, CheckOptions& opt) {
@@ -80,9 +142,9 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& opt) {
   check->add_option("--set", opt.sets, "Override a config key, as for 'run'");
   add_plan_limits(*check, opt.max_cases, opt.time_budget_s);
   check->add_option("--ranks", opt.ranks, "Ranks of the job to estimate for (default: the job check runs in, else 2)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_validator("ranks"));
   check->add_option("--nodes", opt.nodes, "Nodes of that job (default: the job check runs in, else 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_validator("nodes"));
   check->footer("Examples:\n  gpuscale check configs/default.toml --set size=[256,512]\n"
                 "  gpuscale check configs/full.toml --ranks 16 --nodes 2 --time-budget 3600\n\n" +
                 workloads_help());
@@ -156,33 +218,10 @@ int cmd_check(const CheckOptions& opt) {
   std::printf("%s", wrap("estimated time on " + job_text(job) + ": " + about_duration(estimate.total_s()) +
                            " (start " + format_duration(estimate.start_s) + "; --ranks and --nodes for another job" +
                            (budget_s > 0 ? "; budget " + format_duration(budget_s) : std::string()) + ")").c_str());
+  print_skipped(plan, estimate);
   std::printf("%s", wrap("rates: " + rates_text(rates, plan, took_s)).c_str());
-  // Per experiment (their cases are consecutive in the plan): cases, time, and the largest memory need.
-  const bool on_host = memory.device_bytes == 0;
-  const auto needs = memory_by_experiment(plan, on_host);
-  std::size_t at = 0;
-  for (const auto& [experiment, most] : needs) {
-    int cases = 0;
-    double seconds = 0;
-    for (; at < plan.size() && plan[at].experiment == experiment; ++at, ++cases) {
-      seconds += estimate.case_s[plan[at].index];
-    }
-    const std::string mem =
-        on_host ? format_bytes(most.device_bytes + most.host_bytes)
-                : format_bytes(most.device_bytes) + " device + " + format_bytes(most.host_bytes) + " host";
-    std::printf("  %-24s %4d case(s)  about %-9s memory per rank up to %s\n", experiment.c_str(), cases,
-                format_duration(seconds).c_str(), mem.c_str());
-  }
-  const std::string host = format_bytes(memory.host_bytes) + (on_host ? "" : " host") + " (" + memory.host_from + ")";
-  const std::string device = format_bytes(memory.device_bytes) + " device (" + memory.device_from + "), ";
-  std::printf("%s", wrap("memory per rank available: " + (on_host ? host : device + host)).c_str());
-  for (const auto& c : plan) {
-    std::printf("  [%zu/%zu] %s  workload=%s  warmup=%lld reps=%lld threads=%lld  ~%s\n", c.number(), plan.size(),
-                c.label().c_str(),
-                c.workload.c_str(), static_cast<long long>(c.params.get_int("warmup")),
-                static_cast<long long>(c.params.get_int("reps")), static_cast<long long>(c.params.get_int("threads")),
-                format_duration(estimate.case_s[c.index]).c_str());
-  }
+  print_experiments(plan, estimate, memory);
+  print_cases(plan, estimate);
   return kExitOk;
 }
 

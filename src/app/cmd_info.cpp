@@ -1,6 +1,5 @@
 // gpuscale info: where every rank of this job runs and which device it would
 // use (and why), without running any workload.
-#include <algorithm>
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -32,23 +31,15 @@ int cmd_info(int* argc, char*** argv) {
   const GpuTelemetry telemetry = open_device_telemetry(dev->info());
   std::vector<LinkRecord> links;
   const auto table = gather_rank_table(comm, dev->info(), offset, rank_gpu(dev->info(), telemetry), &links);
-  std::string cuda_line = cuda.built ? "CUDA runtime " + cuda.runtime_version + ": " +
-                                           (cuda.usable ? std::to_string(cuda.device_count) + " device(s)" : cuda.reason)
-                                     : cuda.reason;
-  const auto notes = comm.gather(choice.reason);
-  const auto cuda_lines = comm.gather(cuda_line);
+  // Each rank's backend and why (the CUDA probe's answer: devices usable, or why none is), said once for the ranks
+  // that agree; the CUDA runtime's version is among the dependencies.
+  const auto reasons = comm.gather(choice.reason);
   if (comm.rank() == 0) {
     std::printf("gpuscale %s: %d rank(s) on %d node(s); %s\n", software_version().c_str(), comm.size(),
                 comm.node_count(), software_dependencies(cuda).c_str());
-    std::printf("%s%s", format_rank_table(table, notes).c_str(), format_gpu_facts(table, links).c_str());
+    std::printf("%s%s", format_rank_table(table).c_str(), format_gpu_facts(table, links).c_str());
     for (const auto& w : oversubscription_warnings(table)) std::printf("  WARNING: %s\n", w.c_str());
-    // One CUDA line per distinct answer (ranks on one node usually agree).
-    std::vector<std::string> seen;
-    for (std::size_t r = 0; r < cuda_lines.size(); ++r) {
-      if (std::find(seen.begin(), seen.end(), cuda_lines[r]) != seen.end()) continue;
-      seen.push_back(cuda_lines[r]);
-      std::printf("  %s (%s)\n", cuda_lines[r].c_str(), table[r].hostname.c_str());
-    }
+    std::printf("%s", format_rank_notes("backend", reasons).c_str());
     const CommChoice transfers = comm_for_shared_devices(choose_comm("auto", choice.backend, nccl_built()), "auto",
                                                          shared_device_ranks(table));
     std::printf("  transfers between ranks: %s (%s)\n", transfers.comm.c_str(), transfers.reason.c_str());

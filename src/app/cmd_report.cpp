@@ -1,10 +1,12 @@
 // gpuscale report: read result files and print their rows, no MPI.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli_options.hpp"
 #include "app/commands.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -19,17 +21,6 @@
 namespace gpuscale {
 
 namespace {
-
-void check_thresholds(const ReportOptions& opt) {
-  if (!(opt.pair_threshold > 0 && opt.pair_threshold <= 1)) {
-    throw InputError("--pair-threshold must be above 0 and at most 1 (a share of the best node pair's bandwidth, "
-                     "e.g. 0.93); got " + format_number("%g", opt.pair_threshold));
-  }
-  if (!(opt.straggler_threshold > 0)) {
-    throw InputError("--straggler-threshold must be above 0 (how much slower than the others' median a rank or "
-                     "node may be, e.g. 0.2 for 20%); got " + format_number("%g", opt.straggler_threshold));
-  }
-}
 
 // A file's run and its rows, read one case at a time (a case's samples are freed once its row is made).
 // For a table, every string from the file made printable (CSV and JSON escape their own).
@@ -79,10 +70,9 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                      "Result files (HDF5) written by 'gpuscale run'; with several, the table ends with them side by "
                      "side (each case's median in each file)")->required();
   report->add_option("--format", opt.format,
-                     "table | csv | json | json-full: csv and json hold every column, numbers as numbers, a "
-                     "column per parameter (param.KEY) in csv; json is a list of the cases, json-full an object "
-                     "with each file's run (metadata, warnings, completeness) under \"runs\" and the cases under "
-                     "\"cases\"");
+                     "table | csv | json | json-full (every column, numbers as numbers; json-full: each file's run "
+                     "too)")
+      ->check(choice_validator({"table", "csv", "json", "json-full"}));
   report->add_flag("--wide", opt.wide, "table: every column in one wide table (default: fits 80 columns)");
   report->add_option("--baseline", opt.baseline,
                      "a result file of the same cases (e.g. before a driver update): each case's median over the "
@@ -93,11 +83,17 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
   opt.pair_threshold = kNodePairThreshold;
   report->add_option("--pair-threshold", opt.pair_threshold,
                      "node-pairs cases: a pair below this share of the best pair's bandwidth is slow (default 0.93, "
-                     "as ClusterKit)");
+                     "as ClusterKit)")
+      ->check(number_validator(
+          "SHARE", [](double v) { return v > 0 && v <= 1; },
+          "a number above 0 and at most 1 (a share of the best node pair's bandwidth, e.g. 0.93)"));
   opt.straggler_threshold = kStragglerThreshold;
   report->add_option("--straggler-threshold", opt.straggler_threshold,
                      "a rank (or node) whose median sample is more than this share above the median of the others "
-                     "is named as a straggler (default 0.2: 20%)");
+                     "is named as a straggler (default 0.2: 20%)")
+      ->check(number_validator(
+          "SHARE", [](double v) { return v > 0 && std::isfinite(v); },
+          "a number above 0 (how much slower than the others' median a rank or node may be, e.g. 0.2 for 20%)"));
   report->footer("Examples:\n  gpuscale report results/default.h5\n  gpuscale report results/default.h5 --format json\n"
                  "  gpuscale report results/node-pairs.h5 --pair-threshold 0.9\n"
                  "  gpuscale report results/one-node.h5 results/two-nodes.h5   # and side by side\n"
@@ -110,7 +106,6 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
 int cmd_report(const ReportOptions& opt) {
   const ReportFormat f = parse_report_format(opt.format);
   const bool table = f == ReportFormat::table;
-  check_thresholds(opt);
   std::vector<ReportRow> base;
   if (!opt.baseline.empty()) base = rows_of(opt.baseline, opt, table).second;
   std::vector<ReportRow> all;

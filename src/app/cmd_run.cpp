@@ -13,6 +13,7 @@
 
 #include "app/cli_options.hpp"
 #include "app/commands.hpp"
+#include "app/launcher.hpp"
 #include "app/mpi_session.hpp"
 #include "app/output_path.hpp"
 #include "app/rank_table.hpp"
@@ -76,11 +77,13 @@ struct Prepared {
   CommChoice comm;
   std::vector<std::string> plan_notes;
   std::optional<OutputTarget> output;  // -o, checked; none: a default name in results/
+  bool launched = false;               // a launcher started this process (asked before MPI starts)
 };
 
 // Everything that needs no MPI: a mistake here exits 2 before any rank starts work.
 Prepared prepare(const RunOptions& opt) {
   Prepared p;
+  p.launched = started_by_launcher();
   const char* cpus = std::getenv("SLURM_CPUS_PER_TASK");
   const Defaults base = environment_defaults(cpus);
   p.cfg = load_config(opt.config, opt.sets, workload_schemas(), base);
@@ -270,12 +273,14 @@ RunRecord PlanRun::run_record() const {
 void PlanRun::print_start(const RunRecord& run) const {
   std::printf("gpuscale %s: %zu case(s) from %s on %d rank(s), %d node(s)\n", software_version().c_str(),
               p_.plan.size(), opt_.config.c_str(), comm_.size(), comm_.node_count());
+  // Typed alone, `run` is a job of one rank, whose serial and parallel cases are one and the same: say how to get more.
+  if (!p_.launched && comm_.size() == 1) std::printf("%s\n", printable(singleton_note(opt_.command_line)).c_str());
   std::printf("backend %s: %s\n", p_.backend.backend.c_str(), p_.backend.reason.c_str());
   std::printf("comm %s: %s\n", comm_choice_.comm.c_str(), comm_choice_.reason.c_str());
   for (const auto& n : p_.plan_notes) std::printf("note: %s\n", n.c_str());
   std::printf("estimated time: about %s (rates %s)\n", format_duration(estimate_.total_s()).c_str(),
               estimate_.rates_source.c_str());
-  std::printf("%s%s", format_rank_table(table_, {}).c_str(), format_gpu_facts(table_, links_).c_str());
+  std::printf("%s%s", format_rank_table(table_).c_str(), format_gpu_facts(table_, links_).c_str());
   for (const auto& w : run.warnings) std::printf("WARNING: %s\n", w.c_str());
 }
 

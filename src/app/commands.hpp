@@ -39,7 +39,7 @@ int cmd_check(const CheckOptions& opt);
 
 struct ReportOptions {
   std::vector<std::string> files;
-  std::string format = "table";  // table | csv | json
+  std::string format = "table";  // table | csv | json | json-full
   bool wide = false;             // table: every column
   std::string baseline;          // a result file to compare every case with ("" none)
   bool check = false;            // check [experiment.expect]'s limits: exit 1 when one fails

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "app/cli_options.hpp"
 #include "app/commands.hpp"
 #include "app/run_metadata.hpp"
 #include "core/error.hpp"
@@ -58,15 +59,16 @@ int main(int argc, char** argv) {
   CLI::App* report = add_report_command(app, report_opt);
   CLI::App* info = add_info_command(app);
 
-  // CLI11 would only say "A subcommand is required" for a misspelt command.
-  if (argc > 1 && argv[1][0] != '-') {
-    std::vector<std::string> commands;
-    for (const CLI::App* c : {run, check, report, info}) commands.push_back(c->get_name());
-    if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
-      print_input_error("unknown command '" + std::string(argv[1]) + "'" + did_you_mean(argv[1], commands) +
-                        "; commands: " + join(commands, ", "));
-      return kExitUsage;
-    }
+  // CLI11 would only say "A subcommand is required" for a misspelt command, or an option before the command.
+  std::vector<std::string> commands;
+  for (const CLI::App* c : {run, check, report, info}) commands.push_back(c->get_name());
+  const std::string first = argc > 1 ? argv[1] : "";
+  const bool top_level_flag = first == "-h" || first == "--help" || first == "--version";
+  if (argc > 1 && std::find(commands.begin(), commands.end(), first) == commands.end() && !top_level_flag) {
+    print_input_error((first[0] == '-' ? "unknown option '" + first + "'; gpuscale takes a command first"
+                                       : "unknown command '" + first + "'" + did_you_mean(first, commands)) +
+                      "; commands: " + join(commands, ", ") + "; see 'gpuscale --help'");
+    return kExitUsage;
   }
   try {
     app.parse(argc, argv);
@@ -77,7 +79,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    print_input_error(std::string(e.what()) + "; see 'gpuscale --help'");
+    // A mistake after the command is that command's, and its --help says what each option takes.
+    const CLI::App* command = &app;
+    for (const CLI::App* c : {run, check, report, info}) command = c->get_name() == first ? c : command;
+    print_input_error(parse_error_text(*command, e, command == &app ? "gpuscale" : "gpuscale " + first));
     return kExitUsage;
   }
 

@@ -215,8 +215,8 @@ std::string ended_peer(const std::vector<RankRecord>& table) {
   return "";
 }
 
-std::string format_rank_table(const std::vector<RankRecord>& table, const std::vector<std::string>& notes) {
-  std::vector<std::vector<std::string>> cells{{"rank", "host", "node", "local", "device", "name", "clock offset", ""}};
+std::string format_rank_table(const std::vector<RankRecord>& table) {
+  std::vector<std::vector<std::string>> cells{{"rank", "host", "node", "local", "device", "name", "clock offset"}};
   for (std::size_t r = 0; r < table.size(); ++r) {
     const auto& t = table[r];
     std::ostringstream off;
@@ -229,7 +229,7 @@ std::string format_rank_table(const std::vector<RankRecord>& table, const std::v
     cells.push_back({std::to_string(r), t.hostname, std::to_string(t.node_index),
                      std::to_string(t.local_rank) + "/" + std::to_string(t.local_size), t.device_kind,
                      t.device_name + (t.device_uuid.empty() ? "" : " " + t.device_uuid + " " + t.device_pci_bus_id),
-                     off.str(), r < notes.size() ? notes[r] : ""});
+                     off.str()});
   }
   std::vector<std::size_t> w(cells[0].size(), 0);
   for (const auto& row : cells) {
@@ -245,6 +245,35 @@ std::string format_rank_table(const std::vector<RankRecord>& table, const std::v
     os << "  " << line << "\n";
   }
   return os.str();
+}
+
+namespace {
+
+// "rank 3", "ranks 0-3, 6": ascending rank numbers, runs of consecutive ones as a range.
+std::string rank_list(const std::vector<std::size_t>& ranks) {
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    s += (i ? ", " : "") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+    i = j + 1;
+  }
+  return (ranks.size() == 1 ? "rank " : "ranks ") + s;
+}
+
+}  // namespace
+
+std::string format_rank_notes(const std::string& head, const std::vector<std::string>& notes) {
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> distinct;  // in the order of their first rank
+  for (std::size_t r = 0; r < notes.size(); ++r) {
+    auto it = std::find_if(distinct.begin(), distinct.end(), [&](const auto& d) { return d.first == notes[r]; });
+    if (it == distinct.end()) it = distinct.insert(distinct.end(), {notes[r], {}});
+    it->second.push_back(r);
+  }
+  if (distinct.size() == 1) return "  " + head + ": " + distinct[0].first + "\n";
+  std::string s;
+  for (const auto& [note, ranks] : distinct) s += "  " + head + " of " + rank_list(ranks) + ": " + note + "\n";
+  return s;
 }
 
 }  // namespace gpuscale

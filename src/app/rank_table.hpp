@@ -47,7 +47,11 @@ std::string shared_device_error(const std::vector<RankRecord>& table);
 // when every one there is alive. Ranks on other nodes cannot be seen from here.
 std::string ended_peer(const std::vector<RankRecord>& table);
 
-// A fixed-width table, one line per rank, with `notes` (per rank, may be empty) last.
-std::string format_rank_table(const std::vector<RankRecord>& table, const std::vector<std::string>& notes);
+// A fixed-width table, one line per rank.
+std::string format_rank_table(const std::vector<RankRecord>& table);
+
+// "  HEAD: NOTE" once where every rank has the same note, else "  HEAD of ranks 0-3, 6: NOTE" per distinct note:
+// what ranks share (why they use the CPU) is said once, not on every row.
+std::string format_rank_notes(const std::string& head, const std::vector<std::string>& notes);
 
 }  // namespace gpuscale

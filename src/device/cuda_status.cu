@@ -1,6 +1,7 @@
 // probe_cuda() of a CUDA build: asks the runtime (which loads the driver itself)
 // how many devices there are, and keeps the error's name and code when it fails.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <cstdlib>
 #include <string>
@@ -9,18 +10,39 @@
 
 namespace gpuscale {
 
+namespace {
+
+std::string cuda_version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
+
+// Why no device answered. The runtime answers "driver version is insufficient" (error 35) both where the driver
+// is older than the runtime and where there is no driver at all, which reads as "update the driver": the driver
+// library is looked for first, as the runtime itself would load it.
+std::string failure_reason(cudaError_t e, const std::string& runtime_version) {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!driver) return "no NVIDIA driver found (libcuda.so.1 not loadable)";
+  dlclose(driver);
+  std::string s = std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ", error " +
+                  std::to_string(static_cast<int>(e)) + ")";
+  int driver_version = 0;
+  if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&driver_version) == cudaSuccess &&
+      driver_version > 0) {
+    s += ": the driver supports CUDA up to " + cuda_version_text(driver_version) + ", this gpuscale needs " +
+         runtime_version + "; update the NVIDIA driver";
+  }
+  return s;
+}
+
+}  // namespace
+
 CudaStatus probe_cuda() {
   CudaStatus s;
   s.built = true;
   int rt = 0;
-  if (cudaRuntimeGetVersion(&rt) == cudaSuccess) {
-    s.runtime_version = std::to_string(rt / 1000) + "." + std::to_string((rt % 1000) / 10);
-  }
+  if (cudaRuntimeGetVersion(&rt) == cudaSuccess) s.runtime_version = cuda_version_text(rt);
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) {
-    s.reason = std::string(cudaGetErrorString(e)) + " (" + cudaGetErrorName(e) + ", error " +
-               std::to_string(static_cast<int>(e)) + ")";
+    s.reason = failure_reason(e, s.runtime_version);
     return s;
   }
   if (n == 0) {

@@ -129,7 +129,7 @@ CaseWork CollectiveType::work(const Params& p, const JobShape& job) const {
   CaseWork cw;
   const CollectiveParams c = collective_params(p);
   const ScopeGroups g = scope_groups(c.scope, job);
-  cw.skipped = !collective_skip_reason(c, job.nodes, 0, g.size).empty();
+  cw.skip_reason = collective_skip_reason(c, job.nodes, 0, g.size);
   const double iters = static_cast<double>(c.iters);
   const double rounds = c.sweep() ? node_pair_rounds(g.size) : 1;
   const CollShape shape = coll_shape(c.op, c.bytes, c.dtype, g.size);

@@ -23,6 +23,21 @@ double entry(std::uint64_t seed, std::uint64_t i) {
 double a_at(const GemmShape& s, std::size_t i, std::size_t l) { return entry(kSeedA, i * s.k + l); }
 double b_at(const GemmShape& s, std::size_t l, std::size_t j) { return entry(kSeedB, l * s.n + j); }
 
+// Why a group of `ranks` cannot run the case, once for the run and the estimate. `ranks` is the case's group: the
+// job's world where group_size asks for more ranks than the job has.
+std::string distributed_gemm_skip_reason(const DistributedGemmParams& d, int ranks) {
+  if (d.group_size > ranks) {
+    return "group_size = " + std::to_string(d.group_size) + " needs at least " + std::to_string(d.group_size) +
+           " ranks; this job has " + std::to_string(ranks);
+  }
+  const GemmShape& s = d.problem.shape;
+  if (ranks > 0 && (s.m % ranks != 0 || s.n % ranks != 0)) {
+    return "m = " + std::to_string(s.m) + " and n = " + std::to_string(s.n) + " must be multiples of the group's " +
+           std::to_string(ranks) + " ranks";
+  }
+  return "";
+}
+
 }  // namespace
 
 DistributedGemmParams distributed_gemm_params(const Params& p) {
@@ -87,7 +102,7 @@ CaseWork DistributedGemmType::work(const Params& p, const JobShape& job) const {
   const DistributedGemmParams d = distributed_gemm_params(p);
   const GemmProblem& g = d.problem;
   const int size = d.group_size > 0 ? d.group_size : job.ranks;
-  cw.skipped = size > job.ranks;
+  cw.skip_reason = distributed_gemm_skip_reason(d, std::min(size, job.ranks));
   const double n = std::max(1, size);
   const double rows = g.shape.m / static_cast<int>(n), cols = g.shape.n / static_cast<int>(n);
   cw.sample.add_gemm(g.dtype, g.impl, rows, cols, g.shape.k, n);
@@ -109,16 +124,9 @@ const WorkloadType& distributed_gemm_type() {
 DistributedGemmWorkload::DistributedGemmWorkload(const Params& p) : p_(distributed_gemm_params(p)) {}
 
 std::string DistributedGemmWorkload::skip_reason(const CaseContext& ctx) const {
-  if (p_.group_size > 0 && ctx.group->member() && ctx.group->size < p_.group_size) {  // the runner gave the world
-    return "group_size = " + std::to_string(p_.group_size) + " needs at least " + std::to_string(p_.group_size) +
-           " ranks; this job has " + std::to_string(ctx.group->size);
-  }
-  const int g = ctx.group->member() ? ctx.group->size : 0;
-  if (g > 0 && (p_.problem.shape.m % g != 0 || p_.problem.shape.n % g != 0)) {
-    return "m = " + std::to_string(p_.problem.shape.m) + " and n = " + std::to_string(p_.problem.shape.n) +
-           " must be multiples of the group's " + std::to_string(g) + " ranks";
-  }
-  return "";
+  // The runner gives the world as the group where group_size is larger than the job; the ranks that sit the case
+  // out have nothing to say.
+  return ctx.group->member() ? distributed_gemm_skip_reason(p_, ctx.group->size) : "";
 }
 
 void DistributedGemmWorkload::setup(CaseContext& ctx, std::uint64_t) {

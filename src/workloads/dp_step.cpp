@@ -51,6 +51,16 @@ std::int64_t live_rows(std::int64_t batch, int n, DType t) {
   return static_cast<std::int64_t>(std::min(static_cast<double>(batch), rows));
 }
 
+// Why a group of `size` ranks on `nodes` nodes cannot run the case, once for the run and the estimate.
+std::string dp_step_skip_reason(const DpStepParams& d, int nodes, int size) {
+  if (std::string why = scope_skip_reason(d.scope, nodes); !why.empty()) return why;
+  if (live_rows(d.batch, size, d.dtype) < 1) {
+    return "a group of " + std::to_string(size) + " ranks sums more than " + dtype_name(d.dtype) +
+           " holds exactly, so the gradients cannot be verified; use dtype fp64";
+  }
+  return "";
+}
+
 // Column i of a matrix is sign[i] times column from[i] of another.
 struct ColumnMap {
   std::vector<int> from, sign;
@@ -177,7 +187,7 @@ CaseWork DpStepType::work(const Params& p, const JobShape& job) const {
   cw.sample.add_gemm(d.dtype, GemmImpl::vendor, batch, h, h, 2 * layers);  // forward, and the activations' gradients
   cw.sample.add_gemm(d.dtype, GemmImpl::vendor, h, h, batch, layers);      // the weights' gradients
   const ScopeGroups g = scope_groups(d.scope, job);
-  cw.skipped = !scope_skip_reason(d.scope, job.nodes).empty();
+  cw.skip_reason = dp_step_skip_reason(d, job.nodes, g.size);
   const double layer_bytes = h * h * static_cast<double>(dtype_size(d.dtype));
   const double per_bucket = std::max(1.0, std::ceil(static_cast<double>(d.bucket_bytes) / layer_bytes));
   cw.sample.transfers = std::ceil(layers / per_bucket);
@@ -215,12 +225,7 @@ std::size_t DpStepWorkload::grad_offset(int layer) const {
 }
 
 std::string DpStepWorkload::skip_reason(const CaseContext& ctx) const {
-  if (std::string why = scope_skip_reason(p_.scope, ctx.nodes); !why.empty()) return why;
-  if (live_rows(p_.batch, ctx.size(), p_.dtype) < 1) {
-    return "a group of " + std::to_string(ctx.size()) + " ranks sums more than " + dtype_name(p_.dtype) +
-           " holds exactly, so the gradients cannot be verified; use dtype fp64";
-  }
-  return "";
+  return dp_step_skip_reason(p_, ctx.nodes, ctx.size());
 }
 
 void DpStepWorkload::setup(CaseContext& ctx, std::uint64_t) {

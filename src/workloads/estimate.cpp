@@ -121,7 +121,7 @@ Rates default_rates(const std::string& backend, const std::string& comm) {
 
 double estimate_case(const Case& c, const JobShape& job, const Rates& r, bool first_of_scope) {
   const CaseWork w = case_work(c, job);
-  if (w.skipped) return r.case_s;
+  if (w.skipped()) return r.case_s;
   const double t = sample_seconds(w.sample, cores_per_rank(w, c, job, r), r);
   const double warmup = static_cast<double>(c.params.get_int("warmup"));
   const double reps = static_cast<double>(c.params.get_int("reps"));
@@ -152,6 +152,7 @@ PlanEstimate estimate_plan(const std::vector<Case>& plan, const JobShape& job, c
     const auto scope = find_workload(c.workload).scope(c.params);
     const bool first = scope && scopes.insert(scope_name(*scope)).second;
     e.case_s.push_back(estimate_case(c, job, rates, first));
+    e.skip_reason.push_back(case_work(c, job).skip_reason);
   }
   return e;
 }

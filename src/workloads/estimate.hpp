@@ -55,6 +55,8 @@ struct PlanEstimate {
   std::string rates_source;  // Rates::source
   double start_s = 0;
   std::vector<double> case_s;  // per case, in plan order
+  // Per case, in plan order: why the job skips it (the reason its run records), "" where it runs.
+  std::vector<std::string> skip_reason;
   double total_s() const;
 };
 PlanEstimate estimate_plan(const std::vector<Case>& plan, const JobShape& job, const Rates& rates);

@@ -80,7 +80,7 @@ class P2pType final : public WorkloadType {
     const P2pParams p = P2pParams::from(params);
     const ScopeGroups g = scope_groups(p.scope, job);
     CaseWork cw;
-    cw.skipped = !p2p_skip_reason(p, job.nodes, 0, g.size).empty();
+    cw.skip_reason = p2p_skip_reason(p, job.nodes, 0, g.size);
     const double iters = static_cast<double>(p.iters);
     cw.sample.wire_bytes = op_bytes_of(p) * iters;
     cw.sample.transfers = p.pattern == P2pPattern::latency ? 2 * iters : iters;

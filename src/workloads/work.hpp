@@ -55,7 +55,9 @@ struct CaseWork {
   SampleWork sample;
   int turns = 1;               // serial: one after another
   int busy_ranks_per_node = 1;  // ranks of a node working at once (CPU backend: they share its cores)
-  bool skipped = false;        // the job's shape cannot run it (one node for inter-node scopes)
+  // Why the job's shape cannot run it (one node for inter-node scopes), in the words the run records; "" runs.
+  std::string skip_reason;
+  bool skipped() const { return !skip_reason.empty(); }
 };
 
 // A device-local workload's case: every rank runs `sample` on its own device, in turns when serial.

@@ -1,6 +1,7 @@
 """Shared helpers of the end-to-end tests: they run the real gpuscale binary
 (through mpirun where it matters) in a scratch directory and read what it
 wrote with h5py, independently of gpuscale's own reader."""
+import ctypes
 import fcntl
 import os
 import subprocess
@@ -52,6 +53,22 @@ size = 512
 ops = {list(ops)}
 modes = ["parallel"]
 """
+
+
+# What mpirun, mpiexec and srun set in every process they start; gpuscale run tells a singleton by their absence.
+LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", "SLURM_STEP_ID")
+
+
+def no_gpu_reason(info_stdout):
+    """Why no GPU is usable, as gpuscale must say it on this machine where none is: from the build (the CUDA
+    runtime among the dependencies of `info`'s first line) and whether the driver library loads."""
+    if "cuda@" not in info_stdout.splitlines()[0]:
+        return "this gpuscale was built without CUDA (no nvcc at configure time, or GPUSCALE_CUDA=OFF)"
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return "no NVIDIA driver found (libcuda.so.1 not loadable)"
+    raise unittest.SkipTest("a driver is installed here: the reason is the CUDA runtime's own")
 
 
 def run(args, timeout=120, cwd=None):

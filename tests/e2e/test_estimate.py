@@ -4,12 +4,14 @@ the estimated time against real runs of the shipped configs, the time
 budget, and progress with an ETA."""
 import os
 import re
+import subprocess
 import sys
 import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
-from common import InputErrorTest, ScratchTest, gpuscale, mpirun  # noqa: E402
+import h5py  # noqa: E402
+from common import ENV, GPUSCALE, InputErrorTest, ScratchTest, gpuscale, mpirun, s  # noqa: E402
 from estimate_accuracy import seconds  # noqa: E402
 
 SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -103,6 +105,21 @@ class Budget(InputErrorTest):
                                 "[defaults] key 'budget_s' must be at least 0, got -1")
 
 
+class JobShape(InputErrorTest):
+    def test_more_nodes_than_ranks_is_refused_naming_where_the_ranks_came_from(self):
+        cfg = os.path.join(SOURCE, "configs", "default.toml")
+        tail = "): every node runs at least one rank; see 'gpuscale check --help'"
+        self.assert_input_error(gpuscale("check", cfg, "--ranks", "3", "--nodes", "5"),
+                                "--nodes 5 is more than the job's 3 rank(s) (--ranks" + tail)
+        outside = {k: v for k, v in ENV.items() if k != "SLURM_NTASKS"}
+        for env, ranks, source in ((outside, 2, "the default; give --ranks"),
+                                   (dict(outside, SLURM_NTASKS="3"), 3, "SLURM_NTASKS; give --ranks")):
+            p = subprocess.run([GPUSCALE, "check", cfg, "--nodes", "4"], capture_output=True, text=True, timeout=120,
+                               env=env)
+            self.assert_input_error(p, f"--nodes 4 is more than the job's {ranks} rank(s) ({source}" + tail)
+        self.assertEqual(gpuscale("check", cfg, "--ranks", "4", "--nodes", "4").returncode, 0)
+
+
 class Estimates(ScratchTest):
     # How close the estimate comes to the run is a measurement, not a test: bench/estimate_accuracy.py.
 
@@ -119,6 +136,36 @@ class Estimates(ScratchTest):
         self.assertRegex(text, r"memory per rank available: [\d.]+ [GM]iB \(80% of [\d.]+ GiB RAM available, over 4 "
                                r"ranks on this node\)")
         self.assertRegex(c.stdout, r"\[1/26\] gemm size=2048 .* ~[\d.]+ s\n")
+
+    def test_check_marks_the_cases_this_job_skips_with_the_reason_its_run_records(self):
+        cfg = self.write("skips.toml", '[defaults]\nbackend = "cpu"\nwarmup = 1\nreps = 2\n'
+                         '[[experiment]]\nname = "t"\nworkload = "collective"\nop = "allreduce"\nbytes = 4096\n'
+                         'iters = 1\nscope = ["world", "inter-node"]\nmodes = ["parallel"]\n'
+                         '[[experiment]]\nname = "d"\nworkload = "distributed_gemm"\nsize = 32\ngroup_size = 4\n'
+                         'reps = 1\nmodes = ["parallel"]\n')
+        inter = "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node"
+        group = "group_size = 4 needs at least 4 ranks; this job has 2"
+        c = gpuscale("check", cfg, "--ranks", "2")
+        self.assertEqual(c.returncode, 0, c.stderr)
+        cases = [l for l in c.stdout.splitlines() if l.startswith("  [")]
+        self.assertEqual(len(cases), 3, c.stdout)
+        self.assertRegex(cases[0], r"^  \[1/3\] t .*scope=world \[parallel\] .* ~[\d.]+ s$")
+        self.assertTrue(cases[1].endswith("  skipped on this job: " + inter), cases[1])
+        self.assertTrue(cases[2].endswith("  skipped on this job: " + group), cases[2])
+        text = c.stdout.replace("\n  ", " ")
+        self.assertIn("\nnote: 1 of 3 case(s) will be skipped on this job: " + inter + "\n", text)
+        self.assertIn("\nnote: 1 of 3 case(s) will be skipped on this job: " + group + "\n", text)
+        # The run on that job skips the same cases and records the same reasons.
+        out = self.path("skips.h5")
+        p = mpirun(2, "run", cfg, "-o", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with h5py.File(out, "r", locking=False) as f:
+            reasons = [s(f["cases"][k].attrs["status_reason"]) for k in sorted(f["cases"])]
+        self.assertEqual(reasons, ["", inter, group])
+        # On a job of 4 ranks over 2 nodes every case runs.
+        c = gpuscale("check", cfg, "--ranks", "4", "--nodes", "2")
+        self.assertEqual(c.returncode, 0, c.stderr)
+        self.assertNotIn("skipped", c.stdout)
 
     def test_check_says_when_cases_would_run_past_a_fixed_timeout(self):
         cfg = self.write("t.toml", '[defaults]\ntimeout = 0.01\n[[experiment]]\nworkload = "gemm"\nsize = 256\n')

@@ -68,8 +68,9 @@ class WithoutHosts(InputErrorTest):
         for bad in ("1.5", "0", "-0.2"):
             with self.subTest(threshold=bad):
                 p = gpuscale("report", self.path("any.h5"), "--pair-threshold", bad)
-                self.assert_input_error(p, "--pair-threshold must be above 0 and at most 1 (a share of the best node "
-                                           f"pair's bandwidth, e.g. 0.93); got {float(bad):g}")
+                self.assert_input_error(p, "--pair-threshold: must be a number above 0 and at most 1 (a share of the "
+                                           f"best node pair's bandwidth, e.g. 0.93), got {bad}; see 'gpuscale report "
+                                           "--help'")
 
     def test_b_another_op_in_scope_node_pairs_is_refused_naming_the_case(self):
         cfg, out, p = self.run_config(SWEEP.format(reps=2, nbytes=4096).replace('op = "pairs"', 'op = "allreduce"'))

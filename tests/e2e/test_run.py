@@ -11,7 +11,8 @@ import unittest
 import h5py
 import numpy as np
 
-from common import ENV, GPUSCALE, SMALL_CONFIG, ScratchTest, gpuscale, mpirun, run, set_durations
+from common import (ENV, GPUSCALE, LAUNCHER_VARIABLES, SMALL_CONFIG, ScratchTest, gpuscale, mpirun, no_gpu_reason, run,
+                    set_durations)
 
 
 def s(x):
@@ -188,13 +189,24 @@ class RunMore(ScratchTest):
         with h5py.File(out, "r") as f:
             self.assertEqual(f["cases/0000"].attrs["reps"], 3)
 
-    def test_without_mpirun_it_is_a_one_rank_job(self):
+    def test_without_mpirun_it_is_a_one_rank_job_and_says_how_to_get_more(self):
         cfg = self.write("c.toml", SMALL_CONFIG)
         out = self.path("single.h5")
-        p = gpuscale("run", cfg, "-o", out, "--set", "reps=2")
+        # Typed alone, outside any launcher (even where the tests themselves run in a Slurm step).
+        alone = {k: v for k, v in ENV.items() if k not in LAUNCHER_VARIABLES}
+        p = subprocess.run([GPUSCALE, "run", cfg, "-o", out, "--set", "reps=2"], capture_output=True, text=True,
+                           timeout=120, env=alone)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["ranks"], 1)
+        notes = [l for l in p.stdout.splitlines() if l.startswith("note: 1 rank")]
+        self.assertEqual(notes, [f"note: 1 rank (no mpirun or srun): serial and parallel are the same; for speedups "
+                                 f"run mpirun -np N {GPUSCALE} run {cfg} -o {out} --set reps=2"], p.stdout)
+        # One rank asked for: no note.
+        p = mpirun(1, "run", cfg, "-o", self.path("one.h5"), "--set", "reps=2")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("on 1 rank(s), 1 node(s)", p.stdout)
+        self.assertNotIn("note: 1 rank", p.stdout)
 
     def test_a_rank_whose_samples_take_3x_as_long_is_named_a_straggler_with_host_and_device(self):
         cfg = self.write("c.toml", SMALL_CONFIG.replace('dtype = ["fp64", "fp32"]', 'dtype = "fp64"')
@@ -221,7 +233,7 @@ class RunMore(ScratchTest):
         self.assertNotIn("straggler:", r.stdout)
         r = gpuscale("report", out, "--straggler-threshold", "0")
         self.assertEqual(r.returncode, 2)
-        self.assertIn("--straggler-threshold must be above 0", r.stderr)
+        self.assertIn("--straggler-threshold: must be a number above 0", r.stderr)
 
     def test_info_lists_every_rank_and_why_it_uses_the_cpu(self):
         p = mpirun(2, "info")
@@ -229,8 +241,13 @@ class RunMore(ScratchTest):
         self.assertRegex(p.stdout, r"2 rank\(s\) on 1 node\(s\)")
         lines = [l for l in p.stdout.splitlines() if l.strip().startswith(("0 ", "1 "))]
         self.assertEqual(len(lines), 2, p.stdout)
+        if " cuda " in lines[0]:
+            self.skipTest("a GPU is usable here: " + p.stdout)
         self.assertTrue(all(" cpu " in l for l in lines))
-        self.assertRegex(p.stdout, r"no usable CUDA device: |built without CUDA")
+        # The reason, once for both ranks, in words true of this build and machine.
+        self.assertEqual(p.stdout.count("no usable CUDA device"), 1, p.stdout)
+        self.assertIn(f"\n  backend: no usable CUDA device: {no_gpu_reason(p.stdout)}; running on the CPU backend\n",
+                      p.stdout)
         self.assertIn("transfers between ranks: mpi (comm auto: MPI on the cpu backend)", p.stdout)
 
     def test_check_prints_the_plan_without_running(self):

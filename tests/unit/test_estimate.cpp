@@ -64,12 +64,12 @@ TEST_CASE("a collective's work follows its scope's groups on the job", "[estimat
   CHECK(w.sample.transfers == 2);
   CHECK(w.sample.wire_bytes == Approx(2 * 1048576.0 * 2 * 3 / 4));  // busbw's 2(n-1)/n, n = 4
   CHECK(case_work(*inter, two_nodes).sample.across_nodes);
-  CHECK(case_work(*inter, JobShape{2, 1, 2}).skipped);  // one node: the case is skipped
+  CHECK(case_work(*inter, JobShape{2, 1, 2}).skipped());  // one node: the case is skipped
 }
 
 TEST_CASE("the estimate skips a collective where the run skips it, and only there", "[estimate]") {
   const auto skipped = [](const std::string& keys, const JobShape& job) {
-    return case_work(only_case("[[experiment]]\nworkload = \"collective\"\n" + keys), job).skipped;
+    return case_work(only_case("[[experiment]]\nworkload = \"collective\"\n" + keys), job).skipped();
   };
   // Three nodes pair up in three rounds, one resting in each: the sweep runs.
   CHECK_FALSE(skipped("op = \"pairs\"\nscope = \"node-pairs\"\n", JobShape{3, 3, 2}));
@@ -78,6 +78,33 @@ TEST_CASE("the estimate skips a collective where the run skips it, and only ther
   // 8 bytes of allgather over 4 ranks: less than one fp32 element each.
   CHECK(skipped("op = \"allgather\"\nbytes = 8\n", JobShape{4, 1, 4}));
   CHECK_FALSE(skipped("op = \"allgather\"\nbytes = 16\n", JobShape{4, 1, 4}));
+}
+
+TEST_CASE("the estimate gives each case the reason its run would record for skipping it, and none where it runs",
+          "[estimate]") {
+  const auto plan = plan_of("[[experiment]]\nname = \"c\"\nworkload = \"collective\"\n"
+                            "scope = [\"world\", \"inter-node\"]\nmodes = [\"parallel\"]\n"
+                            "[[experiment]]\nname = \"d\"\nworkload = \"distributed_gemm\"\nsize = 48\n"
+                            "group_size = [2, 4]\nmodes = [\"parallel\"]\n"
+                            "[[experiment]]\nname = \"o\"\nworkload = \"distributed_gemm\"\nsize = 47\n"
+                            "modes = [\"parallel\"]\n"
+                            "[[experiment]]\nname = \"s\"\nworkload = \"dp_step\"\nscope = \"inter-node\"\n"
+                            "modes = [\"parallel\"]\n");
+  REQUIRE(plan.size() == 6);
+  const PlanEstimate e = estimate_plan(plan, JobShape{2, 1, 2}, default_rates("cpu", "mpi"));
+  REQUIRE(e.skip_reason.size() == plan.size());
+  CHECK(e.skip_reason[0].empty());
+  CHECK(e.skip_reason[1] == "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node");
+  CHECK(e.skip_reason[2].empty());
+  // As the run on 2 ranks records them (tests/mpi/test_distributed_gemm.cpp).
+  CHECK(e.skip_reason[3] == "group_size = 4 needs at least 4 ranks; this job has 2");
+  CHECK(e.skip_reason[4] == "m = 47 and n = 47 must be multiples of the group's 2 ranks");
+  CHECK(e.skip_reason[5] == "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node");
+  const PlanEstimate across = estimate_plan(plan, JobShape{4, 2, 2}, default_rates("cpu", "mpi"));
+  CHECK(across.skip_reason[1].empty());
+  CHECK(across.skip_reason[3].empty());
+  CHECK(across.skip_reason[4] == "m = 47 and n = 47 must be multiples of the group's 4 ranks");
+  CHECK(across.skip_reason[5].empty());
 }
 
 TEST_CASE("every workload has an estimate", "[estimate]") {

@@ -39,16 +39,16 @@ TEST_CASE("p2p parses its keys once, with OSU's defaults", "[p2p]") {
 TEST_CASE("the estimate's p2p case: each pair a turn, its wire bytes, and the shapes a run skips", "[p2p]") {
   const WorkloadType& t = p2p_type();
   const CaseWork lat = t.work(p2p_params("bytes = 1000\niters = 10"), JobShape{4, 1, 2});
-  CHECK_FALSE(lat.skipped);
+  CHECK_FALSE(lat.skipped());
   CHECK(lat.turns == 2);                            // one group of 4: two pairs
   CHECK(lat.sample.wire_bytes == 2 * 1000.0 * 10);  // a round trip carries the message twice
   CHECK(lat.sample.transfers == 20);
   const CaseWork bw = t.work(p2p_params("pattern = \"bw\"\nbytes = 1000\niters = 10"), JobShape{2, 1, 2});
   CHECK(bw.sample.wire_bytes == 1000.0 * 10);
   CHECK(bw.turns == 1);
-  CHECK(t.work(p2p_params(""), JobShape{3, 1, 2}).skipped);                         // a group of 3 has no pairs
-  CHECK(t.work(p2p_params("scope = \"inter-node\""), JobShape{2, 1, 2}).skipped);  // one node
-  CHECK_FALSE(t.work(p2p_params("scope = \"inter-node\""), JobShape{4, 2, 2}).skipped);
+  CHECK(t.work(p2p_params(""), JobShape{3, 1, 2}).skipped());                         // a group of 3 has no pairs
+  CHECK(t.work(p2p_params("scope = \"inter-node\""), JobShape{2, 1, 2}).skipped());  // one node
+  CHECK_FALSE(t.work(p2p_params("scope = \"inter-node\""), JobShape{4, 2, 2}).skipped());
   const MemoryNeed m = t.memory(p2p_params("bytes = 4096"), true);
   CHECK(m.device_bytes == 2 * 4096 + 4);
   CHECK(t.memory(p2p_params("bytes = 4096"), false).host_bytes > m.host_bytes);  // MPI stages through host memory

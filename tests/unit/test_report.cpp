@@ -420,7 +420,7 @@ TEST_CASE("a node with more ranks than cores gets one warning, the rank table sa
   REQUIRE(w.size() == 1);
   CHECK(w[0] == "node a: 3 ranks on 2 cores: ranks that run at once compete for cores, so parallel times and speedups "
                 "understate what the hardware can do");
-  const std::string t = format_rank_table(table, {});
+  const std::string t = format_rank_table(table);
   CHECK(t.find("0 (rank 0's clock)") != std::string::npos);
   CHECK(t.find("12 +- 3 us") != std::string::npos);
   table[0].node_cores = 0;  // unknown: no warning
