@@ -17,6 +17,8 @@ namespace gpuscale {
 // In place, as NCCL defines it: allreduce, broadcast, reduce with send == recv;
 // allgather with send == recv + rank * send_count; reduce_scatter with
 // recv == send + rank * recv_count.
+// An operation does the transport's own work and nothing a caller could do
+// beforehand, so that its time is the transport's: see broadcast.
 class DataComm {
  public:
   virtual ~DataComm() = default;
@@ -29,6 +31,10 @@ class DataComm {
   virtual void allgather(const void* send, void* recv, std::size_t send_count, DType t) = 0;
   // send holds size() * recv_count; rank r gets the sum of every rank's part r.
   virtual void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t) = 0;
+  // Out of place, the root sends from `send` and other ranks receive into `recv`; their `send` is not read. The
+  // root's `recv` is the caller's: MPI leaves it as it was, NCCL copies `send` into it. A caller that reads the
+  // root's `recv` afterwards fills it with the root's data itself, before the operations it times, rather than pay
+  // a copy inside each of them that MPI_Bcast does not make.
   virtual void broadcast(const void* send, void* recv, std::size_t count, DType t, int root) = 0;
   virtual void reduce(const void* send, void* recv, std::size_t count, DType t, int root) = 0;
   // send and recv hold size() * count: part p of send goes to rank p, part p of recv came from rank p.

@@ -88,7 +88,9 @@ class MpiDataComm final : public DataComm {
     const std::size_t part = recv_count * dtype_size(t);
     const int me = rank_;
     if (recv == static_cast<const char*>(send) + me * part) {
-      // MPI leaves an in-place result at the start of the buffer; NCCL (and we) at this rank's part.
+      // MPI leaves an in-place result at the start of the buffer; NCCL (and we) at this rank's part. No MPI call
+      // writes it there, so the move of one part on ranks other than 0 is part of the operation's time
+      // (docs/metrics.md); out of place, the default, has none.
       in_place(const_cast<void*>(send), part * size_, [=](void* buf) {
         GPUSCALE_MPI(MPI_Reduce_scatter_block(MPI_IN_PLACE, buf, n, ty, MPI_SUM, c));
         if (me != 0) std::memmove(static_cast<char*>(buf) + me * part, buf, part);
@@ -107,12 +109,14 @@ class MpiDataComm final : public DataComm {
     const std::size_t bytes = count * dtype_size(t);
     if (send == recv) {
       in_place(recv, bytes, [=](void* buf) { GPUSCALE_MPI(MPI_Bcast(buf, n, ty, root, c)); });
-    } else {
-      const bool is_root = rank_ == root;
-      apart(send, bytes, recv, bytes, true, [=](const void* s, void* r) {
-        if (is_root) std::memcpy(r, s, bytes);
-        GPUSCALE_MPI(MPI_Bcast(r, n, ty, root, c));
+    } else if (rank_ == root) {
+      // MPI_Bcast reads the root's buffer and writes none of the root's memory: the root's recv stays the
+      // caller's (see DataComm), and nothing but the send data is staged on CUDA.
+      apart(send, bytes, nullptr, 0, false, [=](const void* s, void*) {
+        GPUSCALE_MPI(MPI_Bcast(const_cast<void*>(s), n, ty, root, c));
       });
+    } else {
+      apart(nullptr, 0, recv, bytes, true, [=](const void*, void* r) { GPUSCALE_MPI(MPI_Bcast(r, n, ty, root, c)); });
     }
   }
 
@@ -185,7 +189,9 @@ class MpiDataComm final : public DataComm {
  private:
   // Runs `call` on the host in stream order on one buffer that is both input
   // and output. On CUDA the buffer goes through pinned host memory.
-  void in_place(void* buf, std::size_t bytes, std::function<void(void*)> call) {
+  // Templates, not std::function: a task calls the MPI call's lambda directly, one indirect call per operation.
+  template <class Call>
+  void in_place(void* buf, std::size_t bytes, Call call) {
     if (dev_.buffers_on_host()) {
       dev_.host_task([=] { call(buf); });
       return;
@@ -196,16 +202,18 @@ class MpiDataComm final : public DataComm {
     dev_.copy_async(buf, h, bytes, CopyKind::h2d);
   }
 
-  // The same with separate input and output; `copy_back`: the output is written on this rank.
+  // The same with separate input and output; `copy_back`: the output is written on this rank. A side of 0 bytes
+  // is one the call does not use on this rank (broadcast's recv on the root, its send elsewhere): not staged.
+  template <class Call>
   void apart(const void* send, std::size_t send_bytes, void* recv, std::size_t recv_bytes, bool copy_back,
-             std::function<void(const void*, void*)> call) {
+             Call call) {
     if (dev_.buffers_on_host()) {
       dev_.host_task([=] { call(send, recv); });
       return;
     }
     void* hs = staging(send_stage_, send_bytes);
     void* hr = staging(recv_stage_, recv_bytes);
-    dev_.copy_async(hs, send, send_bytes, CopyKind::d2h);
+    if (send_bytes > 0) dev_.copy_async(hs, send, send_bytes, CopyKind::d2h);
     dev_.host_task([=] { call(hs, hr); });
     if (copy_back) dev_.copy_async(recv, hr, recv_bytes, CopyKind::h2d);
   }

@@ -206,11 +206,15 @@ void CollectiveWorkload::fill(CaseContext& ctx) {
     ctx.dev.copy_async(send_ptr(), data.data(), data.size(), CopyKind::h2d);
     ctx.dev.synchronize();
   }
+  if (!recv_.data() || p_.inplace) return;
+  if (p_.op == CollOp::broadcast && rank_ == kCollRoot) {
+    // The root's recv is ours to fill (DataComm::broadcast): here, untimed, not by a copy in every operation.
+    ctx.dev.copy_to_device(recv_, data.data(), data.size());
+    return;
+  }
   // A receive buffer that does not hold the input starts as NaNs, which the
   // check counts as wrong wherever the operation wrote nothing.
-  if (recv_.data() && !p_.inplace) {
-    ctx.dev.poison(recv_.data(), shape_.recv_count * e);
-  }
+  ctx.dev.poison(recv_.data(), shape_.recv_count * e);
 }
 
 void CollectiveWorkload::enqueue_one(CaseContext& ctx) {
@@ -220,8 +224,8 @@ void CollectiveWorkload::enqueue_one(CaseContext& ctx) {
     case CollOp::allreduce: return d.allreduce(send_ptr(), recv_ptr(), c, p_.dtype);
     case CollOp::allgather: return d.allgather(send_ptr(), recv_ptr(), c, p_.dtype);
     case CollOp::reduce_scatter: return d.reduce_scatter(send_ptr(), recv_ptr(), c, p_.dtype);
-    case CollOp::broadcast: return d.broadcast(send_ptr(), recv_ptr(), c, p_.dtype, 0);
-    case CollOp::reduce: return d.reduce(send_ptr(), recv_ptr(), c, p_.dtype, 0);
+    case CollOp::broadcast: return d.broadcast(send_ptr(), recv_ptr(), c, p_.dtype, kCollRoot);
+    case CollOp::reduce: return d.reduce(send_ptr(), recv_ptr(), c, p_.dtype, kCollRoot);
     case CollOp::alltoall: return d.alltoall(send_ptr(), recv_ptr(), c, p_.dtype);
     case CollOp::sendrecv:
       return d.sendrecv(send_ptr(), (rank_ + 1) % size_, recv_ptr(), (rank_ - 1 + size_) % size_, c, p_.dtype);

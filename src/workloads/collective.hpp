@@ -10,6 +10,9 @@
 // times round k, so the report can name a slow node's link.
 // Verification runs one more operation on fresh data and counts the result
 // elements that differ from the known pattern (collective_pattern.hpp).
+// Buffers are filled outside the samples: out-of-place broadcast's root fills
+// its recv with its own data there (DataComm::broadcast), every other recv
+// starts as NaNs.
 #pragma once
 
 #include "workloads/collective_pattern.hpp"
@@ -60,7 +63,8 @@ class CollectiveWorkload final : public Workload {
   void finish_tables(std::vector<CaseTable>& tables) const override;
 
  private:
-  void fill(CaseContext& ctx);  // the pattern into the send buffer
+  // The pattern into the send buffer; recv to NaNs, or out-of-place broadcast's root's to its own data.
+  void fill(CaseContext& ctx);
   void enqueue_one(CaseContext& ctx);
   void sweep_round(CaseContext& ctx, int round, std::int64_t iters);  // node-pairs: a barrier, then the exchanges
   Verification verify_sweep(CaseContext& ctx);

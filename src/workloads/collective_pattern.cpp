@@ -141,8 +141,8 @@ double coll_expected(CollOp op, int rank, int n, std::size_t i, const CollShape&
     case CollOp::allreduce: return sum_over_ranks(n, i, m);
     case CollOp::allgather: return pattern_value(static_cast<int>(i / c), i % c, m);
     case CollOp::reduce_scatter: return sum_over_ranks(n, static_cast<std::size_t>(rank) * c + i, m);
-    case CollOp::broadcast: return pattern_value(0, i, m);
-    case CollOp::reduce: return rank == 0 ? sum_over_ranks(n, i, m) : std::numeric_limits<double>::quiet_NaN();
+    case CollOp::broadcast: return pattern_value(kCollRoot, i, m);
+    case CollOp::reduce: return rank == kCollRoot ? sum_over_ranks(n, i, m) : std::numeric_limits<double>::quiet_NaN();
     case CollOp::alltoall: return pattern_value(static_cast<int>(i / c), static_cast<std::size_t>(rank) * c + i % c, m);
     case CollOp::sendrecv: return pattern_value((rank - 1 + n) % n, i, m);
     case CollOp::pairs: return pattern_value(pair_partner(rank, n), i, m);

@@ -50,11 +50,14 @@ int node_pair_partner(int node, int round, int n);
 int pattern_modulus(DType t, int n);
 double pattern_value(int rank, std::size_t index, int modulus);
 
+// The root of broadcast and reduce: the group's rank 0.
+constexpr int kCollRoot = 0;
+
 // The send buffer of `rank`, encoded in dtype t (send_count elements).
 std::vector<unsigned char> coll_send_data(CollOp op, DType t, int rank, int n, const CollShape& s);
 // The value rank `rank`'s receive buffer must hold at element i after the
-// operation (root 0); NaN where the operation defines no value (reduce at a
-// rank other than the root).
+// operation (root kCollRoot); NaN where the operation defines no value (reduce
+// at a rank other than the root).
 double coll_expected(CollOp op, int rank, int n, std::size_t i, const CollShape& s, int modulus);
 // Elements of `recv` (recv_count elements in dtype t) that differ from the expected values.
 std::int64_t coll_wrong_elements(CollOp op, DType t, int rank, int n, const CollShape& s, const void* recv);
