@@ -71,11 +71,12 @@ std::string rates_text(const Rates& r, const std::vector<Case>& plan, double too
       continue;  // a default for a kind the plan does not use
     }
     s += std::string(" gemm ") + dtype_name(kind.first) + (kind.second == GemmImpl::vendor ? "" : std::string("/") +
-         gemm_impl_name(kind.second)) + " " + (rate.flops_s >= 1e12 ? format_number("%.3g TFLOP/s", rate.flops_s / 1e12)
-                                          : format_number("%.3g GFLOP/s", rate.flops_s / 1e9)) + ",";
+         gemm_impl_name(kind.second)) + " " + (rate.flops_s >= 1e12 ? format_sig3(rate.flops_s / 1e12) + " TFLOP/s"
+                                                                    : format_sig3(rate.flops_s / 1e9) + " GFLOP/s") + ",";
   }
-  s += format_number(" copies %.3g GB/s", r.device_copy_bytes_s / 1e9) + ", making inputs " +
-       format_number("%.2g GB/s", r.fill_bytes_s / 1e9) + "; transfers: " + r.wire_source;
+  // Three significant digits as in every view (%.3g printed a copy rate of 1000 GB/s as "1e+03").
+  s += " copies " + format_sig3(r.device_copy_bytes_s / 1e9) + " GB/s, making inputs " +
+       format_sig3(r.fill_bytes_s / 1e9) + " GB/s; transfers: " + r.wire_source;
   return s;
 }
 

@@ -137,6 +137,16 @@ class Estimates(ScratchTest):
                                r"ranks on this node\)")
         self.assertRegex(c.stdout, r"\[1/26\] gemm size=2048 .* ~[\d.]+ s\n")
 
+    def test_rates_read_with_three_significant_digits(self):
+        # The CUDA backend's defaults are fixed numbers: copies of 1000 GB/s once read "1e+03 GB/s".
+        c = gpuscale("check", os.path.join(SOURCE, "configs", "quick.toml"), "--set", "backend=cuda")
+        self.assertEqual(c.returncode, 0, c.stderr)
+        text = c.stdout.replace("\n  ", " ")
+        if "rates: measured on" in text:
+            self.skipTest("a GPU is usable here: check measures its rates")
+        self.assertIn("rates: defaults for the CUDA backend (no GPU measured): gemm fp64 40.0 TFLOP/s, gemm fp32 "
+                      "40.0 TFLOP/s, copies 1000 GB/s, making inputs 0.300 GB/s;", text)
+
     def test_check_marks_the_cases_this_job_skips_with_the_reason_its_run_records(self):
         cfg = self.write("skips.toml", '[defaults]\nbackend = "cpu"\nwarmup = 1\nreps = 2\n'
                          '[[experiment]]\nname = "t"\nworkload = "collective"\nop = "allreduce"\nbytes = 4096\n'
