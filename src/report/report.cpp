@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/metrics.hpp"
@@ -244,6 +245,7 @@ void ranks_and_flags(const RunRecord& run, const CaseRecord& c, const std::vecto
 
 ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_threshold, double straggler_threshold) {
   ReportRow r = row_of_case(c);
+  std::tie(r.node_ranks, r.node_cores) = most_crowded_node(run);
   std::vector<std::int64_t> turn = c.turn;
   if (turn.empty()) {  // none recorded (schema 1.0): each rank alone
     for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
@@ -416,6 +418,10 @@ void json_judgements(const ReportRow& r, nlohmann::json& o) {
     nlohmann::json ex = nlohmann::json::array();
     for (const auto& c : check_row(r)) {
       nlohmann::json e{{"limit", c.limit}, {"expected", c.expected}, {"holds", c.holds}};
+      if (!c.not_applicable.empty()) {  // neither held nor failed
+        e["holds"] = nullptr;
+        e["not_applicable"] = c.not_applicable;
+      }
       if (c.measured) e["measured"] = *c.measured;
       if (!c.why.empty()) e["why"] = c.why;
       ex.push_back(std::move(e));
