@@ -25,11 +25,15 @@ std::optional<double> measure(const ReportRow& r, const std::string& limit) {
 
 constexpr const char* kNoVendor = "no verified impl = \"vendor\" case of the same problem, mode and ranks in this run";
 
-std::string number(const std::string& limit, double v) {
-  if (limit == "max_median_s") return format_seconds(v);
-  if (limit == "min_efficiency" || limit == "min_of_vendor") return format_number("%.1f%%", v * 100);
-  if (limit == "max_slowest_ratio") return format_number("%.3gx", v);
-  return format_number(limit == "min_gflops_per_rank" ? "%.4g GF/s" : "%.4g GB/s", v);
+// A limit's number as the report shows it; `precise`: six significant digits.
+std::string number(const std::string& limit, double v, bool precise = false) {
+  if (limit == "max_median_s") return precise ? format_number("%.6g s", v) : format_seconds(v);
+  if (limit == "min_efficiency" || limit == "min_of_vendor") {
+    return format_number(precise ? "%.6g%%" : "%.1f%%", v * 100);
+  }
+  if (limit == "max_slowest_ratio") return format_number(precise ? "%.6gx" : "%.3gx", v);
+  if (limit == "min_gflops_per_rank") return format_number(precise ? "%.6g GF/s" : "%.4g GF/s", v);
+  return format_number(precise ? "%.6g GB/s" : "%.4g GB/s", v);
 }
 
 std::string label_of(const ReportRow& r) {
@@ -62,6 +66,14 @@ LimitCheck verified_check(const ReportRow& r) {
   return c;
 }
 
+// The measured number as the limit is written; with six digits where it would read as the limit itself
+// ("FAILED, measured 1.5x" under 1.5x: 1.50312x).
+std::string measured_text(const LimitCheck& c) {
+  const std::string text = number(c.limit, *c.measured);
+  const bool reads_as_limit = text == number(c.limit, c.expected) && *c.measured != c.expected;
+  return reads_as_limit ? number(c.limit, *c.measured, true) : text;
+}
+
 // "min_efficiency 80.0%", "verified".
 std::string limit_text(const LimitCheck& c) {
   return c.limit == kVerified ? c.limit : c.limit + " " + number(c.limit, c.expected);
@@ -72,7 +84,7 @@ std::string limit_text(const LimitCheck& c) {
 std::string outcome(const LimitCheck& c) {
   if (!c.not_applicable.empty()) return "not applicable: " + c.not_applicable;
   std::string s = c.holds ? "holds" : "FAILED";
-  if (c.measured) s += ", measured " + number(c.limit, *c.measured);
+  if (c.measured) s += ", measured " + measured_text(c);
   if (!c.why.empty()) s += "; " + c.why;
   return s;
 }
@@ -184,7 +196,7 @@ std::string render_checks(const std::string& path, const std::vector<LimitCheck>
     if (c.holds && c.not_applicable.empty()) continue;
     const std::string head = c.not_applicable.empty() ? "FAILED case " : "not applicable: case ";
     std::string line = head + std::to_string(c.case_index + 1) + " (" + c.label + "): " + limit_text(c);
-    line += c.not_applicable.empty() ? (c.measured ? ", measured " + number(c.limit, *c.measured) : "")
+    line += c.not_applicable.empty() ? (c.measured ? ", measured " + measured_text(c) : "")
                                      : ": " + c.not_applicable;
     if (c.not_applicable.empty() && !c.why.empty()) line += "; " + c.why;
     out += wrap(line);

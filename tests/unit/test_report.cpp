@@ -677,6 +677,14 @@ TEST_CASE("the straggler limit bounds the report's slowest-rank ratio, in every 
         "FAILED case 2 (g size=100 [parallel]): max_slowest_ratio 1.4x, measured 1.5x\n");
   for (auto& c : run.cases) c.expect = {{"max_slowest_ratio", 1.6}};
   CHECK(all_hold(check_expectations(report_no_stragglers(run))));
+  // A number that would read as the limit it failed gets six digits.
+  auto& end = run.cases[0].wall_end_s;
+  for (std::size_t i = end.size() - 5; i < end.size(); ++i) end[i] += 0.0003;  // the last rank's 5: 0.1503 s
+  run.cases[0].expect = {{"max_slowest_ratio", 1.5}};
+  run.cases.resize(1);
+  checks = check_expectations(report_no_stragglers(run));
+  CHECK(render_checks("f.h5", checks, true).find("  max_slowest_ratio 1.5x: FAILED, measured 1.503x\n") !=
+        std::string::npos);
 }
 
 namespace {
