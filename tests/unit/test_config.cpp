@@ -380,8 +380,8 @@ TEST_CASE("[defaults.expect] bounds every experiment that can measure the limit,
         "more: at least 1 (e.g. 1.5), got number 0.5");
   CHECK(error_of(three_experiments("[defaults.expect]\nmax_slowst_ratio = 1.5\n")) ==
         "exp.toml:2:1: unknown limit 'max_slowst_ratio' in [defaults.expect] (did you mean 'max_slowest_ratio'?); "
-        "valid limits: max_median_s, min_gflops_per_rank, min_gbps_per_rank, min_busbw_gbps, min_efficiency, min_of_vendor, "
-        "max_slowest_ratio");
+        "valid limits: max_median_s, min_gflops_per_rank, min_gbps_per_rank, min_busbw_gbps, min_efficiency, "
+        "min_of_vendor, max_slowest_ratio");
   CHECK(error_of(three_experiments("[defaults.expect]\nmin_efficiency = 1.2\n")) ==
         "exp.toml:2:18: [defaults.expect] min_efficiency is a share of perfect scaling: above 0 and at most 1 (e.g. "
         "0.8), got number 1.2");
