@@ -45,13 +45,14 @@ bool check_file(const std::string& path, const RunRecord& run, const std::vector
   const auto unrun = unchecked_limits(run, rows);
   checks.insert(checks.end(), unrun.begin(), unrun.end());
   if (checks.empty()) {
-    throw InputError(path + ": no limits to check: its config sets no [experiment.expect] (docs/config.md)");
+    throw InputError(path + ": no limits to check: its config sets no [experiment.expect] or [defaults.expect] "
+                           "(docs/config.md)");
   }
   std::stable_sort(checks.begin(), checks.end(),
                    [](const LimitCheck& a, const LimitCheck& b) { return a.case_index < b.case_index; });
   // Flushed file by file: reading the next file may end the process (a damaged file).
   if (print) {
-    std::string text = render_checks(path, checks);
+    std::string text = render_checks(path, checks, true);
     if (!run.complete) {
       text += wrap(path + ": the run did not complete (status: " + run.status + "): " + std::to_string(rows.size()) +
                    " of " + std::to_string(run.cases_planned) + " case(s) ran, so the check fails");
@@ -78,8 +79,8 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                      "a result file of the same cases (e.g. before a driver update): each case's median over the "
                      "baseline's, with a 95% interval and a verdict: faster, slower or within noise");
   report->add_flag("--check", opt.check,
-                   "check the limits the config set in [experiment.expect]: one line per failed limit (case, "
-                   "limit, measured) and exit 1 when any fails, 0 when all hold");
+                   "check the limits the config set in [experiment.expect] and [defaults.expect]: each case with "
+                   "each limit, whether it holds and what was measured; exit 1 when one fails, 0 when all hold");
   opt.pair_threshold = kNodePairThreshold;
   report->add_option("--pair-threshold", opt.pair_threshold,
                      "node-pairs cases: a pair below this share of the best pair's bandwidth is slow (default 0.93, "

@@ -30,9 +30,12 @@ const std::vector<ExpectLimit>& expect_limits() {
       {"min_gflops_per_rank", "GFLOP/s of one rank (report's GF/s/rank), at least; workloads rated in GFLOP/s"},
       {"min_gbps_per_rank", "GB/s of one rank (algbw for transfers), at least; workloads rated in GB/s, and transfers"},
       {"min_busbw_gbps", "bus bandwidth in GB/s (nccl-tests' busbw), at least; transfers"},
-      {"min_efficiency", "parallel efficiency (speedup / serial turns, or / group_size), at least; in (0, 1]"},
+      {"min_efficiency", "parallel efficiency (speedup / serial turns, or / group_size), at least; in (0, 1]; not "
+                         "applicable where a node runs more ranks (times threads on the CPU) than it has cores"},
       {"min_of_vendor", "GFLOP/s over the vendor library's on the same problem in the same run (report's 'of vendor'), "
-                        "at least; cases of our kernels (impl other than vendor)"}};
+                        "at least; cases of our kernels (impl other than vendor)"},
+      {"max_slowest_ratio", "the slowest rank's median sample over the median rank's (report's straggler ratio), at "
+                            "most; 1 or more"}};
   return v;
 }
 
@@ -350,7 +353,9 @@ void apply_override(toml::table& root, const std::string& text, const std::vecto
     key = key.substr(dot + 1);
   }
   const auto dkeys = keys_of(defaults_specs());
-  const bool is_default_key = std::find(dkeys.begin(), dkeys.end(), key) != dkeys.end();
+  // defaults.expect: the run's limits, a table; a bare 'expect' stays every experiment's own.
+  const bool is_default_key =
+      std::find(dkeys.begin(), dkeys.end(), key) != dkeys.end() || (scope == "defaults" && key == "expect");
 
   if (scope == "defaults" || (scope.empty() && is_default_key)) {
     if (!is_default_key) {
@@ -402,10 +407,13 @@ void parse_defaults(const toml::table& t, Defaults& d) {
   const auto keys = keys_of(specs);
   for (auto&& [k, node] : t) {
     const std::string key(k.str());
+    if (key == "expect") continue;  // the run's limits: read once the experiments are known (apply_default_limits)
     auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.key == key; });
     if (it == specs.end()) {
-      fail(k.source(), "unknown key '" + key + "' in [defaults]" + did_you_mean(key, keys) +
-                           "; valid keys: " + join(keys, ", "));
+      std::vector<std::string> near = keys;
+      near.push_back("expect");
+      fail(k.source(), "unknown key '" + key + "' in [defaults]" + did_you_mean(key, near) +
+                           "; valid keys: " + join(keys, ", ") + ", and the table [defaults.expect]");
     }
     if (node.is_array() || node.is_table()) {
       fail(node.source(), "[defaults] key '" + key + "' must be " + type_name(it->type) + ", got " + describe(node) +
@@ -464,19 +472,28 @@ std::string limit_unfit(const std::string& key, const WorkloadSchema& w, const E
   return "";
 }
 
-void parse_expect(const toml::node& n, const WorkloadSchema& w, Experiment& e, const std::string& ctx) {
+std::vector<std::string> limit_names() {
   std::vector<std::string> keys;
   for (const auto& l : expect_limits()) keys.push_back(l.key);
+  return keys;
+}
+
+// A table of limits ([experiment.expect] or [defaults.expect], named `table`): each key a known limit, each value a
+// number within that limit's bounds. `ctx` starts each message. The limits in the order of their names.
+std::vector<std::pair<const toml::key*, double>> read_limits(const toml::node& n, const std::string& ctx,
+                                                             const std::string& table) {
+  const auto keys = limit_names();
   const auto* t = n.as_table();
   if (!t) {
-    fail(n.source(), ctx + "'expect' must be a table of limits, e.g. [experiment.expect] with " + join(keys, ", ") +
-                         "; got " + describe(n));
+    fail(n.source(), (ctx.empty() ? "[defaults] key " : ctx) + "'expect' must be a table of limits, e.g. " + table +
+                         " with " + join(keys, ", ") + "; got " + describe(n));
   }
+  std::vector<std::pair<const toml::key*, double>> out;
   for (auto&& [k, v] : *t) {
     const std::string key(k.str());
-    const std::string what = ctx + "[experiment.expect] " + key;
+    const std::string what = ctx + table + " " + key;
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-      fail(k.source(), ctx + "unknown limit '" + key + "' in [experiment.expect]" + did_you_mean(key, keys) +
+      fail(k.source(), ctx + "unknown limit '" + key + "' in " + table + did_you_mean(key, keys) +
                            "; valid limits: " + join(keys, ", "));
     }
     if (!v.is_number()) fail(v.source(), what + " must be a number, got " + describe(v));
@@ -489,11 +506,45 @@ void parse_expect(const toml::node& n, const WorkloadSchema& w, Experiment& e, c
     if (key == "min_efficiency" && x > 1) {
       fail(v.source(), what + " is a share of perfect scaling: above 0 and at most 1 (e.g. 0.8), got " + describe(v));
     }
+    // The slowest rank's median is at least the median rank's: a bound below 1 could never hold.
+    if (key == "max_slowest_ratio" && x < 1) {
+      fail(v.source(), what + " is the slowest rank's median over the median rank's, 1 or more: at least 1 (e.g. "
+                              "1.5), got " + describe(v));
+    }
+    out.emplace_back(&k, x);
+  }
+  return out;
+}
+
+void parse_expect(const toml::node& n, const WorkloadSchema& w, Experiment& e, const std::string& ctx) {
+  for (const auto& [k, x] : read_limits(n, ctx, "[experiment.expect]")) {
+    const std::string key(k->str());
     if (const std::string why = limit_unfit(key, w, e); !why.empty()) {
-      fail(k.source(), what + " cannot be measured here: " + why);
+      fail(k->source(), ctx + "[experiment.expect] " + key + " cannot be measured here: " + why);
     }
     e.expect.emplace_back(key, x);
   }
+}
+
+// [defaults.expect]: each limit bounds every experiment that can measure it and does not set it itself (a
+// min_efficiency of the run leaves out the experiments of one mode); one that no experiment can measure is a
+// mistake, named with an experiment's reason.
+void apply_default_limits(const toml::node& n, const std::vector<WorkloadSchema>& workloads,
+                          std::vector<Experiment>& experiments) {
+  for (const auto& [k, x] : read_limits(n, "", "[defaults.expect]")) {
+    const std::string key(k->str());
+    bool bounds_one = false;
+    std::string unfit;
+    for (auto& e : experiments) {
+      const bool own = std::any_of(e.expect.begin(), e.expect.end(), [&](const auto& l) { return l.first == key; });
+      const std::string why = own ? "" : limit_unfit(key, *find_schema(workloads, e.workload), e);
+      if (!own && why.empty()) e.expect.emplace_back(key, x);
+      if (why.empty()) bounds_one = true;
+      else if (unfit.empty()) unfit = "experiment '" + e.name + "': " + why;
+    }
+    if (!bounds_one) fail(k->source(), "[defaults.expect] " + key + " cannot be measured by any experiment: " + unfit);
+  }
+  for (auto& e : experiments) std::sort(e.expect.begin(), e.expect.end());  // by name, as [experiment.expect]'s
 }
 
 Experiment parse_experiment(const toml::table& t, std::size_t index, const Defaults& d,
@@ -604,6 +655,9 @@ Config parse_config(const std::string& text, const std::string& source, const st
       if (other.name == e.name) fail(arr->get(i)->source(), "two experiments are named '" + e.name + "'");
     }
     cfg.experiments.push_back(std::move(e));
+  }
+  if (const toml::node* d = root.get("defaults"); d && d->as_table()->get("expect")) {
+    apply_default_limits(*d->as_table()->get("expect"), workloads, cfg.experiments);
   }
   return cfg;
 }

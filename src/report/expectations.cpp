@@ -9,6 +9,8 @@ namespace gpuscale {
 
 namespace {
 
+constexpr const char* kVerified = "verified";
+
 // The number a limit bounds, as the report computes it (none: not measured).
 std::optional<double> measure(const ReportRow& r, const std::string& limit) {
   if (limit == "max_median_s") return r.median_s;
@@ -17,16 +19,102 @@ std::optional<double> measure(const ReportRow& r, const std::string& limit) {
   if (limit == "min_busbw_gbps") return r.busbw_gbps;
   if (limit == "min_efficiency") return r.efficiency;
   if (limit == "min_of_vendor") return r.figure_value("of_vendor");
+  if (limit == "max_slowest_ratio") return r.slowest_ratio;
   return std::nullopt;
 }
 
 constexpr const char* kNoVendor = "no verified impl = \"vendor\" case of the same problem, mode and ranks in this run";
 
+// A limit's number as the report shows it; `precise`: six significant digits.
+std::string number(const std::string& limit, double v, bool precise = false) {
+  if (limit == "max_median_s") return precise ? format_number("%.6g s", v) : format_seconds(v);
+  if (limit == "min_efficiency" || limit == "min_of_vendor") {
+    return format_number(precise ? "%.6g%%" : "%.1f%%", v * 100);
+  }
+  // As the table prints them: ratios as "1.50x", rates to three significant digits.
+  if (limit == "max_slowest_ratio") return format_number(precise ? "%.6gx" : "%.2fx", v);
+  if (limit == "min_gflops_per_rank") return precise ? format_number("%.6g GF/s", v) : format_sig3(v) + " GF/s";
+  return precise ? format_number("%.6g GB/s", v) : format_sig3(v) + " GB/s";
+}
 
-std::string number(const std::string& limit, double v) {
-  if (limit == "max_median_s") return format_seconds(v);
-  if (limit == "min_efficiency" || limit == "min_of_vendor") return format_number("%.1f%%", v * 100);
-  return format_number(limit == "min_gflops_per_rank" ? "%.4g GF/s" : "%.4g GB/s", v);
+std::string label_of(const ReportRow& r) {
+  return r.name + (r.params_label.empty() ? "" : " " + r.params_label) + " [" + r.mode + "]";
+}
+
+// Efficiency compares ranks at once with ranks alone: where the ranks of a node (times their BLAS threads on the
+// CPU backend) outnumber its cores, they take turns on them and the ratio says nothing of the hardware.
+std::string efficiency_not_applicable(const ReportRow& r) {
+  if (r.node_cores <= 0) return "";
+  const std::int64_t threads = r.backend == "cpu" && r.params.has("threads") ? r.params.get_int("threads") : 1;
+  if (static_cast<std::int64_t>(r.node_ranks) * threads <= r.node_cores) return "";
+  return std::to_string(r.node_ranks) + " ranks" + (threads > 1 ? " x " + std::to_string(threads) + " threads" : "") +
+         " on " + std::to_string(r.node_cores) + (r.node_cores == 1 ? " core" : " cores");
+}
+
+// The case's result was right. A skipped case has none to check (its limits fail: check_row).
+LimitCheck verified_check(const ReportRow& r) {
+  LimitCheck c;
+  c.case_index = r.case_index;
+  c.label = label_of(r);
+  c.limit = kVerified;
+  c.holds = r.status == "ok";
+  if (r.status == "skipped") {
+    c.not_applicable = "the case was skipped: " + r.status_reason;
+  } else if (!c.holds) {
+    c.why = "the case failed verification";
+    if (r.wrong_elements > 0) c.why += ": " + std::to_string(r.wrong_elements) + " wrong element(s) on a rank";
+  }
+  return c;
+}
+
+// The measured number as the limit is written; with six digits where it would read as the limit itself
+// ("FAILED, measured 1.5x" under 1.5x: 1.50312x).
+std::string measured_text(const LimitCheck& c) {
+  const std::string text = number(c.limit, *c.measured);
+  const bool reads_as_limit = text == number(c.limit, c.expected) && *c.measured != c.expected;
+  return reads_as_limit ? number(c.limit, *c.measured, true) : text;
+}
+
+// "min_efficiency 80.0%", "verified".
+std::string limit_text(const LimitCheck& c) {
+  return c.limit == kVerified ? c.limit : c.limit + " " + number(c.limit, c.expected);
+}
+
+// What a limit came to, after its name: "holds, measured 1.02x", "FAILED; the case did not run", "not applicable:
+// 4 ranks on 2 cores".
+std::string outcome(const LimitCheck& c) {
+  if (!c.not_applicable.empty()) return "not applicable: " + c.not_applicable;
+  std::string s = c.holds ? "holds" : "FAILED";
+  if (c.measured) s += ", measured " + measured_text(c);
+  if (!c.why.empty()) s += "; " + c.why;
+  return s;
+}
+
+// Each line of `text` two spaces in: a limit's lines under its case's (wrap keeps no leading space).
+std::string indented(const std::string& text) {
+  std::string out;
+  for (std::size_t from = 0; from < text.size();) {
+    const std::size_t end = text.find('\n', from);
+    const std::size_t to = end == std::string::npos ? text.size() : end + 1;
+    out += "  " + text.substr(from, to - from);
+    from = to;
+  }
+  return out;
+}
+
+// "q.h5: check: all 12 limit(s) of 4 case(s) hold", "...: 1 of 12 ... FAILED", each with "; 2 not applicable".
+std::string summary(const std::string& path, const std::vector<LimitCheck>& checks, const std::string& indent) {
+  std::set<std::size_t> cases;
+  for (const auto& c : checks) cases.insert(c.case_index);
+  const auto na = std::count_if(checks.begin(), checks.end(), [](const auto& c) { return !c.not_applicable.empty(); });
+  const auto failed = std::count_if(checks.begin(), checks.end(),
+                                    [](const LimitCheck& c) { return !c.holds && c.not_applicable.empty(); });
+  const std::string counts = std::to_string(checks.size() - static_cast<std::size_t>(na)) + " limit(s) of " +
+                             std::to_string(cases.size()) + " case(s)";
+  std::string out = path + ": check: " +
+                    (failed == 0 ? "all " + counts + " hold" : std::to_string(failed) + " of " + counts + " FAILED");
+  if (na > 0) out += "; " + std::to_string(na) + " not applicable";
+  return wrap(out, 80, indent);
 }
 
 }  // namespace
@@ -39,15 +127,29 @@ bool limit_applies(const std::string& limit, const std::string& mode, const Para
   return mode == "parallel" && !(params.has("group_size") && params.get_int("group_size") < 2);
 }
 
+std::pair<int, int> most_crowded_node(const RunRecord& run) {
+  std::pair<int, int> most{0, 0};
+  for (const auto& r : run.ranks) {
+    if (r.node_cores <= 0) continue;  // not known
+    // ranks / cores above the most's, without dividing
+    if (most.second == 0 || static_cast<long long>(r.local_size) * most.second >
+                                static_cast<long long>(most.first) * r.node_cores) {
+      most = {r.local_size, r.node_cores};
+    }
+  }
+  return most;
+}
+
 std::vector<LimitCheck> check_row(const ReportRow& r) {
   std::vector<LimitCheck> out;
   for (const auto& [limit, expected] : r.expect) {
     if (!limit_applies(limit, r.mode, r.params)) continue;
     LimitCheck c;
     c.case_index = r.case_index;
-    c.label = r.name + (r.params_label.empty() ? "" : " " + r.params_label) + " [" + r.mode + "]";
+    c.label = label_of(r);
     c.limit = limit;
     c.expected = expected;
+    if (limit == "min_efficiency") c.not_applicable = efficiency_not_applicable(r);
     if (r.status == "skipped") {
       c.why = "the case was skipped: " + r.status_reason;
     } else {
@@ -65,29 +167,39 @@ std::vector<LimitCheck> check_row(const ReportRow& r) {
 std::vector<LimitCheck> check_expectations(const std::vector<ReportRow>& rows) {
   std::vector<LimitCheck> out;
   for (const auto& r : rows) {
+    if (r.expect.empty()) continue;
+    out.push_back(verified_check(r));
     for (auto& c : check_row(r)) out.push_back(std::move(c));
   }
   return out;
 }
 
 bool all_hold(const std::vector<LimitCheck>& checks) {
-  return std::all_of(checks.begin(), checks.end(), [](const LimitCheck& c) { return c.holds; });
+  return std::all_of(checks.begin(), checks.end(),
+                     [](const LimitCheck& c) { return c.holds || !c.not_applicable.empty(); });
 }
 
-std::string render_checks(const std::string& path, const std::vector<LimitCheck>& checks) {
-  std::set<std::size_t> cases;
-  for (const auto& c : checks) cases.insert(c.case_index);
-  const auto failed = std::count_if(checks.begin(), checks.end(), [](const LimitCheck& c) { return !c.holds; });
-  const std::string counts = std::to_string(checks.size()) + " limit(s) of " + std::to_string(cases.size()) +
-                             " case(s)";
-  if (failed == 0) return wrap(path + ": check: all " + counts + " hold");
-  std::string out = wrap(path + ": check: " + std::to_string(failed) + " of " + counts + " FAILED");
+std::string render_checks(const std::string& path, const std::vector<LimitCheck>& checks, bool every) {
+  if (every) {
+    // A case's limits two spaces in; any line's continuation four, so that it reads as no limit of its own.
+    std::string out;
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+      const LimitCheck& c = checks[i];
+      if (i == 0 || checks[i - 1].case_index != c.case_index) {
+        out += wrap("case " + std::to_string(c.case_index + 1) + " (" + c.label + "):", 80, "    ");
+      }
+      out += indented(wrap(limit_text(c) + ": " + outcome(c), 78));
+    }
+    return out + summary(path, checks, "    ");
+  }
+  std::string out = summary(path, checks, "  ");
   for (const auto& c : checks) {
-    if (c.holds) continue;
-    std::string line = "FAILED case " + std::to_string(c.case_index + 1) + " (" + c.label + "): " + c.limit + " " +
-                       number(c.limit, c.expected);
-    if (c.measured) line += ", measured " + number(c.limit, *c.measured);
-    if (!c.why.empty()) line += "; " + c.why;
+    if (c.holds && c.not_applicable.empty()) continue;
+    const std::string head = c.not_applicable.empty() ? "FAILED case " : "not applicable: case ";
+    std::string line = head + std::to_string(c.case_index + 1) + " (" + c.label + "): " + limit_text(c);
+    line += c.not_applicable.empty() ? (c.measured ? ", measured " + measured_text(c) : "")
+                                     : ": " + c.not_applicable;
+    if (c.not_applicable.empty() && !c.why.empty()) line += "; " + c.why;
     out += wrap(line);
   }
   return out;

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/report.hpp"
@@ -14,11 +15,13 @@ namespace gpuscale {
 struct LimitCheck {
   std::size_t case_index = 0;
   std::string label;  // "gemm-512 size=512 ... [parallel]"
-  std::string limit;  // e.g. min_gflops_per_rank
+  std::string limit;  // e.g. min_gflops_per_rank; "verified": the case's result was right
   double expected = 0.0;
   std::optional<double> measured;
   bool holds = false;
   std::string why;  // when it fails without a number: skipped, verification failed, not measured
+  // Why the limit does not bound the case on this job ("4 ranks on 2 cores"): it then neither holds nor fails.
+  std::string not_applicable;
 };
 
 // Whether a limit bounds a case of this mode and parameters: min_efficiency
@@ -26,15 +29,21 @@ struct LimitCheck {
 // vendor library.
 bool limit_applies(const std::string& limit, const std::string& mode, const Params& params);
 
+// The job's node with the most ranks per core: its ranks and its cores ({0, 0}: no node's cores are known).
+std::pair<int, int> most_crowded_node(const RunRecord& run);
+
 // Every limit of a row that applies to it (min_efficiency: parallel rows that can have an efficiency).
 std::vector<LimitCheck> check_row(const ReportRow& r);
 
-// check_row of every row, in row order.
+// Of every row whose experiment set limits: "verified", then check_row; in row order.
 std::vector<LimitCheck> check_expectations(const std::vector<ReportRow>& rows);
 
-// "check: all 4 limit(s) of 2 case(s) hold" or one line per failed limit after a count.
-std::string render_checks(const std::string& path, const std::vector<LimitCheck>& checks);
+// The check's verdict. `every` false: "check: all 4 limit(s) of 2 case(s) hold", or a count and one line per
+// failed (and not applicable) limit. `every`: each case with each of its limits and whether it holds, then the
+// count. `checks` in case order.
+std::string render_checks(const std::string& path, const std::vector<LimitCheck>& checks, bool every = false);
 
+// True when no limit failed (one that is not applicable does not fail).
 bool all_hold(const std::vector<LimitCheck>& checks);
 
 // The limits of the planned cases that are not in `rows` (a run that did not

@@ -94,6 +94,10 @@ void json_judgements(const ReportRow& r, nlohmann::json& o) {
     nlohmann::json ex = nlohmann::json::array();
     for (const auto& c : check_row(r)) {
       nlohmann::json e{{"limit", c.limit}, {"expected", c.expected}, {"holds", c.holds}};
+      if (!c.not_applicable.empty()) {  // neither held nor failed
+        e["holds"] = nullptr;
+        e["not_applicable"] = c.not_applicable;
+      }
       if (c.measured) e["measured"] = *c.measured;
       if (!c.why.empty()) e["why"] = c.why;
       ex.push_back(std::move(e));

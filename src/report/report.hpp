@@ -90,6 +90,7 @@ struct ReportRow {
   Stragglers stragglers;
   std::optional<BaselineComparison> baseline;
   std::vector<std::pair<std::string, double>> expect;  // its experiment's [experiment.expect] limits
+  int node_ranks = 0, node_cores = 0;  // the job's node with the most ranks per core (0: cores unknown)
   // What the case's workload adds (its RowAnalysis, report/analysis.hpp).
   std::vector<Figure> figures;
   std::vector<std::string> notes;          // lines under the table, after the flags ("case 3: ..." where about one)

@@ -225,9 +225,10 @@ def stretch_samples(path, factor, rank=None):
             c["device_time"][...] = dev
 
 
-def set_durations(path, seconds_by_rank):
+def set_durations(path, seconds_by_rank, same_start=False):
     """Gives every sample of rank r in the result file `path` the duration seconds_by_rank[r] (wall_end =
-    wall_start + it, device_time = it): known timings, whatever this machine did."""
+    wall_start + it, device_time = it): known timings, whatever this machine did. `same_start`: in parallel cases
+    every rank's sample also starts when rank 0's did, so a makespan is exactly the longest duration."""
     import h5py
     import numpy as np
     with h5py.File(path, "r+") as f:
@@ -235,6 +236,9 @@ def set_durations(path, seconds_by_rank):
             if "wall_start" not in c:
                 continue
             start = c["wall_start"][()]
+            if same_start and s(c.attrs["mode"]) == "parallel":
+                start[:] = start[0]
+                c["wall_start"][...] = start
             d = np.repeat(np.asarray(seconds_by_rank, dtype=float)[:, None], start.shape[1], axis=1)
             c["wall_end"][...] = start + d
             c["device_time"][...] = d

@@ -160,7 +160,7 @@ expect = {min_of_vendor = 50}
         out = self.path("targets.h5")
         p = mpirun(1, "run", cfg, "-o", out)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertRegex(p.stdout, r"check: 1 of 2 limit\(s\) of 2 case\(s\)\s+FAILED")
+        self.assertRegex(p.stdout, r"check: 1 of 4 limit\(s\) of 2 case\(s\)\s+FAILED")  # and each verified
         rows = {r["name"]: r for r in json.loads(gpuscale("report", out, "--format", "json").stdout)}
         for name, holds in (("holds", True), ("fails", False)):
             (limit,) = rows[name]["expect"]
@@ -170,10 +170,12 @@ expect = {min_of_vendor = 50}
         r = gpuscale("report", out, "--check")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         pct = rows["fails"]["of_vendor"] * 100
-        self.assertRegex(r.stdout, r"FAILED case %d \(fails threads=1 size=96 dtype=fp32 impl=naive ops=1 "
-                         r"\[parallel\]\):\s+min_of_vendor 5000\.0%%, measured %s%%\n"
-                         % (rows["fails"]["case"], re.escape("%.1f" % pct)))
-        self.assertNotIn("case %d" % rows["holds"]["case"], r.stdout)
+        self.assertIn("case %d (fails threads=1 size=96 dtype=fp32 impl=naive ops=1 [parallel]):\n"
+                      "  verified: holds\n"
+                      "  min_of_vendor 5000.0%%: FAILED, measured %.1f%%\n" % (rows["fails"]["case"], pct),
+                      r.stdout.replace("\n    ", " "))
+        self.assertRegex(r.stdout, r"\n  min_of_vendor 0\.1%%: holds, measured %s%%\n"
+                         % re.escape("%.1f" % (rows["holds"]["of_vendor"] * 100)))
 
 
 class Baseline(ScratchTest):
@@ -238,10 +240,21 @@ class Check(ScratchTest):
 
     def test_limits_that_hold(self):
         out, printed = self.run_limits(LIMITS, "ok")
-        self.assertIn(f"{out}: check: all 5 limit(s) of 2 case(s) hold", printed)  # efficiency: parallel only
+        # Each case verified, and its limits (efficiency: parallel only).
+        self.assertIn(f"{out}: check: all 7 limit(s) of 2 case(s) hold", printed.replace("\n  ", " "))
         r = gpuscale("report", out, "--check")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertEqual(r.stdout, f"{out}: check: all 5 limit(s) of 2 case(s) hold\n")
+        lines = r.stdout.replace("\n    ", " ").splitlines()
+        self.assertEqual(len(lines), 10, r.stdout)
+        for at, mode in ((0, "serial"), (4, "parallel")):
+            self.assertEqual(lines[at], f"case {at // 4 + 1} (accept threads=1 size=64 dtype=fp64 impl=vendor ops=20 "
+                                        f"[{mode}]):")
+            self.assertEqual(lines[at + 1], "  verified: holds")
+            self.assertRegex(lines[at + 2], r"^  max_median_s 10.0 s: holds, measured \S+ [mu]?s$")
+        self.assertRegex(lines[7], r"^  min_efficiency 1\.0%: holds, measured \d+\.\d%$")
+        for at in (3, 8):
+            self.assertRegex(lines[at], r"^  min_gflops_per_rank 0\.001 GF/s: holds, measured \S+ GF/s$")
+        self.assertEqual(lines[9], f"{out}: check: all 7 limit(s) of 2 case(s) hold")
         rows = json.loads(gpuscale("report", out, "--format", "json").stdout)
         self.assertEqual([e["limit"] for e in rows[1]["expect"]],
                          ["max_median_s", "min_efficiency", "min_gflops_per_rank"])
@@ -250,16 +263,21 @@ class Check(ScratchTest):
     def test_a_limit_that_fails_is_named_with_what_was_measured(self):
         out, printed = self.run_limits(LIMITS.replace("min_gflops_per_rank = 0.001", "min_gflops_per_rank = 1e9"),
                                        "fail")
-        self.assertIn(f"{out}: check: 2 of 5 limit(s) of 2 case(s) FAILED", printed)
+        # The run's end: the count, and each failed limit.
+        lines = printed.replace("\n  ", " ").splitlines()
+        at = lines.index(f"{out}: check: 2 of 7 limit(s) of 2 case(s) FAILED")
+        for case, mode in ((0, "serial"), (1, "parallel")):
+            self.assertRegex(lines[at + 1 + case], rf"^FAILED case {case + 1} \(accept threads=1 size=64 dtype=fp64 "
+                                                   rf"impl=vendor ops=20 \[{mode}\]\): min_gflops_per_rank 1e\+09 "
+                                                   r"GF/s, measured \d+(\.\d+)? GF/s$")
         r = gpuscale("report", out, "--check")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        lines = r.stdout.replace("\n  ", " ").splitlines()
-        self.assertEqual(lines[0], f"{out}: check: 2 of 5 limit(s) of 2 case(s) FAILED")
-        for case, mode in ((0, "serial"), (1, "parallel")):
-            self.assertRegex(lines[1 + case], rf"^FAILED case {case + 1} \(accept threads=1 size=64 dtype=fp64 "
-                                              rf"impl=vendor ops=20 \[{mode}\]\): min_gflops_per_rank 1e\+09 GF/s, "
-                                              r"measured \d+(\.\d+)? GF/s$")
-        self.assertEqual(len(lines), 3)
+        # report --check: every limit of each case, then the verdict.
+        lines = r.stdout.replace("\n    ", " ").splitlines()
+        self.assertEqual(len(lines), 10, r.stdout)
+        for at in (3, 8):
+            self.assertRegex(lines[at], r"^  min_gflops_per_rank 1e\+09 GF/s: FAILED, measured \d+(\.\d+)? GF/s$")
+        self.assertEqual(lines[9], f"{out}: check: 2 of 7 limit(s) of 2 case(s) FAILED")
         # json and csv say it too, and --check still exits 1.
         j = gpuscale("report", out, "--check", "--format", "json")
         self.assertEqual(j.returncode, 1)
@@ -270,7 +288,7 @@ class Check(ScratchTest):
         r = gpuscale("report", out, "--check")
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr, f"gpuscale: error: {out}: no limits to check: its config sets no "
-                                   "[experiment.expect] (docs/config.md)\n")
+                                   "[experiment.expect] or [defaults.expect] (docs/config.md)\n")
 
 
 class BadReportInput(InputErrorTest):

@@ -106,7 +106,7 @@ TEST_CASE("a typo in an experiment key names the line and suggests the key", "[c
 TEST_CASE("a typo in [defaults] lists the valid keys", "[config][errors]") {
   const auto e = error_of("[defaults]\nrepz = 3\n[[experiment]]\nworkload = \"gemm\"\n");
   CHECK(e == "exp.toml:2:1: unknown key 'repz' in [defaults] (did you mean 'reps'?); valid keys: backend, comm, warmup, "
-             "warmup_s, reps, threads, timeout, seed, share_devices, budget_s");
+             "warmup_s, reps, threads, timeout, seed, share_devices, budget_s, and the table [defaults.expect]");
 }
 
 TEST_CASE("a value of the wrong type says what was expected and what was found", "[config][errors]") {
@@ -294,7 +294,7 @@ TEST_CASE("[experiment.expect] limits are read, and bad ones are input errors", 
   CHECK(error_of(gemm + "min_gflop_per_rank = 50\n") ==
         "exp.toml:16:1: experiment 'gemm-512': unknown limit 'min_gflop_per_rank' in [experiment.expect] (did you "
         "mean 'min_gflops_per_rank'?); valid limits: max_median_s, min_gflops_per_rank, min_gbps_per_rank, "
-        "min_busbw_gbps, min_efficiency, min_of_vendor");
+        "min_busbw_gbps, min_efficiency, min_of_vendor, max_slowest_ratio");
   CHECK(error_of(gemm + "min_gflops_per_rank = \"fast\"\n") ==
         "exp.toml:16:23: experiment 'gemm-512': [experiment.expect] min_gflops_per_rank must be a number, got string "
         "\"fast\"");
@@ -320,8 +320,8 @@ TEST_CASE("[experiment.expect] limits are read, and bad ones are input errors", 
         "modes serial and parallel (speedup of parallel over serial / turns)");
   CHECK(error_of("[[experiment]]\nname = \"p\"\nworkload = \"gemm\"\nexpect = 3\n") ==
         "exp.toml:4:10: experiment 'p': 'expect' must be a table of limits, e.g. [experiment.expect] with "
-        "max_median_s, min_gflops_per_rank, min_gbps_per_rank, min_busbw_gbps, min_efficiency, min_of_vendor; got "
-        "integer 3");
+        "max_median_s, min_gflops_per_rank, min_gbps_per_rank, min_busbw_gbps, min_efficiency, min_of_vendor, "
+        "max_slowest_ratio; got integer 3");
   // Of vendor: gemm, with a kernel of ours among the cases; above 1 is allowed (a kernel may beat the library).
   CHECK(error_of("[[experiment]]\nname = \"c\"\nworkload = \"copy\"\nexpect = {min_of_vendor = 0.5}\n") ==
         "exp.toml:4:11: experiment 'c': [experiment.expect] min_of_vendor cannot be measured here: workload copy has "
@@ -339,6 +339,61 @@ TEST_CASE("[experiment.expect] limits are read, and bad ones are input errors", 
               "expect = {min_busbw_gbps = 1, min_gbps_per_rank = 0.5}\n")
             .experiments[0]
             .expect.size() == 2);
+  // The straggler ratio: any workload and mode; the slowest rank's median is never below the median rank's.
+  CHECK(parse(gemm + "max_slowest_ratio = 1\n").experiments[0].expect ==
+        std::vector<std::pair<std::string, double>>{{"max_slowest_ratio", 1.0}});
+  CHECK(error_of(gemm + "max_slowest_ratio = 0.9\n") ==
+        "exp.toml:16:21: experiment 'gemm-512': [experiment.expect] max_slowest_ratio is the slowest rank's median "
+        "over the median rank's, 1 or more: at least 1 (e.g. 1.5), got number 0.9");
+}
+
+namespace {
+// Two experiments of one mode each (neither has an efficiency) and one of both, after `defaults`.
+std::string three_experiments(const std::string& defaults, const std::string& copy_expect = "") {
+  return defaults +
+         "\n[[experiment]]\nname = \"g\"\nworkload = \"gemm\"\n"
+         "[[experiment]]\nname = \"c\"\nworkload = \"copy\"\nmodes = \"parallel\"\n" + copy_expect +
+         "\n[[experiment]]\nname = \"a\"\nworkload = \"collective\"\nmodes = \"parallel\"\n";
+}
+}  // namespace
+
+TEST_CASE("[defaults.expect] bounds every experiment that can measure the limit, unless it sets its own",
+          "[config][expect]") {
+  using Limits = std::vector<std::pair<std::string, double>>;
+  const Config cfg = parse(three_experiments("[defaults.expect]\nmax_slowest_ratio = 1.5\nmin_efficiency = 0.8\n",
+                                             "expect = {max_slowest_ratio = 2, min_gbps_per_rank = 1}"));
+  CHECK(cfg.experiments[0].expect == Limits{{"max_slowest_ratio", 1.5}, {"min_efficiency", 0.8}});
+  CHECK(cfg.experiments[1].expect == Limits{{"max_slowest_ratio", 2.0}, {"min_gbps_per_rank", 1.0}});  // its own
+  CHECK(cfg.experiments[2].expect == Limits{{"max_slowest_ratio", 1.5}});  // one mode: no efficiency
+  // --set defaults.expect={...} replaces the run's limits.
+  const Config set = parse(three_experiments("[defaults.expect]\nmax_slowest_ratio = 1.5\n"),
+                           {"defaults.expect={max_median_s = 9}"});
+  CHECK(set.experiments[2].expect == Limits{{"max_median_s", 9.0}});
+
+  // A limit no experiment can measure names its line and an experiment's reason.
+  CHECK(error_of(three_experiments("[defaults.expect]\nmin_of_vendor = 0.5\n")) ==
+        "exp.toml:2:1: [defaults.expect] min_of_vendor cannot be measured by any experiment: experiment 'g': every "
+        "case is impl = \"vendor\"; the limit bounds our kernels' share of it (list them in impl, beside \"vendor\" "
+        "here or in another experiment of the run)");
+  CHECK(error_of(three_experiments("[defaults.expect]\nmax_slowest_ratio = 0.5\n")) ==
+        "exp.toml:2:21: [defaults.expect] max_slowest_ratio is the slowest rank's median over the median rank's, 1 or "
+        "more: at least 1 (e.g. 1.5), got number 0.5");
+  CHECK(error_of(three_experiments("[defaults.expect]\nmax_slowst_ratio = 1.5\n")) ==
+        "exp.toml:2:1: unknown limit 'max_slowst_ratio' in [defaults.expect] (did you mean 'max_slowest_ratio'?); "
+        "valid limits: max_median_s, min_gflops_per_rank, min_gbps_per_rank, min_busbw_gbps, min_efficiency, "
+        "min_of_vendor, max_slowest_ratio");
+  CHECK(error_of(three_experiments("[defaults.expect]\nmin_efficiency = 1.2\n")) ==
+        "exp.toml:2:18: [defaults.expect] min_efficiency is a share of perfect scaling: above 0 and at most 1 (e.g. "
+        "0.8), got number 1.2");
+  CHECK(error_of(three_experiments("[defaults]\nexpect = 1.5\n")) ==
+        "exp.toml:2:10: [defaults] key 'expect' must be a table of limits, e.g. [defaults.expect] with max_median_s, "
+        "min_gflops_per_rank, min_gbps_per_rank, min_busbw_gbps, min_efficiency, min_of_vendor, max_slowest_ratio; "
+        "got number 1.5");
+  CHECK(error_of(three_experiments("[defaults]\nexpects = {max_median_s = 1}\n")) ==
+        "exp.toml:2:1: unknown key 'expects' in [defaults] (did you mean 'expect'?); valid keys: backend, comm, "
+        "warmup, warmup_s, reps, threads, timeout, seed, share_devices, budget_s, and the table [defaults.expect]");
+  CHECK(error_of(three_experiments("[defaults.expect]\nmax_median_s = \"1 s\"\n")) ==
+        "exp.toml:2:16: [defaults.expect] max_median_s must be a number, got string \"1 s\"");
 }
 
 namespace {

@@ -598,7 +598,7 @@ TEST_CASE("check names each limit of a planned case that did not run", "[report]
   checks.insert(checks.end(), unrun.begin(), unrun.end());
   const std::string text = render_checks("f.h5", checks);
   INFO(text);
-  CHECK(text.find("f.h5: check: 2 of 3 limit(s) of 2 case(s) FAILED\n") == 0);
+  CHECK(text.find("f.h5: check: 2 of 4 limit(s) of 2 case(s) FAILED\n") == 0);  // case 1: verified, max_median_s
   CHECK(text.find("FAILED case 2 (g size=100 [parallel]): min_efficiency 90.0%; the case did not\n  run\n") !=
         std::string::npos);
   run.plan.clear();  // files before schema 1.5: nothing to go by
@@ -612,37 +612,153 @@ TEST_CASE("limits of [experiment.expect] are checked against each row they apply
   auto rows = report_no_stragglers(run);
   // Rank medians: 0.1 and 0.15 s; GF/s per rank = 2e6 / 0.125 / 1e9 = 0.016; efficiency 0.25 / 0.15 / 2 = 0.83.
   auto checks = check_expectations(rows);
-  REQUIRE(checks.size() == 3);  // min_efficiency: the parallel row only
-  CHECK(checks[0].holds);
-  CHECK(checks[1].holds);
-  CHECK(checks[2].limit == "min_efficiency");
-  CHECK_FALSE(checks[2].holds);
-  CHECK(*checks[2].measured == Approx(0.25 / 0.15 / 2));
+  REQUIRE(checks.size() == 5);  // each case verified; min_efficiency: the parallel row only
+  std::vector<std::string> names;
+  for (const auto& c : checks) names.push_back(std::to_string(c.case_index) + " " + c.limit);
+  CHECK(names == std::vector<std::string>{"0 verified", "0 min_gflops_per_rank", "1 verified",
+                                          "1 min_gflops_per_rank", "1 min_efficiency"});
+  for (std::size_t i : {0, 1, 2, 3}) CHECK(checks[i].holds);
+  CHECK_FALSE(checks[0].measured);  // verified: the case's status, no number
+  CHECK_FALSE(checks[4].holds);
+  CHECK(*checks[4].measured == Approx(0.25 / 0.15 / 2));
   CHECK_FALSE(all_hold(checks));
   const std::string text = render_checks("f.h5", checks);
   INFO(text);
-  CHECK(text.find("f.h5: check: 1 of 3 limit(s) of 2 case(s) FAILED\n") == 0);
-  CHECK(text.find("FAILED case 2 (g size=100 [parallel]): min_efficiency 90.0%, measured 83.3%\n") !=
-        std::string::npos);
+  CHECK(text == "f.h5: check: 1 of 5 limit(s) of 2 case(s) FAILED\n"
+                "FAILED case 2 (g size=100 [parallel]): min_efficiency 90.0%, measured 83.3%\n");
+  // report --check: every limit of every case, then the verdict.
+  CHECK(render_checks("f.h5", checks, true) ==
+        "case 1 (g size=100 [serial]):\n"
+        "  verified: holds\n"
+        "  min_gflops_per_rank 0.0100 GF/s: holds, measured 0.0160 GF/s\n"
+        "case 2 (g size=100 [parallel]):\n"
+        "  verified: holds\n"
+        "  min_gflops_per_rank 0.0100 GF/s: holds, measured 0.0160 GF/s\n"
+        "  min_efficiency 90.0%: FAILED, measured 83.3%\n"
+        "f.h5: check: 1 of 5 limit(s) of 2 case(s) FAILED\n");
   const auto j = nlohmann::json::parse(render_json(rows));
+  CHECK(j[1]["expect"].size() == 2);  // the config's limits; verified is the row's status
   CHECK(j[1]["expect"][1]["limit"] == "min_efficiency");
   CHECK(j[1]["expect"][1]["holds"] == false);
   CHECK(j[1]["expect"][1]["measured"].get<double>() == Approx(0.25 / 0.15 / 2));
 
-  // A skipped case or a failed verification fails its limits; a max_ limit holds at or below.
+  // A failed verification fails the case's check, and its limits; a skipped case has no result to verify, and
+  // fails its limits; a max_ limit holds at or below.
   run.cases[0].status = "skipped";
   run.cases[0].status_reason = "needs 4 ranks";
   run.cases[1].status = "verify-failed";
+  run.cases[1].wrong_elements = {0, 3};
   for (auto& c : run.cases) c.expect = {{"max_median_s", 10.0}};
   checks = check_expectations(report_no_stragglers(run));
-  REQUIRE(checks.size() == 2);
-  CHECK(checks[0].why == "the case was skipped: needs 4 ranks");
-  CHECK(checks[1].why == "the case failed verification");
+  REQUIRE(checks.size() == 4);
+  CHECK(checks[0].not_applicable == "the case was skipped: needs 4 ranks");
+  CHECK(checks[1].why == "the case was skipped: needs 4 ranks");
   CHECK_FALSE(checks[1].holds);
+  CHECK(checks[2].limit == "verified");
+  CHECK_FALSE(checks[2].holds);
+  CHECK(checks[2].why == "the case failed verification: 3 wrong element(s) on a rank");
+  CHECK(checks[3].why == "the case failed verification");
+  CHECK_FALSE(checks[3].holds);
+  CHECK(render_checks("f.h5", checks, true) ==
+        "case 1 (g size=100 [serial]):\n"
+        "  verified: not applicable: the case was skipped: needs 4 ranks\n"
+        "  max_median_s 10.0 s: FAILED; the case was skipped: needs 4 ranks\n"
+        "case 2 (g size=100 [parallel]):\n"
+        "  verified: FAILED; the case failed verification: 3 wrong element(s) on a rank\n"
+        "  max_median_s 10.0 s: FAILED, measured 150 ms; the case failed verification\n"
+        "f.h5: check: 3 of 3 limit(s) of 2 case(s) FAILED; 1 not applicable\n");
   run.cases[1].status = "ok";
   checks = check_expectations(report_no_stragglers(run));
-  CHECK(checks[1].holds);
-  CHECK(render_checks("f.h5", {checks[1]}) == "f.h5: check: all 1 limit(s) of 1 case(s) hold\n");
+  CHECK(checks[2].holds);
+  CHECK(checks[3].holds);
+  CHECK(render_checks("f.h5", {checks[2], checks[3]}) == "f.h5: check: all 2 limit(s) of 1 case(s) hold\n");
+}
+
+TEST_CASE("the straggler limit bounds the report's slowest-rank ratio, in every mode", "[report][expect]") {
+  RunRecord run;
+  run.cases = {timed_case(0, "serial", 3, 5, 0.1), timed_case(1, "parallel", 3, 5, 0.1)};
+  for (auto& c : run.cases) c.expect = {{"max_slowest_ratio", 1.4}};
+  auto rows = report_no_stragglers(run);
+  // The last of 3 ranks takes 1.5x the others: its median over the median rank's (0.1 s) is 1.5.
+  auto checks = check_expectations(rows);
+  REQUIRE(checks.size() == 4);
+  for (std::size_t i : {1, 3}) {
+    CHECK(checks[i].limit == "max_slowest_ratio");
+    CHECK(*checks[i].measured == rows[i / 2].slowest_ratio);
+    CHECK(*checks[i].measured == Approx(1.5));
+    CHECK_FALSE(checks[i].holds);
+  }
+  CHECK(render_checks("f.h5", checks) ==
+        "f.h5: check: 2 of 4 limit(s) of 2 case(s) FAILED\n"
+        "FAILED case 1 (g size=100 [serial]): max_slowest_ratio 1.40x, measured 1.50x\n"
+        "FAILED case 2 (g size=100 [parallel]): max_slowest_ratio 1.40x, measured 1.50x\n");
+  for (auto& c : run.cases) c.expect = {{"max_slowest_ratio", 1.6}};
+  CHECK(all_hold(check_expectations(report_no_stragglers(run))));
+  // A number that would read as the limit it failed gets six digits.
+  auto& end = run.cases[0].wall_end_s;
+  for (std::size_t i = end.size() - 5; i < end.size(); ++i) end[i] += 0.0003;  // the last rank's 5: 0.1503 s
+  run.cases[0].expect = {{"max_slowest_ratio", 1.5}};
+  run.cases.resize(1);
+  checks = check_expectations(report_no_stragglers(run));
+  CHECK(render_checks("f.h5", checks, true).find("  max_slowest_ratio 1.50x: FAILED, measured 1.503x\n") !=
+        std::string::npos);
+}
+
+namespace {
+// `ranks` ranks of one node with `cores` cores (0: not known).
+std::vector<RankRecord> one_node(int ranks, int cores) {
+  std::vector<RankRecord> out(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    out[r].local_rank = r;
+    out[r].local_size = ranks;
+    out[r].node_cores = cores;
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("efficiency is not applicable where a node's ranks (times their threads) outnumber its cores",
+          "[report][expect]") {
+  RunRecord run;
+  run.cases = {timed_case(0, "serial", 2, 5, 0.1), timed_case(1, "parallel", 2, 5, 0.1)};
+  for (auto& c : run.cases) c.expect = {{"min_efficiency", 0.9}};  // 83% measured: fails where it applies
+  const auto efficiency = [&] { return check_expectations(report_no_stragglers(run)).back(); };
+  run.ranks = one_node(2, 2);
+  CHECK(efficiency().not_applicable.empty());
+  CHECK_FALSE(efficiency().holds);
+  run.ranks = one_node(2, 0);  // cores not known (older files): the limit applies
+  CHECK(efficiency().not_applicable.empty());
+
+  run.ranks = one_node(2, 1);
+  const LimitCheck na = efficiency();
+  CHECK(na.not_applicable == "2 ranks on 1 core");
+  CHECK(*na.measured == Approx(0.25 / 0.15 / 2));  // measured all the same, and shown in JSON
+  auto checks = check_expectations(report_no_stragglers(run));
+  CHECK(all_hold(checks));  // it fails nothing
+  CHECK(render_checks("f.h5", checks) ==
+        "f.h5: check: all 2 limit(s) of 2 case(s) hold; 1 not applicable\n"
+        "not applicable: case 2 (g size=100 [parallel]): min_efficiency 90.0%: 2 ranks on\n  1 core\n");
+  CHECK(render_checks("f.h5", checks, true).find("  min_efficiency 90.0%: not applicable: 2 ranks on 1 core\n") !=
+        std::string::npos);
+  const auto j = nlohmann::json::parse(render_json(report_no_stragglers(run)));
+  CHECK(j[1]["expect"][0]["holds"].is_null());
+  CHECK(j[1]["expect"][0]["not_applicable"] == "2 ranks on 1 core");
+
+  // On the CPU backend each rank's BLAS threads need cores too; a GPU rank needs one.
+  run.ranks = one_node(2, 2);
+  for (auto& c : run.cases) c.params.set("threads", std::int64_t{2});
+  CHECK(efficiency().not_applicable == "2 ranks x 2 threads on 2 cores");
+  for (auto& c : run.cases) c.backend = "cuda";
+  CHECK(efficiency().not_applicable.empty());
+
+  // Several nodes: the one with the most ranks per core.
+  std::vector<RankRecord> two = one_node(2, 8);
+  for (auto& r : one_node(3, 2)) two.push_back(r);
+  run.ranks = two;
+  CHECK(most_crowded_node(run) == std::pair<int, int>{3, 2});
+  CHECK(efficiency().not_applicable == "3 ranks on 2 cores");
+  run.ranks.clear();
+  CHECK(most_crowded_node(run) == std::pair<int, int>{0, 0});
 }
 
 namespace {
@@ -718,7 +834,9 @@ TEST_CASE("our gemm kernels against the vendor library on the same problem: its 
 
   // [experiment.expect] min_of_vendor: on our kernels' rows only; without a vendor row to compare, it fails.
   for (auto& c : run.cases) c.expect = {{"min_of_vendor", 0.3}};
-  const auto checks = check_expectations(report_no_stragglers(run));
+  auto checks = check_expectations(report_no_stragglers(run));
+  checks.erase(std::remove_if(checks.begin(), checks.end(), [](const LimitCheck& c) { return c.limit == "verified"; }),
+               checks.end());  // every case's (the skipped case 8's not applicable): not of vendor's
   std::vector<std::size_t> checked;
   for (const auto& c : checks) checked.push_back(c.case_index);
   CHECK(checked == std::vector<std::size_t>{1, 3, 4, 5, 6, 9});  // not 0, 2, 7, 8: vendor
