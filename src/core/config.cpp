@@ -34,8 +34,8 @@ const std::vector<ExpectLimit>& expect_limits() {
                          "applicable where a node runs more ranks (times threads on the CPU) than it has cores"},
       {"min_of_vendor", "GFLOP/s over the vendor library's on the same problem in the same run (report's 'of vendor'), "
                         "at least; cases of our kernels (impl other than vendor)"},
-      {"max_slowest_ratio", "the slowest rank's median sample over the median rank's (report's straggler ratio), at "
-                            "most; 1 or more"}};
+      {"max_slowest_ratio", "the slowest rank's median sample over the other ranks' median (report's straggler ratio), "
+                            "at most; 1 or more"}};
   return v;
 }
 
@@ -506,9 +506,9 @@ std::vector<std::pair<const toml::key*, double>> read_limits(const toml::node& n
     if (key == "min_efficiency" && x > 1) {
       fail(v.source(), what + " is a share of perfect scaling: above 0 and at most 1 (e.g. 0.8), got " + describe(v));
     }
-    // The slowest rank's median is at least the median rank's: a bound below 1 could never hold.
+    // The slowest rank's median is at least the other ranks' median: a bound below 1 could never hold.
     if (key == "max_slowest_ratio" && x < 1) {
-      fail(v.source(), what + " is the slowest rank's median over the median rank's, 1 or more: at least 1 (e.g. "
+      fail(v.source(), what + " is the slowest rank's median over the other ranks' median, 1 or more: at least 1 (e.g. "
                               "1.5), got " + describe(v));
     }
     out.emplace_back(&k, x);

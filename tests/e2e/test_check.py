@@ -142,7 +142,7 @@ modes = "parallel"
     def test_a_straggler_limit_below_1_could_never_hold(self):
         cfg, out, p = self.run_config(self.CONFIG.format(limit="").replace("= 1.5", "= 0.5"))
         self.assert_input_error(p, f"{cfg}:6:21: [defaults.expect] max_slowest_ratio is the slowest rank's median "
-                                   "over the median rank's, 1 or more: at least 1 (e.g. 1.5), got number 0.5", out=out)
+                                   "over the other ranks' median, 1 or more: at least 1 (e.g. 1.5), got number 0.5", out=out)
 
     def test_an_unknown_limit_in_the_run_wide_table(self):
         cfg, out, p = self.run_config(self.CONFIG.format(limit="max_slowest_ration = 2"))

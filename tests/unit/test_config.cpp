@@ -344,7 +344,7 @@ TEST_CASE("[experiment.expect] limits are read, and bad ones are input errors", 
         std::vector<std::pair<std::string, double>>{{"max_slowest_ratio", 1.0}});
   CHECK(error_of(gemm + "max_slowest_ratio = 0.9\n") ==
         "exp.toml:16:21: experiment 'gemm-512': [experiment.expect] max_slowest_ratio is the slowest rank's median "
-        "over the median rank's, 1 or more: at least 1 (e.g. 1.5), got number 0.9");
+        "over the other ranks' median, 1 or more: at least 1 (e.g. 1.5), got number 0.9");
 }
 
 namespace {
@@ -376,8 +376,8 @@ TEST_CASE("[defaults.expect] bounds every experiment that can measure the limit,
         "case is impl = \"vendor\"; the limit bounds our kernels' share of it (list them in impl, beside \"vendor\" "
         "here or in another experiment of the run)");
   CHECK(error_of(three_experiments("[defaults.expect]\nmax_slowest_ratio = 0.5\n")) ==
-        "exp.toml:2:21: [defaults.expect] max_slowest_ratio is the slowest rank's median over the median rank's, 1 or "
-        "more: at least 1 (e.g. 1.5), got number 0.5");
+        "exp.toml:2:21: [defaults.expect] max_slowest_ratio is the slowest rank's median over the other ranks' median, 1 "
+        "or more: at least 1 (e.g. 1.5), got number 0.5");
   CHECK(error_of(three_experiments("[defaults.expect]\nmax_slowst_ratio = 1.5\n")) ==
         "exp.toml:2:1: unknown limit 'max_slowst_ratio' in [defaults.expect] (did you mean 'max_slowest_ratio'?); "
         "valid limits: max_median_s, min_gflops_per_rank, min_gbps_per_rank, min_busbw_gbps, min_efficiency, "

@@ -679,7 +679,7 @@ TEST_CASE("the straggler limit bounds the report's slowest-rank ratio, in every 
   run.cases = {timed_case(0, "serial", 3, 5, 0.1), timed_case(1, "parallel", 3, 5, 0.1)};
   for (auto& c : run.cases) c.expect = {{"max_slowest_ratio", 1.4}};
   auto rows = report_no_stragglers(run);
-  // The last of 3 ranks takes 1.5x the others: its median over the median rank's (0.1 s) is 1.5.
+  // The last of 3 ranks takes 1.5x the others: its median over the others' median (0.1 s) is 1.5.
   auto checks = check_expectations(rows);
   REQUIRE(checks.size() == 4);
   for (std::size_t i : {1, 3}) {
