@@ -253,7 +253,7 @@ class Check(ScratchTest):
             self.assertRegex(lines[at + 2], r"^  max_median_s 10.0 s: holds, measured \S+ [mu]?s$")
         self.assertRegex(lines[7], r"^  min_efficiency 1\.0%: holds, measured \d+\.\d%$")
         for at in (3, 8):
-            self.assertRegex(lines[at], r"^  min_gflops_per_rank 0\.001 GF/s: holds, measured \S+ GF/s$")
+            self.assertRegex(lines[at], r"^  min_gflops_per_rank 0\.00100 GF/s: holds, measured \S+ GF/s$")
         self.assertEqual(lines[9], f"{out}: check: all 7 limit(s) of 2 case(s) hold")
         rows = json.loads(gpuscale("report", out, "--format", "json").stdout)
         self.assertEqual([e["limit"] for e in rows[1]["expect"]],
@@ -268,15 +268,15 @@ class Check(ScratchTest):
         at = lines.index(f"{out}: check: 2 of 7 limit(s) of 2 case(s) FAILED")
         for case, mode in ((0, "serial"), (1, "parallel")):
             self.assertRegex(lines[at + 1 + case], rf"^FAILED case {case + 1} \(accept threads=1 size=64 dtype=fp64 "
-                                                   rf"impl=vendor ops=20 \[{mode}\]\): min_gflops_per_rank 1e\+09 "
-                                                   r"GF/s, measured \d+(\.\d+)? GF/s$")
+                                                   rf"impl=vendor ops=20 \[{mode}\]\): min_gflops_per_rank "
+                                                   r"1000000000 GF/s, measured \d+(\.\d+)? GF/s$")
         r = gpuscale("report", out, "--check")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         # report --check: every limit of each case, then the verdict.
         lines = r.stdout.replace("\n    ", " ").splitlines()
         self.assertEqual(len(lines), 10, r.stdout)
         for at in (3, 8):
-            self.assertRegex(lines[at], r"^  min_gflops_per_rank 1e\+09 GF/s: FAILED, measured \d+(\.\d+)? GF/s$")
+            self.assertRegex(lines[at], r"^  min_gflops_per_rank 1000000000 GF/s: FAILED, measured \d+(\.\d+)? GF/s$")
         self.assertEqual(lines[9], f"{out}: check: 2 of 7 limit(s) of 2 case(s) FAILED")
         # json and csv say it too, and --check still exits 1.
         j = gpuscale("report", out, "--check", "--format", "json")
