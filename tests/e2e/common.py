@@ -109,9 +109,11 @@ def s(x):
 
 
 class SharedRunTest(ScratchTest):
-    """One `gpuscale run` of CONFIG on RANKS ranks, shared by every test of the
-    class: `proc` is the finished mpirun, `out` the result file."""
+    """One `gpuscale run` of CONFIG (or of the config file CONFIG_FILE) on RANKS ranks with ARGS, shared by every
+    test of the class: `proc` is the finished mpirun, `out` the result file."""
     CONFIG = ""
+    CONFIG_FILE = None
+    ARGS = ()
     RANKS = 2
 
     @classmethod
@@ -119,7 +121,8 @@ class SharedRunTest(ScratchTest):
         cls.shared = ScratchTest()
         cls.shared.setUp()
         cls.out = cls.shared.path("run.h5")
-        cls.proc = mpirun(cls.RANKS, "run", cls.shared.write("run.toml", cls.CONFIG), "-o", cls.out)
+        cfg = cls.CONFIG_FILE or cls.shared.write("run.toml", cls.CONFIG)
+        cls.proc = mpirun(cls.RANKS, "run", cfg, "-o", cls.out, *cls.ARGS)
 
     @classmethod
     def tearDownClass(cls):

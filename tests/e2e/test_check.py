@@ -5,7 +5,7 @@ import os
 import shutil
 import unittest
 
-from common import InputErrorTest, ScratchTest, SharedRunTest, gpuscale, mpirun, set_durations
+from common import InputErrorTest, SharedRunTest, gpuscale, set_durations
 
 SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 QUICK = os.path.join(SOURCE, "configs", "quick.toml")
@@ -37,14 +37,8 @@ def listing(ratio, efficiency, verified=lambda case: "holds"):
 
 class QuickTier(SharedRunTest):
     """One run of the quick tier on 2 ranks; each test sets the times of a copy of its file."""
-    RANKS = 2
-
-    @classmethod
-    def setUpClass(cls):
-        cls.shared = ScratchTest()
-        cls.shared.setUp()
-        cls.out = cls.shared.path("quick.h5")
-        cls.proc = mpirun(cls.RANKS, "run", QUICK, "-o", cls.out, *SHRUNK)
+    CONFIG_FILE = QUICK
+    ARGS = SHRUNK
 
     def copy_with(self, name, seconds_by_rank):
         self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
