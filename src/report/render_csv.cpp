@@ -111,7 +111,7 @@ std::vector<std::pair<std::string, Cell>> judgement_columns() {
   };
 }
 
-// Columns added since: transfers' interval and fastest and slowest rank, the baseline's op time.
+// Columns added since: transfers' interval and fastest and slowest rank, the baseline's op time, the run's warnings.
 std::vector<std::pair<std::string, Cell>> newer_columns() {
   return {
       {"op_time_lo_s", [](const ReportRow& r) { return lo(r.op_time_ci); }},
@@ -120,6 +120,7 @@ std::vector<std::pair<std::string, Cell>> newer_columns() {
       {"op_time_max_s", [](const ReportRow& r) { return opt(r.op_time_max_s); }},
       {"baseline_op_time_s", baseline([](const BaselineComparison& b) { return opt(b.op_time_s); })},
       {"baseline_ran_there", baseline([](const BaselineComparison& b) { return quoted(b.ran_there); }, false)},
+      {"run_warnings", [](const ReportRow& r) { return quoted(join(r.run_warnings, "; ")); }},
   };
 }
 

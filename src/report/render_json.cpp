@@ -38,6 +38,7 @@ nlohmann::json json_identity(const ReportRow& r) {
   if (!r.status_reason.empty()) o["status_reason"] = r.status_reason;
   if (!r.note.empty()) o["note"] = r.note;
   if (!r.flags.empty()) o["flags"] = r.flags;
+  if (!r.run_warnings.empty()) o["run_warnings"] = r.run_warnings;
   return o;
 }
 

@@ -256,6 +256,7 @@ void ranks_and_flags(const RunRecord& run, const CaseRecord& c, const std::vecto
 
 ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_threshold, double straggler_threshold) {
   ReportRow r = row_of_case(c);
+  r.run_warnings = run.warnings;
   std::tie(r.node_ranks, r.node_cores) = most_crowded_node(run);
   std::vector<std::int64_t> turn = c.turn;
   if (turn.empty()) {  // none recorded (schema 1.0): each rank alone

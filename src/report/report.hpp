@@ -86,6 +86,8 @@ struct ReportRow {
   std::vector<std::pair<std::string, double>> phase_s;
   // What a reader should doubt about this case's numbers (ran cold, throttled, clocks below the maximum).
   std::vector<std::string> flags;
+  // What the run's header warns of every case (e.g. more ranks than cores), so that a row read alone keeps it.
+  std::vector<std::string> run_warnings;
   // Ranks and nodes slower than the others by more than the straggler threshold (also in flags).
   Stragglers stragglers;
   std::optional<BaselineComparison> baseline;

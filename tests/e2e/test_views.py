@@ -202,6 +202,12 @@ class OneFileEveryView(SharedRunTest):
                       f"{other}), or run the same shape", out)
         rows = json.loads(self.report(other, "--baseline", self.out, "--format", "json"))
         self.assertEqual(rows[0]["baseline"]["ran_there"], "2 rank(s) on 1 node(s)")
+        # The run's warnings (here, on 2 cores, that 3 ranks share them) go with every case in JSON and CSV.
+        (run3,) = json.loads(self.report(other, "--format", "json-full"))["runs"]
+        table = list(csv.DictReader(io.StringIO(self.report(other, "--format", "csv"))))
+        for row, line in zip(rows, table):
+            self.assertEqual(row.get("run_warnings", []), run3["warnings"])
+            self.assertEqual(line["run_warnings"], "; ".join(run3["warnings"]))
 
     def test_side_by_side_and_the_baseline_compare_op_times(self):
         text = self.report(self.out, self.out)
