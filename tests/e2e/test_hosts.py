@@ -280,7 +280,10 @@ class LinkDown(ScratchTest):
                 if mpirun_took is None and proc.poll() is not None:
                     mpirun_took = time.time() - down
                 left = HOSTS.processes()
-                if not any(name == "gpuscale" for _, name in left) and (mpirun_took is not None or not keepalive):
+                # With keepalive every process must end, the launcher's daemons too, which may take a moment after
+                # the ranks: wait for all of them (within the deadline) rather than judge at the ranks' end.
+                if not any(name == "gpuscale" for _, name in left) and (mpirun_took is not None or not keepalive) \
+                        and not (keepalive and left):
                     break
                 time.sleep(0.5)
             gone = time.time() - down
