@@ -9,8 +9,6 @@ namespace gpuscale {
 
 namespace {
 
-constexpr std::size_t kWidth = 80;
-
 // BLAS threads aside: a run with other threads is the same case run
 // differently (as with another driver or another node).
 bool same_params(const ReportRow& a, const ReportRow& b) {
@@ -105,19 +103,11 @@ std::string no_match_note(const std::vector<ReportRow>& rows, const std::string&
               " " + rows.front().file + "), or run the same shape");
 }
 
-bool fits(const std::string& text) {
-  for (std::size_t from = 0, nl; from < text.size(); from = nl + 1) {
-    nl = text.find('\n', from);
-    if (nl - from > kWidth) return false;
-  }
-  return true;
-}
-
 // The table in 80 columns: where it is wider, each case's name and parameters go on a line of their own above its row.
 std::string fitted(std::vector<std::vector<std::string>> cells) {
   const auto left = [](std::size_t i) { return i == 1 || i == 2 || i == 3 || i == 7; };
   std::string table = align_columns(cells, left);
-  if (fits(table)) return table;
+  if (fits_terminal(table)) return table;
   std::vector<std::string> labels;
   for (auto& row : cells) {
     labels.push_back(row[1] + (row[2].empty() ? "" : " " + row[2]));
@@ -128,7 +118,7 @@ std::string fitted(std::vector<std::vector<std::string>> cells) {
   std::size_t from = 0;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const std::size_t nl = table.find('\n', from);
-    if (i > 0) out += wrap("#" + cells[i][0] + ": " + labels[i], kWidth, "   ");
+    if (i > 0) out += wrap("#" + cells[i][0] + ": " + labels[i], kTerminalWidth, "   ");
     out += table.substr(from, nl - from + 1);
     from = nl + 1;
   }

@@ -11,8 +11,6 @@ namespace gpuscale {
 
 namespace {
 
-constexpr std::size_t kTerminalWidth = 80;
-
 std::string speedup_cell(const ReportRow& r, bool wide) {
   return r.speedup ? speedup_text(*r.speedup, r.speedup_ci, wide) : "-";
 }
@@ -287,16 +285,6 @@ std::string render_columns(const std::vector<Column>& cols, std::size_t rows) {
   return align_columns(cells, [&cols](std::size_t i) { return cols[i].left; });
 }
 
-bool fits(const std::string& text) {
-  std::size_t from = 0;
-  while (from < text.size()) {
-    const std::size_t nl = text.find('\n', from);
-    if (nl - from > kTerminalWidth) return false;
-    from = nl + 1;
-  }
-  return true;
-}
-
 // The table with or without the parameter columns and the first `optional_kept` optional ones.
 std::string assemble(const BlockColumns& b, std::size_t rows, bool with_params, std::size_t optional_kept) {
   std::vector<Column> cols = b.head;
@@ -314,14 +302,14 @@ std::string block(const std::vector<const ReportRow*>& rows) {
   std::string out = wrap(rows.front()->name + ": " + rows.front()->workload + "," + b.shared);
   for (std::size_t kept = b.optional.size() + 1; kept-- > 0;) {
     const std::string table = assemble(b, rows.size(), true, kept);
-    if (fits(table) || (kept == 0 && b.params.empty())) return out + table;
+    if (fits_terminal(table) || (kept == 0 && b.params.empty())) return out + table;
   }
   // Still too wide: the parameters that vary go on a line of their own above
   // each row, and the optional columns come back as far as they fit.
   std::string table;
   for (std::size_t kept = b.optional.size() + 1; kept-- > 0;) {
     table = assemble(b, rows.size(), false, kept);
-    if (fits(table)) break;
+    if (fits_terminal(table)) break;
   }
   std::size_t line_end = table.find('\n');
   out += table.substr(0, line_end + 1);
@@ -357,6 +345,16 @@ std::string compact_table(const std::vector<ReportRow>& rows) {
 }
 
 }  // namespace
+
+bool fits_terminal(const std::string& text) {
+  std::size_t from = 0;
+  while (from < text.size()) {
+    const std::size_t nl = text.find('\n', from);
+    if (nl - from > kTerminalWidth) return false;
+    from = nl + 1;
+  }
+  return true;
+}
 
 ParamSplit split_params(const std::vector<const ReportRow*>& rows) {
   const auto value_of = [](const Params& p, const std::string& key) { return p.has(key) ? to_string(p.at(key)) : "-"; };

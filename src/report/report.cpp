@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <functional>
 #include <map>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -309,8 +307,8 @@ std::string speedup_text(double speedup, const std::optional<Interval>& ci, bool
 }
 
 ComparedTime compared_time(const ReportRow& r) {
-  if (r.op_time_s) return {*r.op_time_s, r.op_time_ci, "op time"};
-  return {r.median_s, r.median_ci, "median"};
+  if (r.op_time_s) return {*r.op_time_s, r.op_time_ci};
+  return {r.median_s, r.median_ci};
 }
 
 const Figure* ReportRow::figure(const std::string& key) const {

@@ -126,7 +126,6 @@ std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRe
 struct ComparedTime {
   double s = NAN;
   std::optional<Interval> ci;
-  const char* what = "median";  // "median" | "op time"
 };
 ComparedTime compared_time(const ReportRow& r);
 
@@ -182,6 +181,10 @@ ParamSplit split_params(const std::vector<const ReportRow*>& rows);
 
 // Rows grouped by experiment, experiments in order of first appearance.
 std::vector<std::vector<const ReportRow*>> by_experiment(const std::vector<ReportRow>& rows);
+
+// The width every text table fits (--wide aside), and whether each line of `text` does.
+constexpr std::size_t kTerminalWidth = 80;
+bool fits_terminal(const std::string& text);
 
 // "12.3 ms", "1.23 s", "45.6 us"
 std::string format_seconds(double s);

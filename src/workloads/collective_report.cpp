@@ -26,8 +26,6 @@ std::string nccl_float(double v, int width) {
 
 namespace {
 
-constexpr std::size_t kTerminalWidth = 80;
-
 // One size of a block: its out-of-place and its in-place case, where the config ran them.
 struct SizeRows {
   std::size_t bytes = 0;
