@@ -1,0 +1,27 @@
+// Where a case's sample time goes: parts that add up to the sample time
+// (compute, exposed transfer, launch and host overhead, waiting for the
+// slowest rank) and, beside them, the transfer on the wire, hidden or not.
+// From a result file (report --breakdown) or from a model's prediction
+// (gpuscale predict). Definitions: docs/metrics.md and docs/model.md.
+#pragma once
+
+#include <optional>
+
+#include "io/result_model.hpp"
+
+namespace gpuscale {
+
+struct Breakdown {
+  double total_s = 0;     // the sample time the parts split (a row's median_s, or a predicted median)
+  double compute_s = 0;   // device-local work: gemm calls, copies, elementwise passes
+  double exposed_s = 0;   // transfer time that no compute hid
+  double overhead_s = 0;  // launch and host overhead: busy time outside compute and transfers
+  double wait_s = 0;      // waiting for the slowest rank: makespan - the median rank's busy time (parallel)
+  double wire_s = 0;      // transfer on the wire, hidden or not: beside the parts, not one of them
+  double sum() const { return compute_s + exposed_s + overhead_s + wait_s; }
+};
+
+// The breakdown of a case that ran (status ok), from its samples and phases; none for a skipped case.
+std::optional<Breakdown> measured_breakdown(const CaseRecord& c);
+
+}  // namespace gpuscale
