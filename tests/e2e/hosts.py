@@ -6,6 +6,9 @@ so MPI sees separate nodes that talk over TCP.
     with Hosts(2) as hosts:
         p = hosts.mpirun(4, [GPUSCALE, "run", cfg, "-o", out], timeout=120)
 
+    with Hosts(4, slots=2, rate="400mbit") as hosts:   # every link limited to 400 Mbit/s each way
+        p = hosts.mpirun(4, argv, nodes=2)             # 2 ranks on each of hosts 1 and 2
+
 Layout (names carry this process's pid, so concurrent runs do not collide):
   gsh<pid>-0        the "switch": bridge br0 and the host-side veth ends h1..hN
   gsh<pid>-<i>      host i (1..N): eth0 = 10.201.<x>.<i>/24, lo; hostname gsh<pid>-<i>
@@ -20,9 +23,19 @@ hostfile, Open MPI's session folders) removed. What an earlier run left
 because its process was killed outright (e.g. by ctest's TIMEOUT, which
 gives no chance to clean up) is removed on entry.
 
-Needs root, `ip` (iproute2) and `unshare` (util-linux); `unavailable()` says
-why it cannot run here, `Hosts.up()` raises `Unavailable` when setting up
-fails.
+With `rate`, every host's link is limited to that rate in both directions
+with a tc tbf qdisc: on eth0 in the host (what it sends) and on its veth end
+hN in the switch (what it receives), so a host's link is the bottleneck of
+what crosses it, as a full-duplex NIC into a non-blocking switch. The default
+burst (64 KiB) and queue (50 ms) give the nominal rate to large transfers: a
+single TCP stream reaches 96% of it (the rest is TCP/IP headers), 48 MB/s of
+payload at 400 Mbit/s from 1 MiB up; what fits in the burst (64 KiB and
+less) passes at the unlimited speed. There is no netem in every kernel, so
+delay cannot be emulated.
+
+Needs root, `ip` (iproute2) and `unshare` (util-linux), and `tc` (iproute2)
+for a rate; `unavailable()` says why it cannot run here, `Hosts.up()` raises
+`Unavailable` when setting up fails (a kernel without the tbf qdisc, say).
 """
 import os
 import re
@@ -55,11 +68,12 @@ class Unavailable(Exception):
     """Emulated hosts cannot be set up here (not a failure of the code under test)."""
 
 
-def unavailable():
-    """Why emulated hosts cannot run here, or None."""
+def unavailable(tc=False):
+    """Why emulated hosts cannot run here, or None. tc: whether their links are to be limited (needs `tc`)."""
     if os.geteuid() != 0:
         return "needs root (network namespaces)"
-    for tool, pkg in (("ip", "iproute2"), ("unshare", "util-linux")):
+    tools = (("ip", "iproute2"), ("unshare", "util-linux")) + ((("tc", "iproute2"),) if tc else ())
+    for tool, pkg in tools:
         if shutil.which(tool) is None:
             return f"`{tool}` not found (Debian package {pkg})"
     return None
@@ -121,11 +135,16 @@ def reap_stale():
 
 
 class Hosts:
-    def __init__(self, n=2, slots=2):
+    def __init__(self, n=2, slots=2, rate=None, burst="64kb", latency="50ms"):
+        """n hosts offering `slots` slots each; `rate` (tc's units, e.g. "400mbit"; None: unlimited) limits every
+        host's link both ways, with tbf's `burst` and `latency` (how long a packet may wait in the queue)."""
         if not 1 <= n <= 200:
             raise ValueError("1..200 hosts")
         self.n = n
         self.slots = slots
+        self.rate = rate
+        self.burst = burst
+        self.latency = latency
         self.pid = os.getpid()
         self.prefix = f"{PREFIX}{self.pid}-"
         self.switch = self.prefix + "0"
@@ -144,7 +163,7 @@ class Hosts:
     # -- set up -----------------------------------------------------------------------------------------------
 
     def up(self):
-        why = unavailable()
+        why = unavailable(tc=self.rate is not None)
         if why:
             raise Unavailable(why)
         reap_stale()
@@ -177,6 +196,13 @@ class Hosts:
             _sh(["ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", "eth0"])
             _sh(["ip", "-n", ns, "link", "set", "eth0", "up"])
             _sh(["ip", "-n", ns, "link", "set", "lo", "up"])
+        if self.rate:
+            for i in range(1, self.n + 1):
+                try:
+                    self.limit_bandwidth(i, self.rate)
+                except subprocess.CalledProcessError as e:
+                    raise Unavailable(f"limiting host {i}'s link with tc tbf failed: {' '.join(e.cmd)}: "
+                                      f"{(e.stderr or '').strip()}")
 
         self.dir = tempfile.mkdtemp(prefix=self.prefix)
         os.chmod(self.dir, 0o755)
@@ -258,13 +284,29 @@ class Hosts:
 
     # -- use --------------------------------------------------------------------------------------------------
 
-    def mpirun_args(self, np, argv, extra=(), keepalive=True):
+    def hostfile_for(self, nodes, slots=None):
+        """A hostfile of hosts 1..nodes with `slots` slots each (default: the hosts' own), written once."""
+        slots = self.slots if slots is None else slots
+        if nodes == self.n and slots == self.slots:
+            return self.hostfile
+        if not 1 <= nodes <= self.n:
+            raise ValueError(f"1..{self.n} nodes")
+        path = os.path.join(self.dir, f"hostfile-{nodes}x{slots}")
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                for addr in self.addresses[:nodes]:
+                    f.write(f"{addr} slots={slots}\n")
+        return path
+
+    def mpirun_args(self, np, argv, extra=(), keepalive=True, nodes=None, slots=None):
         """The command line: mpirun runs in host 1 (with host 1's hostname) and starts the others' daemons
         through the rsh agent; TCP only, on this run's subnet. keepalive=False: Open MPI's defaults, with which
-        its daemons take minutes to notice a dead link."""
+        its daemons take minutes to notice a dead link. nodes, slots: only hosts 1..nodes, with `slots` slots each
+        (mpirun fills a host's slots before the next: ranks 0..slots-1 on host 1, ...)."""
+        hostfile = self.hostfile if nodes is None and slots is None else self.hostfile_for(nodes or self.n, slots)
         cmd = ["ip", "netns", "exec", self.namespaces[0], "unshare", "--uts", "sh", "-c",
                f'hostname {self.hostnames[0]}; exec "$0" "$@"',
-               MPIEXEC, "--allow-run-as-root", "-n", str(np), "--hostfile", self.hostfile,
+               MPIEXEC, "--allow-run-as-root", "-n", str(np), "--hostfile", hostfile,
                "--mca", "plm_rsh_agent", self.agent,
                "--mca", "btl", "tcp,self",
                "--mca", "btl_tcp_if_include", self.subnet,
@@ -276,11 +318,13 @@ class Hosts:
             cmd += ["-x", name]
         return cmd + list(extra) + list(argv)
 
-    def mpirun(self, np, argv, extra=(), timeout=180, cwd=None):
-        """Runs `argv` on `np` ranks across the hosts; returns the CompletedProcess (stdout, stderr as text).
-        On timeout mpirun is killed, leftovers in the namespaces too, and TimeoutExpired raised."""
+    def mpirun(self, np, argv, extra=(), timeout=180, cwd=None, nodes=None, slots=None):
+        """Runs `argv` on `np` ranks across the hosts (1..nodes, `slots` each: see mpirun_args); returns the
+        CompletedProcess (stdout, stderr as text). On timeout mpirun is killed, leftovers in the namespaces too,
+        and TimeoutExpired raised."""
         try:
-            return subprocess.run(self.mpirun_args(np, argv, extra), capture_output=True, text=True,
+            return subprocess.run(self.mpirun_args(np, argv, extra, nodes=nodes, slots=slots), capture_output=True,
+                                  text=True,
                                   timeout=timeout, env=ENV, cwd=cwd)
         except subprocess.TimeoutExpired:
             self.kill_all()
@@ -292,11 +336,12 @@ class Hosts:
             _kill_inside(ns)
 
     def limit_bandwidth(self, i, rate="200mbit"):
-        """Limits host i's link (1-based) to `rate` in both directions with tc tbf (no netem in every kernel:
-        delay cannot be emulated, bandwidth can)."""
+        """Limits host i's link (1-based) to `rate` in both directions with tc tbf, with the hosts' burst and
+        latency: what host i sends (its eth0) and what it receives (its veth end in the switch). No netem in
+        every kernel: delay cannot be emulated, bandwidth can."""
         for ns, dev in ((self.switch, f"h{i}"), (self.namespaces[i - 1], "eth0")):
             _sh(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate,
-                 "burst", "64kb", "latency", "50ms"])
+                 "burst", self.burst, "latency", self.latency])
 
     def set_link(self, i, up):
         """Takes host i's link (1-based) down or brings it back up, as a cable pulled or plugged in (then waits until
@@ -322,15 +367,15 @@ class Hosts:
         return pids
 
 
-def run_tests(n, slots, use, missing=None, without_hosts=False):
-    """Runs the calling module's unittest suite on n emulated hosts (slots each), handing them to use(hosts)
-    first; returns the exit code. Where they cannot be made (or `missing` names what else is missing) it says
-    why and returns 77 (ctest: skipped); with `without_hosts` the tests that need none run anyway (those
-    needing hosts skip themselves), and a failure among them returns 1."""
-    why = unavailable() or missing
+def run_tests(n, slots, use, missing=None, without_hosts=False, rate=None):
+    """Runs the calling module's unittest suite on n emulated hosts (slots each; links limited to `rate`, if
+    given), handing them to use(hosts) first; returns the exit code. Where they cannot be made (or `missing`
+    names what else is missing) it says why and returns 77 (ctest: skipped); with `without_hosts` the tests
+    that need none run anyway (those needing hosts skip themselves), and a failure among them returns 1."""
+    why = unavailable(tc=rate is not None) or missing
     h = None
     if not why:
-        h = Hosts(n, slots=slots)
+        h = Hosts(n, slots=slots, rate=rate)
         try:
             h.up()
         except Unavailable as e:
