@@ -33,6 +33,7 @@ struct CheckOptions {
   double time_budget_s = -1;  // < 0: the config's budget_s
   int ranks = 0;              // the job the estimate is for; 0: the job check runs in, else 2
   int nodes = 0;              // 0: the job check runs in, else 1
+  std::string model;          // a fitted model (gpuscale model) for the cases' sample times ("" none)
 };
 CLI::App* add_check_command(CLI::App& app, CheckOptions& opt);
 int cmd_check(const CheckOptions& opt);

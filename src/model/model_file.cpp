@@ -10,7 +10,7 @@ namespace gpuscale {
 
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // keys in the order written: a case's parameters keep theirs
 
 constexpr const char* kFormat = "gpuscale-model";
 constexpr int kFormatVersion = 1;
