@@ -29,13 +29,13 @@ Model model_from(const std::vector<std::string>& inputs, std::string* from) {
     *from = inputs[0];
     return read_model_file(inputs[0]);
   }
-  std::vector<std::pair<std::string, RunRecord>> runs;
   for (const auto& f : inputs) {
     if (looks_like_json(f)) {
       throw InputError(f + ": a model file among result files; give either one model file or result files to fit");
     }
-    runs.emplace_back(f, read_result_file(f));
   }
+  std::vector<std::pair<std::string, RunRecord>> runs;
+  for (const auto& f : inputs) runs.emplace_back(f, read_result_file(f));
   *from = join(inputs, " ") + " (fitted now)";
   return fit_model(runs);
 }
@@ -52,16 +52,8 @@ std::vector<ModelCase> config_cases(const std::string& path) {
 // The job: as asked, else the measured run's; --nodes defaults to 1.
 JobShape target_shape(const PredictOptions& opt, const RunRecord* against) {
   JobShape job;
-  if (opt.ranks == 0 && !against) {
-    throw InputError("--ranks is missing: the job to predict for (or --against FILE, whose job it takes); see "
-                     "'gpuscale predict --help'");
-  }
   job.ranks = opt.ranks > 0 ? opt.ranks : static_cast<int>(against->ranks.size());
   job.nodes = opt.nodes > 0 ? opt.nodes : opt.ranks > 0 || !against ? 1 : against->nodes;
-  if (job.nodes > job.ranks) {
-    throw InputError("--nodes " + std::to_string(job.nodes) + " is more than the job's " + std::to_string(job.ranks) +
-                     " rank(s): every node runs at least one rank");
-  }
   if (against && (job.ranks != static_cast<int>(against->ranks.size()) || job.nodes != against->nodes)) {
     throw InputError("--against " + opt.against + " ran " + std::to_string(against->ranks.size()) + " rank(s) on " +
                      std::to_string(against->nodes) + " node(s), not the " + job_text(job) + " asked for; leave "
@@ -74,6 +66,18 @@ std::vector<ReportRow> measured_rows(const std::string& path, const RunRecord& r
   std::vector<ReportRow> rows = build_report(run);
   for (auto& r : rows) r.file = path;
   return rows;
+}
+
+// The options' mistakes that need no file read, before any is.
+void check_job_options(const PredictOptions& opt) {
+  if (opt.ranks == 0 && opt.against.empty()) {
+    throw InputError("--ranks is missing: the job to predict for (or --against FILE, whose job it takes); see "
+                     "'gpuscale predict --help'");
+  }
+  if (opt.ranks > 0 && opt.nodes > opt.ranks) {
+    throw InputError("--nodes " + std::to_string(opt.nodes) + " is more than the job's " + std::to_string(opt.ranks) +
+                     " rank(s): every node runs at least one rank");
+  }
 }
 
 }  // namespace
@@ -99,6 +103,7 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& opt) {
 }
 
 int cmd_predict(const PredictOptions& opt) {
+  check_job_options(opt);
   PredictHeader h;
   const Model m = model_from(opt.inputs, &h.model_from);
   std::optional<RunRecord> against;

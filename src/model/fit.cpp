@@ -127,7 +127,7 @@ void add_copy_fits(const std::vector<Measured>& ms, Model& m) {
       f.min_bytes = std::min(f.min_bytes, copy_bytes(s) / s.copy_calls);
       f.max_bytes = std::max(f.max_bytes, copy_bytes(s) / s.copy_calls);
     }
-    const LsqFit fit = relative_nonneg_lsq(rows, y, {true, true}, {0, 1});
+    const LsqFit fit = relative_nonneg_lsq(rows, y, {true, true}, {0, 1}, {0, 0});
     if (!fit.ok || !fit.used[1]) {
       m.notes.push_back("copies " + key.second + " (" + key.first + "): the sizes measured cannot tell latency "
                         "from bandwidth; measure at least two sizes");
@@ -150,6 +150,10 @@ struct TransferData {
 
 constexpr int kBootstrapReplicates = 200;
 
+// Latencies go before bandwidths, and a negative bandwidth costs its scope's latency first (least_squares.hpp).
+const std::vector<int> kTransferDropOrder{kAlphaIntra, kAlphaInter, kSecPerByteIntra, kSecPerByteInter};
+const std::vector<int> kTransferDropFor{kAlphaIntra, kAlphaInter, kAlphaIntra, kAlphaInter};
+
 // The fit on the medians of `samples` resampled with replacement (fixed seed: the same files give the same model).
 std::vector<std::vector<double>> bootstrap(const TransferData& d, const std::vector<bool>& used) {
   std::mt19937_64 rng(20261126);
@@ -163,7 +167,7 @@ std::vector<std::vector<double>> bootstrap(const TransferData& d, const std::vec
       y.push_back(median(r));
     }
     // The terms of the full fit only, none dropped: a replicate varies the values, not the model's form.
-    const LsqFit f = relative_nonneg_lsq(d.x, y, used, {kAlphaIntra, kAlphaInter, kSecPerByteIntra, kSecPerByteInter});
+    const LsqFit f = relative_nonneg_lsq(d.x, y, used, kTransferDropOrder, kTransferDropFor);
     if (f.ok) out.push_back(f.coef);
   }
   return out;
@@ -199,9 +203,7 @@ TransferFit fit_transfer(const std::vector<std::string>& key, const std::vector<
     for (int j = 0; j < kTransferTerms; ++j) usable[j] = usable[j] || row[j] > 0;
     f.points.push_back({t.group_size, t.group_nodes, t.op_bytes, d.y.back(), x->from});
   }
-  // A latency that the sizes cannot tell from the bandwidth goes first: the bandwidth matters at large sizes.
-  const LsqFit fit = relative_nonneg_lsq(d.x, d.y, usable, {kAlphaIntra, kAlphaInter, kSecPerByteIntra,
-                                                            kSecPerByteInter});
+  const LsqFit fit = relative_nonneg_lsq(d.x, d.y, usable, kTransferDropOrder, kTransferDropFor);
   for (int j = 0; j < kTransferTerms; ++j) {
     f.coef[j] = fit.ok ? fit.coef[j] : 0.0;
     f.fitted[j] = fit.ok && fit.used[j];

@@ -59,8 +59,30 @@ std::optional<std::vector<double>> fit_columns(const std::vector<std::vector<dou
 
 }  // namespace
 
+namespace {
+
+// The column to drop after a fit over `cols` gave `z` (none: singular), -1 when none can go.
+int column_to_drop(const std::optional<std::vector<double>>& z, const std::vector<std::size_t>& cols,
+                   const std::vector<bool>& usable, const std::vector<int>& drop_order,
+                   const std::vector<int>& drop_for) {
+  if (z) {
+    for (std::size_t j = 0; j < cols.size(); ++j) {
+      if ((*z)[j] >= 0) continue;
+      const int partner = drop_for[cols[j]];
+      return usable[static_cast<std::size_t>(partner)] ? partner : static_cast<int>(cols[j]);
+    }
+  }
+  for (int d : drop_order) {
+    if (usable[static_cast<std::size_t>(d)]) return d;
+  }
+  return -1;
+}
+
+}  // namespace
+
 LsqFit relative_nonneg_lsq(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
-                           std::vector<bool> usable, const std::vector<int>& drop_order) {
+                           std::vector<bool> usable, const std::vector<int>& drop_order,
+                           const std::vector<int>& drop_for) {
   LsqFit fit;
   while (true) {
     std::vector<std::size_t> cols;
@@ -76,16 +98,7 @@ LsqFit relative_nonneg_lsq(const std::vector<std::vector<double>>& x, const std:
       fit.ok = true;
       return fit;
     }
-    // Drop the first column in drop_order that is negative, else (singular) the first still in use.
-    int drop = -1;
-    for (int d : drop_order) {
-      const auto at = std::find(cols.begin(), cols.end(), static_cast<std::size_t>(d));
-      if (at == cols.end()) continue;
-      if (!z || (*z)[static_cast<std::size_t>(at - cols.begin())] < 0) {
-        drop = d;
-        break;
-      }
-    }
+    const int drop = column_to_drop(z, cols, usable, drop_order, drop_for);
     if (drop < 0) return fit;
     usable[static_cast<std::size_t>(drop)] = false;
   }

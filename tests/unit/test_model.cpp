@@ -98,18 +98,24 @@ ModelCase model_case(const Case& c) { return {c.experiment, c.workload, c.mode, 
 TEST_CASE("least squares on relative residuals recovers exact terms and drops a negative one", "[model]") {
   const std::vector<std::vector<double>> x{{1, 10}, {1, 100}, {1, 1000}};
   const std::vector<double> y{2 + 10 * 0.5, 2 + 100 * 0.5, 2 + 1000 * 0.5};
-  const LsqFit f = relative_nonneg_lsq(x, y, {true, true}, {0, 1});
+  const LsqFit f = relative_nonneg_lsq(x, y, {true, true}, {0, 1}, {0, 0});
   REQUIRE(f.ok);
   CHECK(f.coef[0] == Approx(2));
   CHECK(f.coef[1] == Approx(0.5));
   CHECK(relative_rms(x, y, f.coef) == Approx(0).margin(1e-12));
   // y below what the slope alone gives at small x: the intercept would be negative, so it goes.
-  const LsqFit g = relative_nonneg_lsq(x, {4, 49, 499}, {true, true}, {0, 1});
+  const LsqFit g = relative_nonneg_lsq(x, {4, 49, 499}, {true, true}, {0, 1}, {0, 0});
   REQUIRE(g.ok);
   CHECK_FALSE(g.used[0]);
   CHECK(g.coef[0] == 0);
   CHECK(g.coef[1] == Approx((2.5 + 100 / 49.0 + 1000 / 499.0) /  // sum(x/y) / sum((x/y)^2)
                              (2.5 * 2.5 + std::pow(100 / 49.0, 2) + std::pow(1000 / 499.0, 2))));
+  // Time that does not grow with size (noise at small sizes): the slope would be negative; the intercept goes
+  // instead, so the slope the large sizes need is kept.
+  const LsqFit h = relative_nonneg_lsq(x, {10, 9, 11}, {true, true}, {0, 1}, {0, 0});
+  REQUIRE(h.ok);
+  CHECK(h.used == std::vector<bool>{false, true});
+  CHECK(h.coef[1] > 0);
 }
 
 TEST_CASE("ring steps per op, and the steps between nodes", "[model]") {
