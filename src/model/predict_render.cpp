@@ -77,14 +77,22 @@ std::string block_of(const std::vector<const ReportRow*>& block, const std::vect
          align_columns(cells, [&](std::size_t i) { return i > 0 && i <= fixed; });
 }
 
-// Per case: why not predicted, and the terms beyond the files' data.
+// Per case: why not predicted, and the terms beyond the files' data; cases with the same note share its line.
 std::string notes_of(const std::vector<PredictRow>& rows) {
-  std::string out;
+  std::vector<std::pair<std::string, std::vector<std::string>>> notes;  // text, case numbers; in order of first use
+  const auto add = [&](const std::string& text, std::size_t number) {
+    auto it = std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == text; });
+    if (it == notes.end()) it = notes.insert(notes.end(), {text, {}});
+    it->second.push_back(std::to_string(number));
+  };
   for (const auto& r : rows) {
-    const std::string n = "case " + std::to_string(r.number) + ": ";
-    if (!r.p.skip_reason.empty()) out += wrap(n + "skipped on this job: " + r.p.skip_reason);
-    if (!r.p.unpredictable.empty()) out += wrap(n + "not predicted: " + r.p.unpredictable);
-    if (!r.p.extrapolated.empty()) out += wrap(n + "extrapolated: " + join(r.p.extrapolated, "; "));
+    if (!r.p.skip_reason.empty()) add("skipped on this job: " + r.p.skip_reason, r.number);
+    if (!r.p.unpredictable.empty()) add("not predicted: " + r.p.unpredictable, r.number);
+    if (!r.p.extrapolated.empty()) add("extrapolated: " + join(r.p.extrapolated, "; "), r.number);
+  }
+  std::string out;
+  for (const auto& [text, cases] : notes) {
+    out += wrap((cases.size() == 1 ? "case " : "cases ") + join(cases, ", ") + ": " + text);
   }
   return out;
 }
