@@ -15,6 +15,8 @@
 #include "core/plan.hpp"
 #include "core/text.hpp"
 #include "device/backend.hpp"
+#include "model/model_file.hpp"
+#include "model/predict.hpp"
 #include "workloads/calibrate.hpp"
 #include "workloads/estimate.hpp"
 #include "workloads/memory_need.hpp"
@@ -78,6 +80,28 @@ std::string rates_text(const Rates& r, const std::vector<Case>& plan, double too
   s += " copies " + format_sig3(r.device_copy_bytes_s / 1e9) + " GB/s, making inputs " +
        format_sig3(r.fill_bytes_s / 1e9) + " GB/s; transfers: " + r.wire_source;
   return s;
+}
+
+// The model's sample times for the cases it can predict; the rates' source says for how many.
+Model use_model(const std::string& path, const std::string& comm, const std::vector<Case>& plan, const JobShape& job,
+                Rates& rates) {
+  Model m = read_model_file(path);
+  PredictJob target = predict_job(m, job.ranks, job.nodes);
+  target.backend = rates.backend;
+  target.comm = comm;
+  std::size_t covered = 0;
+  for (const auto& c : plan) covered += predict_case(m, {c.experiment, c.workload, c.mode, c.params}, target).predicted();
+  rates.sample_time = [m, target](const Case& c, const JobShape& shape) -> std::optional<double> {
+    PredictJob t = target;
+    t.shape = shape;
+    const Prediction p = predict_case(m, {c.experiment, c.workload, c.mode, c.params}, t);
+    if (!p.predicted()) return std::nullopt;
+    return p.median_s / std::max(1, p.turns);
+  };
+  rates.source = "model " + path + " (fitted from " + std::to_string(m.sources.size()) + " file(s)) for the sample "
+                 "times of " + std::to_string(covered) + " of " + std::to_string(plan.size()) + " case(s), " +
+                 rates.source + " for the rest and for setup";
+  return m;
 }
 
 // One note per reason the job skips cases for, with how many it skips: a case skipped for its shape (one node for
@@ -146,6 +170,8 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& opt) {
       ->check(whole_number_validator("ranks"));
   check->add_option("--nodes", opt.nodes, "Nodes of that job (default: the job check runs in, else 1)")
       ->check(whole_number_validator("nodes"));
+  check->add_option("--model", opt.model, "A fitted model (gpuscale model -o FILE): the sample times of the cases it "
+                                          "covers come from it instead of this machine's rates");
   check->footer("Examples:\n  gpuscale check configs/default.toml --set size=[256,512]\n"
                 "  gpuscale check configs/full.toml --ranks 16 --nodes 2 --time-budget 3600\n\n" +
                 workloads_help());
@@ -179,7 +205,9 @@ int cmd_check(const CheckOptions& opt) {
   const MemoryLimits memory = memory_limits_here(backend.backend, cuda, (job.ranks + job.nodes - 1) / job.nodes);
   check_plan_memory(plan, memory);
   double took_s = 0;
-  const Rates rates = check_rates(backend, comm.comm, plan, &took_s);
+  Rates rates = check_rates(backend, comm.comm, plan, &took_s);
+  std::optional<Model> model;
+  if (!opt.model.empty()) model = use_model(opt.model, comm.comm, plan, job, rates);
   const PlanEstimate estimate = estimate_plan(plan, job, rates);
   const double budget_s = opt.time_budget_s >= 0 ? opt.time_budget_s : cfg.defaults.budget_s;
   check_time_budget(plan, estimate, job, budget_s, opt.time_budget_s >= 0 ? "--time-budget" : "budget_s");

@@ -33,6 +33,7 @@ struct CheckOptions {
   double time_budget_s = -1;  // < 0: the config's budget_s
   int ranks = 0;              // the job the estimate is for; 0: the job check runs in, else 2
   int nodes = 0;              // 0: the job check runs in, else 1
+  std::string model;          // a fitted model (gpuscale model) for the cases' sample times ("" none)
 };
 CLI::App* add_check_command(CLI::App& app, CheckOptions& opt);
 int cmd_check(const CheckOptions& opt);
@@ -49,6 +50,24 @@ struct ReportOptions {
 
 CLI::App* add_report_command(CLI::App& app, ReportOptions& opt);
 int cmd_report(const ReportOptions& opt);
+
+struct ModelOptions {
+  std::vector<std::string> files;
+  std::string output;
+};
+CLI::App* add_model_command(CLI::App& app, ModelOptions& opt);
+int cmd_model(const ModelOptions& opt);
+
+struct PredictOptions {
+  std::vector<std::string> inputs;  // a model file, or result files
+  int ranks = 0, nodes = 0;         // 0: those of --against
+  std::string config;               // "" the cases of the model's files
+  std::string format = "table";     // table | json
+  std::string against;              // a measured result file ("" none)
+  bool breakdown = false;
+};
+CLI::App* add_predict_command(CLI::App& app, PredictOptions& opt);
+int cmd_predict(const PredictOptions& opt);
 
 CLI::App* add_info_command(CLI::App& app);
 int cmd_info(int* argc, char*** argv);

@@ -133,8 +133,11 @@ CaseWork CollectiveType::work(const Params& p, const JobShape& job) const {
   const double iters = static_cast<double>(c.iters);
   const double rounds = c.sweep() ? node_pair_rounds(g.size) : 1;
   const CollShape shape = coll_shape(c.op, c.bytes, c.dtype, g.size);
-  cw.sample.wire_bytes = shape.op_bytes * bus_factor(c.op, g.size) * iters * rounds;
-  cw.sample.transfers = iters * rounds;
+  if (c.sweep()) {  // a round's pairs: two ranks on two nodes
+    cw.sample.add_transfer({coll_op_name(c.op), shape.op_bytes, bus_factor(c.op, 2), 2, 2, 0}, iters * rounds);
+  } else {
+    cw.sample.add_transfer({coll_op_name(c.op), shape.op_bytes, bus_factor(c.op, g.size), g.size, g.nodes, 0}, iters);
+  }
   cw.sample.across_nodes = g.across_nodes;
   cw.turns = g.count * collective_turns_per_group(c, g.size);
   cw.busy_ranks_per_node = ranks_per_node(job);

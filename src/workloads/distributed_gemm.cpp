@@ -106,9 +106,11 @@ CaseWork DistributedGemmType::work(const Params& p, const JobShape& job) const {
   const double n = std::max(1, size);
   const double rows = g.shape.m / static_cast<int>(n), cols = g.shape.n / static_cast<int>(n);
   cw.sample.add_gemm(g.dtype, g.impl, rows, cols, g.shape.k, n);
-  cw.sample.wire_bytes = (n - 1) * g.shape.k * cols * static_cast<double>(dtype_size(g.dtype));
-  cw.sample.transfers = n - 1;
-  cw.sample.across_nodes = job.nodes > 1 && size > ranks_per_node(job);
+  // n - 1 shifts of a block around the ring: a sendrecv each.
+  const int per_node = ranks_per_node(job);
+  const int nodes = std::min(job.nodes, (std::min(size, job.ranks) + per_node - 1) / per_node);
+  cw.sample.add_transfer({"sendrecv", g.shape.k * cols * static_cast<double>(dtype_size(g.dtype)), 1.0,
+                          static_cast<int>(n), std::max(1, nodes), 0}, n - 1);
   cw.sample.overlapped = d.overlap;
   cw.busy_ranks_per_node = std::min(size, ranks_per_node(job));
   return cw;

@@ -190,8 +190,9 @@ CaseWork DpStepType::work(const Params& p, const JobShape& job) const {
   cw.skip_reason = dp_step_skip_reason(d, job.nodes, g.size);
   const double layer_bytes = h * h * static_cast<double>(dtype_size(d.dtype));
   const double per_bucket = std::max(1.0, std::ceil(static_cast<double>(d.bucket_bytes) / layer_bytes));
-  cw.sample.transfers = std::ceil(layers / per_bucket);
-  cw.sample.wire_bytes = layers * layer_bytes * bus_factor(CollOp::allreduce, g.size);
+  const double buckets = std::ceil(layers / per_bucket);  // of layer_bytes x layers in all
+  cw.sample.add_transfer({"allreduce", layers * layer_bytes / buckets, bus_factor(CollOp::allreduce, g.size), g.size,
+                          g.nodes, 0}, buckets);
   cw.sample.across_nodes = g.across_nodes;
   cw.sample.overlapped = d.overlap;
   cw.turns = g.count;

@@ -122,7 +122,8 @@ Rates default_rates(const std::string& backend, const std::string& comm) {
 double estimate_case(const Case& c, const JobShape& job, const Rates& r, bool first_of_scope) {
   const CaseWork w = case_work(c, job);
   if (w.skipped()) return r.case_s;
-  const double t = sample_seconds(w.sample, cores_per_rank(w, c, job, r), r);
+  std::optional<double> given = r.sample_time ? r.sample_time(c, job) : std::nullopt;
+  const double t = given ? *given : sample_seconds(w.sample, cores_per_rank(w, c, job, r), r);
   const double warmup = static_cast<double>(c.params.get_int("warmup"));
   const double reps = static_cast<double>(c.params.get_int("reps"));
   const double warmup_s = c.params.has("warmup_s") ? c.params.get_double("warmup_s") : r.warmup_s;

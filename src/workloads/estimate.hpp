@@ -6,7 +6,9 @@
 // checks) and fixed costs per sample, case and job.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +46,8 @@ struct Rates {
   double group_s = 0;      // making one scope's groups (NCCL communicators)
   double start_s = 0;      // the job's start: MPI, devices, the rank table, the file
   double warmup_s = 0;     // the backend's minimum warm-up time per turn, where a case sets none
+  // Where set (check --model), one turn's sample time of a case from elsewhere (a fitted model); none: the rates'.
+  std::function<std::optional<double>(const Case&, const JobShape&)> sample_time;
 
   const GemmRate& gemm_rate(DType t, GemmImpl i) const;
 };

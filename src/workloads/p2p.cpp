@@ -82,8 +82,10 @@ class P2pType final : public WorkloadType {
     CaseWork cw;
     cw.skip_reason = p2p_skip_reason(p, job.nodes, 0, g.size);
     const double iters = static_cast<double>(p.iters);
-    cw.sample.wire_bytes = op_bytes_of(p) * iters;
-    cw.sample.transfers = p.pattern == P2pPattern::latency ? 2 * iters : iters;
+    // Latency: a message and its echo per iteration, each of op_bytes.
+    const double ops = p.pattern == P2pPattern::latency ? 2 * iters : iters;
+    cw.sample.add_transfer({"p2p-" + params.get_string("pattern"), op_bytes_of(p) / (ops / iters), 1.0, 2,
+                            g.across_nodes ? 2 : 1, 0}, ops);
     cw.sample.across_nodes = g.across_nodes;
     cw.turns = g.count * pairs_in_group_of(g.size);
     cw.busy_ranks_per_node = ranks_per_node(job);

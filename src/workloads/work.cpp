@@ -1,6 +1,7 @@
 #include "workloads/work.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/metrics.hpp"
 #include "workloads/gemm_operands.hpp"
@@ -22,6 +23,14 @@ void SampleWork::add_copy(const std::string& direction, bool pinned, double byte
   copy_calls += calls;
 }
 
+void SampleWork::add_transfer(TransferWork t, double count) {
+  t.count = count;
+  wire_bytes += t.op_bytes * t.bus_factor * count;
+  transfers += count;
+  across_nodes = across_nodes || t.group_nodes > 1;
+  transfer_ops.push_back(std::move(t));
+}
+
 int ranks_per_node(const JobShape& job) { return std::max(1, job.ranks / std::max(1, job.nodes)); }
 
 CaseWork local_case_work(const SampleWork& sample, const JobShape& job) {
@@ -35,10 +44,10 @@ CaseWork local_case_work(const SampleWork& sample, const JobShape& job) {
 ScopeGroups scope_groups(Scope s, const JobShape& job) {
   const int per_node = ranks_per_node(job);
   switch (s) {
-    case Scope::world: return {1, job.ranks, job.nodes > 1};
-    case Scope::intra_node: return {job.nodes, per_node, false};
-    case Scope::inter_node: return {per_node, job.nodes, true};
-    case Scope::node_pairs: return {1, job.nodes, true};
+    case Scope::world: return {1, job.ranks, job.nodes > 1, job.nodes};
+    case Scope::intra_node: return {job.nodes, per_node, false, 1};
+    case Scope::inter_node: return {per_node, job.nodes, true, job.nodes};
+    case Scope::node_pairs: return {1, job.nodes, true, job.nodes};
   }
   return {};
 }

@@ -30,6 +30,17 @@ struct GemmWork {
   double calls = 0;
 };
 
+// One kind of transfer operation in a sample, as a model prices it: by its
+// algorithm's steps over the group's ranks and nodes (model/transfer_fit.hpp).
+struct TransferWork {
+  std::string op;          // a collective op ("allreduce", ...; "sendrecv" for a ring shift) or "p2p-<pattern>"
+  double op_bytes = 0;     // nccl-tests' size of one operation
+  double bus_factor = 1;   // bytes on the wire per op byte (nccl-tests' bus factor)
+  int group_size = 1;      // ranks of the group
+  int group_nodes = 1;     // nodes the group spans
+  double count = 0;        // operations per sample
+};
+
 // What one rank does in one sample.
 struct SampleWork {
   std::vector<GemmWork> gemms;
@@ -41,6 +52,7 @@ struct SampleWork {
   double wire_bytes = 0;         // op bytes x bus factor (nccl-tests' busbw counts), over the sample's transfers
   double transfers = 0;          // transfer operations
   bool across_nodes = false;     // the transfers' group spans nodes
+  std::vector<TransferWork> transfer_ops;  // the same transfers, by kind (wire_bytes and transfers are their sums)
   double host_waits = 0;         // times the host waits for the device inside the sample
   bool overlapped = false;       // its lanes overlap: the sample takes about its longest part, not the sum
 
@@ -48,6 +60,9 @@ struct SampleWork {
   void add_gemm(const GemmProblem& g, double calls);
   // `direction`: h2d, d2h or d2d; `pinned` host memory (else pageable; no matter for d2d).
   void add_copy(const std::string& direction, bool pinned, double bytes, double calls);
+  // `count` operations `t` (t.count is set from it) on a group that spans nodes or not: adds them to
+  // transfer_ops, wire_bytes and transfers.
+  void add_transfer(TransferWork t, double count);
 };
 
 // How a case runs on a job, from its workload and parameters.
@@ -67,6 +82,7 @@ CaseWork local_case_work(const SampleWork& sample, const JobShape& job);
 struct ScopeGroups {
   int count = 1, size = 1;
   bool across_nodes = false;
+  int nodes = 1;  // nodes one group spans
 };
 ScopeGroups scope_groups(Scope s, const JobShape& job);
 // "" when a job on `nodes` nodes has the scope's groups, else why not (inter-node and node-pairs need 2 nodes).

@@ -1,0 +1,111 @@
+// gpuscale model: fit a cost model to result files; gpuscale predict: what a
+// job of another shape will give, and how far that was from a measured run.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "app/cli_options.hpp"
+#include "app/commands.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "io/result_reader.hpp"
+#include "model/fit.hpp"
+#include "model/model_file.hpp"
+#include "model/predict_report.hpp"
+#include "report/analysis.hpp"
+#include "workloads/workload.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+std::vector<std::pair<std::string, RunRecord>> read_runs(const std::vector<std::string>& files) {
+  std::vector<std::pair<std::string, RunRecord>> runs;
+  for (const auto& f : files) {
+    runs.emplace_back(f, read_result_file(f));
+    const RunRecord& run = runs.back().second;
+    if (!run.complete) {
+      std::fprintf(stderr, "%s", wrap("note: " + f + " is incomplete (status: " + run.status + "); its cases that "
+                                      "ran are fitted").c_str());
+    }
+  }
+  return runs;
+}
+
+// One item of a list, its lines indented under it.
+std::string item(const std::string& text) { return "  " + wrap(text, 78, "    "); }
+
+std::string rate_text(double bytes_s) { return format_sig3(bytes_s / 1e9) + " GB/s"; }
+
+std::string transfer_text(const TransferFit& t) {
+  std::vector<std::string> terms;
+  const char* where[] = {"inside a node", "between nodes", "inside a node", "between nodes"};
+  for (int j = 0; j < kTransferTerms; ++j) {
+    if (!t.fitted[j]) continue;
+    terms.push_back(j < kSecPerByteIntra ? "latency " + format_seconds(t.coef[j]) + " per step " + where[j]
+                                         : "busbw " + rate_text(t.coef[j] > 0 ? 1 / t.coef[j] : 0) + " " + where[j]);
+  }
+  return t.op + " over " + t.comm + " (" + t.backend + "): " + join(terms, ", ") + "; " +
+         std::to_string(t.points.size()) + " case(s), residuals " + format_number("%.1f%%", 100 * t.rel_rms) + " rms";
+}
+
+// What the model holds, in a few lines.
+std::string model_summary(const std::string& path, const Model& m) {
+  std::string out = path + ": fitted from " + std::to_string(m.sources.size()) + " file(s)\n";
+  for (const auto& g : m.gemm) {
+    double lo = INFINITY, hi = 0;
+    for (const auto& p : g.points) lo = std::min(lo, p.core_flops_s), hi = std::max(hi, p.core_flops_s);
+    out += item("gemm " + g.dtype + " (" + g.impl + ", " + g.backend + "): " + std::to_string(g.points.size()) +
+                " size(s), " + format_sig3(lo / 1e9) + "-" + format_sig3(hi / 1e9) + " GFLOP/s per core");
+  }
+  for (const auto& c : m.copies) {
+    out += item("copies " + c.kind + " (" + c.backend + "): " + format_seconds(c.latency_s) + " per call, " +
+                rate_text(c.bytes_s));
+  }
+  for (const auto& t : m.transfers) out += item(transfer_text(t));
+  for (const auto& n : m.notes) out += wrap("note: " + n);
+  return out;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".partial";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw InputError(path + ": cannot be written (no such folder, no permission, or no room)");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw InputError(path + ": cannot be written (rename failed)");
+  }
+}
+
+}  // namespace
+
+CLI::App* add_model_command(CLI::App& app, ModelOptions& opt) {
+  auto* cmd = app.add_subcommand("model", "Fit a cost model to result files: GEMM rates by size, copies, and "
+                                          "transfers' latency and bandwidth inside and between nodes (docs/model.md)");
+  cmd->add_option("files", opt.files, "Result files (HDF5) to fit")->required();
+  cmd->add_option("-o,--output", opt.output, "The model file to write (JSON)")->required();
+  cmd->footer("Example:\n  gpuscale model results/quick-1node.h5 results/quick-2nodes.h5 -o model.json\n"
+              "  gpuscale predict model.json --ranks 64 --nodes 16");
+  return cmd;
+}
+
+int cmd_model(const ModelOptions& opt) {
+  for (const auto& f : opt.files) {
+    if (f == opt.output) throw InputError("-o " + opt.output + " is one of the result files to fit; name another file");
+  }
+  const Model m = fit_model(read_runs(opt.files));
+  write_text(opt.output, model_json(m));
+  std::cout << model_summary(opt.output, m) << std::flush;
+  return kExitOk;
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,122 @@
+// gpuscale predict: a model's prediction of every case on a job of another shape, and with --against how far it
+// was from a measured run.
+#include <algorithm>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "app/cli_options.hpp"
+#include "app/commands.hpp"
+#include "core/config.hpp"
+#include "core/error.hpp"
+#include "core/plan.hpp"
+#include "core/text.hpp"
+#include "device/backend.hpp"
+#include "io/result_reader.hpp"
+#include "model/fit.hpp"
+#include "model/model_file.hpp"
+#include "model/predict_report.hpp"
+#include "workloads/estimate.hpp"
+#include "workloads/workload.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+// A model file, or result files to fit one from now.
+Model model_from(const std::vector<std::string>& inputs, std::string* from) {
+  if (inputs.size() == 1 && looks_like_json(inputs[0])) {
+    *from = inputs[0];
+    return read_model_file(inputs[0]);
+  }
+  for (const auto& f : inputs) {
+    if (looks_like_json(f)) {
+      throw InputError(f + ": a model file among result files; give either one model file or result files to fit");
+    }
+  }
+  std::vector<std::pair<std::string, RunRecord>> runs;
+  for (const auto& f : inputs) runs.emplace_back(f, read_result_file(f));
+  *from = join(inputs, " ") + " (fitted now)";
+  return fit_model(runs);
+}
+
+std::vector<ModelCase> config_cases(const std::string& path) {
+  const Config cfg = load_config(path, {}, workload_schemas(), environment_defaults(std::getenv("SLURM_CPUS_PER_TASK")));
+  auto plan = expand(cfg);
+  drop_single_turn_serials(plan);
+  std::vector<ModelCase> cases;
+  for (const auto& c : plan) cases.push_back({c.experiment, c.workload, c.mode, c.params});
+  return cases;
+}
+
+// The job: as asked, else the measured run's; --nodes defaults to 1.
+JobShape target_shape(const PredictOptions& opt, const RunRecord* against) {
+  JobShape job;
+  job.ranks = opt.ranks > 0 ? opt.ranks : static_cast<int>(against->ranks.size());
+  job.nodes = opt.nodes > 0 ? opt.nodes : opt.ranks > 0 || !against ? 1 : against->nodes;
+  if (against && (job.ranks != static_cast<int>(against->ranks.size()) || job.nodes != against->nodes)) {
+    throw InputError("--against " + opt.against + " ran " + std::to_string(against->ranks.size()) + " rank(s) on " +
+                     std::to_string(against->nodes) + " node(s), not the " + job_text(job) + " asked for; leave "
+                     "out --ranks and --nodes to predict its job");
+  }
+  return job;
+}
+
+std::vector<ReportRow> measured_rows(const std::string& path, const RunRecord& run) {
+  std::vector<ReportRow> rows = build_report(run);
+  for (auto& r : rows) r.file = path;
+  return rows;
+}
+
+// The options' mistakes that need no file read, before any is.
+void check_job_options(const PredictOptions& opt) {
+  if (opt.ranks == 0 && opt.against.empty()) {
+    throw InputError("--ranks is missing: the job to predict for (or --against FILE, whose job it takes); see "
+                     "'gpuscale predict --help'");
+  }
+  if (opt.ranks > 0 && opt.nodes > opt.ranks) {
+    throw InputError("--nodes " + std::to_string(opt.nodes) + " is more than the job's " + std::to_string(opt.ranks) +
+                     " rank(s): every node runs at least one rank");
+  }
+}
+
+}  // namespace
+
+CLI::App* add_predict_command(CLI::App& app, PredictOptions& opt) {
+  auto* cmd = app.add_subcommand("predict", "Predict every case on a job of another shape from a model (or result "
+                                            "files, fitted now): median, op time and busbw, speedup, where the time "
+                                            "goes; --against a measured run says how far off it was");
+  cmd->add_option("inputs", opt.inputs, "A model file (gpuscale model -o) or result files to fit")->required();
+  cmd->add_option("--ranks", opt.ranks, "Ranks of the job to predict (default: those of --against)")
+      ->check(whole_number_validator("ranks"));
+  cmd->add_option("--nodes", opt.nodes, "Nodes of that job (default: those of --against, else 1)")
+      ->check(whole_number_validator("nodes"));
+  cmd->add_option("--config", opt.config, "Predict this config's cases (default: the cases of the model's files)");
+  cmd->add_option("--format", opt.format, "table | json")->check(choice_validator({"table", "json"}));
+  cmd->add_option("--against", opt.against, "A result file of the same cases on the job predicted: measured "
+                                            "beside predicted, with the error");
+  cmd->add_flag("--breakdown", opt.breakdown, "table: where each case's predicted time goes (JSON always has it)");
+  cmd->footer("Examples:\n  gpuscale predict model.json --ranks 64 --nodes 16\n"
+              "  gpuscale predict model.json --config configs/quick.toml --ranks 8 --nodes 2 --format json\n"
+              "  gpuscale predict model.json --against results/4nodes.h5");
+  return cmd;
+}
+
+int cmd_predict(const PredictOptions& opt) {
+  check_job_options(opt);
+  PredictHeader h;
+  const Model m = model_from(opt.inputs, &h.model_from);
+  std::optional<RunRecord> against;
+  if (!opt.against.empty()) against = read_result_file(opt.against);
+  h.job = predict_job(m, 1, 1);
+  h.job.shape = target_shape(opt, against ? &*against : nullptr);
+  h.job.shape.cores_per_node = std::max(1, m.node_cores);
+  h.against = opt.against;
+  auto rows = predict_rows(m, opt.config.empty() ? m.cases : config_cases(opt.config), h.job);
+  if (against) add_measured(rows, measured_rows(opt.against, *against));
+  std::cout << (opt.format == "json" ? render_predict_json(h, rows) : render_predict_table(h, rows, opt.breakdown))
+            << std::flush;
+  return kExitOk;
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,30 @@
+// Fits a model (model.hpp) to measured result files: `gpuscale model`.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/result_model.hpp"
+#include "model/model.hpp"
+#include "workloads/work.hpp"
+
+namespace gpuscale {
+
+// The model of the cases that ran in `runs` (path, run). Cases that mix
+// kinds of work (dp_step, pipeline, ...) are predicted, not fitted; what is
+// left out, and why, goes to Model::notes. InputError when nothing in the
+// files can be fitted.
+Model fit_model(const std::vector<std::pair<std::string, RunRecord>>& runs);
+
+// Per timed sample of a case, the mean over the ranks that took part of their device (busy) time.
+std::vector<double> busy_per_sample(const CaseRecord& c);
+
+// The job a file's cases ran on, as the estimate sees it.
+JobShape job_of(const RunRecord& run);
+
+// The cores one rank's work had on that job (CPU backend: its threads, fewer where its node's busy ranks
+// share fewer cores; 1 on a GPU).
+double cores_used(const std::string& backend, const Params& params, const CaseWork& w, const JobShape& job);
+
+}  // namespace gpuscale

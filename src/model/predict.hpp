@@ -1,0 +1,38 @@
+// A model's prediction of one case on a job of another shape (gpuscale
+// predict, check --model): its median sample time with an interval, its op
+// time and busbw for transfers, where the time goes, and which terms went
+// beyond what the files measured.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model.hpp"
+#include "report/breakdown.hpp"
+#include "workloads/work.hpp"
+
+namespace gpuscale {
+
+struct PredictJob {
+  JobShape shape;
+  std::string backend, comm;  // the target's; the model's files' by default
+};
+// The job `ranks` x `nodes` on the backend and data plane of the model's first file, with its nodes' cores.
+PredictJob predict_job(const Model& m, int ranks, int nodes);
+
+struct Prediction {
+  std::string unpredictable;  // why the model cannot predict the case ("" when it can)
+  std::string skip_reason;    // why the job skips the case ("" when it runs)
+  int turns = 1;              // serial: turns one after another
+  // The case's median sample (serial: the sum over turns; parallel: a rank's sample, no waiting), 95% interval.
+  double median_s = 0, lo_s = 0, hi_s = 0;
+  std::optional<double> op_time_s, op_lo_s, op_hi_s, busbw_gbps;  // transfers of one kind only
+  Breakdown parts;                                                 // of median_s
+  std::vector<std::string> extrapolated;  // terms used beyond the fitted sizes and shapes, and terms taken as 0
+  bool predicted() const { return unpredictable.empty() && skip_reason.empty(); }
+};
+
+Prediction predict_case(const Model& m, const ModelCase& c, const PredictJob& job);
+
+}  // namespace gpuscale

@@ -1,0 +1,201 @@
+// gpuscale predict's table and JSON (predict_report.hpp).
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/text.hpp"
+#include "model/predict_report.hpp"
+#include "workloads/estimate.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+using nlohmann::json;
+
+// The one time a row is judged by: a transfer's op time, else its median sample.
+double predicted_time(const Prediction& p) { return p.op_time_s ? *p.op_time_s : p.median_s; }
+double measured_time(const PredictRow& r) {
+  return r.p.op_time_s && r.measured->op_time_s ? *r.measured->op_time_s : r.measured->median_s;
+}
+
+std::string interval_text(const Prediction& p) {
+  const double t = predicted_time(p);
+  const double lo = p.op_time_s ? *p.op_lo_s : p.lo_s, hi = p.op_time_s ? *p.op_hi_s : p.hi_s;
+  return t > 0 ? format_number("±%.0f%%", 100.0 * std::max(t - lo, hi - t) / t) : "";
+}
+
+// A row's cells after its varying parameters.
+std::vector<std::string> cells_of(const PredictRow& r, bool against) {
+  std::vector<std::string> cells{r.c.mode};
+  if (!r.p.predicted()) {
+    cells.insert(cells.end(), {r.p.skip_reason.empty() ? "-" : "skipped", "", "", ""});
+  } else {
+    cells.push_back(format_seconds(predicted_time(r.p)));
+    cells.push_back(interval_text(r.p));
+    cells.push_back(r.p.busbw_gbps ? format_sig3(*r.p.busbw_gbps) : "");
+    cells.push_back(r.speedup ? format_sig3(*r.speedup) + "x" : "");
+  }
+  if (against) {
+    const bool ran = r.measured && r.measured->status != "skipped";
+    cells.push_back(ran ? format_seconds(measured_time(r)) : r.measured ? "skipped" : "not run");
+    cells.push_back(r.error ? format_number("%.1f%%", 100.0 * *r.error) : "");
+  }
+  return cells;
+}
+
+// Rows as the report's block code wants them, for split_params: experiment, parameters, mode.
+std::vector<ReportRow> as_report_rows(const std::vector<PredictRow>& rows) {
+  std::vector<ReportRow> out;
+  for (const auto& p : rows) {
+    ReportRow r;
+    r.name = p.c.experiment;
+    r.workload = p.c.workload;
+    r.mode = p.c.mode;
+    r.params = p.c.params.without({"warmup", "warmup_s", "reps"});
+    r.case_index = static_cast<std::size_t>(&p - rows.data());  // the row's place, for block_of
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::string block_of(const std::vector<const ReportRow*>& block, const std::vector<PredictRow>& rows, bool against) {
+  const ParamSplit split = split_params(block);
+  std::vector<std::vector<std::string>> cells{{"case"}};
+  for (const auto& [k, v] : split.varying) cells[0].push_back(k);
+  for (const char* h : {"mode", "predicted", "", "busbw", "speedup"}) cells[0].push_back(h);
+  if (against) cells[0].insert(cells[0].end(), {"measured", "error"});
+  for (std::size_t i = 0; i < block.size(); ++i) {
+    std::vector<std::string> line{std::to_string(rows[block[i]->case_index].number)};
+    for (const auto& [k, v] : split.varying) line.push_back(v[i]);
+    const auto c = cells_of(rows[block[i]->case_index], against);  // case_index: the row's place in `rows`
+    line.insert(line.end(), c.begin(), c.end());
+    cells.push_back(line);
+  }
+  const std::size_t fixed = 1 + split.varying.size();
+  return block[0]->name + " (" + block[0]->workload + ")" + split.shared + "\n" +
+         align_columns(cells, [&](std::size_t i) { return i > 0 && i <= fixed; });
+}
+
+// Per case: why not predicted, and the terms beyond the files' data; cases with the same note share its line.
+std::string notes_of(const std::vector<PredictRow>& rows) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> notes;  // text, case numbers; in order of first use
+  const auto add = [&](const std::string& text, std::size_t number) {
+    auto it = std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == text; });
+    if (it == notes.end()) it = notes.insert(notes.end(), {text, {}});
+    it->second.push_back(std::to_string(number));
+  };
+  for (const auto& r : rows) {
+    if (!r.p.skip_reason.empty()) add("skipped on this job: " + r.p.skip_reason, r.number);
+    if (!r.p.unpredictable.empty()) add("not predicted: " + r.p.unpredictable, r.number);
+    if (!r.p.extrapolated.empty()) add("extrapolated: " + join(r.p.extrapolated, "; "), r.number);
+  }
+  std::string out;
+  for (const auto& [text, cases] : notes) {
+    out += wrap((cases.size() == 1 ? "case " : "cases ") + join(cases, ", ") + ": " + text);
+  }
+  return out;
+}
+
+std::string summary_of(const std::vector<PredictRow>& rows) {
+  std::string out;
+  for (const auto& s : error_summary(rows)) {
+    out += "error of " + s.what + ": median " +
+           format_number("%.1f%%", 100 * s.median) + ", max " + format_number("%.1f%%", 100 * s.max) + " (" +
+           std::to_string(s.cases) + " case(s))\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_predict_table(const PredictHeader& h, const std::vector<PredictRow>& rows, bool breakdown) {
+  (void)breakdown;
+  std::string out = wrap("predicted for " + job_text(h.job.shape) + ", backend " + h.job.backend + ", comm " +
+                         h.job.comm + ", from " + h.model_from + (h.against.empty() ? "" : "; measured: " + h.against));
+  const auto report_rows = as_report_rows(rows);
+  for (const auto& block : by_experiment(report_rows)) out += "\n" + block_of(block, rows, !h.against.empty());
+  out += "\n" + wrap("predicted: a transfer's op time, else the median sample (serial: the sum over turns; parallel: "
+                     "one rank's sample, no waiting for others); ±: its 95% interval; busbw in GB/s" +
+                     std::string(h.against.empty() ? "" : "; error: |measured - predicted| / measured"));
+  out += notes_of(rows);
+  out += summary_of(rows);
+  return out;
+}
+
+
+namespace {
+
+json params_json(const Params& p) {
+  json o = json::object();
+  const Params kept = p.without({"warmup", "warmup_s", "reps"});
+  for (const auto& [k, v] : kept.items()) {
+    std::visit([&, key = k](const auto& x) { o[key] = x; }, v);
+  }
+  return o;
+}
+
+json parts_json(const Breakdown& b) {
+  return {{"total_s", b.total_s}, {"compute_s", b.compute_s}, {"exposed_transfer_s", b.exposed_s},
+          {"overhead_s", b.overhead_s}, {"wait_s", b.wait_s}, {"wire_s", b.wire_s}, {"sum_s", b.sum()}};
+}
+
+void prediction_json(const PredictRow& r, json& o) {
+  const Prediction& p = r.p;
+  o["status"] = !p.skip_reason.empty() ? "skipped" : !p.unpredictable.empty() ? "not predicted" : "predicted";
+  if (!p.predicted()) {
+    o["reason"] = p.skip_reason.empty() ? p.unpredictable : p.skip_reason;
+    if (!p.unpredictable.empty()) o["unpredictable"] = p.unpredictable;
+    return;
+  }
+  o["predicted_median_s"] = p.median_s;
+  o["lo"] = p.lo_s;
+  o["hi"] = p.hi_s;
+  if (p.op_time_s) {
+    o["predicted_op_time_s"] = *p.op_time_s;
+    o["predicted_op_time_lo_s"] = *p.op_lo_s;
+    o["predicted_op_time_hi_s"] = *p.op_hi_s;
+    o["predicted_busbw_gbps"] = *p.busbw_gbps;
+  }
+  if (r.speedup) o["predicted_speedup"] = *r.speedup;
+  if (r.efficiency) o["predicted_efficiency"] = *r.efficiency;
+  o["extrapolated"] = p.extrapolated;
+  o["breakdown"] = parts_json(p.parts);
+}
+
+void measured_json(const PredictRow& r, json& o) {
+  if (!r.measured) return;
+  const ReportRow& m = *r.measured;
+  o["measured_status"] = m.status;
+  if (m.status == "skipped") return;
+  o["measured_median_s"] = m.median_s;
+  if (m.op_time_s) o["measured_op_time_s"] = *m.op_time_s;
+  if (m.busbw_gbps) o["measured_busbw_gbps"] = *m.busbw_gbps;
+  if (m.speedup) o["measured_speedup"] = *m.speedup;
+  if (r.error) o["error"] = *r.error;
+}
+
+}  // namespace
+
+std::string render_predict_json(const PredictHeader& h, const std::vector<PredictRow>& rows) {
+  json out;
+  out["model"] = h.model_from;
+  out["job"] = {{"ranks", h.job.shape.ranks}, {"nodes", h.job.shape.nodes}, {"backend", h.job.backend},
+                {"comm", h.job.comm}, {"cores_per_node", h.job.shape.cores_per_node}};
+  if (!h.against.empty()) out["against"] = h.against;
+  out["cases"] = json::array();
+  for (const auto& r : rows) {
+    json o{{"case", r.number}, {"experiment", r.c.experiment}, {"workload", r.c.workload}, {"mode", r.c.mode},
+           {"params", params_json(r.c.params)}};
+    prediction_json(r, o);
+    measured_json(r, o);
+    out["cases"].push_back(o);
+  }
+  out["summary"] = json::array();
+  for (const auto& s : error_summary(rows)) {
+    out["summary"].push_back({{"what", s.what}, {"cases", s.cases}, {"median_error", s.median}, {"max_error", s.max}});
+  }
+  return out.dump(2) + "\n";
+}
+
+}  // namespace gpuscale
