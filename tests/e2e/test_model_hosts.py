@@ -1,0 +1,213 @@
+"""The cost model where the network, not the cores, is the bottleneck: 4
+emulated hosts (network namespaces) whose links are limited with tc tbf
+(RATE each way, 200 Mbit/s unless GPUSCALE_TESTBED_RATE says otherwise),
+configs/model-transfers.toml (allreduce, allgather, sendrecv, 64 KiB to
+16 MiB) run on them, and `gpuscale model` / `predict` checked against runs
+of a shape the model did not see:
+
+- fitted on 2 and 3 hosts (1 rank each), the prediction for 4 hosts;
+- fitted on 1 host with 2 ranks and 2 hosts with 1 rank, the prediction for
+  2 hosts with 2 ranks each.
+
+Every allreduce, allgather and sendrecv case of 1 MiB and more must come
+within BOUND of the measured op time. The bound is generous, for a loaded
+machine; bench/README.md ("Model accuracy on rate-limited hosts") has the
+figures of a quiet one and the 15% they meet. The per-case table is printed,
+so the test's log (ctest -V) shows them.
+
+Exits 77 (ctest: skipped) where the hosts cannot be made: not root, no `ip`,
+`unshare` or `tc`, or a kernel without the tbf qdisc."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hosts  # noqa: E402
+from common import GPUSCALE, gpuscale  # noqa: E402
+
+HOSTS = None  # the hosts.Hosts of this run, set by use()
+NODES = 4
+RATE = os.environ.get("GPUSCALE_TESTBED_RATE", "200mbit")
+SHIPPED = os.path.join(os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
+                       "configs", "model-transfers.toml")
+CONFIG = None  # the shipped config on the CPU backend over MPI whatever this build has (a CUDA build would pick NCCL)
+OPS = ("allreduce", "allgather", "sendrecv")
+MIN_BYTES = 1 << 20
+BOUND = 0.4
+
+# Open MPI 4.1 over TCP puts each op's bus bytes on the wire on 2, 3 and 4 ranks only with these
+# (measured: bench/README.md, "Model accuracy on rate-limited hosts"):
+# - btl_tcp_flags send: by default the TCP btl sends a large message as one "put" fragment, and what
+#   the peer sends back on the pair's one connection (its own put, control messages) waits behind it:
+#   two ranks that exchange both ways take turns, each direction gets half the link (sendrecv on 2 ranks,
+#   the two-process allgather, recursive doubling, Rabenseifner).
+# - allreduce and allgather pinned to the ring: tuned's defaults are Rabenseifner for allreduce (3 wire
+#   passes of the buffer on 3 ranks, where the ring needs 4/3) and recursive doubling for allgather.
+MCA = ["--mca", "btl_tcp_flags", "send",
+       "--mca", "coll_tuned_use_dynamic_rules", "1",
+       "--mca", "coll_tuned_allreduce_algorithm", "4",
+       "--mca", "coll_tuned_allgather_algorithm", "4",
+       # Up to 4 ranks share this machine's cores: a rank that waits yields the core.
+       "--mca", "mpi_yield_when_idle", "1"]
+
+SCRATCH = None  # a temporary folder for every run of this module
+RUNS = {}  # (nodes, ranks per node) -> result file, each job run once
+
+
+def payload_rate(rate):
+    """tc's rate ("200mbit") in bytes per second."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)bit", rate)
+    if not m:
+        raise ValueError(f"GPUSCALE_TESTBED_RATE: a rate such as 200mbit, got {rate}")
+    return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)] / 8
+
+
+def run_job(test, nodes, per_node):
+    """The result file of the config on `nodes` hosts with `per_node` ranks each (run once, then shared)."""
+    key = (nodes, per_node)
+    if key not in RUNS:
+        out = os.path.join(SCRATCH, f"n{nodes}x{per_node}.h5")
+        p = HOSTS.mpirun(nodes * per_node, [GPUSCALE, "run", CONFIG, "-o", out], extra=MCA, timeout=300,
+                         cwd=SCRATCH, nodes=nodes, slots=per_node)
+        test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        RUNS[key] = out
+    return RUNS[key]
+
+
+def report_rows(test, path):
+    p = gpuscale("report", path, "--format", "json")
+    test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+    return json.loads(p.stdout)
+
+
+def fit(test, name, *files):
+    model = os.path.join(SCRATCH, name)
+    p = gpuscale("model", *files, "-o", model)
+    test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+    print(p.stdout, end="", file=sys.stderr)
+    return model
+
+
+def predict(test, model, ranks, nodes, *extra):
+    p = gpuscale("predict", model, "--ranks", str(ranks), "--nodes", str(nodes), "--config", CONFIG, *extra,
+                 "--format", "json")
+    test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+    return json.loads(p.stdout)
+
+
+
+def table(test, model, ranks, nodes, against):
+    """predict's own table of predicted beside measured, for the log."""
+    p = gpuscale("predict", model, "--ranks", str(ranks), "--nodes", str(nodes), "--config", CONFIG, "--against",
+                 against)
+    test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+    return p.stdout
+
+
+def checked(rows):
+    """The rows the bound holds for: the ops of OPS at MIN_BYTES and more."""
+    return [r for r in rows if r["params"]["op"] in OPS and int(r["params"]["bytes"]) >= MIN_BYTES]
+
+
+def line(r, measured=None):
+    measured = r["measured_op_time_s"] if measured is None else measured
+    return (f"{r['params']['op']:10s} {int(r['params']['bytes']):>9d} B  predicted {r['predicted_op_time_s'] * 1e3:8.2f}"
+            f" ms  measured {measured * 1e3:8.2f} ms  error {abs(measured - r['predicted_op_time_s']) / measured:6.1%}")
+
+
+class LinksAreTheBottleneck(unittest.TestCase):
+    def test_a_the_largest_size_runs_near_the_link_rate_on_2_3_and_4_hosts(self):
+        # The premise of the rest: at 16 MiB every op's busbw is the link's rate less TCP/IP headers (96%
+        # of it), the same on 2, 3 and 4 hosts. Well below it, the cores (shared with whatever else runs)
+        # were the bottleneck, and no model of the network can be right.
+        link = payload_rate(RATE)
+        for nodes in (2, 3, 4):
+            for r in report_rows(self, run_job(self, nodes, 1)):
+                if int(r["params"]["bytes"]) != 16 << 20:
+                    continue
+                busbw = r["busbw_gbps"] * 1e9
+                print(f"{nodes} hosts: {r['params']['op']:10s} 16 MiB busbw {busbw / 1e6:6.1f} MB/s, "
+                      f"{busbw / link:.0%} of the link's {link / 1e6:.1f} MB/s", file=sys.stderr)
+                with self.subTest(nodes=nodes, op=r["params"]["op"]):
+                    self.assertGreater(busbw, 0.6 * link)
+                    self.assertLess(busbw, 1.05 * link)
+
+
+class MoreNodes(unittest.TestCase):
+    """Fitted on 2 and 3 hosts, 1 rank each: 4 hosts."""
+
+    def test_b_predicted_before_the_run_then_within_the_bound_of_it(self):
+        model = fit(self, "nodes.json", run_job(self, 2, 1), run_job(self, 3, 1))
+        before = predict(self, model, 4, 4)
+        self.assertEqual((before["job"]["ranks"], before["job"]["nodes"]), (4, 4))
+        for r in before["cases"]:
+            with self.subTest(case=r["case"]):
+                self.assertEqual(r["status"], "predicted", r.get("reason"))
+                self.assertGreater(r["predicted_op_time_s"], 0)
+        measured = run_job(self, 4, 1)
+        after = predict(self, model, 4, 4, "--against", measured)
+        print(table(self, model, 4, 4, measured), file=sys.stderr)
+        rows = checked(after["cases"])
+        self.assertEqual(len(rows), 3 * 3)
+        for r, b in zip(after["cases"], before["cases"]):  # the run changed nothing in the prediction
+            self.assertEqual(r["predicted_op_time_s"], b["predicted_op_time_s"])
+        for r in rows:
+            print(line(r), file=sys.stderr)
+        for r in rows:
+            with self.subTest(op=r["params"]["op"], bytes=r["params"]["bytes"]):
+                self.assertLessEqual(r["error"], BOUND, line(r))
+
+
+class RanksPerNode(unittest.TestCase):
+    """Fitted on 1 host with 2 ranks and 2 hosts with 1 rank: 2 hosts with 2 ranks each (ranks 0, 1 on host 1)."""
+
+    def test_c_inside_and_between_nodes_within_the_bound(self):
+        model = fit(self, "ranks.json", run_job(self, 1, 2), run_job(self, 2, 1))
+        measured = run_job(self, 2, 2)
+        after = predict(self, model, 4, 2, "--against", measured)
+        self.assertEqual((after["job"]["ranks"], after["job"]["nodes"]), (4, 2))
+        print(table(self, model, 4, 2, measured), file=sys.stderr)
+        slowest = {(r["params"]["op"], int(r["params"]["bytes"])): r["op_time_max_s"]
+                   for r in report_rows(self, measured)}
+        rows = checked(after["cases"])
+        self.assertEqual(len(rows), 3 * 3)
+        for r in rows:
+            with self.subTest(op=r["params"]["op"], bytes=r["params"]["bytes"]):
+                if r["params"]["op"] != "sendrecv":
+                    print(line(r), file=sys.stderr)
+                    self.assertLessEqual(r["error"], BOUND, line(r))
+                    continue
+                # sendrecv around 0 -> 1 -> 2 -> 3 -> 0: ranks 1 and 3 send to the other host and receive from their
+                # own; their send ends once TCP holds the data (megabytes, in the socket and the tbf queue), long
+                # before it arrives. The op time, the mean over ranks, is then below what the wire takes, most at
+                # small sizes. The ranks that receive from the other host wait for the wire: the slowest rank's
+                # time is the one the model's wire bytes / bandwidth describe.
+                worst = slowest[(r["params"]["op"], int(r["params"]["bytes"]))]
+                print(line(r) + f"  (mean over ranks; the slowest rank's: {line(r, worst).split('measured')[1]})",
+                      file=sys.stderr)
+                self.assertLessEqual(abs(worst - r["predicted_op_time_s"]) / worst, BOUND, line(r, worst))
+
+
+def use(h):
+    global HOSTS
+    HOSTS = h
+
+
+if __name__ == "__main__":
+    payload_rate(RATE)  # a mistyped rate fails here, not as a skip
+    with tempfile.TemporaryDirectory(prefix="gpuscale-e2e-model-hosts-") as d:
+        SCRATCH = d
+        CONFIG = os.path.join(d, "model-transfers.toml")
+        with open(SHIPPED) as f:
+            text = f.read()
+        for key, auto, value in (("backend", '"auto"', '"cpu"'), ("comm", '"auto"', '"mpi"')):
+            if f"\n{key} = {auto}\n" not in text:
+                sys.exit(f"{SHIPPED}: no line {key} = {auto} to replace with {value}")
+            text = text.replace(f"\n{key} = {auto}\n", f"\n{key} = {value}\n")
+        with open(CONFIG, "w") as f:
+            f.write(text)
+        sys.exit(hosts.run_tests(NODES, 2, use, rate=RATE))
