@@ -9,7 +9,9 @@ without a GPU) are listed as skipped. A benchmark, not a test: exits 0
 whatever the ratios (non-zero only when a command fails); tests/e2e/test_estimate.py
 checks the factor of 2 on the quicker configs.
 
-    python3 bench/estimate_accuracy.py [--gpuscale build/src/gpuscale] [--ranks 2] [CONFIG ...]
+    python3 bench/estimate_accuracy.py [--gpuscale build/src/gpuscale] [--ranks 2] [--model M] [CONFIG ...]
+
+--model M: `check --model M` (the sample times of the cases the fitted model covers come from it).
 """
 import argparse
 import glob
@@ -33,9 +35,10 @@ def seconds(text):
     return int(h or 0) * 3600 + int(mins or 0) * 60 + float(s or 0)
 
 
-def estimate(gpuscale, config, ranks):
+def estimate(gpuscale, config, ranks, model=None):
     """(estimated seconds, None) or (None, why not) when check refuses the config."""
-    p = subprocess.run([gpuscale, "check", config, "--ranks", str(ranks)], capture_output=True, text=True)
+    p = subprocess.run([gpuscale, "check", config, "--ranks", str(ranks)] + (["--model", model] if model else []),
+                       capture_output=True, text=True)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "exit %d" % p.returncode
     if re.search(r"^\S+: .*backend cuda \(backend \"cuda\" cannot run", p.stdout, re.M):
@@ -60,6 +63,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--gpuscale", default=os.path.join(SOURCE, "build", "src", "gpuscale"))
     ap.add_argument("--ranks", type=int, default=2)
+    ap.add_argument("--model", help="a fitted model for check --model")
     ap.add_argument("configs", nargs="*")
     a = ap.parse_args()
     configs = a.configs or sorted(glob.glob(os.path.join(SOURCE, "configs", "*.toml")))
@@ -67,7 +71,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for c in configs:
             name = os.path.basename(c)
-            est, why = estimate(a.gpuscale, c, a.ranks)
+            est, why = estimate(a.gpuscale, c, a.ranks, a.model)
             if est is None:
                 print("%-28s skipped: %s" % (name, why))
                 continue
