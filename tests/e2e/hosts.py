@@ -29,9 +29,10 @@ hN in the switch (what it receives), so a host's link is the bottleneck of
 what crosses it, as a full-duplex NIC into a non-blocking switch. The default
 burst (64 KiB) and queue (50 ms) give the nominal rate to large transfers: a
 single TCP stream reaches 96% of it (the rest is TCP/IP headers), 48 MB/s of
-payload at 400 Mbit/s from 1 MiB up; what fits in the burst (64 KiB and
-less) passes at the unlimited speed. There is no netem in every kernel, so
-delay cannot be emulated.
+payload at 400 Mbit/s from 1 MiB up; a transfer that fits in the burst
+(64 KiB) after the link was idle passes at the unlimited speed, one that
+follows others at the rate. There is no netem in every kernel, so delay
+cannot be emulated.
 
 Needs root, `ip` (iproute2) and `unshare` (util-linux), and `tc` (iproute2)
 for a rate; `unavailable()` says why it cannot run here, `Hosts.up()` raises
