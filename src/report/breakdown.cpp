@@ -122,27 +122,33 @@ struct RankParts {
   double span = 0, compute = 0, exposed = 0, wire = 0;
 };
 
+// A rank of a turn: where its samples begin in the [rank][rep] arrays, and whether it took part.
+struct Member {
+  std::size_t base = 0;
+  int rank = 0;
+  bool in = true;
+};
+
 // Each part of each sample of a case, summed over its turns; the median of each is the breakdown.
 class SampleParts {
  public:
   static constexpr int kParts = 5;
 
   SampleParts(const CaseRecord& c, std::optional<PhaseIndex> phases)
-      : c_(c), phases_(std::move(phases)), units_(units_of(c)) {
-    const std::vector<bool> in = taking_part(c);
-    in_.assign(in.begin(), in.end());
-  }
+      : c_(c), phases_(std::move(phases)), units_(units_of(c)), start_(c.wall_start_s.data()),
+        end_(c.wall_end_s.data()), busy_(c.device_time_s.data()) {}
 
   Breakdown medians() {
     // Per sample: compute, exposed, overhead, wait, wire; a part's samples are kept from its first that is not 0
     // on (files can be large, and some parts are 0 throughout: the wait of serial work, a gemm's transfer).
     std::vector<double> parts[kParts];
     bool kept[kParts] = {false, false, false, false, false};
+    const int stored = phases_ ? kParts : kParts - 1;  // without phases the wire time is the exposed transfer
     const auto reps = static_cast<std::size_t>(c_.reps);
     for (std::size_t i = 0; i < reps; ++i) {
       double sum[kParts] = {0, 0, 0, 0, 0};
       for (const auto& unit : units_) add_unit(unit, i, sum);
-      for (int k = 0; k < (phases_ ? kParts : kParts - 1); ++k) {
+      for (int k = 0; k < stored; ++k) {
         if (sum[k] != 0 && !kept[k]) {
           parts[k].reserve(reps);
           parts[k].assign(i, 0.0);
@@ -157,48 +163,41 @@ class SampleParts {
     b.exposed_s = part(1);
     b.overhead_s = part(2);
     b.wait_s = part(3);
-    b.wire_s = phases_ ? part(4) : b.exposed_s;  // without phases the wire time is the exposed transfer
+    b.wire_s = phases_ ? part(4) : b.exposed_s;
     return b;
   }
 
  private:
   // The ranks that run together: in serial mode each turn's, in turn order; in parallel mode all of them.
-  static std::vector<std::vector<int>> units_of(const CaseRecord& c) {
-    if (c.mode != "serial") {
-      std::vector<int> all(static_cast<std::size_t>(c.ranks));
-      for (int r = 0; r < c.ranks; ++r) all[static_cast<std::size_t>(r)] = r;
-      return {all};
-    }
+  static std::vector<std::vector<Member>> units_of(const CaseRecord& c) {
     const std::vector<std::int64_t> turn = turns_of(c);
-    std::vector<std::vector<int>> units(
-        static_cast<std::size_t>(*std::max_element(turn.begin(), turn.end()) + 1));
-    for (int r = 0; r < c.ranks; ++r) units[static_cast<std::size_t>(turn[static_cast<std::size_t>(r)])].push_back(r);
+    const bool serial = c.mode == "serial";
+    const std::vector<bool> in = taking_part(c);
+    std::vector<std::vector<Member>> units(
+        serial ? static_cast<std::size_t>(*std::max_element(turn.begin(), turn.end()) + 1) : 1);
+    for (int r = 0; r < c.ranks; ++r) {
+      const auto u = serial ? static_cast<std::size_t>(turn[static_cast<std::size_t>(r)]) : 0;
+      units[u].push_back({static_cast<std::size_t>(r) * static_cast<std::size_t>(c.reps), r,
+                          in[static_cast<std::size_t>(r)]});
+    }
     return units;
   }
 
-  std::size_t at(int rank, std::size_t sample) const {
-    return static_cast<std::size_t>(rank) * static_cast<std::size_t>(c_.reps) + sample;
-  }
-
   // Sample i of the ranks that ran together: the median rank's parts, and the time it waited for the unit's end.
-  void add_unit(const std::vector<int>& unit, std::size_t i, double* sum) {
-    double lo = 0, hi = 0;
+  void add_unit(const std::vector<Member>& unit, std::size_t i, double* sum) {
+    double lo = start_[unit[0].base + i], hi = end_[unit[0].base + i];
     spans_.clear();
-    for (std::size_t k = 0; k < unit.size(); ++k) {
-      const std::size_t a = at(unit[k], i);
-      lo = k ? std::min(lo, c_.wall_start_s[a]) : c_.wall_start_s[a];
-      hi = k ? std::max(hi, c_.wall_end_s[a]) : c_.wall_end_s[a];
-      if (in_[static_cast<std::size_t>(unit[k])] != 0) spans_.emplace_back(c_.wall_end_s[a] - c_.wall_start_s[a], unit[k]);
+    for (const Member& m : unit) {
+      const std::size_t a = m.base + i;
+      lo = std::min(lo, start_[a]);
+      hi = std::max(hi, end_[a]);
+      if (m.in) spans_.emplace_back(end_[a] - start_[a], a);
     }
     if (spans_.empty()) {  // no rank of the unit took part: the unit's time is only waited through
       sum[3] += hi - lo;
       return;
     }
-    // The median rank; of an even count, the faster of the middle two, so that with 2 ranks the wait is the faster
-    // one's for the slower.
-    const auto mid = spans_.begin() + static_cast<std::ptrdiff_t>((spans_.size() - 1) / 2);
-    std::nth_element(spans_.begin(), mid, spans_.end());
-    const RankParts p = rank_parts(at(mid->second, i));
+    const RankParts p = rank_parts(median_rank());
     sum[0] += p.compute;
     sum[1] += p.exposed;
     sum[2] += std::max(0.0, p.span - p.compute - p.exposed);
@@ -206,30 +205,39 @@ class SampleParts {
     sum[4] += p.wire;
   }
 
+  // Where the median rank's sample is, of spans_; of an even count the faster of the middle two, so that with 2
+  // ranks the wait is the faster one's for the slower. Ties go to the lower rank.
+  std::size_t median_rank() {
+    if (spans_.size() <= 2) return std::min(spans_.front(), spans_.back()).second;
+    const auto mid = spans_.begin() + static_cast<std::ptrdiff_t>((spans_.size() - 1) / 2);
+    std::nth_element(spans_.begin(), mid, spans_.end());
+    return mid->second;
+  }
+
   // From the phases where the case has them; else its busy time (device_time) is all compute for device-local
   // work, all exposed transfer for transfers.
   RankParts rank_parts(std::size_t a) {
     RankParts p;
-    p.span = c_.wall_end_s[a] - c_.wall_start_s[a];
+    p.span = end_[a] - start_[a];
     if (phases_) {
       phases_->spans(a, compute_, transfer_);
       p.compute = length(compute_);
       p.wire = length(transfer_);
       p.exposed = outside(transfer_, compute_);
     } else if (c_.scope.empty()) {
-      p.compute = c_.device_time_s[a];
+      p.compute = busy_[a];
     } else {
-      p.exposed = p.wire = c_.device_time_s[a];
+      p.exposed = p.wire = busy_[a];
     }
     return p;
   }
 
   const CaseRecord& c_;
   std::optional<PhaseIndex> phases_;
-  std::vector<char> in_;  // of taking_part(), without vector<bool>'s bit arithmetic in the loop
-  std::vector<std::vector<int>> units_;
-  std::vector<std::pair<double, int>> spans_;  // scratch: (span, rank) of a unit's ranks that took part
-  Spans compute_, transfer_;                   // scratch: one rank-sample's intervals
+  std::vector<std::vector<Member>> units_;
+  const double *start_, *end_, *busy_;
+  std::vector<std::pair<double, std::size_t>> spans_;  // scratch: (span, where) of a unit's ranks that took part
+  Spans compute_, transfer_;                           // scratch: one rank-sample's intervals
 };
 
 }  // namespace
