@@ -17,8 +17,8 @@ struct Breakdown {
   double total_s = 0;     // the sample time the parts split (a row's median_s, or a predicted median)
   double compute_s = 0;   // device-local work: gemm calls, copies, elementwise passes
   double exposed_s = 0;   // transfer time that no compute hid
-  double overhead_s = 0;  // launch and host overhead: busy time outside compute and transfers
-  double wait_s = 0;      // waiting for the slowest rank: makespan - the median rank's busy time (parallel)
+  double overhead_s = 0;  // launch and host overhead: the median rank's span outside compute and exposed transfer
+  double wait_s = 0;      // waiting for the slowest rank: makespan - the median rank's span (serial: per turn)
   double wire_s = 0;      // transfer on the wire, hidden or not: beside the parts, not one of them
   double sum() const { return compute_s + exposed_s + overhead_s + wait_s; }
 };
