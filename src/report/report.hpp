@@ -170,7 +170,7 @@ std::string speedup_text(double speedup, const std::optional<Interval>& ci, bool
 std::string render_table(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows,
                          bool wide = false);
 // report --breakdown: the run in a line, then where each case's time goes (render_breakdown), labelled
-// "#N experiment varying-parameters [mode]" under a line per experiment with what its cases share.
+// "#N varying-parameters [mode]" under a line per experiment with what its cases share.
 std::string render_breakdown_report(const std::string& path, const RunRecord& run,
                                     const std::vector<ReportRow>& rows);
 std::string render_csv(const std::vector<ReportRow>& rows);
