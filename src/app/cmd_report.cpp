@@ -62,6 +62,23 @@ bool check_file(const std::string& path, const RunRecord& run, const std::vector
   return all_hold(checks) && run.complete;
 }
 
+// --breakdown is a view of its own: the options of other views do not combine with it.
+void check_breakdown_options(const ReportOptions& opt) {
+  if (!opt.breakdown) return;
+  if (opt.check) {
+    throw InputError("--breakdown and --check cannot be combined: --check judges limits and sets the exit code, "
+                     "--breakdown only shows where the time goes; run them one at a time");
+  }
+  if (!opt.baseline.empty()) {
+    throw InputError("--breakdown and --baseline cannot be combined: the breakdown splits each file's own median; "
+                     "run 'report --breakdown' on each file, or --baseline without --breakdown");
+  }
+  if (opt.wide) {
+    throw InputError("--breakdown and --wide cannot be combined: the breakdown has one table, which fits 80 "
+                     "columns; --format json or csv has every number");
+  }
+}
+
 }  // namespace
 
 CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
@@ -81,6 +98,10 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
   report->add_flag("--check", opt.check,
                    "check the limits the config set in [experiment.expect] and [defaults.expect]: each case with "
                    "each limit, whether it holds and what was measured; exit 1 when one fails, 0 when all hold");
+  report->add_flag("--breakdown", opt.breakdown,
+                   "where the time goes: each case's median split into compute, exposed transfer, overhead and "
+                   "waiting for the slowest rank, with the transfer on the wire beside them (docs/metrics.md); "
+                   "--format json, json-full and csv carry it in every row, with or without this flag");
   opt.pair_threshold = kNodePairThreshold;
   report->add_option("--pair-threshold", opt.pair_threshold,
                      "node-pairs cases: a pair below this share of the best pair's bandwidth is slow (default 0.93, "
@@ -100,11 +121,13 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                  "  gpuscale report results/one-node.h5 results/two-nodes.h5   # and side by side\n"
                  "  gpuscale report results/after.h5 --baseline results/before.h5\n"
                  "  gpuscale report results/acceptance.h5 --check && echo accepted\n"
+                 "  gpuscale report results/training-step.h5 --breakdown\n"
                  "Needs neither MPI nor mpirun.");
   return report;
 }
 
 int cmd_report(const ReportOptions& opt) {
+  check_breakdown_options(opt);
   const ReportFormat f = parse_report_format(opt.format);
   const bool table = f == ReportFormat::table;
   std::vector<ReportRow> base;
@@ -119,6 +142,8 @@ int cmd_report(const ReportOptions& opt) {
     if (!opt.baseline.empty()) compare_with_baseline(rows, base, opt.baseline);
     if (opt.check) {
       held = check_file(path, run, rows, table) && held;
+    } else if (table && opt.breakdown) {
+      print_table_text(render_breakdown_report(path, run, rows) + (opt.files.size() > 1 ? "\n" : ""));
     } else if (table) {
       print_table_text(render_table(path, run, rows, opt.wide) + render_baseline(rows) +
                        (opt.files.size() > 1 ? "\n" : ""));
@@ -126,7 +151,7 @@ int cmd_report(const ReportOptions& opt) {
     all.insert(all.end(), rows.begin(), rows.end());
     runs.push_back({path, static_cast<int>(run.ranks.size()), run.nodes, std::move(rows)});
   }
-  if (table && !opt.check) print_table_text(render_side_by_side(runs));
+  if (table && !opt.check && !opt.breakdown) print_table_text(render_side_by_side(runs));
   if (f == ReportFormat::csv) std::cout << render_csv(all);
   if (f == ReportFormat::json) std::cout << render_json(all);
   if (f == ReportFormat::json_full) {

@@ -44,6 +44,7 @@ struct ReportOptions {
   bool wide = false;             // table: every column
   std::string baseline;          // a result file to compare every case with ("" none)
   bool check = false;            // check [experiment.expect]'s limits: exit 1 when one fails
+  bool breakdown = false;        // where the time goes: a line per case (table); JSON and CSV carry it anyway
   double pair_threshold = 0.93;  // node pairs below this share of the best pair are slow (0 < it <= 1)
   double straggler_threshold = 0.2;
 };

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/plan.hpp"
 #include "core/text.hpp"
 #include "model/predict_report.hpp"
 #include "workloads/estimate.hpp"
@@ -109,8 +110,25 @@ std::string summary_of(const std::vector<PredictRow>& rows) {
 
 }  // namespace
 
+namespace {
+
+// --breakdown: each predicted case's parts and, with --against, the measured ones under them.
+std::string breakdown_of(const std::vector<PredictRow>& rows) {
+  std::vector<BreakdownLine> lines;
+  for (const auto& r : rows) {
+    if (!r.p.predicted()) continue;
+    const std::string label = "#" + std::to_string(r.number) + " " + r.c.experiment + " " +
+                              Case{0, r.c.experiment, r.c.workload, r.c.mode, r.c.params, {}}.param_label() + " [" +
+                              r.c.mode + "]";
+    lines.push_back({label + " predicted", r.p.parts});
+    if (r.measured && r.measured->breakdown) lines.push_back({label + " measured", *r.measured->breakdown});
+  }
+  return lines.empty() ? "" : "\nwhere the time goes:\n" + render_breakdown(lines);
+}
+
+}  // namespace
+
 std::string render_predict_table(const PredictHeader& h, const std::vector<PredictRow>& rows, bool breakdown) {
-  (void)breakdown;
   std::string out = wrap("predicted for " + job_text(h.job.shape) + ", backend " + h.job.backend + ", comm " +
                          h.job.comm + ", from " + h.model_from + (h.against.empty() ? "" : "; measured: " + h.against));
   const auto report_rows = as_report_rows(rows);
@@ -120,6 +138,7 @@ std::string render_predict_table(const PredictHeader& h, const std::vector<Predi
                      std::string(h.against.empty() ? "" : "; error: |measured - predicted| / measured"));
   out += notes_of(rows);
   out += summary_of(rows);
+  if (breakdown) out += breakdown_of(rows);
   return out;
 }
 
@@ -135,10 +154,7 @@ json params_json(const Params& p) {
   return o;
 }
 
-json parts_json(const Breakdown& b) {
-  return {{"total_s", b.total_s}, {"compute_s", b.compute_s}, {"exposed_transfer_s", b.exposed_s},
-          {"overhead_s", b.overhead_s}, {"wait_s", b.wait_s}, {"wire_s", b.wire_s}, {"sum_s", b.sum()}};
-}
+json parts_json(const Breakdown& b) { return json::parse(breakdown_json(b)); }
 
 void prediction_json(const PredictRow& r, json& o) {
   const Prediction& p = r.p;
@@ -173,6 +189,7 @@ void measured_json(const PredictRow& r, json& o) {
   if (m.busbw_gbps) o["measured_busbw_gbps"] = *m.busbw_gbps;
   if (m.speedup) o["measured_speedup"] = *m.speedup;
   if (r.error) o["error"] = *r.error;
+  if (m.breakdown) o["measured_breakdown"] = parts_json(*m.breakdown);
 }
 
 }  // namespace

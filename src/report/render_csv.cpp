@@ -1,5 +1,6 @@
-// The report as CSV: a row per case, the columns of docs/analysis.md, then
-// the figures of newer workloads and one column per parameter (param.KEY).
+// The report as CSV: a row per case, the columns of docs/analysis.md (the
+// breakdown's as breakdown.KEY), then the figures of newer workloads and one
+// column per parameter (param.KEY).
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -124,6 +125,21 @@ std::vector<std::pair<std::string, Cell>> newer_columns() {
   };
 }
 
+// Where the time goes (report/breakdown.hpp): the keys of the JSON's "breakdown", each as breakdown.KEY.
+std::vector<std::pair<std::string, Cell>> breakdown_columns() {
+  const std::pair<const char*, double Breakdown::*> parts[] = {
+      {"total_s", &Breakdown::total_s},   {"compute_s", &Breakdown::compute_s},
+      {"exposed_transfer_s", &Breakdown::exposed_s}, {"overhead_s", &Breakdown::overhead_s},
+      {"wait_s", &Breakdown::wait_s},     {"wire_s", &Breakdown::wire_s}};
+  std::vector<std::pair<std::string, Cell>> out;
+  for (const auto& [key, part] : parts) {
+    out.emplace_back(std::string("breakdown.") + key,
+                     [part = part](const ReportRow& r) { return r.breakdown ? num((*r.breakdown).*part) : ""; });
+  }
+  out.emplace_back("breakdown.sum_s", [](const ReportRow& r) { return r.breakdown ? num(r.breakdown->sum()) : ""; });
+  return out;
+}
+
 // Figures of other keys than the fixed columns' (a newer workload's), in the order they first appear.
 std::vector<std::string> more_figures(const std::vector<ReportRow>& rows) {
   const std::vector<std::string> fixed{"exposed_transfer_s", "overlap_fraction", "of_vendor", "vendor_case"};
@@ -154,7 +170,7 @@ std::vector<std::string> param_keys(const std::vector<ReportRow>& rows) {
 
 std::string render_csv(const std::vector<ReportRow>& rows) {
   std::vector<std::pair<std::string, Cell>> cols = case_columns();
-  for (auto* more : {judgement_columns, newer_columns}) {
+  for (auto* more : {judgement_columns, newer_columns, breakdown_columns}) {
     for (auto& c : more()) cols.push_back(std::move(c));
   }
   for (const auto& key : more_figures(rows)) {

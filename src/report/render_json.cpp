@@ -89,7 +89,7 @@ void json_numbers(const ReportRow& r, nlohmann::json& o) {
   }
 }
 
-// The limits, the baseline, the stragglers and the phases, where the row has them.
+// The limits, the baseline, the stragglers, the phases and the breakdown, where the row has them.
 void json_judgements(const ReportRow& r, nlohmann::json& o) {
   if (!r.expect.empty()) {
     nlohmann::json ex = nlohmann::json::array();
@@ -139,6 +139,7 @@ void json_judgements(const ReportRow& r, nlohmann::json& o) {
     for (const auto& [name, t] : r.phase_s) ph[name] = t;
     o["phase_s"] = ph;
   }
+  if (r.breakdown) o["breakdown"] = nlohmann::json::parse(breakdown_json(*r.breakdown));
 }
 
 }  // namespace

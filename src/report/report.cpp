@@ -45,6 +45,18 @@ std::vector<double> rows_of(const std::vector<double>& x, int reps, const std::v
   return out;
 }
 
+std::vector<std::int64_t> turns_of(const CaseRecord& c) {
+  if (!c.turn.empty()) return c.turn;
+  std::vector<std::int64_t> turn;
+  for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
+  return turn;
+}
+
+std::vector<double> sample_times(const CaseRecord& c) {
+  return c.mode == "serial" ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turns_of(c), c.ranks, c.reps)
+                            : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
+}
+
 std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRecord& c) {
   const CaseTable* t = find_table(c.tables, kPhasesTable);
   if (!t || c.reps == 0) return {};
@@ -256,17 +268,13 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
   ReportRow r = row_of_case(c);
   r.run_warnings = run.warnings;
   std::tie(r.node_ranks, r.node_cores) = most_crowded_node(run);
-  std::vector<std::int64_t> turn = c.turn;
-  if (turn.empty()) {  // none recorded (schema 1.0): each rank alone
-    for (int rank = 0; rank < c.ranks; ++rank) turn.push_back(rank);
-  }
+  const std::vector<std::int64_t> turn = turns_of(c);
   r.turns = turn.empty() ? 0 : static_cast<int>(*std::max_element(turn.begin(), turn.end()) + 1);
   if (c.status == "skipped") {  // nothing ran
     r.median_s = r.min_s = r.p95_s = r.enqueue_median_s = std::nan("");
     return r;
   }
-  const auto samples = c.mode == "serial" ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turn, c.ranks, c.reps)
-                                          : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
+  const auto samples = sample_times(c);
   r.median_s = median(samples);
   r.median_ci = median_interval(samples);
   r.min_s = minimum(samples);
@@ -279,6 +287,7 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
   r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
   ranks_and_flags(run, c, in, straggler_threshold, r);
   phase_numbers(c, in, r);
+  r.breakdown = measured_breakdown(c, r.median_s);
   if (const RowAnalysis* a = analysis_of(c.workload)) {
     a->row(run, c, RowSettings{pair_threshold, straggler_threshold}, r);
   }

@@ -11,6 +11,7 @@
 
 #include "core/intervals.hpp"
 #include "io/result_model.hpp"
+#include "report/breakdown.hpp"
 #include "report/stragglers.hpp"
 
 namespace gpuscale {
@@ -84,6 +85,8 @@ struct ReportRow {
   // Workloads that mark phases: each phase's time in a sample (the sum of its
   // intervals; median over ranks and samples), in the order they appeared.
   std::vector<std::pair<std::string, double>> phase_s;
+  // Where the median sample's time goes (report/breakdown.hpp); none for a skipped case.
+  std::optional<Breakdown> breakdown;
   // What a reader should doubt about this case's numbers (ran cold, throttled, clocks below the maximum).
   std::vector<std::string> flags;
   // What the run's header warns of every case (e.g. more ranks than cores), so that a row read alone keeps it.
@@ -117,6 +120,11 @@ struct RowSettings {
 std::vector<bool> taking_part(const CaseRecord& c);
 // The [rank][rep] rows of `x` of the ranks that took part, one after another.
 std::vector<double> rows_of(const std::vector<double>& x, int reps, const std::vector<bool>& in);
+// Each rank's turn in serial mode (ranks of one turn run together); none recorded (schema 1.0): each rank alone.
+std::vector<std::int64_t> turns_of(const CaseRecord& c);
+// What a row's median_s is the median of, one value per sample: serial, the sum over turns of each turn's makespan;
+// parallel, the makespan (max end - min start over ranks, common clock).
+std::vector<double> sample_times(const CaseRecord& c);
 // Each phase's time in each sample (its intervals summed), [rank][rep], by
 // phase name in the order of the phases table's names; empty without phases.
 std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRecord& c);
@@ -161,6 +169,10 @@ std::string speedup_text(double speedup, const std::optional<Interval>& ci, bool
 // only the parameters that vary in it; `wide`: every column in one table.
 std::string render_table(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows,
                          bool wide = false);
+// report --breakdown: the run in a line, then where each case's time goes (render_breakdown), labelled
+// "#N varying-parameters [mode]" under a line per experiment with what its cases share.
+std::string render_breakdown_report(const std::string& path, const RunRecord& run,
+                                    const std::vector<ReportRow>& rows);
 std::string render_csv(const std::vector<ReportRow>& rows);
 std::string render_json(const std::vector<ReportRow>& rows);
 // --format json-full: {"runs": [each file's metadata, warnings and completeness], "cases": [the rows, as json]}.

@@ -84,6 +84,8 @@ class Fitted(ScratchTest):
             self.assertLessEqual(c["predicted_op_time_lo_s"], predicted)
             self.assertGreater(c["predicted_busbw_gbps"], 0)
             self.assertEqual(c["params"]["inplace"], False)
+            self.assertAlmostEqual(c["measured_breakdown"]["total_s"], c["measured_median_s"], places=12)
+            self.assertAlmostEqual(c["breakdown"]["wire_s"], predicted, places=12)  # one operation a sample
         parallel = [c for c in out["cases"] if c["workload"] == "gemm" and c["mode"] == "parallel"]
         for c in parallel:
             self.assertIn("predicted_speedup", c)
@@ -94,6 +96,13 @@ class Fitted(ScratchTest):
             self.assertAlmostEqual(b["sum_s"], c["predicted_median_s"], places=12)
         whats = [s["what"] for s in out["summary"]]
         self.assertEqual(whats, ["gemm", "collective allreduce", "collective allgather"])
+
+    def test_predict_breakdown_shows_the_predicted_parts_and_the_measured_ones(self):
+        p = gpuscale("predict", self.model, "--against", self.two, "--breakdown")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("\nwhere the time goes:\n", p.stdout)
+        self.assertIn("[parallel] predicted\n", p.stdout)
+        self.assertIn("[parallel] measured\n", p.stdout)
 
     def test_predict_a_bigger_job_from_result_files_flags_what_it_extrapolates(self):
         p = gpuscale("predict", self.one, self.two, "--ranks", "4", "--nodes", "2")

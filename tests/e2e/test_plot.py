@@ -2,8 +2,8 @@
 loader's DataFrames and numbers against `gpuscale report --format json` and
 h5py, and every figure of tools/gpuscale-plot: the PNG is written and the
 series it plots (its --data JSON) hold the report's numbers (speedup,
-efficiency, algbw, busbw) and the raw samples (timeline, per-rank medians).
-Bad input: one line on stderr, exit code 2."""
+efficiency, algbw, busbw, the breakdown) and the raw samples (timeline,
+per-rank medians). Bad input: one line on stderr, exit code 2."""
 import json
 import math
 import os
@@ -339,12 +339,75 @@ class Plot(ScratchTest):
                          ["scaling.png", "np1-case0001-timeline.png", "np1-case0001-ranks.png",
                           "np2-case0001-timeline.png", "np2-case0001-ranks.png"])
 
+    def rows_file(self, name, fmt="json"):
+        """`gpuscale report --format FMT` of the file `name` written to a JSON file, and its rows."""
+        proc = gpuscale("report", self.files[name], "--format", fmt)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        path = self.write(f"{name}-{fmt}.json", proc.stdout)
+        rows = json.loads(proc.stdout)
+        return path, rows["cases"] if isinstance(rows, dict) else rows
+
+    def assert_bars_hold(self, fig, rows):
+        """The breakdown figure's bars are `rows` (those with a breakdown), in order, each part in ms."""
+        (p,) = fig["panels"]
+        self.assertEqual(p["style"], "stacked")
+        self.assertEqual([(pt["file"], pt["case"]) for pt in p["points"]], [(f, r["case"]) for f, r in rows])
+        self.assertEqual(len(p["x"]), len(rows))
+        for line in p["series"]:
+            want = [1e3 * r["breakdown"][line["part"]] for _, r in rows]
+            np.testing.assert_allclose(line["y"], want, rtol=1e-12, err_msg=line["label"])
+        np.testing.assert_allclose(p["adds_up"], [100 * r["breakdown"]["sum_s"] / r["breakdown"]["total_s"]
+                                                  for _, r in rows], rtol=1e-12)
+        self.assertIn("[ms]", p["ylabel"])
+
+    def test_breakdown_stacks_the_reports_parts_a_bar_per_case_that_ran(self):
+        path, rows = self.rows_file("mixed")
+        (fig,) = self.plot("breakdown", path)
+        self.assertEqual(fig["kind"], "breakdown")
+        self.assertEqual(os.path.basename(fig["png"]), "mixed-json-breakdown.png")
+        ran = [(path, r) for r in rows if r["status"] != "skipped"]
+        self.assertLess(len(ran), len(rows))  # the skipped case has no breakdown, so no bar
+        self.assert_bars_hold(fig, ran)
+        (p,) = fig["panels"]
+        self.assertEqual([line["part"] for line in p["series"]],
+                         ["compute_s", "exposed_transfer_s", "overhead_s", "wait_s", "wire_s", "total_s"])
+        pipe = [i for i, (_, r) in enumerate(ran) if r["name"] == "pipe"]
+        self.assertEqual([p["x"][i] for i in pipe], [f"#{ran[i][1]['case']} pipe overlap={v}"
+                                                      for i, v in zip(pipe, (False, True))])
+        self.assertFalse(any(pt["predicted"] for pt in p["points"]))
+
+    def test_breakdown_of_several_files_sets_each_case_side_by_side_by_rank_count(self):
+        files = {n: self.rows_file(n) for n in ("np4", "np1", "np2")}
+        (fig,) = self.plot("breakdown", *(files[n][0] for n in ("np4", "np1", "np2")))
+        self.assertEqual(os.path.basename(fig["png"]), "breakdown.png")
+        want = []
+        for case in range(1, 5):  # each case of the config (dtype x mode), on 1, 2 and 4 ranks
+            for n in ("np1", "np2", "np4"):
+                path, rows = files[n]
+                want.append((path, next(r for r in rows if r["case"] == case)))
+        self.assert_bars_hold(fig, want)
+        self.assertEqual([r["ranks"] for _, r in want], [1, 2, 4] * 4)
+        self.assertRegex(fig["panels"][0]["x"][0], r"^#1 gemm dtype=fp64 mode=serial ranks=1 np1-json\.json$")
+
+    def test_breakdown_takes_json_full_and_predicted_rows_hatched(self):
+        full, rows = self.rows_file("np2", "json-full")
+        first = next(r for r in rows if r["case"] == 2)
+        predicted = {"model": "a prediction", "cases": [dict(first, ranks=8, predicted=True, breakdown={
+            "total_s": 0.004, "compute_s": 0.002, "exposed_transfer_s": 0.001, "overhead_s": 0.0005, "wait_s": 0.0003,
+            "wire_s": 0.0015, "sum_s": 0.0038})]}
+        guess = self.write("predicted.json", json.dumps(predicted))
+        (fig,) = self.plot("breakdown", full, guess)
+        want = [(full, r) for r in rows]
+        want.insert(2, (guess, predicted["cases"][0]))  # after case 2 of 2 ranks: the same case on 8
+        self.assert_bars_hold(fig, want)
+        self.assertEqual([pt["predicted"] for pt in fig["panels"][0]["points"]], [False, False, True, False, False])
+
     def test_help_explains_every_figure(self):
         self.assertTrue(os.access(PLOT, os.X_OK))
         proc = run([PLOT, "--help"])
         self.assertEqual(proc.returncode, 0, proc.stderr)
         for word in ("scaling FILE", "timeline FILE --case N", "bandwidth FILE", "ranks FILE --case N", "all FILE",
-                     "--output-dir", "--data"):
+                     "breakdown ROWS.json", "--output-dir", "--data"):
             self.assertIn(word, proc.stdout)
 
     # ---- bad input ---------------------------------------------------------------------------------------------
@@ -362,6 +425,12 @@ class Plot(ScratchTest):
         skipped = next(c for c, row in self.reports["mixed"].items() if row["status"] == "skipped")
         self.assert_error(self.plot("ranks", mixed, "--case", str(skipped), ok=False),
                           f"case {skipped} was skipped", "no samples")
+        self.assert_error(self.plot("breakdown", np2, ok=False), f"{np2}: not JSON", "gpuscale report --format json")
+        no_rows = self.write("object.json", '{"runs": []}')
+        self.assert_error(self.plot("breakdown", no_rows, ok=False), "neither a list of rows nor an object")
+        skipped_only = self.write("skipped.json", json.dumps([{"case": 1, "status": "skipped"}]))
+        self.assert_error(self.plot("breakdown", skipped_only, ok=False), "no row in", "has a breakdown")
+        self.assert_error(self.plot("breakdown", missing, ok=False), f"{missing}: no such file")
         proc = self.plot("timeline", np2, ok=False)
         self.assertEqual(proc.returncode, 2)
         self.assertIn("timeline needs --case N", proc.stderr)
