@@ -1,6 +1,7 @@
 """The cost model where the network, not the cores, is the bottleneck: 4
 emulated hosts (network namespaces) whose links are limited with tc tbf
-(RATE each way, 200 Mbit/s unless GPUSCALE_TESTBED_RATE says otherwise),
+(RATE each way, 400 Mbit/s unless GPUSCALE_TESTBED_RATE says otherwise;
+jumbo frames, see hosts.py),
 configs/model-transfers.toml (allreduce, allgather, sendrecv, 64 KiB to
 16 MiB) run on them, and `gpuscale model` / `predict` checked against runs
 of a shape the model did not see:
@@ -31,7 +32,7 @@ from common import GPUSCALE, gpuscale  # noqa: E402
 
 HOSTS = None  # the hosts.Hosts of this run, set by use()
 NODES = 4
-RATE = os.environ.get("GPUSCALE_TESTBED_RATE", "200mbit")
+RATE = os.environ.get("GPUSCALE_TESTBED_RATE", "400mbit")
 SHIPPED = os.path.join(os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
                        "configs", "model-transfers.toml")
 CONFIG = None  # the shipped config on the CPU backend over MPI whatever this build has (a CUDA build would pick NCCL)
