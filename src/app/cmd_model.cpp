@@ -64,8 +64,9 @@ std::string model_summary(const std::string& path, const Model& m) {
                 " size(s), " + format_sig3(lo / 1e9) + "-" + format_sig3(hi / 1e9) + " GFLOP/s per core");
   }
   for (const auto& c : m.copies) {
-    out += item("copies " + c.kind + " (" + c.backend + "): " + format_seconds(c.latency_s) + " per call, " +
-                rate_text(c.bytes_s));
+    // One size measured: latency and bandwidth cannot be told apart, the fit keeps the bandwidth (latency 0).
+    out += item("copies " + c.kind + " (" + c.backend + "): " + (c.latency_s > 0 ? format_seconds(c.latency_s) +
+                " per call, " : std::string("no latency fitted, ")) + rate_text(c.bytes_s));
   }
   for (const auto& t : m.transfers) out += item(transfer_text(t));
   for (const auto& n : m.notes) out += wrap("note: " + n);
