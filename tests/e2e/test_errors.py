@@ -122,9 +122,9 @@ class BadInput(InputErrorTest):
     def test_command_line_mistakes(self):
         self.assert_input_error(gpuscale(), "A subcommand is required; see 'gpuscale --help'")
         self.assert_input_error(gpuscale("run"), "config is required; see 'gpuscale run --help'")
-        self.assert_input_error(gpuscale("rn", "x.toml"), "unknown command 'rn' (did you mean 'run'?); commands: run, check, report, info")
+        self.assert_input_error(gpuscale("rn", "x.toml"), "unknown command 'rn' (did you mean 'run'?); commands: run, check, report, model, predict, info")
         self.assert_input_error(gpuscale("--bogus", "run"), "unknown option '--bogus'; gpuscale takes a command first; "
-                                "commands: run, check, report, info; see 'gpuscale --help'")
+                                "commands: run, check, report, model, predict, info; see 'gpuscale --help'")
 
     def test_an_option_error_names_the_option_the_value_and_what_it_takes_and_the_command_s_help(self):
         cfg = self.write("ok.toml", SMALL_CONFIG)
