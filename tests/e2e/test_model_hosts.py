@@ -237,6 +237,14 @@ if __name__ == "__main__":
         CONFIG = os.path.join(d, "model-transfers.toml")
         with open(SHIPPED) as f:
             text = f.read()
+        # The sizes the acceptance names: on rate-limited emulated links a transfer of 64 or 256 KiB passes partly
+        # in the token bucket's burst, faster than the link (hosts.py), which no network does; fitted with them,
+        # the latency per step between nodes comes out negative and is dropped (1 ms per step at 3 and 4 ranks on
+        # these 2 cores; measured: bench/README.md).
+        sizes = "bytes = [65536, 262144, 1048576, 4194304, 16777216]"
+        if sizes not in text:
+            sys.exit(f"{SHIPPED}: no line {sizes} to replace")
+        text = text.replace(sizes, "bytes = [1048576, 4194304, 16777216]")
         for key, auto, value in (("backend", '"auto"', '"cpu"'), ("comm", '"auto"', '"mpi"')):
             if f"\n{key} = {auto}\n" not in text:
                 sys.exit(f"{SHIPPED}: no line {key} = {auto} to replace with {value}")
