@@ -10,6 +10,7 @@
 
 #include "app/cli_options.hpp"
 #include "app/commands.hpp"
+#include "app/run_metadata.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -103,7 +104,8 @@ int cmd_model(const ModelOptions& opt) {
   for (const auto& f : opt.files) {
     if (f == opt.output) throw InputError("-o " + opt.output + " is one of the result files to fit; name another file");
   }
-  const Model m = fit_model(read_runs(opt.files));
+  Model m = fit_model(read_runs(opt.files));
+  m.software_version = software_version();
   write_text(opt.output, model_json(m));
   std::cout << model_summary(opt.output, m) << std::flush;
   return kExitOk;

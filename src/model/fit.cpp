@@ -6,7 +6,6 @@
 #include <random>
 #include <stdexcept>
 
-#include "app/run_metadata.hpp"
 #include "core/error.hpp"
 #include "core/intervals.hpp"
 #include "core/plan.hpp"
@@ -282,7 +281,6 @@ std::vector<Measured> measured_cases(const std::vector<std::pair<std::string, Ru
 
 Model fit_model(const std::vector<std::pair<std::string, RunRecord>>& runs) {
   Model m;
-  m.software_version = software_version();
   const std::vector<Measured> ms = measured_cases(runs, m);
   add_gemm_points(ms, m);
   add_copy_fits(ms, m);

@@ -71,7 +71,7 @@ struct TransferFit {
 };
 
 struct Model {
-  std::string software_version;
+  std::string software_version;  // of the gpuscale that wrote the model file (set by the command)
   std::vector<ModelSource> sources;
   std::vector<ModelCase> cases;
   std::vector<GemmCurve> gemm;
