@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <cstdlib>
 
 #include "app/cli_options.hpp"
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
   using namespace gpuscale;
   CLI::App app{"gpuscale: how matmul work scales from one device, to all devices of a server, to many servers.\n"
                "One MPI rank per device; rank 0 writes every raw timing to one HDF5 file per run."};
-  app.set_version_flag("--version", "gpuscale " + software_version());
+  app.set_version_flag("--version", std::function<std::string()>(version_text));
   app.require_subcommand(1);
   app.footer("Examples:\n"
              "  mpirun -np 2 gpuscale run configs/default.toml -o results/default.h5\n"

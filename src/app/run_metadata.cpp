@@ -19,6 +19,30 @@ namespace gpuscale {
 
 std::string software_version() { return GPUSCALE_VERSION; }
 
+std::string mpi_built_with() {
+#if defined(OMPI_MAJOR_VERSION)
+  return "Open MPI " + std::to_string(OMPI_MAJOR_VERSION) + "." + std::to_string(OMPI_MINOR_VERSION) + "." +
+         std::to_string(OMPI_RELEASE_VERSION);
+#elif defined(MPICH_VERSION)
+  return std::string("MPICH ") + MPICH_VERSION;
+#else
+  return "MPI " + std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION) + " (library not named by mpi.h)";
+#endif
+}
+
+std::string mpi_runs_with() {
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(lib, &len);
+  const std::string s(lib, static_cast<std::size_t>(std::max(0, len)));
+  return s.substr(0, s.find_first_of("\n,"));
+}
+
+std::string version_text() {
+  return "gpuscale " + software_version() + "\nMPI: built with " + mpi_built_with() + ", runs with " +
+         mpi_runs_with();
+}
+
 namespace {
 std::string now_formatted(const char* f) {
   const std::time_t t = std::time(nullptr);

@@ -15,6 +15,13 @@ std::string iso8601_now();             // 2026-11-22T07:10:00+0000
 std::string compact_timestamp_now();   // 20261122-071000, for file names
 // "openmpi@4.1.4;hdf5@1.10.8;openblas@0.3.21;cuda@13.0". Call after MPI_Init.
 std::string software_dependencies(const CudaStatus& cuda);
+// The MPI library as its mpi.h named it at build time ("Open MPI 4.1.4", "MPICH 4.0.2"; the MPI standard
+// version where the header names no library), and as the library this process loaded names itself
+// (MPI_Get_library_version's first line; callable before MPI_Init).
+std::string mpi_built_with();
+std::string mpi_runs_with();
+// gpuscale --version: the version, and the MPI library it was built with and runs with.
+std::string version_text();
 // SLURM_*, OMPI_*, CUDA_*, NCCL_*, OPENBLAS_*, OMP_* variables, sorted.
 std::vector<std::pair<std::string, std::string>> relevant_environment();
 

@@ -339,7 +339,8 @@ class Help(unittest.TestCase):
     def test_version(self):
         p = gpuscale("--version")
         self.assertEqual(p.returncode, 0)
-        self.assertRegex(p.stdout, r"^gpuscale \d+\.\d+\.\d+")
+        self.assertRegex(p.stdout, r"^gpuscale \d+\.\d+\.\d+\S*\nMPI: built with (Open MPI \d+\.\d+\.\d+|MPICH \S+), "
+                                   r"runs with (Open MPI v\d+\.\d+\.\d+|MPICH Version:\s+\S+)")
 
 
 if __name__ == "__main__":
