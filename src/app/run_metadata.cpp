@@ -30,12 +30,18 @@ std::string mpi_built_with() {
 #endif
 }
 
-std::string mpi_runs_with() {
+std::string mpi_library_version() {
   char lib[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(lib, &len);
-  const std::string s(lib, static_cast<std::size_t>(std::max(0, len)));
-  return s.substr(0, s.find_first_of("\n,"));
+  std::string s(lib, static_cast<std::size_t>(std::max(0, len)));
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\0')) s.pop_back();
+  return std::regex_replace(s, std::regex("\\s*\n\\s*"), "; ");
+}
+
+std::string mpi_runs_with() {
+  const std::string s = mpi_library_version();
+  return s.substr(0, s.find_first_of(";,"));
 }
 
 std::string version_text() {

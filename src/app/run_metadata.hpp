@@ -20,6 +20,8 @@ std::string software_dependencies(const CudaStatus& cuda);
 // (MPI_Get_library_version's first line; callable before MPI_Init).
 std::string mpi_built_with();
 std::string mpi_runs_with();
+// MPI_Get_library_version's whole text, its lines joined by "; " (the result file's mpiLibrary).
+std::string mpi_library_version();
 // gpuscale --version: the version, and the MPI library it was built with and runs with.
 std::string version_text();
 // SLURM_*, OMPI_*, CUDA_*, NCCL_*, OPENBLAS_*, OMP_* variables, sorted.

@@ -131,6 +131,7 @@ struct RunRecord {
   std::string date;  // ISO 8601 with offset
   std::string schema_version = kSchemaVersion;
   std::string software_dependencies;  // "openmpi@4.1.4;hdf5@1.10.8;..."
+  std::string mpi_library;            // MPI_Get_library_version's text ("" in files before it was written)
   std::string command_line;
   std::string config_file, config_text, config_overrides;
   std::string backend, backend_reason;

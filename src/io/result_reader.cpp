@@ -162,6 +162,7 @@ void read_root_attrs(hid_t f, RunRecord& run) {
   run.software_version = h5::read_string_attr(f, "softwareVersion");
   run.date = h5::read_string_attr(f, "date");
   run.software_dependencies = h5::read_string_attr(f, "softwareDependencies");
+  run.mpi_library = h5::has_attr(f, "mpiLibrary") ? h5::read_string_attr(f, "mpiLibrary") : "";
   run.command_line = h5::read_string_attr(f, "commandLine", true);
   run.config_file = h5::read_string_attr(f, "configFile", true);
   run.config_text = h5::read_string_attr(f, "config", true);

@@ -49,6 +49,7 @@ void write_run_attrs(hid_t f, const RunRecord& run, const std::string& warnings)
   h5::write_attr(f, "date", run.date);
   h5::write_attr(f, "schemaVersion", run.schema_version);
   h5::write_attr(f, "softwareDependencies", run.software_dependencies);
+  h5::write_attr(f, "mpiLibrary", run.mpi_library);
   h5::write_attr(f, "commandLine", run.command_line);
   h5::write_attr(f, "configFile", run.config_file);
   h5::write_attr(f, "config", run.config_text);

@@ -183,6 +183,7 @@ nlohmann::json run_json(const std::string& path, const RunRecord& run, std::size
                    {"software_version", run.software_version},
                    {"schema_version", run.schema_version},
                    {"software_dependencies", run.software_dependencies},
+                   {"mpi_library", run.mpi_library},
                    {"date", run.date},
                    {"command_line", run.command_line},
                    {"config_file", run.config_file},

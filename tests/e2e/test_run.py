@@ -39,6 +39,8 @@ class RunTwoRanks(ScratchTest):
             self.assertEqual(s(a["backend"]), "cpu")
             self.assertIn("openmpi@4.", s(a["softwareDependencies"]))
             self.assertIn("hdf5@1.", s(a["softwareDependencies"]))
+            self.assertRegex(s(a["mpiLibrary"]), r"^(Open MPI v\d|MPICH Version:)")  # the library's own words
+            self.assertNotIn("\n", s(a["mpiLibrary"]))
             self.assertEqual(s(a["config"]), SMALL_CONFIG)
             self.assertIn("run", s(a["commandLine"]))
             self.assertRegex(s(a["date"]), r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$")

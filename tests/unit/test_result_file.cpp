@@ -24,6 +24,7 @@ RunRecord sample_run() {
   run.software_version = "0.1.0+gtest";
   run.date = "2026-11-22T07:00:00+0000";
   run.software_dependencies = "openmpi@4.1.4;hdf5@1.10.8";
+  run.mpi_library = "Open MPI v4.1.4, package: Debian OpenMPI";
   run.command_line = "gpuscale run x.toml";
   run.config_file = "x.toml";
   run.config_text = "[[experiment]]\nworkload = \"gemm\"\n";
@@ -151,6 +152,7 @@ TEST_CASE("a result file round-trips every field", "[hdf5]") {
   CHECK(back.date == run.date);
   CHECK(back.schema_version == kSchemaVersion);
   CHECK(back.software_dependencies == run.software_dependencies);
+  CHECK(back.mpi_library == run.mpi_library);
   CHECK(back.command_line == run.command_line);
   CHECK(back.config_text == run.config_text);
   CHECK(back.backend_reason == run.backend_reason);
