@@ -10,9 +10,11 @@ die() {  # die CODE MESSAGE...: one clear line on stderr, then exit CODE
   exit "$code"
 }
 
-# The gpuscale binary, by the first of: $GPUSCALE; gpuscale on PATH; build/src/gpuscale in the
-# submission directory (SLURM_SUBMIT_DIR, else the working directory); build/src/gpuscale in the
-# checkout these scripts belong to. Prints its absolute path, or exits 2 saying where it looked.
+# The gpuscale binary, by the first of: $GPUSCALE; where these scripts are installed (cmake --install
+# wrote jobs/installed.sh), the gpuscale installed with them (PREFIX/bin/gpuscale); gpuscale on PATH;
+# build/src/gpuscale in the submission directory (SLURM_SUBMIT_DIR, else the working directory);
+# build/src/gpuscale in the checkout these scripts belong to. Prints its absolute path, or exits 2
+# saying where it looked.
 find_gpuscale() {
   if [ -n "${GPUSCALE:-}" ]; then
     if [ ! -f "$GPUSCALE" ] || [ ! -x "$GPUSCALE" ]; then
@@ -21,12 +23,23 @@ find_gpuscale() {
     realpath "$GPUSCALE"
     return
   fi
+  local tried=() dir installed_bindir=""
+  if [ -f "$checkout/jobs/installed.sh" ]; then
+    # shellcheck source=/dev/null
+    . "$checkout/jobs/installed.sh"
+    if [ -n "$installed_bindir" ]; then
+      if [ -f "$checkout/$installed_bindir/gpuscale" ] && [ -x "$checkout/$installed_bindir/gpuscale" ]; then
+        realpath "$checkout/$installed_bindir/gpuscale"
+        return
+      fi
+      tried+=("$checkout/$installed_bindir/gpuscale")
+    fi
+  fi
   local found
   if found=$(command -v gpuscale); then
     realpath "$found"
     return
   fi
-  local tried=() dir
   for dir in "${SLURM_SUBMIT_DIR:-$PWD}" "$checkout"; do
     [ -n "$dir" ] || continue
     if [ -f "$dir/build/src/gpuscale" ] && [ -x "$dir/build/src/gpuscale" ]; then

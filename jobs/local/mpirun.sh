@@ -12,8 +12,9 @@
 # share cores; gpuscale's timings say so). Each rank uses the GPU of its node-local rank; in an
 # allocation of several nodes ask for GPUs with --gpus-per-node, not --gpus-per-task (jobs/README.md).
 # More mpirun options: MPIRUN_ARGS="--mca btl tcp,self" (split at spaces).
-# The binary is $GPUSCALE, else gpuscale on PATH, else build/src/gpuscale in the submission (or working)
-# directory or in the checkout this script belongs to; missing: exit 2 at once. Results go to
+# The binary is $GPUSCALE, else (installed by cmake --install) the gpuscale installed with this script,
+# else gpuscale on PATH, else build/src/gpuscale in the submission (or working) directory or in the
+# checkout this script belongs to; missing: exit 2 at once. Results go to
 # results/<config>[-job<JOBID>]-<time>.h5 in the working directory (or -o FILE); under sbatch the
 # log is gpuscale-<JOBID>.out, appended to, and the job is not requeued.
 # Exit code: gpuscale's (0 ok, 1 failure, 2 bad input, 3 timeout); 2 when the binary or config is missing.

@@ -21,8 +21,9 @@
 #   --wait                   wait for the comparison, print it, exit with its exit code
 #   -h, --help
 # Run it from the directory that is to hold results/ and the logs: all three jobs work there. The
-# binary is found as the job scripts find it ($GPUSCALE, PATH, build/src/gpuscale in this directory
-# or in the checkout), here, before anything is submitted, and given to the jobs as GPUSCALE.
+# binary is found as the job scripts find it ($GPUSCALE, the installed one when the scripts are
+# installed, PATH, build/src/gpuscale in this directory or in the checkout), here, before anything is
+# submitted, and given to the jobs as GPUSCALE.
 # The results are named by job id (results/<config>-job<JOBID>-<time>.h5), so -o is refused.
 # The comparison (log gpuscale-<JOBID of job 3>.out) prints each run's `gpuscale report` table, one
 # after the other (1 node first), then both side by side (each case's median in each run, and its
