@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/intervals.hpp"
+#include "core/metrics.hpp"
 #include "core/plan.hpp"
 #include "core/stats.hpp"
 #include "model/least_squares.hpp"
@@ -20,18 +21,10 @@ namespace gpuscale {
 
 std::vector<double> busy_per_sample(const CaseRecord& c) {
   const auto in = taking_part(c);
-  std::vector<double> out;
-  for (int s = 0; s < c.reps; ++s) {
-    double sum = 0;
-    int n = 0;
-    for (int r = 0; r < c.ranks; ++r) {
-      if (!in[static_cast<std::size_t>(r)]) continue;
-      sum += c.device_time_s[static_cast<std::size_t>(r) * c.reps + s];
-      ++n;
-    }
-    if (n > 0) out.push_back(sum / n);
-  }
-  return out;
+  const int part = static_cast<int>(std::count(in.begin(), in.end(), true));
+  if (part == 0 || c.reps == 0) return {};
+  // As the report's op time (core/metrics), over the ranks that took part and per sample, not per operation.
+  return mean_op_times(rows_of(c.device_time_s, c.reps, in), part, c.reps, 1);
 }
 
 JobShape job_of(const RunRecord& run) {
