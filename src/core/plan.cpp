@@ -12,6 +12,11 @@ const std::vector<std::string>& runner_param_keys() {
   return v;
 }
 
+const std::vector<std::string>& sample_count_keys() {
+  static const std::vector<std::string> v{"warmup", "warmup_s", "reps"};
+  return v;
+}
+
 std::string Case::param_label() const {
   std::string out;
   const auto& skip = runner_param_keys();

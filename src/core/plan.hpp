@@ -32,6 +32,9 @@ struct Case {
 
 // Names of the parameters every case has besides its workload's.
 const std::vector<std::string>& runner_param_keys();
+// Those that say how many samples a case took, not what it is (warmup, warmup_s, reps): a case's identity
+// in the report, and for matching a prediction with a measured case, is its parameters without them.
+const std::vector<std::string>& sample_count_keys();
 
 // The most cases a plan may have unless the user raises it (--max-cases):
 // more is most likely a list typo multiplying cases.

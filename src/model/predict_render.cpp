@@ -53,7 +53,7 @@ std::vector<ReportRow> as_report_rows(const std::vector<PredictRow>& rows) {
     r.name = p.c.experiment;
     r.workload = p.c.workload;
     r.mode = p.c.mode;
-    r.params = p.c.params.without({"warmup", "warmup_s", "reps"});
+    r.params = p.c.params.without(sample_count_keys());
     r.case_index = static_cast<std::size_t>(&p - rows.data());  // the row's place, for block_of
     out.push_back(r);
   }
@@ -147,7 +147,7 @@ namespace {
 
 json params_json(const Params& p) {
   json o = json::object();
-  const Params kept = p.without({"warmup", "warmup_s", "reps"});
+  const Params kept = p.without(sample_count_keys());
   for (const auto& [k, v] : kept.items()) {
     std::visit([&, key = k](const auto& x) { o[key] = x; }, v);
   }

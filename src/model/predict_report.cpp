@@ -14,7 +14,7 @@ namespace {
 // The parameters that say what a case is (not how many samples it took), in name order.
 std::map<std::string, Value> identity(const Params& p) {
   std::map<std::string, Value> out;
-  const Params kept = p.without({"warmup", "warmup_s", "reps"});
+  const Params kept = p.without(sample_count_keys());
   for (const auto& [k, v] : kept.items()) out[k] = v;
   return out;
 }

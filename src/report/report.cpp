@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/metrics.hpp"
+#include "core/plan.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
 #include "report/analysis.hpp"
@@ -201,7 +202,7 @@ ReportRow row_of_case(const CaseRecord& c) {
   r.nodes = c.nodes;
   r.reps = c.reps;
   // What identifies a case for pairing and display.
-  r.params = typed_params(c.workload, c.params.without({"warmup", "warmup_s", "reps"}));
+  r.params = typed_params(c.workload, c.params.without(sample_count_keys()));
   r.params_label = label_of(r.params);
   r.scope = c.scope;
   r.comm = c.comm;
