@@ -63,20 +63,13 @@ bool only_transfer(const SampleWork& s) {
 // The one copy kind of a case that copies and does nothing else; "" for others.
 std::string only_copy_kind(const SampleWork& s) {
   if (!s.gemms.empty() || !s.transfer_ops.empty() || s.copy_calls == 0) return "";
-  const std::pair<const char*, double> kinds[] = {{"host-pinned", s.host_copy_bytes},
-                                                  {"host-pageable", s.pageable_copy_bytes},
-                                                  {"device", s.device_copy_bytes},
-                                                  {"pass", s.pass_bytes}};
   std::string kind;
-  for (const auto& [name, bytes] : kinds) {
+  for (const auto& [name, bytes] : s.copy_bytes_by_kind()) {
     if (bytes <= 0) continue;
     if (!kind.empty()) return "";
     kind = name;
   }
   return kind;
-}
-double copy_bytes(const SampleWork& s) {
-  return s.host_copy_bytes + s.pageable_copy_bytes + s.device_copy_bytes + s.pass_bytes;
 }
 
 std::string device_of(const RunRecord& run) { return run.ranks.empty() ? "" : run.ranks[0].device_name; }
@@ -114,10 +107,10 @@ void add_copy_fits(const std::vector<Measured>& ms, Model& m) {
     CopyFit f{key.first, key.second, 0, 0, INFINITY, 0, 0, static_cast<int>(list.size())};
     for (const Measured* x : list) {
       const SampleWork& s = x->work.sample;
-      rows.push_back({s.copy_calls, copy_bytes(s)});
+      rows.push_back({s.copy_calls, s.copy_bytes()});
       y.push_back(median(x->busy));
-      f.min_bytes = std::min(f.min_bytes, copy_bytes(s) / s.copy_calls);
-      f.max_bytes = std::max(f.max_bytes, copy_bytes(s) / s.copy_calls);
+      f.min_bytes = std::min(f.min_bytes, s.copy_bytes() / s.copy_calls);
+      f.max_bytes = std::max(f.max_bytes, s.copy_bytes() / s.copy_calls);
     }
     const LsqFit fit = relative_nonneg_lsq(rows, y, {true, true}, {0, 1}, {0, 0});
     if (!fit.ok || !fit.used[1]) {

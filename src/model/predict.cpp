@@ -94,13 +94,11 @@ Part copy_part(const Ctx& x, const char* kind, double bytes, double calls) {
 
 Part copies_part(const Ctx& x, const SampleWork& w) {
   const double calls = std::max(1.0, w.copy_calls);
-  const double all = w.host_copy_bytes + w.pageable_copy_bytes + w.device_copy_bytes + w.pass_bytes;
+  const double all = w.copy_bytes();
   Part p;
-  const std::pair<const char*, double> kinds[] = {{"host-pinned", w.host_copy_bytes},
-                                                  {"host-pageable", w.pageable_copy_bytes},
-                                                  {"device", w.device_copy_bytes},
-                                                  {"pass", w.pass_bytes}};
-  for (const auto& [kind, bytes] : kinds) p += copy_part(x, kind, bytes, all > 0 ? calls * bytes / all : 0.0);
+  for (const auto& [kind, bytes] : w.copy_bytes_by_kind()) {
+    p += copy_part(x, kind, bytes, all > 0 ? calls * bytes / all : 0.0);
+  }
   return p;
 }
 

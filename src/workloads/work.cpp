@@ -23,6 +23,13 @@ void SampleWork::add_copy(const std::string& direction, bool pinned, double byte
   copy_calls += calls;
 }
 
+std::array<std::pair<const char*, double>, 4> SampleWork::copy_bytes_by_kind() const {
+  return {{{"host-pinned", host_copy_bytes}, {"host-pageable", pageable_copy_bytes}, {"device", device_copy_bytes},
+           {"pass", pass_bytes}}};
+}
+
+double SampleWork::copy_bytes() const { return host_copy_bytes + pageable_copy_bytes + device_copy_bytes + pass_bytes; }
+
 void SampleWork::add_transfer(TransferWork t, double count) {
   t.count = count;
   wire_bytes += t.op_bytes * t.bus_factor * count;

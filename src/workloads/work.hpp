@@ -4,6 +4,7 @@
 // code (WorkloadType::work), with the helpers here.
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,9 @@ struct SampleWork {
   void add_gemm(const GemmProblem& g, double calls);
   // `direction`: h2d, d2h or d2d; `pinned` host memory (else pageable; no matter for d2d).
   void add_copy(const std::string& direction, bool pinned, double bytes, double calls);
+  // The bytes of each kind of copy, by the name a model prices it under: host-pinned, host-pageable, device, pass.
+  std::array<std::pair<const char*, double>, 4> copy_bytes_by_kind() const;
+  double copy_bytes() const;  // of every kind
   // `count` operations `t` (t.count is set from it) on a group that spans nodes or not: adds them to
   // transfer_ops, wire_bytes and transfers.
   void add_transfer(TransferWork t, double count);
