@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "report/json_params.hpp"
 
 namespace gpuscale {
 
@@ -14,14 +15,6 @@ using json = nlohmann::ordered_json;  // keys in the order written: a case's par
 
 constexpr const char* kFormat = "gpuscale-model";
 constexpr int kFormatVersion = 1;
-
-json params_json(const Params& p) {
-  json o = json::object();
-  for (const auto& [k, v] : p.items()) {
-    std::visit([&, key = k](const auto& x) { o[key] = x; }, v);
-  }
-  return o;
-}
 
 Params params_of(const json& o) {
   Params p;
@@ -78,7 +71,7 @@ json cases_json(const Model& m) {
   json cases = json::array();
   for (const auto& c : m.cases) {
     cases.push_back({{"experiment", c.experiment}, {"workload", c.workload}, {"mode", c.mode},
-                     {"params", params_json(c.params)}});
+                     {"params", params_json<json>(c.params)}});
   }
   return cases;
 }

@@ -6,6 +6,7 @@
 #include "core/plan.hpp"
 #include "core/text.hpp"
 #include "model/predict_report.hpp"
+#include "report/json_params.hpp"
 #include "workloads/estimate.hpp"
 
 namespace gpuscale {
@@ -145,15 +146,6 @@ std::string render_predict_table(const PredictHeader& h, const std::vector<Predi
 
 namespace {
 
-json params_json(const Params& p) {
-  json o = json::object();
-  const Params kept = p.without(sample_count_keys());
-  for (const auto& [k, v] : kept.items()) {
-    std::visit([&, key = k](const auto& x) { o[key] = x; }, v);
-  }
-  return o;
-}
-
 json parts_json(const Breakdown& b) { return json::parse(breakdown_json(b)); }
 
 void prediction_json(const PredictRow& r, json& o) {
@@ -203,7 +195,7 @@ std::string render_predict_json(const PredictHeader& h, const std::vector<Predic
   out["cases"] = json::array();
   for (const auto& r : rows) {
     json o{{"case", r.number}, {"experiment", r.c.experiment}, {"workload", r.c.workload}, {"mode", r.c.mode},
-           {"params", params_json(r.c.params)}};
+           {"params", params_json<json>(r.c.params.without(sample_count_keys()))}};
     prediction_json(r, o);
     measured_json(r, o);
     out["cases"].push_back(o);

@@ -4,18 +4,10 @@
 #include <nlohmann/json.hpp>
 
 #include "report/expectations.hpp"
+#include "report/json_params.hpp"
 #include "report/report.hpp"
 
 namespace gpuscale {
-
-namespace {
-nlohmann::json to_json(const Value& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  if (const auto* b = std::get_if<bool>(&v)) return *b;
-  return std::get<std::string>(v);
-}
-}  // namespace
 
 namespace {
 
@@ -31,9 +23,7 @@ nlohmann::json json_identity(const ReportRow& r) {
   o["ranks"] = r.ranks;
   o["nodes"] = r.nodes;
   o["reps"] = r.reps;
-  nlohmann::json p = nlohmann::json::object();
-  for (const auto& [k, v] : r.params.items()) p[k] = to_json(v);
-  o["params"] = p;
+  o["params"] = params_json<nlohmann::json>(r.params);
   o["status"] = r.status;
   if (!r.status_reason.empty()) o["status_reason"] = r.status_reason;
   if (!r.note.empty()) o["note"] = r.note;
