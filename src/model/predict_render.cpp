@@ -143,7 +143,6 @@ std::string render_predict_table(const PredictHeader& h, const std::vector<Predi
   return out;
 }
 
-
 namespace {
 
 json parts_json(const Breakdown& b) { return json::parse(breakdown_json(b)); }
