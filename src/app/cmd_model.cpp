@@ -23,9 +23,7 @@
 
 namespace gpuscale {
 
-namespace {
-
-std::vector<std::pair<std::string, RunRecord>> read_runs(const std::vector<std::string>& files) {
+std::vector<std::pair<std::string, RunRecord>> read_runs_to_fit(const std::vector<std::string>& files) {
   std::vector<std::pair<std::string, RunRecord>> runs;
   for (const auto& f : files) {
     runs.emplace_back(f, read_result_file(f));
@@ -37,6 +35,8 @@ std::vector<std::pair<std::string, RunRecord>> read_runs(const std::vector<std::
   }
   return runs;
 }
+
+namespace {
 
 // One item of a list, its lines indented under it.
 std::string item(const std::string& text) { return "  " + wrap(text, 78, "    "); }
@@ -104,7 +104,7 @@ int cmd_model(const ModelOptions& opt) {
   for (const auto& f : opt.files) {
     if (f == opt.output) throw InputError("-o " + opt.output + " is one of the result files to fit; name another file");
   }
-  Model m = fit_model(read_runs(opt.files));
+  Model m = fit_model(read_runs_to_fit(opt.files));
   m.software_version = software_version();
   write_text(opt.output, model_json(m));
   std::cout << model_summary(opt.output, m) << std::flush;

@@ -34,10 +34,8 @@ Model model_from(const std::vector<std::string>& inputs, std::string* from) {
       throw InputError(f + ": a model file among result files; give either one model file or result files to fit");
     }
   }
-  std::vector<std::pair<std::string, RunRecord>> runs;
-  for (const auto& f : inputs) runs.emplace_back(f, read_result_file(f));
   *from = join(inputs, " ") + " (fitted now)";
-  return fit_model(runs);
+  return fit_model(read_runs_to_fit(inputs));
 }
 
 std::vector<ModelCase> config_cases(const std::string& path) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/plan.hpp"
@@ -12,6 +13,8 @@ class App;
 }
 
 namespace gpuscale {
+
+struct RunRecord;  // io/result_model.hpp
 
 struct RunOptions {
   std::string config;
@@ -57,6 +60,9 @@ struct ModelOptions {
   std::string output;
 };
 CLI::App* add_model_command(CLI::App& app, ModelOptions& opt);
+// The result files a model is fitted to (model, predict FILES...), with a note on stderr for each that did not
+// complete (the cases that ran are fitted).
+std::vector<std::pair<std::string, RunRecord>> read_runs_to_fit(const std::vector<std::string>& files);
 int cmd_model(const ModelOptions& opt);
 
 struct PredictOptions {
