@@ -59,11 +59,8 @@ class PhaseIndex {
  public:
   // None where the case marks no compute or transfer phase.
   static std::optional<PhaseIndex> of(const CaseRecord& c) {
-    const CaseTable* t = find_table(c.tables, kPhasesTable);
-    if (!t) return std::nullopt;
     PhaseIndex p;
-    p.col_ = columns_of(*t, {{"rank", ColumnType::integer}, {"sample", ColumnType::integer},
-                             {"phase", ColumnType::integer}, {"start", ColumnType::real}, {"end", ColumnType::real}});
+    p.col_ = phase_columns(c);
     if (p.col_.empty()) return std::nullopt;
     const auto& names = p.col_[2]->levels;
     const auto index = [&](const char* name) {
@@ -73,7 +70,7 @@ class PhaseIndex {
     p.compute_ = index(kComputePhase);
     p.transfer_ = index(kTransferPhase);
     if (p.compute_ < 0 && p.transfer_ < 0) return std::nullopt;
-    p.group(c, t->rows());
+    p.group(c, p.col_[0]->ints.size());
     return p;
   }
 

@@ -58,17 +58,21 @@ std::vector<double> sample_times(const CaseRecord& c) {
                             : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
 }
 
-std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRecord& c) {
+std::vector<const TableColumn*> phase_columns(const CaseRecord& c) {
   const CaseTable* t = find_table(c.tables, kPhasesTable);
-  if (!t || c.reps == 0) return {};
-  const auto col = columns_of(*t, {{"rank", ColumnType::integer}, {"sample", ColumnType::integer},
-                                   {"phase", ColumnType::integer}, {"start", ColumnType::real},
-                                   {"end", ColumnType::real}});
+  if (!t) return {};
+  return columns_of(*t, {{"rank", ColumnType::integer}, {"sample", ColumnType::integer},
+                         {"phase", ColumnType::integer}, {"start", ColumnType::real}, {"end", ColumnType::real}});
+}
+
+std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRecord& c) {
+  if (c.reps == 0) return {};
+  const auto col = phase_columns(c);
   if (col.empty()) return {};
   const std::size_t samples = static_cast<std::size_t>(c.ranks) * c.reps;
   std::vector<std::pair<std::string, std::vector<double>>> sums;
   for (const auto& n : col[2]->levels) sums.emplace_back(n, std::vector<double>(samples, 0.0));
-  for (std::size_t i = 0; i < t->rows(); ++i) {
+  for (std::size_t i = 0; i < col[0]->ints.size(); ++i) {
     const auto rank = static_cast<std::size_t>(col[0]->ints[i]), sample = static_cast<std::size_t>(col[1]->ints[i]);
     const std::size_t at = rank * c.reps + sample;
     if (at < samples) sums[static_cast<std::size_t>(col[2]->ints[i])].second[at] += col[4]->reals[i] - col[3]->reals[i];

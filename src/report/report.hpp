@@ -125,6 +125,9 @@ std::vector<std::int64_t> turns_of(const CaseRecord& c);
 // What a row's median_s is the median of, one value per sample: serial, the sum over turns of each turn's makespan;
 // parallel, the makespan (max end - min start over ranks, common clock).
 std::vector<double> sample_times(const CaseRecord& c);
+// The phases table of a case (kPhasesTable) as columns rank, sample, phase (its levels the names), start, end;
+// empty where the case has none or it lacks one of them.
+std::vector<const TableColumn*> phase_columns(const CaseRecord& c);
 // Each phase's time in each sample (its intervals summed), [rank][rep], by
 // phase name in the order of the phases table's names; empty without phases.
 std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRecord& c);
