@@ -6,18 +6,21 @@
 
 #include <cstdio>
 
+#include "app/run_metadata.hpp"
+#include "comm/mpi_library.hpp"
+
 namespace gpuscale {
 
 class MpiSession {
  public:
   MpiSession(int* argc, char*** argv) {
-    int provided = 0;
-    // On the CPU backend the stream's worker thread makes the MPI calls of
-    // transfers, never at the same time as the main thread.
-    MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
-    if (provided < MPI_THREAD_SERIALIZED) {
-      std::fprintf(stderr, "gpuscale: error: this MPI library provides thread level %d; gpuscale needs "
-                           "MPI_THREAD_SERIALIZED\n", provided);
+    // On the CPU backend the stream's worker thread makes the MPI calls of transfers, never at the same time
+    // as the main thread: MPI_THREAD_SERIALIZED, or more where the library needs it (mpi_library.hpp).
+    requested_ = mpi_thread_level_to_request(mpi_library_version());
+    MPI_Init_thread(argc, argv, requested_, &provided_);
+    if (provided_ < MPI_THREAD_SERIALIZED) {
+      std::fprintf(stderr, "gpuscale: error: %s provides %s; gpuscale needs MPI_THREAD_SERIALIZED\n",
+                   mpi_runs_with().c_str(), mpi_thread_level_name(provided_).c_str());
       MPI_Abort(MPI_COMM_WORLD, 1);
     }
     // Errors come back as codes, which our checks turn into messages.
@@ -26,6 +29,12 @@ class MpiSession {
   ~MpiSession() { MPI_Finalize(); }
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
+
+  int requested() const { return requested_; }
+  int provided() const { return provided_; }
+
+ private:
+  int requested_ = MPI_THREAD_SERIALIZED, provided_ = 0;
 };
 
 }  // namespace gpuscale

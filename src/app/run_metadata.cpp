@@ -7,6 +7,7 @@
 #include <ctime>
 #include <regex>
 
+#include "comm/mpi_library.hpp"
 #include "device/cpu_device.hpp"
 #ifdef GPUSCALE_HAVE_NCCL
 #include "comm/nccl_data_comm.hpp"
@@ -45,8 +46,9 @@ std::string mpi_runs_with() {
 }
 
 std::string version_text() {
+  const std::string mpiexec = GPUSCALE_MPIEXEC;
   return "gpuscale " + software_version() + "\nMPI: built with " + mpi_built_with() + ", runs with " +
-         mpi_runs_with();
+         mpi_runs_with() + "\nmpiexec: " + (mpiexec.empty() ? "none found at build time" : mpiexec);
 }
 
 namespace {
@@ -65,17 +67,8 @@ std::string iso8601_now() { return now_formatted("%Y-%m-%dT%H:%M:%S%z"); }
 std::string compact_timestamp_now() { return now_formatted("%Y%m%d-%H%M%S"); }
 
 std::string software_dependencies(const CudaStatus& cuda) {
-  std::string deps;
-  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  MPI_Get_library_version(lib, &len);
+  std::string deps = mpi_dependency(mpi_library_version());
   std::smatch m;
-  const std::string mpi(lib, len);
-  if (std::regex_search(mpi, m, std::regex("Open MPI v([0-9][0-9.]*)"))) {
-    deps += "openmpi@" + m[1].str();
-  } else {
-    deps += "mpi@" + mpi.substr(0, mpi.find_first_of(",\n"));
-  }
   unsigned maj = 0, min = 0, rel = 0;
   H5get_libversion(&maj, &min, &rel);
   deps += ";hdf5@" + std::to_string(maj) + "." + std::to_string(min) + "." + std::to_string(rel);
@@ -89,19 +82,19 @@ std::string software_dependencies(const CudaStatus& cuda) {
 }
 
 std::vector<std::pair<std::string, std::string>> relevant_environment() {
-  static const char* prefixes[] = {"SLURM_", "OMPI_", "CUDA_", "NCCL_", "OPENBLAS_", "OMP_"};
+  static const char* prefixes[] = {"SLURM_", "OMPI_", "MPIR_CVAR_", "MPICH_", "HYDRA_", "I_MPI_", "UCX_",
+                                   "CUDA_", "NCCL_", "OPENBLAS_", "OMP_"};
+  static const char* names[] = {"PMI_SIZE", "MPI_LOCALNRANKS"};  // MPICH's Hydra: the job's and node's ranks
   std::vector<std::pair<std::string, std::string>> out;
   for (char** e = environ; e && *e; ++e) {
     const std::string kv(*e);
     const auto eq = kv.find('=');
     if (eq == std::string::npos) continue;
     const std::string k = kv.substr(0, eq);
-    for (const char* p : prefixes) {
-      if (k.rfind(p, 0) == 0) {
-        out.emplace_back(k, kv.substr(eq + 1));
-        break;
-      }
-    }
+    const bool named = std::any_of(std::begin(names), std::end(names), [&](const char* n) { return k == n; });
+    const bool prefixed =
+        std::any_of(std::begin(prefixes), std::end(prefixes), [&](const char* p) { return k.rfind(p, 0) == 0; });
+    if (named || prefixed) out.emplace_back(k, kv.substr(eq + 1));
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -22,9 +22,11 @@ std::string mpi_built_with();
 std::string mpi_runs_with();
 // MPI_Get_library_version's whole text, its lines joined by "; " (the result file's mpiLibrary).
 std::string mpi_library_version();
-// gpuscale --version: the version, and the MPI library it was built with and runs with.
+// gpuscale --version: the version, the MPI library it was built with and runs with, and that library's launcher
+// as the build found it (the last line, "mpiexec: PATH", is read by jobs/local/mpirun.sh).
 std::string version_text();
-// SLURM_*, OMPI_*, CUDA_*, NCCL_*, OPENBLAS_*, OMP_* variables, sorted.
+// SLURM_*, OMPI_*, MPIR_CVAR_*, MPICH_*, HYDRA_*, I_MPI_*, UCX_*, CUDA_*, NCCL_*, OPENBLAS_*, OMP_*, PMI_SIZE and
+// MPI_LOCALNRANKS, sorted.
 std::vector<std::pair<std::string, std::string>> relevant_environment();
 
 }  // namespace gpuscale

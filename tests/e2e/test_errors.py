@@ -5,7 +5,7 @@ import os
 import time
 import unittest
 
-from common import SMALL_CONFIG, InputErrorTest, gpuscale, mpirun
+from common import MPIEXEC, SMALL_CONFIG, InputErrorTest, gpuscale, mpirun
 
 
 def digest(path):
@@ -340,7 +340,9 @@ class Help(unittest.TestCase):
         p = gpuscale("--version")
         self.assertEqual(p.returncode, 0)
         self.assertRegex(p.stdout, r"^gpuscale \d+\.\d+\.\d+\S*\nMPI: built with (Open MPI \d+\.\d+\.\d+|MPICH \S+), "
-                                   r"runs with (Open MPI v\d+\.\d+\.\d+|MPICH Version:\s+\S+)")
+                                   r"runs with (Open MPI v\d+\.\d+\.\d+|MPICH Version:\s+\S+)\nmpiexec: /\S+\n$")
+        # The launcher named is the one the tests start ranks with (CMake's MPIEXEC_EXECUTABLE).
+        self.assertEqual(p.stdout.splitlines()[-1], "mpiexec: " + MPIEXEC)
 
 
 if __name__ == "__main__":
