@@ -319,7 +319,7 @@ void PlanRun::install_endings() {
   const auto table = table_;
   set_termination_hook([file, table](int sig) {
     // A rank of this node that is gone ended the job first; mpirun's SIGTERM only followed.
-    const std::string peer = ended_peer(table), where = during(file->current());
+    const std::string peer = ended_peer(table), where = file->where();
     const std::string status = peer.empty() ? std::string("aborted: ") + signal_name(sig) + " " + where
                                             : "aborted: " + peer + " ended " + where + ", then " + signal_name(sig) +
                                                   " ended the job";

@@ -15,6 +15,12 @@ RunFile::RunFile(const OutputTarget& target, const RunRecord& run)
 void RunFile::set_current(const std::string& what) {
   std::lock_guard<std::timed_mutex> lock(mu_);
   current_ = what;
+  if (!what.empty()) last_written_.clear();
+}
+
+std::string RunFile::where() const {
+  std::lock_guard<std::timed_mutex> lock(mu_);
+  return current_.empty() && !last_written_.empty() ? "after " + last_written_ : during(current_);
 }
 
 std::string RunFile::current() const {
@@ -78,8 +84,15 @@ std::string RunFile::written_or_ended(Write&& write, const std::string& writing)
   }
 }
 
+// Once written, the case is no longer the one running: a run that ends before the next begins ends after it.
 std::string RunFile::write_case(const CaseRecord& rec) {
-  return written_or_ended([&](ResultWriter& w) { w.write_case(rec); }, "");
+  return written_or_ended(
+      [&](ResultWriter& w) {
+        w.write_case(rec);
+        last_written_ = current_;
+        current_.clear();
+      },
+      "");
 }
 
 std::string RunFile::add_warning(const std::string& line) {

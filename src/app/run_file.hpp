@@ -30,6 +30,9 @@ class RunFile {
   // The case now running ("case 3 of 8 (label)"), for a run that ends during it; "": none.
   void set_current(const std::string& what);
   std::string current() const;
+  // Where the run is, for a run that ends now: "during case 3 of 8 (label)"; "after case 3 of 8 (label)" once
+  // that case is in the file and the next one not begun; "outside any case" before the first.
+  std::string where() const;
   std::size_t cases_written() const;
 
   // "" when records of about `bytes` fit the free space, keeping room for
@@ -63,6 +66,7 @@ class RunFile {
   std::unique_ptr<ResultWriter> writer_;
   std::string target_, written_;
   std::string current_;
+  std::string last_written_;  // the case written last, while no other is current
   std::string kept_note_;
   std::size_t cases_at_end_ = 0;  // what the writer wrote, once it is gone
   bool ended_ = false;

@@ -55,6 +55,18 @@ modes = ["parallel"]
 """
 
 
+def _launcher_family():
+    out = subprocess.run([MPIEXEC, "--version"], capture_output=True, text=True).stdout
+    return "openmpi" if "Open MPI" in out or "OpenRTE" in out else "hydra" if "HYDRA" in out else "other"
+
+
+# The launcher the tests start ranks with: "openmpi" (Open MPI's mpirun), "hydra" (MPICH's mpiexec) or "other".
+# Where they differ (exit codes, how a job ends), a test expects each its own.
+LAUNCHER = _launcher_family()
+
+# A rank's number as Open MPI's mpirun and MPICH's Hydra tell it to the process.
+RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK")
+
 # What mpirun, mpiexec and srun set in every process they start; gpuscale run tells a singleton by their absence.
 LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK", "SLURM_STEP_ID")
 
@@ -180,7 +192,7 @@ def rank_pids(marker, rank=None):
             continue
         if os.path.basename(cmd[0].decode()) != "gpuscale" or marker.encode() not in cmd:
             continue
-        if rank is None or f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+        if rank is None or any(f"{v}={rank}".encode() in env for v in RANK_VARIABLES):
             pids.append(int(d))
     return pids
 

@@ -300,8 +300,8 @@ class LinkDown(ScratchTest):
         with h5py.File(out, "r") as f:
             self.assertEqual(int(f.attrs["complete"]), 0)
             status = s(f.attrs["status"])
-            self.assertRegex(status, r"^(aborted: SIGTERM during case \d+ of \d+ \(link |timed out: case \d+ of \d+ "
-                                     r"\(link |aborted: rank \d+ \(pid \d+ on \S+\) ended during case |failed: rank )",
+            self.assertRegex(status, r"^(aborted: SIGTERM (during|after) case \d+ of \d+ \(link |timed out: case \d+ of \d+ "
+                                     r"\(link |aborted: rank \d+ \(pid \d+ on \S+\) ended (during|after) case |failed: rank )",
                              output)
             cases = sorted(f["cases"].keys())
             self.assertGreaterEqual(len(cases), 2)

@@ -12,7 +12,7 @@ import unittest
 
 import h5py
 
-from common import ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, rank_pids, run_and_hit, s, slow_config
+from common import ENV, GPUSCALE, LAUNCHER, MPIEXEC, ScratchTest, gpuscale, rank_pids, run_and_hit, s, slow_config
 
 SLOW_CONFIG = slow_config([1, 2, 200, 201, 202, 203, 204, 205], "timeout = 120")
 
@@ -34,19 +34,24 @@ class Partial(ScratchTest):
             os.kill(victim[0], signal.SIGKILL)
 
         rc, seen = self.run_and_hit(out, "[3/8]", kill_rank_1)
-        self.assertEqual(rc, 137, seen)  # mpirun's: a rank killed by SIGKILL
+        # The launcher's exit code for a rank killed by SIGKILL: Open MPI's mpirun 128 + 9, Hydra the signal's number.
+        self.assertEqual(rc, {"openmpi": 137, "hydra": 9}[LAUNCHER], seen)
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
             status = s(f.attrs["status"])
             # The rank that died comes first; mpirun's SIGTERM to rank 0 only followed (or MPI told rank 0 first).
-            m = re.match(rf"^aborted: rank 1 \(pid {victim[0]} on (\S+)\) ended during case ([3-8]) of 8 \(slow "
-                         r"size=512 .*\[parallel\]\), then SIGTERM ended the job$", status)
-            if not status.startswith("failed: "):
+            m = re.match(rf"^aborted: rank 1 \(pid {victim[0]} on (\S+)\) ended (during|after) case ([3-8]) of 8 "
+                         r"\(slow size=512 .*\[parallel\]\), then SIGTERM ended the job$", status)
+            # Hydra ends the other ranks with SIGKILL at once: rank 0 cannot write how the run ended, and the file
+            # says it was running (report then names the dead writer, below).
+            hydra_killed_all = LAUNCHER == "hydra" and status == "running"
+            if not status.startswith("failed: ") and not hydra_killed_all:
                 self.assertIsNotNone(m, status)
-                number = int(m.group(2))
-                self.assertIn(f"gpuscale: error: rank 1 (pid {victim[0]} on {m.group(1)}) ended during case {number} "
+                where, number = m.group(2), int(m.group(3))
+                self.assertIn(f"gpuscale: error: rank 1 (pid {victim[0]} on {m.group(1)}) ended {where} case {number} "
                               f"of 8 (", seen)
-                self.assertIn(f"(killed, or crashed); {out} keeps {number - 1} finished case(s)\n", seen)
+                kept = number - 1 if where == "during" else number
+                self.assertIn(f"(killed, or crashed); {out} keeps {kept} finished case(s)\n", seen)
             self.assertEqual(f.attrs["casesPlanned"], 8)
             last_update = s(f.attrs["lastUpdate"])  # the time of the last case written
             self.assertRegex(last_update, r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4}$")
@@ -58,6 +63,8 @@ class Partial(ScratchTest):
                 self.assertEqual(f["cases"][k]["device_time"].shape, (2, 3))
         r = gpuscale("report", out, "--wide")
         self.assertEqual(r.returncode, 0, r.stderr)
+        if hydra_killed_all:
+            status = "running, but no process holds its write lock: the writer died, or runs on another machine"
         self.assertIn(f"WARNING: the run did not complete (status: {status}); incomplete: {len(cases)} of 8 case(s) "
                       f"below, last update {last_update}", r.stdout)
 
@@ -65,21 +72,26 @@ class Partial(ScratchTest):
         out = self.path("term.h5")
         # What a user's Ctrl-C or a launcher's stop does to mpirun: it sends the ranks SIGTERM.
         rc, seen = self.run_and_hit(out, "[4/8]", lambda proc, seen: proc.send_signal(signal.SIGTERM))
-        self.assertEqual(rc, 1, seen)  # mpirun's own, when it was told to stop
+        # Open MPI's mpirun exits 1 when it was told to stop; Hydra's mpiexec passes on the ranks' 128 + SIGTERM, or
+        # at times exits 0 (seen in 2 of 4 tries): only the file's status is sure there.
+        self.assertIn(rc, {"openmpi": (1,), "hydra": (143, 0)}[LAUNCHER], seen)
         with h5py.File(out, "r") as f:
             self.assertEqual(f.attrs["complete"], 0)
             status = s(f.attrs["status"])
-            self.assertRegex(status, r"^aborted: SIGTERM during case [4-8] of 8 \(slow size=512 dtype=fp64 "
-                                     r"impl=vendor ops=\d+ \[parallel\]\)$")
-            number = int(re.search(r"case (\d+)", status).group(1))
+            # During a case, or after one once it is in the file and before the next begins.
+            m = re.match(r"^aborted: SIGTERM (during|after) case ([4-8]) of 8 \(slow size=512 dtype=fp64 "
+                         r"impl=vendor ops=\d+ \[parallel\]\)$", status)
+            self.assertIsNotNone(m, status)
+            where, number = m.group(1), int(m.group(2))
+            kept = number - 1 if where == "during" else number
             # One numbering: case N of the progress line and the status is /cases/ index N - 1.
             self.assertIn(f"[{number}/8] slow", seen)
-            self.assertEqual(sorted(int(k) for k in f["cases"].keys()), list(range(number - 1)))
+            self.assertEqual(sorted(int(k) for k in f["cases"].keys()), list(range(kept)))
         # One line (mpirun may put it after a progress line's start: stderr and stdout reach it apart).
         said = re.findall(r"gpuscale: interrupted: .*", seen)
         self.assertEqual(len(said), 1, seen)
-        self.assertTrue(said[0].startswith(f"gpuscale: interrupted: SIGTERM during case {number} of 8 ("), said)
-        self.assertIn(f"); {out} keeps {number - 1} finished case(s)\n", seen)
+        self.assertTrue(said[0].startswith(f"gpuscale: interrupted: SIGTERM {where} case {number} of 8 ("), said)
+        self.assertIn(f"); {out} keeps {kept} finished case(s)\n", seen)
         r = gpuscale("report", out, "--wide")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn(f"WARNING: the run did not complete (status: {status})", r.stdout)
@@ -90,14 +102,14 @@ class Partial(ScratchTest):
                                                                       for p in rank_pids(out)])
         self.assertEqual(rc, 130, seen)  # 128 + SIGINT, from the ranks
         with h5py.File(out, "r") as f:
-            self.assertRegex(s(f.attrs["status"]), r"^aborted: SIGINT during case [3-8] of 8 \(")
-        self.assertIn("gpuscale: interrupted: SIGINT during case ", seen)
+            self.assertRegex(s(f.attrs["status"]), r"^aborted: SIGINT (during|after) case [3-8] of 8 \(")
+        self.assertRegex(seen, "gpuscale: interrupted: SIGINT (during|after) case ")
 
     def test_check_fails_on_a_run_that_did_not_complete_naming_the_limits_that_went_unchecked(self):
         out = self.path("limits.h5")
         rc, seen = self.run_and_hit(out, "[3/8]", lambda proc, seen: proc.send_signal(signal.SIGTERM),
                                     config=SLOW_CONFIG + "\n[experiment.expect]\nmax_median_s = 100\n")
-        self.assertNotEqual(rc, 0, seen)
+        self.assertIn(rc, {"openmpi": (1,), "hydra": (143, 0)}[LAUNCHER], seen)  # as in the test of SIGTERM above
         with h5py.File(out, "r") as f:
             ran = len(f["cases"])
         r = gpuscale("report", out, "--check")
@@ -107,8 +119,9 @@ class Partial(ScratchTest):
                       r.stdout.replace("\n    ", " "))
         self.assertRegex(r.stdout, rf"\ncase {ran + 1} \(slow size=512 dtype=fp64 impl=vendor ops=\d+\s+"
                                    r"\[parallel\]\):\n  max_median_s 100 s: FAILED; the case did not run\n")
-        self.assertIn(f"the run did not complete (status: aborted: SIGTERM during case {ran + 1} of 8",
-                      r.stdout.replace("\n  ", " "))
+        # SIGTERM came during the case after those in the file, or before it began.
+        self.assertRegex(r.stdout.replace("\n  ", " "), rf"the run did not complete \(status: aborted: SIGTERM "
+                                                       rf"(during case {ran + 1}|after case {ran}) of 8")
         # Without --check, what ran is reported, with its warning.
         self.assertEqual(gpuscale("report", out).returncode, 0)
 

@@ -131,6 +131,20 @@ TEST_CASE("a run that ends early replaces the file too, with how it ended and it
   CHECK(f.cases_written() == 1);
 }
 
+TEST_CASE("a run that ends between two cases says it ended after the one its file holds last", "[runfile]") {
+  Scratch s;
+  RunFile f(check_output(s.path("r.h5"), false), a_run(3));
+  CHECK(f.where() == "outside any case");
+  f.set_current("case 1 of 3 (g size=1 [parallel])");
+  CHECK(f.where() == "during case 1 of 3 (g size=1 [parallel])");
+  REQUIRE(f.write_case(a_case(0)).empty());
+  CHECK(f.where() == "after case 1 of 3 (g size=1 [parallel])");  // written; case 2 not begun
+  f.set_current("case 2 of 3 (g size=1 [parallel])");
+  CHECK(f.where() == "during case 2 of 3 (g size=1 [parallel])");
+  CHECK(f.end_early("aborted: SIGTERM " + f.where()));
+  CHECK(f.cases_written() == 1);
+}
+
 TEST_CASE("a file another process is writing is refused up front, and never replaced at the end", "[runfile]") {
   Scratch s;
   const std::string out = s.path("busy.h5");
