@@ -1,6 +1,7 @@
 // gpuscale run: validate everything that can be validated before MPI starts
 // (bad input exits 2 and writes nothing), then run the plan case by case,
 // writing each finished case to the result file on rank 0.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -157,6 +158,7 @@ class PlanRun {
  private:
   int start();
   std::string agree_on_comm();
+  std::string memory_on_every_node() const;
   RunRecord run_record() const;
   std::string estimate_and_budget();
   std::string open_file();
@@ -194,6 +196,7 @@ int PlanRun::start() {
     }
   }
   if (stop_all(comm_, disagree)) return kExitUsage;
+  if (stop_all(comm_, memory_on_every_node())) return kExitUsage;
   device_ = make_device(p_.backend, comm_.local_rank());
   // NVML, loaded at run time: a machine without a driver runs without telemetry and the file says why.
   telemetry_ = open_device_telemetry(device_->info());
@@ -207,6 +210,23 @@ int PlanRun::start() {
   const std::string dir = p_.output ? directory_of(p_.output->path) : "results";
   if (stop_all(comm_, root_ ? plan_room(dir, run_record(), p_.plan) : "")) return kExitUsage;
   return kExitOk;
+}
+
+// The memory check before MPI started counted a node's ranks by the launcher's variables. Where they were missing
+// or said otherwise, it is done again with the ranks that share the node's memory (MPI_Comm_split_type): rank 0
+// gets "" or the first node's reason to stop.
+std::string PlanRun::memory_on_every_node() const {
+  std::string mine;
+  if (comm_.local_rank() == 0 && comm_.local_size() != ranks_per_node_from_env()) {
+    try {
+      check_plan_memory(p_.plan, memory_limits_here(p_.backend.backend, p_.cuda, comm_.local_size()));
+    } catch (const InputError& e) {
+      mine = comm_.hostname() + ": " + e.what();
+    }
+  }
+  const auto all = comm_.gather(mine);
+  const auto first = std::find_if(all.begin(), all.end(), [](const std::string& m) { return !m.empty(); });
+  return first == all.end() ? "" : *first;
 }
 
 // NCCL refuses ranks that share a GPU (share_devices = true): auto falls back to MPI, "nccl" is an error.

@@ -7,7 +7,7 @@ import subprocess
 import time
 import unittest
 
-from common import ENV, GPUSCALE, InputErrorTest, gpuscale
+from common import ENV, GPUSCALE, MPIEXEC, InputErrorTest, gpuscale
 
 LAUNCHER_VARIABLES = ("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE",
                       "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE")
@@ -44,6 +44,19 @@ class RanksShareTheNode(InputErrorTest):
                 self.assert_input_error(p, "case 1 of 1 (half elements=%d" % elements, "of memory per rank",
                                         "RAM available, over %d ranks on this node" % ranks, out=out)
                 self.assertLess(took, 5)
+
+    def test_without_the_launchers_count_the_ranks_sharing_memory_divide_it(self):
+        # The launcher's variables hidden from gpuscale: the check before MPI counts 1 rank on the node, the one
+        # after it 2 (MPI_Comm_split_type), which stops the run before any case.
+        elements = int(available_bytes() * 0.6) // 3 // 8
+        cfg = self.write("half.toml", '[[experiment]]\nname = "half"\nworkload = "elementwise"\ndtype = "fp64"\n'
+                         'elements = %d\nmodes = ["parallel"]\n' % elements)
+        out = self.path("out.h5")
+        hide = [a for v in LAUNCHER_VARIABLES for a in ("-u", v)]
+        p = subprocess.run([MPIEXEC, "-n", "2", "env", *hide, GPUSCALE, "run", cfg, "-o", out], capture_output=True,
+                           text=True, timeout=120, env=ENV)
+        self.assert_input_error(p, "case 1 of 1 (half elements=%d" % elements, "of memory per rank",
+                                "RAM available, over 2 ranks on this node", out=out)
 
 
 class CudaPlanAwayFromItsServers(InputErrorTest):
