@@ -52,6 +52,54 @@ find_gpuscale() {
     "Build it (cmake --build build --target gpuscale) or set GPUSCALE=/path/to/gpuscale"
 }
 
+# The MPI family gpuscale was built with, from its --version: "openmpi", "mpich" (MPICH and the libraries built
+# on it: Intel MPI, MVAPICH, Cray MPICH) or "other".
+mpi_family() {  # mpi_family BINARY
+  case $("$1" --version 2>/dev/null | sed -n 's/^MPI: built with //p') in
+    "Open MPI "*) echo openmpi;;
+    MPICH*) echo mpich;;
+    *) echo other;;
+  esac
+}
+
+# srun's --mpi for that family: pmix for Open MPI (Debian's starts under srun with PMIx only), pmi2 for the
+# MPICH family (Slurm's pmi2 plugin also speaks PMI-1, which MPICH's default build uses). None where the user
+# set SLURM_MPI_TYPE (srun reads it) or the family is not known (Slurm's MpiDefault).
+srun_mpi_args() {  # srun_mpi_args BINARY: prints "--mpi=TYPE" or nothing
+  [ -z "${SLURM_MPI_TYPE:-}" ] || return 0
+  case $(mpi_family "$1") in
+    openmpi) echo --mpi=pmix;;
+    mpich) echo --mpi=pmi2;;
+  esac
+}
+
+# The launcher that starts the ranks: $MPIRUN, else the one gpuscale was built with (the "mpiexec:" line of its
+# --version), else mpirun on PATH. Prints its path, or exits 2.
+find_launcher() {  # find_launcher BINARY
+  if [ -n "${MPIRUN:-}" ]; then
+    command -v "$MPIRUN" || die 2 "MPIRUN=$MPIRUN is not a command (unset it to use the launcher gpuscale was built with)"
+    return
+  fi
+  local built
+  built=$("$1" --version 2>/dev/null | sed -n 's/^mpiexec: \(\/.*\)/\1/p')
+  if [ -n "$built" ] && [ -x "$built" ]; then
+    echo "$built"
+    return
+  fi
+  command -v mpirun || die 2 "no MPI launcher: $1 names ${built:-none} and there is no mpirun on PATH;" \
+    "set MPIRUN=/path/to/mpiexec"
+}
+
+# The kind of launcher, from its --version: "openmpi" (Open MPI's mpirun), "hydra" (MPICH's and Intel MPI's
+# mpiexec) or "other".
+launcher_family() {  # launcher_family LAUNCHER
+  case $("$1" --version 2>&1 | head -n 5) in
+    *"Open MPI"*|*OpenRTE*) echo openmpi;;
+    *HYDRA*|*Hydra*|*"Intel(R) MPI"*) echo hydra;;
+    *) echo other;;
+  esac
+}
+
 # The config as gpuscale will open it: as given (relative to the working directory), else relative to
 # the submission directory (sbatch --chdir moves the working directory). Exits 2 when it is neither.
 find_config() {

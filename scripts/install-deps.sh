@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(cmake g++ make git
-          openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools libopenblas-dev
+          openmpi-bin libopenmpi-dev mpich libmpich-dev libhdf5-dev hdf5-tools libopenblas-dev
           catch2 libcli11-dev libtomlplusplus-dev nlohmann-json3-dev
           python3 python3-h5py python3-numpy python3-pandas python3-matplotlib python3-pip
           iproute2 util-linux

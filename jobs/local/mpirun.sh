@@ -11,7 +11,9 @@
 # (required where there is none). Outside an allocation more ranks than cores are allowed (ranks then
 # share cores; gpuscale's timings say so). Each rank uses the GPU of its node-local rank; in an
 # allocation of several nodes ask for GPUs with --gpus-per-node, not --gpus-per-task (jobs/README.md).
-# More mpirun options: MPIRUN_ARGS="--mca btl tcp,self" (split at spaces).
+# The launcher is $MPIRUN, else the one of the MPI gpuscale was built with (gpuscale --version), else mpirun;
+# Open MPI's mpirun and MPICH's (or Intel MPI's) Hydra mpiexec are told apart and set up each its own way
+# (jobs/README.md). More launcher options: MPIRUN_ARGS="--mca btl tcp,self" (split at spaces).
 # The binary is $GPUSCALE, else (installed by cmake --install) the gpuscale installed with this script,
 # else gpuscale on PATH, else build/src/gpuscale in the submission (or working) directory or in the
 # checkout this script belongs to; missing: exit 2 at once. Results go to
@@ -54,29 +56,39 @@ config=$(find_config "$1")
 shift
 gpuscale=$(find_gpuscale)
 
-launch=(mpirun)
+launcher=$(find_launcher "$gpuscale")
+family=$(launcher_family "$launcher")
+launch=("$launcher")
 if [ -n "$np" ]; then
-  launch+=(-np "$np")
+  launch+=(-n "$np")
 elif [ -n "${SLURM_JOB_ID:-}" ]; then
-  if [ -n "${SLURM_NTASKS:-}" ]; then launch+=(-np "$SLURM_NTASKS"); fi  # else: mpirun fills the allocation
+  if [ -n "${SLURM_NTASKS:-}" ]; then launch+=(-n "$SLURM_NTASKS"); fi  # else: the launcher fills the allocation
 else
   gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
   [ "${gpus:-0}" -gt 0 ] || die 2 "how many ranks? give -n NP (not in a Slurm allocation, and nvidia-smi lists no GPU)"
-  launch+=(-np "$gpus")
+  launch+=(-n "$gpus")
 fi
 job_environment
-if [ -z "${SLURM_JOB_ID:-}" ]; then
-  export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
-fi
-# Several BLAS threads per rank: mpirun's default binding (one core per rank for up to 2 ranks)
-# would put them all on one core.
-if [[ $OPENBLAS_NUM_THREADS =~ ^[0-9]+$ ]] && [ "$OPENBLAS_NUM_THREADS" -gt 1 ] && [ -z "${OMPI_MCA_hwloc_base_binding_policy:-}" ]; then
-  launch+=(--bind-to none)
-fi
+case $family in
+  openmpi)
+    if [ -z "${SLURM_JOB_ID:-}" ]; then
+      export OMPI_MCA_rmaps_base_oversubscribe=${OMPI_MCA_rmaps_base_oversubscribe:-1}
+    fi
+    # Several BLAS threads per rank: mpirun's default binding (one core per rank for up to 2 ranks)
+    # would put them all on one core.
+    if [[ $OPENBLAS_NUM_THREADS =~ ^[0-9]+$ ]] && [ "$OPENBLAS_NUM_THREADS" -gt 1 ] &&
+       [ -z "${OMPI_MCA_hwloc_base_binding_policy:-}" ]; then
+      launch+=(--bind-to none)
+    fi;;
+  hydra) ;;  # oversubscribes, binds nothing and passes the whole environment by default (jobs/README.md)
+  *) echo "$script: warning: $launcher is neither Open MPI's mpirun nor a Hydra mpiexec: only -n is set;" \
+          "add its options with MPIRUN_ARGS" >&2;;
+esac
 read -r -a extra <<<"${MPIRUN_ARGS:-}"
 launch+=("${extra[@]}")
 
 log_start "$gpuscale" "$config"
+echo "launcher: $launcher ($family)"
 if [ -n "${SLURM_GPUS_PER_TASK:-}" ] && [ "${SLURM_GPUS_PER_TASK}" != 0 ] && [ "${SLURM_JOB_NUM_NODES:-1}" -gt 1 ]; then
   echo "$script: warning: --gpus-per-task with mpirun on ${SLURM_JOB_NUM_NODES} nodes: on every node but the" \
        "first, mpirun's daemon gets one GPU and all ranks there see it; use --gpus-per-node" >&2

@@ -53,7 +53,7 @@ import threading
 import time
 import unittest
 
-from common import ENV, MPIEXEC  # what the ranks need: as root, one BLAS thread per rank
+from common import ENV, LAUNCHER, MPIEXEC  # what the ranks need: as root, one BLAS thread per rank
 
 # Forwarded to every rank with `mpirun -x`: a real rsh/ssh agent would not
 # carry the environment to another host.
@@ -384,6 +384,8 @@ def run_tests(n, slots, use, missing=None, without_hosts=False, rate=None):
     names what else is missing) it says why and returns 77 (ctest: skipped); with `without_hosts` the tests
     that need none run anyway (those needing hosts skip themselves), and a failure among them returns 1."""
     why = unavailable(tc=rate is not None) or missing
+    if not why and LAUNCHER != "openmpi":
+        why = f"the hosts' ranks are started by Open MPI's mpirun (its rsh agent and MCA options); {MPIEXEC} is not it"
     h = None
     if not why:
         h = Hosts(n, slots=slots, rate=rate)
