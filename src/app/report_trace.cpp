@@ -110,8 +110,9 @@ std::string summary(const std::string& out, const TracePlan& p) {
   return out + ": " + std::to_string(c.events()) + " events of " + std::to_string(p.traced.size()) + " case(s) on " +
          std::to_string(p.run.ranks.size()) + " rank(s): " + std::to_string(c.samples) + " sample and " +
          std::to_string(c.phases) + " phase slices, " + std::to_string(c.counters) + " GPU readings; " +
-         format_number("%.1f", static_cast<double>(c.bytes) / 1e6) +
-         " MB. Open it in ui.perfetto.dev (Open trace file) or chrome://tracing";
+         (c.bytes < 1000000 ? format_number("%.0f kB", static_cast<double>(c.bytes) / 1e3)
+                            : format_number("%.1f MB", static_cast<double>(c.bytes) / 1e6)) +
+         ". Open it in ui.perfetto.dev (Open trace file) or chrome://tracing";
 }
 
 }  // namespace
