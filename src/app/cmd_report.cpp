@@ -125,8 +125,7 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                      "side (each case's median in each file)")->required();
   report->add_option("--format", opt.format,
                      "table | csv | json | json-full (every column, numbers as numbers; json-full: each file's run "
-                     "too) | trace (a timeline of every sample, phase and GPU reading for ui.perfetto.dev or "
-                     "chrome://tracing; one file, written to -o)")
+                     "too) | trace (a timeline for ui.perfetto.dev, written to -o)")
       ->check(choice_validator({"table", "csv", "json", "json-full", "trace"}));
   report->add_option("-o,--output", opt.output,
                      "--format trace: the JSON file to write (- for stdout); the other formats print to stdout");
