@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -79,6 +80,41 @@ void check_breakdown_options(const ReportOptions& opt) {
   }
 }
 
+// -o and --cases belong to --format trace, which exports one file on its own (the other views judge or compare).
+void check_trace_options(const ReportOptions& opt) {
+  if (opt.format != "trace") {
+    if (!opt.output.empty()) {
+      throw InputError("-o is for --format trace (a timeline file for Perfetto); the other formats print to "
+                       "stdout: redirect it, e.g. 'gpuscale report FILE --format json > report.json'");
+    }
+    if (!opt.cases.empty()) {
+      throw InputError("--cases is for --format trace; the other formats show every case (pick rows from "
+                       "--format json or csv)");
+    }
+    return;
+  }
+  if (opt.output.empty()) {
+    throw InputError("--format trace writes a file: name it with -o, e.g. -o run.json (-o - writes to stdout)");
+  }
+  if (opt.files.size() != 1) {
+    throw InputError("--format trace exports one result file, not " + std::to_string(opt.files.size()) +
+                     ": run it once per file, each with its own -o");
+  }
+  const char* other = opt.check ? "--check"
+                      : !opt.baseline.empty() ? "--baseline"
+                      : opt.breakdown       ? "--breakdown"
+                      : opt.wide            ? "--wide"
+                                            : nullptr;
+  if (other) {
+    throw InputError(std::string("--format trace and ") + other + " cannot be combined: the trace shows every "
+                     "sample on a timeline, " + other + " belongs to the report's table; run them one at a time");
+  }
+  std::error_code ec;
+  if (opt.output == opt.files[0] || std::filesystem::equivalent(opt.output, opt.files[0], ec)) {
+    throw InputError("-o " + opt.output + " is the result file to export; name another file (e.g. run.json)");
+  }
+}
+
 }  // namespace
 
 CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
@@ -89,8 +125,14 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                      "side (each case's median in each file)")->required();
   report->add_option("--format", opt.format,
                      "table | csv | json | json-full (every column, numbers as numbers; json-full: each file's run "
-                     "too)")
-      ->check(choice_validator({"table", "csv", "json", "json-full"}));
+                     "too) | trace (a timeline for ui.perfetto.dev, written to -o)")
+      ->check(choice_validator({"table", "csv", "json", "json-full", "trace"}));
+  report->add_option("-o,--output", opt.output,
+                     "--format trace: the JSON file to write (- for stdout); the other formats print to stdout");
+  report->add_option("--cases", opt.cases,
+                     "--format trace: only these cases, numbered from 1 as the table numbers them (e.g. 2 or "
+                     "1,3-5); a trace of more than 1000000 events gets a note on stderr that suggests it, and is "
+                     "written all the same");
   report->add_flag("--wide", opt.wide, "table: every column in one wide table (default: fits 80 columns)");
   report->add_option("--baseline", opt.baseline,
                      "a result file of the same cases (e.g. before a driver update): each case's median over the "
@@ -122,13 +164,16 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                  "  gpuscale report results/after.h5 --baseline results/before.h5\n"
                  "  gpuscale report results/acceptance.h5 --check && echo accepted\n"
                  "  gpuscale report results/training-step.h5 --breakdown\n"
+                 "  gpuscale report results/overlap.h5 --format trace -o overlap.json --cases 2   # ui.perfetto.dev\n"
                  "Needs neither MPI nor mpirun.");
   return report;
 }
 
 int cmd_report(const ReportOptions& opt) {
+  check_trace_options(opt);
   check_breakdown_options(opt);
   const ReportFormat f = parse_report_format(opt.format);
+  if (f == ReportFormat::trace) return cmd_report_trace(opt);
   const bool table = f == ReportFormat::table;
   std::vector<ReportRow> base;
   if (!opt.baseline.empty()) base = rows_of(opt.baseline, opt, table).second;

@@ -50,10 +50,14 @@ struct ReportOptions {
   bool breakdown = false;        // where the time goes: a line per case (table); JSON and CSV carry it anyway
   double pair_threshold = 0.93;  // node pairs below this share of the best pair are slow (0 < it <= 1)
   double straggler_threshold = 0.2;
+  std::string output;  // --format trace: the file to write ("-" stdout)
+  std::string cases;   // --format trace: the cases to export ("1,3-5"; "" all)
 };
 
 CLI::App* add_report_command(CLI::App& app, ReportOptions& opt);
 int cmd_report(const ReportOptions& opt);
+// report --format trace (app/report_trace.cpp): one file's timeline for Perfetto, written to opt.output.
+int cmd_report_trace(const ReportOptions& opt);
 
 struct ModelOptions {
   std::vector<std::string> files;

@@ -372,7 +372,8 @@ ReportFormat parse_report_format(const std::string& s) {
   if (s == "csv") return ReportFormat::csv;
   if (s == "json") return ReportFormat::json;
   if (s == "json-full") return ReportFormat::json_full;
-  throw InputError("unknown report format '" + s + "'; valid formats: table, csv, json, json-full");
+  if (s == "trace") return ReportFormat::trace;
+  throw InputError("unknown report format '" + s + "'; valid formats: table, csv, json, json-full, trace");
 }
 
 }  // namespace gpuscale

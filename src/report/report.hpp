@@ -158,7 +158,7 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
                      double straggler_threshold = kStragglerThreshold);
 void relate_rows(std::vector<ReportRow>& rows);
 
-enum class ReportFormat { table, csv, json, json_full };
+enum class ReportFormat { table, csv, json, json_full, trace };
 ReportFormat parse_report_format(const std::string& s);  // InputError for others
 
 // True when a row's speedup cannot be told from 1: its interval holds 1.

@@ -137,11 +137,12 @@ class BadInput(InputErrorTest):
              "--pair-threshold: must be a number above 0 and at most 1 (a share of the best node pair's bandwidth, "
              "e.g. 0.93), got abc; see 'gpuscale report --help'"),
             (("report", "x.h5", "--format", "jsn"),
-             "--format: must be one of table, csv, json, json-full, got jsn (did you mean 'json'?); see 'gpuscale "
-             "report --help'"),
+             "--format: must be one of table, csv, json, json-full, trace, got jsn (did you mean 'json'?); see "
+             "'gpuscale report --help'"),
             (("report", "x.h5", "--format"),
              "--format needs a value: table | csv | json | json-full (every column, numbers as numbers; json-full: "
-             "each file's run too); see 'gpuscale report --help'"),
+             "each file's run too) | trace (a timeline for ui.perfetto.dev, written to -o); see 'gpuscale report "
+             "--help'"),
             (("report", "x.h5", "--straggler-treshold", "0.1"),
              "--straggler-treshold is not an option of 'gpuscale report' (did you mean '--straggler-threshold'?); "
              "see 'gpuscale report --help'"),
@@ -180,8 +181,8 @@ class BadInput(InputErrorTest):
         text = self.write("notes.h5", "not hdf5")
         self.assert_input_error(gpuscale("report", text), "notes.h5: not an HDF5 file")
         self.assert_input_error(gpuscale("report", text, "--format", "xml"),
-                                "--format: must be one of table, csv, json, json-full, got xml; see 'gpuscale report "
-                                "--help'")
+                                "--format: must be one of table, csv, json, json-full, trace, got xml; see 'gpuscale "
+                                "report --help'")
         import h5py
         other = self.path("other.h5")
         with h5py.File(other, "w") as f:
