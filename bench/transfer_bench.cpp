@@ -6,7 +6,7 @@
 // per-op time, and the ratio harness / bare bandwidth (target >= 0.95).
 // Run: mpirun -np 2 build/bench/transfer_bench [--sizes 8,65536,4194304,67108864]
 //      [--ops allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,sendrecv]
-//      [--iters 0] [--reps 5] [--rounds 8]
+//      [--iters 0] [--reps 5] [--rounds 8] [--thread gpuscale|serialized|multiple]
 #include <mpi.h>
 
 #include <CLI/CLI.hpp>
@@ -20,10 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "app/run_metadata.hpp"
 #include "comm/clock_sync.hpp"
 #include "comm/comm_choice.hpp"
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "comm/mpi_library.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/metrics.hpp"
@@ -209,11 +211,18 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--reps", set.reps, "samples per round")->check(CLI::PositiveNumber);
   app.add_option("--rounds", set.rounds, "interleaved rounds of bare and harness")->check(CLI::PositiveNumber);
+  std::string thread = "gpuscale";
+  app.add_option("--thread", thread, "thread level asked of MPI: gpuscale (what gpuscale run asks: "
+                                     "comm/mpi_library.hpp), serialized or multiple")
+      ->check(CLI::IsMember({"gpuscale", "serialized", "multiple"}));
   CLI11_PARSE(app, argc, argv);
 
   int provided = 0;
   // The CPU stream's worker thread makes the harness's MPI calls.
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+  const int requested = thread == "serialized" ? MPI_THREAD_SERIALIZED
+                        : thread == "multiple" ? MPI_THREAD_MULTIPLE
+                                               : mpi_thread_level_to_request(mpi_library_version());
+  MPI_Init_thread(&argc, &argv, requested, &provided);
   if (provided < MPI_THREAD_SERIALIZED) {
     std::fprintf(stderr, "transfer_bench: MPI provides thread level %d, needs MPI_THREAD_SERIALIZED\n", provided);
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -227,6 +236,8 @@ int main(int argc, char** argv) {
     Groups groups(world, dev, data_comm_factory("mpi"));
     Runner runner(world, dev, &groups, clock, "cpu", 42);
     if (world.rank() == 0) {
+      std::printf("%s, %s asked, %s provided\n", mpi_runs_with().c_str(), mpi_thread_level_name(requested).c_str(),
+                  mpi_thread_level_name(provided).c_str());
       std::printf("fp32, %d ranks, %d samples per side (%d interleaved rounds), xN: ops per sample; per-op time of a "
                   "sample = its time / N, mean over ranks, then the median; GB/s = algbw = bytes / time\n",
                   world.size(), set.reps * set.rounds, set.rounds);
