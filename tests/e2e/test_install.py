@@ -10,7 +10,7 @@ import subprocess
 import sys
 import unittest
 
-from common import ENV, ScratchTest
+from common import ENV, LAUNCHER, MPIEXEC, SMALL_CONFIG, ScratchTest
 
 BUILD = os.environ["GPUSCALE_BUILD_DIR"]
 CMAKE = os.environ.get("GPUSCALE_CMAKE", "cmake")
@@ -119,6 +119,8 @@ class InstallTest(unittest.TestCase):
         out = self.result_file()
         self.assertIn(f"binary: {os.path.realpath(self.p('bin/gpuscale'))} ", self.job.stdout)
         self.assertIn("=== gpuscale job (no job): exit 0", self.job.stdout)
+        # The launcher of the MPI the binary was built with (its --version), told apart by its own --version.
+        self.assertIn(f"launcher: {MPIEXEC} ({LAUNCHER})\n", self.job.stdout)
         self.assertLessEqual(set(os.listdir(self.work)), {"results", "plots"})  # plots/: the figures' test
         report = subprocess.run([self.p("bin/gpuscale"), "report", out], capture_output=True, text=True,
                                 timeout=60, env=plain_env(), cwd=self.work)
@@ -139,6 +141,36 @@ class InstallTest(unittest.TestCase):
         self.assertIn("mpirun.sh: error: gpuscale binary not found", proc.stderr)
         self.assertIn(os.path.join(other, "share/gpuscale/../../bin/gpuscale"), proc.stderr)
         self.assertEqual(os.listdir(empty), [])
+
+    def run_script_with(self, mpirun):
+        """The installed mpirun.sh -n 2 on a small config from an empty directory, with MPIRUN=`mpirun`."""
+        work = self.scratch.path("launcher")
+        os.makedirs(work, exist_ok=True)
+        cfg = os.path.join(work, "small.toml")
+        with open(cfg, "w") as f:
+            f.write(SMALL_CONFIG)
+        return subprocess.run([self.p("share/gpuscale/jobs/local/mpirun.sh"), "-n", "2", cfg, "-o",
+                               os.path.join(work, "small.h5")], capture_output=True, text=True, timeout=120,
+                              cwd=work, env=dict(plain_env(), MPIRUN=mpirun))
+
+    def test_a_launcher_named_by_mpirun_that_is_missing_stops_at_once(self):
+        proc = self.run_script_with("/no/such/mpiexec")
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("mpirun.sh: error: MPIRUN=/no/such/mpiexec is not a command (unset it to use the launcher "
+                      "gpuscale was built with)", proc.stderr)
+
+    def test_a_launcher_of_another_kind_gets_only_the_ranks_and_a_warning(self):
+        # A wrapper that answers --version as neither Open MPI nor Hydra, and otherwise is the tests' launcher.
+        wrapper = self.scratch.path("other-mpiexec")
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\n[ "$1" = --version ] && {{ echo "other launcher 1.0"; exit 0; }}\nexec {MPIEXEC} "$@"\n')
+        os.chmod(wrapper, 0o755)
+        proc = self.run_script_with(wrapper)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn(f"mpirun.sh: warning: {wrapper} is neither Open MPI's mpirun nor a Hydra mpiexec: only -n is "
+                      "set; add its options with MPIRUN_ARGS", proc.stderr)
+        self.assertIn(f"launcher: {wrapper} (other)\n", proc.stdout)
+        self.assertTrue(os.path.exists(os.path.join(self.scratch.path("launcher"), "small.h5")))
 
     def test_gpuscale_plot_draws_from_the_prefix(self):
         missing = missing_plot_module()
