@@ -221,7 +221,7 @@ TEST_CASE("a dry run counts what the trace holds; the size note names the size a
   CHECK_THAT(note, Catch::Contains("above 10 events"));
 }
 
-TEST_CASE("--cases takes case numbers and ranges from 1", "[trace]") {
+TEST_CASE("a trace takes --cases as case numbers and ranges from 1", "[trace]") {
   CHECK(parse_case_numbers("2") == std::vector<std::size_t>{2});
   CHECK(parse_case_numbers("1,3-5") == std::vector<std::size_t>{1, 3, 4, 5});
   CHECK(parse_case_numbers("5,1,1-2") == std::vector<std::size_t>{1, 2, 5});
