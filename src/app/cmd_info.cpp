@@ -10,6 +10,7 @@
 #include "app/run_metadata.hpp"
 #include "comm/clock_sync.hpp"
 #include "comm/comm_choice.hpp"
+#include "comm/mpi_library.hpp"
 #include "core/error.hpp"
 #include "device/backend.hpp"
 
@@ -37,6 +38,8 @@ int cmd_info(int* argc, char*** argv) {
   if (comm.rank() == 0) {
     std::printf("gpuscale %s: %d rank(s) on %d node(s); %s\n", software_version().c_str(), comm.size(),
                 comm.node_count(), software_dependencies(cuda).c_str());
+    std::printf("  MPI: %s; %s asked, %s provided\n", mpi_runs_with().c_str(),
+                mpi_thread_level_name(mpi.requested()).c_str(), mpi_thread_level_name(mpi.provided()).c_str());
     std::printf("%s%s", format_rank_table(table).c_str(), format_gpu_facts(table, links).c_str());
     for (const auto& w : oversubscription_warnings(table)) std::printf("  WARNING: %s\n", w.c_str());
     std::printf("%s", format_rank_notes("backend", reasons).c_str());
