@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "app/cli_options.hpp"
 #include "app/commands.hpp"
+#include "app/output_path.hpp"
 #include "app/run_metadata.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
@@ -74,20 +74,6 @@ std::string model_summary(const std::string& path, const Model& m) {
   return out;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw InputError(path + ": cannot be written (no such folder, no permission, or no room)");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw InputError(path + ": cannot be written (rename failed)");
-  }
-}
-
 }  // namespace
 
 CLI::App* add_model_command(CLI::App& app, ModelOptions& opt) {
@@ -106,7 +92,9 @@ int cmd_model(const ModelOptions& opt) {
   }
   Model m = fit_model(read_runs_to_fit(opt.files));
   m.software_version = software_version();
-  write_text(opt.output, model_json(m));
+  FileBeside file(opt.output);
+  file.stream() << model_json(m);
+  file.commit();
   std::cout << model_summary(opt.output, m) << std::flush;
   return kExitOk;
 }

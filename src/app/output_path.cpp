@@ -117,4 +117,20 @@ std::string settle(const std::string& written, const std::string& target) {
   return "";
 }
 
+FileBeside::FileBeside(std::string path) : path_(std::move(path)), tmp_(path_ + ".partial") {
+  out_.open(tmp_, std::ios::binary | std::ios::trunc);
+  if (!out_) throw InputError(path_ + ": cannot be written (no such folder, or no permission)");
+}
+
+FileBeside::~FileBeside() {
+  if (!done_) std::remove(tmp_.c_str());
+}
+
+void FileBeside::commit() {
+  out_.close();
+  if (!out_) throw InputError(path_ + ": cannot be written (no room left on the device?)");
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw InputError(path_ + ": cannot be written (rename failed)");
+  done_ = true;
+}
+
 }  // namespace gpuscale

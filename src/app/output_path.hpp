@@ -5,6 +5,7 @@
 // is then replaced by the one written beside it.
 #pragma once
 
+#include <fstream>
 #include <string>
 
 namespace gpuscale {
@@ -36,5 +37,23 @@ std::string partial_path(const std::string& target);
 // Once the run ended: moves `written` over `target` (nothing when they are
 // the same file). Returns "" or why `written` was kept under its own name.
 std::string settle(const std::string& written, const std::string& target);
+
+// A file written beside `path` ("<path>.partial") and moved over it once whole, so that a write cut short never
+// leaves a file there (report --format trace -o, model -o). Not committed: the partial file is removed. InputError
+// (one line) when it cannot be opened, written or moved.
+class FileBeside {
+ public:
+  explicit FileBeside(std::string path);
+  ~FileBeside();
+  FileBeside(const FileBeside&) = delete;
+  FileBeside& operator=(const FileBeside&) = delete;
+  std::ostream& stream() { return out_; }
+  void commit();
+
+ private:
+  std::string path_, tmp_;
+  std::ofstream out_;
+  bool done_ = false;
+};
 
 }  // namespace gpuscale

@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "app/commands.hpp"
+#include "app/output_path.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "io/result_reader.hpp"
@@ -66,32 +66,6 @@ void check_cases_exist(const std::string& path, const TracePlan& p, const CaseFi
   }
 }
 
-// The output file, written beside its place and moved there once whole (a trace cut short is never left there).
-class TraceFile {
- public:
-  explicit TraceFile(std::string path) : path_(std::move(path)), tmp_(path_ + ".partial") {
-    out_.open(tmp_, std::ios::binary | std::ios::trunc);
-    if (!out_) throw InputError(path_ + ": cannot be written (no such folder, or no permission)");
-  }
-  ~TraceFile() {
-    if (!done_) std::remove(tmp_.c_str());
-  }
-  TraceFile(const TraceFile&) = delete;
-  TraceFile& operator=(const TraceFile&) = delete;
-  std::ostream& stream() { return out_; }
-  void commit() {
-    out_.close();
-    if (!out_) throw InputError(path_ + ": cannot be written (no room left on the device?)");
-    if (std::rename(tmp_.c_str(), path_.c_str()) != 0) throw InputError(path_ + ": cannot be written (rename failed)");
-    done_ = true;
-  }
-
- private:
-  std::string path_, tmp_;
-  std::ofstream out_;
-  bool done_ = false;
-};
-
 void write_trace(std::ostream& out, const std::string& path, const TracePlan& p, const CaseFilter& filter) {
   const double t0 = std::isfinite(p.counts.earliest_s) ? p.counts.earliest_s : 0.0;
   std::unique_ptr<TraceWriter> w;
@@ -121,8 +95,8 @@ int cmd_report_trace(const ReportOptions& opt) {
   const std::string& path = opt.files.at(0);
   CaseFilter filter;
   if (!opt.cases.empty()) filter.numbers = parse_case_numbers(opt.cases);
-  std::unique_ptr<TraceFile> file;
-  if (opt.output != "-") file = std::make_unique<TraceFile>(opt.output);  // fails before the reading
+  std::unique_ptr<FileBeside> file;
+  if (opt.output != "-") file = std::make_unique<FileBeside>(opt.output);  // fails before the reading
   const TracePlan p = count_trace(path, filter);
   check_cases_exist(path, p, filter);
   if (p.counts.samples == 0) {
