@@ -151,8 +151,7 @@ class PlanRun {
     watchdog_.arm("the start of the run (common clock, rank table)", kRunEdgeTimeoutS);
     if (const int rc = start(); rc != kExitOk) return rc;
     if (stop_all(comm_, open_file())) return kExitFailure;
-    watchdog_.disarm();
-    return run_cases();
+    return run_cases();  // still armed: until the first case's own bound, the start's holds
   }
 
  private:
@@ -368,7 +367,8 @@ int PlanRun::run_cases() {
   Runner runner(comm_, *device_, &groups, *clock_, p_.backend.backend,
                 static_cast<std::uint64_t>(p_.cfg.defaults.seed));
   runner.set_telemetry(telemetry_.source.get(), kTelemetryIntervalS);
-  runner.set_watchdog(&watchdog_, CaseTimeout{p_.cfg.defaults.timeout_s}, p_.plan.size());
+  const CaseTimeout timeout{p_.cfg.defaults.timeout_s};
+  runner.set_watchdog(&watchdog_, timeout, p_.plan.size());
   int failed = 0;
   const auto started = std::chrono::steady_clock::now();
   std::string stop;  // rank 0: why the run cannot go on (its file), for every rank
@@ -384,6 +384,11 @@ int PlanRun::run_cases() {
     }
     CaseRecord rec = runner.run(c);
     if (rec.status == "verify-failed") ++failed;
+    // The other ranks wait in the next stop_all while rank 0 writes the case: a rank cut off there ends too.
+    watchdog_.arm("rank 0's write of " + c.numbered(p_.plan.size()),
+                  timeout.write_s(static_cast<double>(planned_bytes(c, comm_.size(), 14))),
+                  timeout.automatic() ? "timeout = auto: 60 s + 1 s per 10 MB of the case's record"
+                                      : "the case's timeout + 1 s per 10 MB of its record");
     if (root_) {
       stop = after_case(c, rec, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     }

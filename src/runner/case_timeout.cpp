@@ -21,4 +21,8 @@ double CaseTimeout::waiting_s(int samples, double slowest_s, double warmup_s) co
   return kFactor * std::max(kTimedFloorS, std::max(samples, 1) * slowest_s);
 }
 
+double CaseTimeout::write_s(double bytes) const {
+  return (automatic() ? kStartFloorS : fixed_s) + std::max(0.0, bytes) / kSlowWriteBytesPerS;
+}
+
 }  // namespace gpuscale

@@ -28,6 +28,11 @@ struct CaseTimeout {
   // 10 x the time of the turn's `samples` at the slowest rate, at least 10 x
   // the floor; the turn's own ranks end a hung turn first.
   double waiting_s(int samples, double slowest_s, double warmup_s) const;
+  // Rank 0 writing a case of about `bytes` while the others wait to go on:
+  // the fixed timeout, or (auto) the setup floor, plus 1 s per 10 MB (a slow
+  // shared file system's pace).
+  double write_s(double bytes) const;
+  static constexpr double kSlowWriteBytesPerS = 10e6;
 };
 
 // Seconds the start of a run (the common clock, the rank table) and its end

@@ -35,3 +35,10 @@ TEST_CASE("auto: a rank waiting for another turn gives it ten times its samples 
   CHECK(t.waiting_s(10, 0.0, 0.5) == 610.0);
   CHECK(CaseTimeout{45.0}.waiting_s(10, 2.0, 0.0) == 45.0);
 }
+
+TEST_CASE("rank 0 writing a case gets the case's bound (fixed, or the setup floor) plus 1 s per 10 MB", "[timeout]") {
+  CHECK(CaseTimeout{10.0}.write_s(0.0) == 10.0);
+  CHECK(CaseTimeout{10.0}.write_s(72e6) == Approx(17.2));
+  CHECK(CaseTimeout{}.write_s(5e6) == Approx(60.5));
+  CHECK(CaseTimeout{}.write_s(-1.0) == 60.0);
+}
