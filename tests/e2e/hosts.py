@@ -369,6 +369,23 @@ class Hosts:
         p = _sh(["ps", "-o", "pid=,comm=", "-p", ",".join(map(str, pids))], check=False)
         return [(int(line.split()[0]), line.split()[1]) for line in p.stdout.splitlines() if len(line.split()) == 2]
 
+    def describe(self, pid):
+        """What a process left inside the hosts is doing: its rank, state, and (gdb where installed) every
+        thread's stack; for a test's failure message."""
+        lines = [f"pid {pid}:"]
+        try:
+            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+            rank = [e.decode() for e in env if e.startswith((b"OMPI_COMM_WORLD_RANK=", b"PMI_RANK="))]
+            state = [ln for ln in open(f"/proc/{pid}/status").read().splitlines() if ln.startswith("State:")]
+            lines.append("  " + " ".join(rank + state))
+        except OSError as e:
+            return f"pid {pid}: gone ({e.strerror})"
+        if shutil.which("gdb"):
+            p = _sh(["timeout", "30", "gdb", "-p", str(pid), "-batch", "-nx", "-ex", "thread apply all bt 12"],
+                    check=False, timeout=40)
+            lines += ["  " + ln for ln in p.stdout.splitlines() if ln.startswith(("Thread ", "#"))]
+        return "\n".join(lines)
+
     def leftovers(self):
         """PIDs of processes still inside the hosts (e.g. after a run: should be none)."""
         pids = []

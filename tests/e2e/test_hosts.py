@@ -269,7 +269,7 @@ class LinkDown(ScratchTest):
         proc = subprocess.Popen(HOSTS.mpirun_args(4, [GPUSCALE, "run", cfg, "-o", out], extra=["--oversubscribe"],
                                                   keepalive=keepalive),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV, cwd=self.dir)
-        seen = ""
+        seen = seen_left = ""
         mpirun_took = None
         try:
             seen = read_until(self, proc, "[3/40]", within=90)
@@ -287,6 +287,8 @@ class LinkDown(ScratchTest):
                     break
                 time.sleep(0.5)
             gone = time.time() - down
+            # Where a rank is left, say what it is doing (before the link comes back and changes that).
+            seen_left = "\n".join(HOSTS.describe(pid) for pid, name in left if name == "gpuscale")
         finally:
             HOSTS.set_link(2, True)
             HOSTS.kill_all()  # the launcher's daemons, where they did not end by themselves
@@ -294,6 +296,8 @@ class LinkDown(ScratchTest):
                 proc.kill()
             rest, _ = proc.communicate()
             seen += rest
+        if seen_left:
+            seen += "\n--- the gpuscale processes left ---\n" + seen_left
         return proc.returncode if mpirun_took is not None else None, mpirun_took, gone, left, seen, out
 
     def assert_file_says_how_it_ended(self, out, output):
