@@ -332,14 +332,18 @@ class Hosts:
     def mpirun(self, np, argv, extra=(), timeout=180, cwd=None, nodes=None, slots=None):
         """Runs `argv` on `np` ranks across the hosts (1..nodes, `slots` each: see mpirun_args); returns the
         CompletedProcess (stdout, stderr as text). On timeout mpirun is killed, leftovers in the namespaces too,
-        and TimeoutExpired raised."""
+        and AssertionError raised with what mpirun printed and what each gpuscale process left was doing."""
         try:
             return subprocess.run(self.mpirun_args(np, argv, extra, nodes=nodes, slots=slots), capture_output=True,
                                   text=True,
                                   timeout=timeout, env=ENV, cwd=cwd)
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired as e:
+            left = "\n".join(self.describe(pid) for pid, name in self.processes() if name == "gpuscale")
             self.kill_all()
-            raise
+            printed = "".join(x.decode(errors="replace") if isinstance(x, bytes) else x
+                              for x in (e.stdout, e.stderr) if x)
+            raise AssertionError(f"mpirun ran past {timeout} s; it printed:\n{printed}\n"
+                                 f"--- the gpuscale processes left ---\n{left or 'none'}") from None
 
     def kill_all(self):
         """Kills every process inside the hosts (the namespaces stay)."""
