@@ -9,6 +9,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "core/hash.hpp"
 #include "core/text.hpp"
 
 namespace gpuscale::h5 {
@@ -38,6 +39,42 @@ std::string attr_what(hid_t obj, const std::string& name) { return "attribute '"
 std::string child_what(hid_t parent, const std::string& name) {
   const std::string p = path_of(parent);
   return (p == "/" ? "" : p) + "/" + name;
+}
+
+// Schema 1.7 on: each dataset's attribute `digest` binds its values to its place in the file, so that a block
+// whose checksum holds but which sits where another belongs (a misdirected or duplicated write, two chunks or
+// object headers swapped) reads as damage. The place is the dataset's path, as the writer created it and the
+// reader opens it; the digest mixes its hash with keyed_sum's terms of the values (docs/results-format.md).
+constexpr const char* kDigestAttr = "digest";
+
+// The values' terms so far, and the digest they must come to (none: a file before 1.7).
+struct Digest {
+  std::optional<std::uint64_t> stored;
+  std::uint64_t seed = 0, sum = 0;
+};
+
+std::uint64_t place_seed(hid_t parent, const std::string& name) {
+  const std::string place = child_what(parent, name);
+  return fnv1a64(place.data(), place.size());
+}
+
+std::uint64_t digest_of(std::uint64_t seed, std::uint64_t sum) { return mix64(seed ^ sum); }
+
+// Strings: each one's FNV-1a is its word, of its bytes up to a NUL (where a fixed-length string read back ends).
+std::uint64_t string_sum(const std::vector<std::string>& v, std::uint64_t seed) {
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::uint64_t w = fnv1a64(v[i].data(), strnlen(v[i].data(), v[i].size()));
+    sum += keyed_sum(&w, 1, i, seed);
+  }
+  return sum;
+}
+
+// Numbers: each one's 64 bits (a double's IEEE bit pattern, an int64's two's complement).
+template <class T>
+std::uint64_t number_sum(const std::vector<T>& v, std::uint64_t seed) {
+  static_assert(sizeof(T) == 8, "64-bit values");
+  return keyed_sum(v.data(), v.size(), 0, seed);
 }
 
 H5Id string_type(std::size_t size) {
@@ -84,6 +121,12 @@ void write_number_attr(hid_t obj, const std::string& name, hid_t type, const voi
   GPUSCALE_H5(H5Awrite(a.get(), type, v));
 }
 
+// Binds the values just written to `d` to their place (schema 1.7 on): in place when the digest exists.
+void write_digest(hid_t d, std::uint64_t seed, std::uint64_t sum) {
+  const std::uint64_t v = digest_of(seed, sum);
+  write_number_attr(d, kDigestAttr, H5T_NATIVE_UINT64, &v);
+}
+
 // Opens an attribute that holds one value.
 H5Id open_attr(hid_t obj, const std::string& name) {
   if (GPUSCALE_H5(H5Aexists(obj, name.c_str())) <= 0) throw ReadError(attr_what(obj, name) + " missing");
@@ -94,6 +137,32 @@ H5Id open_attr(hid_t obj, const std::string& name) {
   return a;
 }
 
+// The digest dataset `name` of `parent` holds, to check its values against as they are read (none: not asked
+// for, or noted in `digests` as missing).
+Digest stored_digest(hid_t dset, hid_t parent, const std::string& name, DigestCheck* digests) {
+  Digest d;
+  if (!digests) return d;
+  if (GPUSCALE_H5(H5Aexists(dset, kDigestAttr)) <= 0) {
+    digests->note(child_what(parent, name) + " has no digest (from schema 1.7 on every dataset has one)");
+    return d;
+  }
+  H5Id a = open_attr(dset, kDigestAttr);
+  H5Id ft(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
+  if (H5Tget_class(ft.get()) != H5T_INTEGER) throw ReadError(attr_what(dset, kDigestAttr) + " is not an integer");
+  std::uint64_t v = 0;
+  GPUSCALE_H5(H5Aread(a.get(), H5T_NATIVE_UINT64, &v));
+  d.stored = v;
+  d.seed = place_seed(parent, name);
+  return d;
+}
+
+// Notes in `digests` when the values summed into `d` do not come to the digest written with them.
+void check_digest(const Digest& d, DigestCheck* digests, const std::function<std::string()>& what) {
+  if (d.stored && *d.stored != digest_of(d.seed, d.sum)) {
+    digests->note(what() + " does not hold what was written for it (data moved, swapped or copied there from "
+                           "elsewhere in the file)");
+  }
+}
 
 hsize_t file_size(hid_t obj) {
   H5Id file(GPUSCALE_H5(H5Iget_file_id(obj)), H5Fclose);
@@ -248,13 +317,14 @@ std::uint32_t fletcher32(const unsigned char* data, std::size_t len) {
 // and copies it out): little-endian doubles, Fletcher32 the only filter,
 // chunks that are contiguous runs of the row-major values (one row's
 // segment, or whole rows). Each chunk is read straight into its place in
-// `out` (n values), in order, and its checksum checked there at once; what
+// `out` (n values), in order, and its checksum checked there at once (its
+// values' digest terms summed there too, when `digest` has one); what
 // a chunk holds past its run (the unused end of an edge chunk, the checksum)
 // lands where the next chunk goes and is overwritten by it, or, for the
 // last, in a buffer. False when the dataset is not such, or a checksum does
 // not match: the caller then lets HDF5 read it (and judge the checksum).
 bool read_chunks_direct(hid_t dset, double* out, std::size_t n, Values check,
-                        const std::function<std::string()>& what) {
+                        const std::function<std::string()>& what, Digest& digest) {
   H5Id dcpl(GPUSCALE_H5(H5Dget_create_plist(dset)), H5Pclose);
   if (H5Pget_layout(dcpl.get()) != H5D_CHUNKED || GPUSCALE_H5(H5Pget_nfilters(dcpl.get())) != 1) return false;
   unsigned flags = 0;
@@ -282,6 +352,7 @@ bool read_chunks_direct(hid_t dset, double* out, std::size_t n, Values check,
   if (dims[0] * dims[1] != n || chunk[0] == 0 || chunk[1] == 0) return false;
   const std::size_t per_chunk = chunk[0] * chunk[1], stored = per_chunk * sizeof(double) + 4;
   std::vector<unsigned char> spare;
+  std::uint64_t sum = 0;  // the digest's terms, added to it once every chunk read so
   hsize_t at[2] = {0, 0};
   for (at[0] = 0; at[0] < dims[0]; at[0] += chunk[0]) {
     for (at[1] = 0; at[1] < dims[1]; at[1] += chunk[1]) {
@@ -304,8 +375,10 @@ bool read_chunks_direct(hid_t dset, double* out, std::size_t n, Values check,
       if (fletcher32(buf, stored - 4) != want) return false;
       if (!in_place) std::memcpy(out + start, spare.data(), valid * sizeof(double));
       check_values(out + start, valid, check, start, what);
+      if (digest.stored) sum += keyed_sum(out + start, valid, start, digest.seed);
     }
   }
+  digest.sum += sum;
   return true;
 }
 
@@ -608,6 +681,8 @@ void write_doubles(hid_t parent, const std::string& name, const std::vector<doub
   if (v.size() != rows * (cols ? cols : 1)) throw RuntimeError("dataset '" + name + "': size does not match its shape");
   H5Id d = new_dataset(parent, name, H5T_NATIVE_DOUBLE, rows, cols);
   GPUSCALE_H5(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  const std::uint64_t seed = place_seed(parent, name);
+  write_digest(d.get(), seed, number_sum(v, seed));
   if (unit) {
     write_attr(d.get(), "unit", std::string(unit));
     write_attr(d.get(), "unitSI", unit_si);
@@ -619,6 +694,8 @@ void write_doubles(hid_t parent, const std::string& name, const std::vector<doub
 void write_ints(hid_t parent, const std::string& name, const std::vector<std::int64_t>& v) {
   H5Id d = new_dataset(parent, name, H5T_NATIVE_INT64, v.size(), 0);
   GPUSCALE_H5(H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  const std::uint64_t seed = place_seed(parent, name);
+  write_digest(d.get(), seed, number_sum(v, seed));
   GPUSCALE_H5(H5Dclose(d.release()));
 }
 
@@ -632,15 +709,31 @@ void write_strings(hid_t parent, const std::string& name, const std::vector<std:
   std::string buf(width * v.size(), '\0');
   for (std::size_t i = 0; i < v.size(); ++i) std::memcpy(&buf[i * width], v[i].data(), v[i].size());
   GPUSCALE_H5(H5Dwrite(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
+  const std::uint64_t seed = place_seed(parent, name);
+  write_digest(d.get(), seed, string_sum(v, seed));
   GPUSCALE_H5(H5Dclose(d.release()));
 }
 
-void overwrite_doubles(hid_t parent, const std::string& name, const std::vector<double>& v) {
+namespace {
+// New values for an existing dataset of as many, and its digest with them (written in place: no new space).
+template <class T>
+void overwrite_numbers(hid_t parent, const std::string& name, const std::vector<T>& v, hid_t mem) {
   H5Id d = open_dataset(parent, name);
   H5Id space(GPUSCALE_H5(H5Dget_space(d.get())), H5Sclose);
   if (points(space.get()) != v.size()) throw RuntimeError("dataset '" + name + "': size does not match");
-  GPUSCALE_H5(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  GPUSCALE_H5(H5Dwrite(d.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
+  const std::uint64_t seed = place_seed(parent, name);
+  write_digest(d.get(), seed, number_sum(v, seed));
   GPUSCALE_H5(H5Dclose(d.release()));
+}
+}  // namespace
+
+void overwrite_doubles(hid_t parent, const std::string& name, const std::vector<double>& v) {
+  overwrite_numbers(parent, name, v, H5T_NATIVE_DOUBLE);
+}
+
+void overwrite_ints(hid_t parent, const std::string& name, const std::vector<std::int64_t>& v) {
+  overwrite_numbers(parent, name, v, H5T_NATIVE_INT64);
 }
 
 std::vector<hsize_t> shape(hid_t parent, const std::string& name) {
@@ -659,7 +752,7 @@ namespace {
 // Reads into `v`, resized to the dataset's values (memory it already has is reused, not cleared first).
 template <class T>
 void read_numbers(hid_t parent, const std::string& name, std::optional<std::size_t> count, hid_t mem,
-                  H5T_class_t want, std::vector<T>& v, Values check = Values::any) {
+                  H5T_class_t want, std::vector<T>& v, Values check, DigestCheck* digests) {
   const std::function<std::string()> what = [&] { return child_what(parent, name); };
   reading(what, [&] {
     H5Id d = open_dataset(parent, name);
@@ -672,34 +765,53 @@ void read_numbers(hid_t parent, const std::string& name, std::optional<std::size
     }
     const std::size_t n = value_count(d.get(), sizeof(T), count, what());
     check_chunks(d.get(), what());
+    Digest digest = stored_digest(d.get(), parent, name, digests);
     v.resize(n);
     if constexpr (std::is_same_v<T, double>) {
-      if (n && read_chunks_direct(d.get(), v.data(), n, check, what)) return;
+      if (n && read_chunks_direct(d.get(), v.data(), n, check, what, digest)) {
+        return check_digest(digest, digests, what);
+      }
     }
     if (n) GPUSCALE_H5(H5Dread(d.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()));
     if constexpr (std::is_same_v<T, double>) check_values(v.data(), n, check, 0, what);
+    if (digest.stored) digest.sum = number_sum(v, digest.seed);
+    check_digest(digest, digests, what);
   });
 }
 }  // namespace
 
-std::vector<double> read_doubles(hid_t parent, const std::string& name, std::optional<std::size_t> count) {
+std::vector<double> read_doubles(hid_t parent, const std::string& name, std::optional<std::size_t> count,
+                                 DigestCheck* digests) {
   std::vector<double> v;
-  read_numbers<double>(parent, name, count, H5T_NATIVE_DOUBLE, H5T_FLOAT, v);
+  read_numbers<double>(parent, name, count, H5T_NATIVE_DOUBLE, H5T_FLOAT, v, Values::any, digests);
   return v;
 }
 
 void read_doubles_into(hid_t parent, const std::string& name, std::size_t count, std::vector<double>& out,
-                       Values check) {
-  read_numbers<double>(parent, name, count, H5T_NATIVE_DOUBLE, H5T_FLOAT, out, check);
+                       Values check, DigestCheck* digests) {
+  read_numbers<double>(parent, name, count, H5T_NATIVE_DOUBLE, H5T_FLOAT, out, check, digests);
 }
 
-std::vector<std::int64_t> read_ints(hid_t parent, const std::string& name, std::optional<std::size_t> count) {
+std::vector<std::int64_t> read_ints(hid_t parent, const std::string& name, std::optional<std::size_t> count,
+                                    DigestCheck* digests) {
   std::vector<std::int64_t> v;
-  read_numbers<std::int64_t>(parent, name, count, H5T_NATIVE_INT64, H5T_INTEGER, v);
+  read_numbers<std::int64_t>(parent, name, count, H5T_NATIVE_INT64, H5T_INTEGER, v, Values::any, digests);
   return v;
 }
 
-std::vector<std::string> read_strings(hid_t parent, const std::string& name, std::optional<std::size_t> count) {
+namespace {
+// `v`, the strings of dataset `name`, once they come to its digest (if it has one).
+std::vector<std::string> checked_strings(std::vector<std::string> v, hid_t dset, hid_t parent, const std::string& name,
+                                         DigestCheck* digests, const std::function<std::string()>& what) {
+  Digest digest = stored_digest(dset, parent, name, digests);
+  if (digest.stored) digest.sum = string_sum(v, digest.seed);
+  check_digest(digest, digests, what);
+  return v;
+}
+}  // namespace
+
+std::vector<std::string> read_strings(hid_t parent, const std::string& name, std::optional<std::size_t> count,
+                                      DigestCheck* digests) {
   const auto what = [&] { return child_what(parent, name); };
   return reading(what, [&] {
     H5Id d = open_dataset(parent, name);
@@ -716,7 +828,7 @@ std::vector<std::string> read_strings(hid_t parent, const std::string& name, std
         H5free_memory(s);
       }
       for (auto& s : out) s = checked_utf8(std::move(s), false, what);
-      return out;
+      return checked_strings(std::move(out), d.get(), parent, name, digests, what);
     }
     const std::size_t width = H5Tget_size(ft.get());
     if (width == 0) throw ReadError(what() + " has strings of size 0");
@@ -727,7 +839,7 @@ std::vector<std::string> read_strings(hid_t parent, const std::string& name, std
     if (n) GPUSCALE_H5(H5Dread(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, buf.data()));
     out.reserve(n);
     for (std::size_t i = 0; i < n; ++i) out.push_back(checked_utf8(until_nul(&buf[i * width], width), false, what));
-    return out;
+    return checked_strings(std::move(out), d.get(), parent, name, digests, what);
   });
 }
 

@@ -4,6 +4,9 @@
 // object header carries a checksum (file format of HDF5 1.8: create the file
 // with file_access()); a dataset's values sit in its checksummed object header
 // when small (compact layout), else in chunks with a Fletcher32 checksum each.
+// Schema 1.7 on, each dataset also carries the attribute `digest`, which binds
+// its values to its path: a chunk or header that checksums whole but sits where
+// another belongs (moved, swapped, copied) no longer reads as whole.
 //
 // Read: any file, older ones too (variable-length strings, contiguous
 // datasets). Every failure while reading is a ReadError that says what was
@@ -78,13 +81,34 @@ void write_doubles(hid_t parent, const std::string& name, const std::vector<doub
 void write_ints(hid_t parent, const std::string& name, const std::vector<std::int64_t>& v);
 // Strings made valid UTF-8 as write_attr makes them.
 void write_strings(hid_t parent, const std::string& name, const std::vector<std::string>& v);
-// Overwrites the values of an existing dataset of the same size.
+// Each write above stores the dataset's digest with its values.
+// Overwrites the values of an existing dataset of the same size, and its digest.
 void overwrite_doubles(hid_t parent, const std::string& name, const std::vector<double>& v);
+void overwrite_ints(hid_t parent, const std::string& name, const std::vector<std::int64_t>& v);
 
 // The dataset's dimensions (at most 2).
 std::vector<hsize_t> shape(hid_t parent, const std::string& name);
-// All values; with `count`, a ReadError unless the dataset holds exactly that many.
-std::vector<double> read_doubles(hid_t parent, const std::string& name, std::optional<std::size_t> count = {});
+// The digests of the datasets a reader reads (schema 1.7 on). Each read below given one sums the
+// values' terms as it reads them and notes a dataset that has no digest, or whose values do not
+// come to it; check() then throws a ReadError for the first noted: "<path> does not hold what was
+// written for it (...)". Checked last, so that a value out of range is named as such first.
+class DigestCheck {
+ public:
+  void note(std::string what) {
+    if (first_.empty()) first_ = std::move(what);
+  }
+  void check() const {
+    if (!first_.empty()) throw ReadError(first_);
+  }
+
+ private:
+  std::string first_;
+};
+
+// All values; with `count`, a ReadError unless the dataset holds exactly that many. `digests`: see DigestCheck
+// (none: the digest is not read).
+std::vector<double> read_doubles(hid_t parent, const std::string& name, std::optional<std::size_t> count = {},
+                                 DigestCheck* digests = nullptr);
 // What read_doubles_into checks of each value (a ReadError naming the first that fails).
 enum class Values { any, finite, finite_non_negative };
 
@@ -92,10 +116,12 @@ enum class Values { any, finite, finite_non_negative };
 // allocation when it has the room), each value checked as `check` says
 // while it is fresh in the cache.
 void read_doubles_into(hid_t parent, const std::string& name, std::size_t count, std::vector<double>& out,
-                       Values check = Values::any);
-std::vector<std::int64_t> read_ints(hid_t parent, const std::string& name, std::optional<std::size_t> count = {});
+                       Values check = Values::any, DigestCheck* digests = nullptr);
+std::vector<std::int64_t> read_ints(hid_t parent, const std::string& name, std::optional<std::size_t> count = {},
+                                    DigestCheck* digests = nullptr);
 // Strings: valid UTF-8 each, as read_string_attr.
-std::vector<std::string> read_strings(hid_t parent, const std::string& name, std::optional<std::size_t> count = {});
+std::vector<std::string> read_strings(hid_t parent, const std::string& name, std::optional<std::size_t> count = {},
+                                      DigestCheck* digests = nullptr);
 std::vector<std::string> child_names(hid_t group);  // sorted by name
 // In creation order where the group tracks it (create_group's member_order), else sorted by name.
 std::vector<std::string> members_in_order(hid_t group);

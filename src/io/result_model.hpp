@@ -15,7 +15,7 @@
 
 namespace gpuscale {
 
-constexpr const char* kSchemaVersion = "1.6";
+constexpr const char* kSchemaVersion = "1.7";
 
 // A case's limits (CaseRecord::expect) are its attributes named this and the limit's name.
 constexpr const char* kExpectPrefix = "expect.";

@@ -444,7 +444,8 @@ void order_old_columns(const std::string& table, const std::string& tw, std::vec
 }
 
 // The column's values, of the type its values have in the file (before 1.6: the type today's tables' had).
-void read_values(hid_t table, const std::string& table_name, bool old, TableColumn& col, const std::string& what) {
+void read_values(hid_t table, const std::string& table_name, bool old, TableColumn& col, const std::string& what,
+                 h5::DigestCheck* digests) {
   if (const OldColumn* o = old ? old_column(table_name, col.name) : nullptr) {
     col.type = o->type;
   } else {
@@ -456,9 +457,9 @@ void read_values(hid_t table, const std::string& table_name, bool old, TableColu
     }
   }
   switch (col.type) {
-    case ColumnType::integer: col.ints = h5::read_ints(table, col.name); break;
-    case ColumnType::real: col.reals = h5::read_doubles(table, col.name); break;
-    case ColumnType::text: col.texts = h5::read_strings(table, col.name); break;
+    case ColumnType::integer: col.ints = h5::read_ints(table, col.name, {}, digests); break;
+    case ColumnType::real: col.reals = h5::read_doubles(table, col.name, {}, digests); break;
+    case ColumnType::text: col.texts = h5::read_strings(table, col.name, {}, digests); break;
   }
 }
 
@@ -497,7 +498,7 @@ void check_range(const TableColumn& col, const std::string& tw, std::size_t rows
 // Table `name` of a case: its attributes, a column per dataset (other than a level column's levels), all of one
 // length, each within its range.
 CaseTable read_table(hid_t case_group, const std::string& name, const std::string& tw, const TableBounds& b,
-                     bool old) {
+                     bool old, h5::DigestCheck* digests) {
   H5Id g = h5::open_group(case_group, name);
   const hid_t id = g.get();
   CaseTable t;
@@ -515,24 +516,25 @@ CaseTable read_table(hid_t case_group, const std::string& name, const std::strin
   }
   for (auto& col : t.columns) {
     const std::string what = child(tw, col.name);
-    read_values(id, name, old, col, what);
+    read_values(id, name, old, col, what, digests);
     if (col.size() != t.rows()) {
       throw ReadError(what + " holds " + std::to_string(col.size()) + " values, " + std::to_string(t.rows()) +
                       " expected");
     }
-    if (!col.levels_name.empty()) col.levels = h5::read_strings(id, col.levels_name);
+    if (!col.levels_name.empty()) col.levels = h5::read_strings(id, col.levels_name, {}, digests);
   }
   for (const auto& col : t.columns) check_range(col, tw, t.rows(), b);
   return t;
 }
 
 // Every group of the case other than its parameters is a table.
-void read_tables(hid_t id, const std::string& where, const RunRecord& run, CaseRecord& c) {
+void read_tables(hid_t id, const std::string& where, const RunRecord& run, CaseRecord& c,
+                 h5::DigestCheck* digests) {
   const TableBounds b{c.ranks, c.reps, static_cast<std::int64_t>(run.ranks.size())};
   const bool old = schema_before(run.schema_version, 1, 6);
   for (const auto& name : h5::child_names(id)) {
     if (name == "parameters" || !h5::is_group(id, name)) continue;
-    c.tables.push_back(read_table(id, name, child(where, name), b, old));
+    c.tables.push_back(read_table(id, name, child(where, name), b, old, digests));
   }
 }
 
@@ -599,7 +601,7 @@ void read_expect(hid_t id, const std::string& where, CaseRecord& c) {
 }
 
 // Transfers: the scope and each rank's group in it.
-void read_scope(hid_t id, const std::string& where, CaseRecord& c) {
+void read_scope(hid_t id, const std::string& where, CaseRecord& c, h5::DigestCheck* digests) {
   if (!h5::has_attr(id, "scope")) return;
   const auto ranks = static_cast<std::size_t>(c.ranks);
   c.scope = h5::read_string_attr(id, "scope");
@@ -608,40 +610,41 @@ void read_scope(hid_t id, const std::string& where, CaseRecord& c) {
   }
   c.comm = h5::read_string_attr(id, "comm");
   c.groups = narrow(int_in(id, "groups", 0, c.ranks, where));
-  c.group = per_rank(h5::read_ints(id, "group"), ranks, child(where, "group"));
+  c.group = per_rank(h5::read_ints(id, "group", {}, digests), ranks, child(where, "group"));
   ints_in(c.group, -1, c.groups - 1, child(where, "group"));
-  c.group_size = per_rank(h5::read_ints(id, "group_size"), ranks, child(where, "group_size"));
+  c.group_size = per_rank(h5::read_ints(id, "group_size", {}, digests), ranks, child(where, "group_size"));
   ints_in(c.group_size, 0, c.ranks, child(where, "group_size"));
-  c.group_rank = per_rank(h5::read_ints(id, "group_rank"), ranks, child(where, "group_rank"));
+  c.group_rank = per_rank(h5::read_ints(id, "group_rank", {}, digests), ranks, child(where, "group_rank"));
   ints_in(c.group_rank, -1, c.ranks - 1, child(where, "group_rank"));
 }
 
 // The timed samples, [ranks][reps] each, and the verification per rank.
-void read_samples(hid_t id, const std::string& where, CaseRecord& c) {
+void read_samples(hid_t id, const std::string& where, CaseRecord& c, h5::DigestCheck* digests) {
   const auto ranks = static_cast<std::size_t>(c.ranks);
   const std::size_t samples = ranks * static_cast<std::size_t>(c.reps);
-  h5::read_doubles_into(id, "device_time", samples, c.device_time_s, h5::Values::finite_non_negative);
-  h5::read_doubles_into(id, "enqueue_time", samples, c.enqueue_s, h5::Values::finite_non_negative);
-  h5::read_doubles_into(id, "wall_start", samples, c.wall_start_s, h5::Values::finite);
-  h5::read_doubles_into(id, "wall_end", samples, c.wall_end_s, h5::Values::finite);
+  h5::read_doubles_into(id, "device_time", samples, c.device_time_s, h5::Values::finite_non_negative, digests);
+  h5::read_doubles_into(id, "enqueue_time", samples, c.enqueue_s, h5::Values::finite_non_negative, digests);
+  h5::read_doubles_into(id, "wall_start", samples, c.wall_start_s, h5::Values::finite, digests);
+  h5::read_doubles_into(id, "wall_end", samples, c.wall_end_s, h5::Values::finite, digests);
   const double *s0 = c.wall_start_s.data(), *e0 = c.wall_end_s.data();
   bool ordered = true;
   for (std::size_t i = 0; i < samples; ++i) ordered &= e0[i] >= s0[i];
   for (std::size_t i = 0; !ordered && i < samples; ++i) {
     if (e0[i] < s0[i]) throw ReadError(where + "/wall_end[" + std::to_string(i) + "] is before its wall_start");
   }
-  c.verify_error = per_rank(h5::read_doubles(id, "verify_error"), ranks, child(where, "verify_error"));
+  c.verify_error = per_rank(h5::read_doubles(id, "verify_error", {}, digests), ranks, child(where, "verify_error"));
 }
 
 // Serial turns (schema 1.0 has none) and the warm-up (1.2 on).
-void read_turns_and_warmup(hid_t id, const std::string& where, CaseRecord& c) {
+void read_turns_and_warmup(hid_t id, const std::string& where, CaseRecord& c, h5::DigestCheck* digests) {
   const auto ranks = static_cast<std::size_t>(c.ranks);
   if (h5::exists(id, "turn")) {
-    c.turn = per_rank(h5::read_ints(id, "turn"), ranks, child(where, "turn"));
+    c.turn = per_rank(h5::read_ints(id, "turn", {}, digests), ranks, child(where, "turn"));
     ints_in(c.turn, 0, c.ranks - 1, child(where, "turn"));
   }
   if (h5::exists(id, "warmup_samples")) {
-    c.warmup_samples = per_rank(h5::read_ints(id, "warmup_samples"), ranks, child(where, "warmup_samples"));
+    c.warmup_samples =
+        per_rank(h5::read_ints(id, "warmup_samples", {}, digests), ranks, child(where, "warmup_samples"));
     ints_in(c.warmup_samples, 0, LLONG_MAX, child(where, "warmup_samples"));
   }
   if (h5::exists(id, "warmup_device_time")) {
@@ -650,46 +653,50 @@ void read_turns_and_warmup(hid_t id, const std::string& where, CaseRecord& c) {
       throw ReadError(where + "/warmup_device_time is not of shape [ranks][samples]");
     }
     c.warmup_width = static_cast<int>(dims[1]);
-    c.warmup_device_time_s = h5::read_doubles(id, "warmup_device_time", ranks * dims[1]);
+    c.warmup_device_time_s = h5::read_doubles(id, "warmup_device_time", ranks * dims[1], digests);
   }
 }
 
 // Transfers: what each rank's verification found and the bytes of its operation.
-void read_transfers(hid_t id, const std::string& where, CaseRecord& c) {
+void read_transfers(hid_t id, const std::string& where, CaseRecord& c, h5::DigestCheck* digests) {
   const auto ranks = static_cast<std::size_t>(c.ranks);
-  c.wrong_elements = per_rank(h5::read_ints(id, "wrong_elements"), ranks, child(where, "wrong_elements"));
+  c.wrong_elements = per_rank(h5::read_ints(id, "wrong_elements", {}, digests), ranks, child(where, "wrong_elements"));
   ints_in(c.wrong_elements, 0, LLONG_MAX, child(where, "wrong_elements"));
-  c.op_bytes = per_rank(h5::read_doubles(id, "op_bytes"), ranks, child(where, "op_bytes"));
+  c.op_bytes = per_rank(h5::read_doubles(id, "op_bytes", {}, digests), ranks, child(where, "op_bytes"));
   finite(c.op_bytes, true, child(where, "op_bytes"));
-  c.bus_factor = per_rank(h5::read_doubles(id, "bus_factor"), ranks, child(where, "bus_factor"));
+  c.bus_factor = per_rank(h5::read_doubles(id, "bus_factor", {}, digests), ranks, child(where, "bus_factor"));
   finite(c.bus_factor, true, child(where, "bus_factor"));
 }
 
 // Reads /cases/<name> into `c` and checks what the report relies on. `c`'s
 // sample vectors keep their memory (the last case's): no allocation, no page
-// faults when this case has as many samples.
+// faults when this case has as many samples. Schema 1.7 on, the digest of each
+// dataset read, last: a value out of range is named as such first.
 void read_case(hid_t cases, const std::string& name, const RunRecord& run, CaseRecord& c) {
   const std::string where = "/cases/" + name;
   H5Id g = h5::open_group(cases, name);
   const hid_t id = g.get();
   reset_case(c);
   read_case_attrs(id, name, where, run, c);
+  h5::DigestCheck check;
+  h5::DigestCheck* digests = schema_before(run.schema_version, 1, 7) ? nullptr : &check;  // before: none, as written
   read_parameters(id, where, c);
   read_expect(id, where, c);
-  read_scope(id, where, c);
+  read_scope(id, where, c, digests);
   if (c.status == "skipped") {  // nothing ran: no samples
     c.reps = 0;
     for (auto m : {&CaseRecord::device_time_s, &CaseRecord::enqueue_s, &CaseRecord::wall_start_s,
                    &CaseRecord::wall_end_s}) {
       (c.*m).clear();
     }
-    return;
+    return check.check();
   }
   if (c.reps < 1) throw ReadError(where + ": attribute 'reps' is 0 in a case that ran");
-  read_samples(id, where, c);
-  read_turns_and_warmup(id, where, c);
-  read_tables(id, where, run, c);
-  if (!c.scope.empty()) read_transfers(id, where, c);
+  read_samples(id, where, c, digests);
+  read_turns_and_warmup(id, where, c, digests);
+  read_tables(id, where, run, c, digests);
+  if (!c.scope.empty()) read_transfers(id, where, c, digests);
+  check.check();
 }
 
 // "truncated file: eof = 1000, sblock->base_addr = 0, stored_eof = 2000" (HDF5's words) in user terms.

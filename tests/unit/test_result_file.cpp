@@ -396,12 +396,9 @@ void put_bytes(const std::string& path, const std::string& b) {
   out << b;
 }
 
-// New values for an integer dataset, written in place: its attributes stay.
-void overwrite_ints(hid_t g, const char* name, const std::vector<std::int64_t>& v) {
-  H5Id d(H5Dopen2(g, name, H5P_DEFAULT), H5Dclose);
-  REQUIRE(d.get() >= 0);
-  REQUIRE(H5Dwrite(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
-}
+// New values for an integer dataset, written in place as a writer would write them: its attributes stay, its digest
+// follows the values (the values are wrong, not misplaced).
+void overwrite_ints(hid_t g, const char* name, const std::vector<std::int64_t>& v) { h5::overwrite_ints(g, name, v); }
 
 // A case with `reps` samples per rank (2 ranks): distinct, increasing times.
 CaseRecord big_case(int reps) {
@@ -1261,5 +1258,159 @@ TEST_CASE("a table its reader would call damaged is refused before anything of t
   const RunRecord back = read_result_file(path);
   REQUIRE(back.cases.size() == 1);
   CHECK(back.cases[0].tables.size() == 1);
+  fs::remove(path);
+}
+
+// ---- Schema 1.7: each dataset's values bound to its place ----
+
+namespace {
+
+// Where the chunk that holds value [row][col] of `dataset` lies in the file `path`: its first byte and its size
+// (as stored, its checksum too).
+std::pair<std::size_t, std::size_t> chunk_at(const std::string& path, const std::string& dataset, hsize_t row,
+                                             hsize_t col) {
+  hdf5_quiet();
+  H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  H5Id d(H5Dopen2(f.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  REQUIRE(d.get() >= 0);
+  const hsize_t at[2] = {row, col};
+  unsigned mask = 0;
+  haddr_t addr = HADDR_UNDEF;
+  hsize_t size = 0;
+  REQUIRE(H5Dget_chunk_info_by_coord(d.get(), at, &mask, &addr, &size) >= 0);
+  REQUIRE(addr != HADDR_UNDEF);
+  return {static_cast<std::size_t>(addr), static_cast<std::size_t>(size)};
+}
+
+// The file's bytes with chunk `a` and chunk `b` (of one size) swapped, or (copy) `a` written over `b` too.
+void move_chunk(const std::string& path, std::pair<std::size_t, std::size_t> a, std::pair<std::size_t, std::size_t> b,
+                bool copy) {
+  REQUIRE(a.second == b.second);
+  std::string bytes = bytes_of(path);
+  const std::string from = bytes.substr(a.first, a.second), to = bytes.substr(b.first, b.second);
+  REQUIRE((from != to));  // a move that changes something (not printed when it fails: 1 MiB of bytes)
+  bytes.replace(b.first, b.second, from);
+  if (!copy) bytes.replace(a.first, a.second, to);
+  put_bytes(path, bytes);
+}
+
+// big_case with times of its own: case `index`, its samples `shift` s later and longer, rank 1's longer still.
+CaseRecord big_case_at(std::size_t index, int reps, double shift) {
+  CaseRecord c = big_case(reps);
+  c.index = index;
+  for (std::size_t i = 0; i < c.wall_start_s.size(); ++i) {
+    c.device_time_s[i] *= 1.0 + shift + (i < static_cast<std::size_t>(reps) ? 0.0 : 0.5);
+    c.wall_start_s[i] += shift;
+    c.wall_end_s[i] = c.wall_start_s[i] + c.device_time_s[i];
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a chunk that checksums whole but sits where another belongs is damage: swapped, copied, moved",
+          "[hdf5][checksum][digest]") {
+  const std::string path = temp_path("misplaced.h5");
+  const std::string damaged = path + ": damaged result file: ";
+  const std::string misplaced = " does not hold what was written for it (data moved, swapped or copied there from "
+                                "elsewhere in the file)";
+  // 150000 reps of 2 ranks: each rank's row in two chunks of 1 MiB (131072 values, the second one's partly unused),
+  // each with its checksum.
+  write_file(path, {big_case_at(0, 150000, 0.0), big_case_at(1, 150000, 100.0)});
+  REQUIRE(read_error(path).empty());
+  SECTION("two cases' sample times swapped: each case shows the other's, and every other check passes") {
+    for (const char* d : {"wall_start", "wall_end"}) {
+      move_chunk(path, chunk_at(path, std::string("cases/0000/") + d, 0, 0),
+                 chunk_at(path, std::string("cases/0001/") + d, 0, 0), false);
+    }
+    CHECK(read_error(path) == damaged + "/cases/0000/wall_start" + misplaced);
+  }
+  SECTION("a value out of range is named first, the digest checked last") {
+    move_chunk(path, chunk_at(path, "cases/0000/wall_start", 0, 0), chunk_at(path, "cases/0001/wall_start", 0, 0),
+               false);
+    CHECK(read_error(path) == damaged + "/cases/0000/wall_end[0] is before its wall_start");
+  }
+  SECTION("one case's chunk copied over another's") {
+    move_chunk(path, chunk_at(path, "cases/0000/wall_start", 1, 0), chunk_at(path, "cases/0001/wall_start", 1, 0),
+               true);
+    CHECK(read_error(path) == damaged + "/cases/0001/wall_start" + misplaced);
+  }
+  SECTION("two ranks' rows of one dataset swapped") {
+    move_chunk(path, chunk_at(path, "cases/0000/device_time", 0, 0), chunk_at(path, "cases/0000/device_time", 1, 0),
+               false);
+    CHECK(read_error(path) == damaged + "/cases/0000/device_time" + misplaced);
+  }
+  SECTION("two datasets of one case swapped") {
+    move_chunk(path, chunk_at(path, "cases/0001/device_time", 0, 131072),
+               chunk_at(path, "cases/0001/enqueue_time", 0, 131072), false);
+    CHECK(read_error(path) == damaged + "/cases/0001/device_time" + misplaced);
+  }
+  fs::remove(path);
+}
+
+TEST_CASE("a small dataset (its values in its object header) moved to another case's place is damage",
+          "[hdf5][digest]") {
+  const std::string path = temp_path("moved.h5");
+  const std::string damaged = path + ": damaged result file: ";
+  CaseRecord other = sample_case(1, "serial");
+  other.device_time_s = {0.25, 0.5, 0.75, 0.25, 0.5, 0.75};
+  write_file(path, {sample_case(0, "serial"), other});
+  // What a misdirected header write does: the link of one case leads to the other's dataset.
+  edit_file(
+      path,
+      [](hid_t f) {
+        REQUIRE(H5Lmove(f, "cases/0000/device_time", f, "cases/0000/was", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+        REQUIRE(H5Lmove(f, "cases/0001/device_time", f, "cases/0000/device_time", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+        REQUIRE(H5Lmove(f, "cases/0000/was", f, "cases/0001/device_time", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+      },
+      false);
+  CHECK(read_error(path) == damaged + "/cases/0000/device_time does not hold what was written for it (data moved, "
+                                      "swapped or copied there from elsewhere in the file)");
+  fs::remove(path);
+}
+
+TEST_CASE("schema 1.7 files carry a digest with every dataset; older ones, without, read as before",
+          "[hdf5][digest]") {
+  const std::string path = temp_path("digest.h5");
+  CaseRecord c = sample_case(0, "serial");
+  c.turn = {0, 1};
+  c.tables = {marks_table()};
+  write_file(path, {c});
+  {
+    hdf5_quiet();
+    H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+    for (const char* d : {"cases/0000/wall_start", "cases/0000/turn", "cases/0000/marks/at", "ranks/hostname"}) {
+      INFO(d);
+      H5Id ds(H5Dopen2(f.get(), d, H5P_DEFAULT), H5Dclose);
+      REQUIRE(ds.get() >= 0);
+      H5Id a(H5Aopen(ds.get(), "digest", H5P_DEFAULT), H5Aclose);
+      REQUIRE(a.get() >= 0);
+      H5Id t(H5Aget_type(a.get()), H5Tclose);
+      CHECK(H5Tequal(t.get(), H5T_STD_U64LE) > 0);
+    }
+  }
+  const auto without_digests = [&](const char* version) {
+    edit_file(
+        path,
+        [&](hid_t f) {
+          h5::write_attr(f, "schemaVersion", std::string(version));
+          for (const char* d : {"turn", "wall_start", "marks/at"}) {
+            REQUIRE(H5Adelete_by_name(f, (std::string("cases/0000/") + d).c_str(), "digest", H5P_DEFAULT) >= 0);
+          }
+        },
+        false);
+  };
+  SECTION("1.7: a dataset without its digest is damage") {
+    without_digests("1.7");
+    CHECK(read_error(path) == path + ": damaged result file: /cases/0000/wall_start has no digest (from schema 1.7 "
+                                     "on every dataset has one)");
+  }
+  SECTION("1.6: none, and the values read as they were written") {
+    without_digests("1.6");
+    const RunRecord back = read_result_file(path);
+    CHECK(back.schema_version == "1.6");
+    CHECK(back.cases.at(0).wall_start_s == c.wall_start_s);
+    CHECK(back.cases.at(0).turn == c.turn);
+  }
   fs::remove(path);
 }
