@@ -81,21 +81,19 @@ CLI::App* add_model_command(CLI::App& app, ModelOptions& opt) {
                                           "transfers' latency and bandwidth inside and between nodes (docs/model.md)");
   cmd->add_option("files", opt.files, "Result files (HDF5) to fit")->required();
   cmd->add_option("-o,--output", opt.output, "The model file to write (JSON)")->required();
+  cmd->add_flag("--force", opt.force, "Overwrite the -o file if it exists");
   cmd->footer("Example:\n  gpuscale model results/quick-1node.h5 results/quick-2nodes.h5 -o model.json\n"
               "  gpuscale predict model.json --ranks 64 --nodes 16");
   return cmd;
 }
 
 int cmd_model(const ModelOptions& opt) {
-  for (const auto& f : opt.files) {
-    if (f == opt.output) throw InputError("-o " + opt.output + " is one of the result files to fit; name another file");
-  }
+  FileBeside file(check_output(opt.output, opt.force, opt.files));  // before the reading: a mistake costs no time
   Model m = fit_model(read_runs_to_fit(opt.files));
   m.software_version = software_version();
-  FileBeside file(opt.output);
   file.stream() << model_json(m);
   file.commit();
-  std::cout << model_summary(opt.output, m) << std::flush;
+  std::cout << model_summary(file.where(), m) << std::flush;
   return kExitOk;
 }
 

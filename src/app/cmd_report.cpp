@@ -91,6 +91,7 @@ void check_trace_options(const ReportOptions& opt) {
       throw InputError("--cases is for --format trace; the other formats show every case (pick rows from "
                        "--format json or csv)");
     }
+    if (opt.force) throw InputError("--force is for -o of --format trace; the other formats print to stdout");
     return;
   }
   if (opt.output.empty()) {
@@ -108,10 +109,6 @@ void check_trace_options(const ReportOptions& opt) {
   if (other) {
     throw InputError(std::string("--format trace and ") + other + " cannot be combined: the trace shows every "
                      "sample on a timeline, " + other + " belongs to the report's table; run them one at a time");
-  }
-  std::error_code ec;
-  if (opt.output == opt.files[0] || std::filesystem::equivalent(opt.output, opt.files[0], ec)) {
-    throw InputError("-o " + opt.output + " is the result file to export; name another file (e.g. run.json)");
   }
 }
 
@@ -133,6 +130,7 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                      "--format trace: only these cases, numbered from 1 as the table numbers them (e.g. 2 or "
                      "1,3-5); a trace of more than 1000000 events gets a note on stderr that suggests it, and is "
                      "written all the same");
+  report->add_flag("--force", opt.force, "--format trace: overwrite the -o file if it exists");
   report->add_flag("--wide", opt.wide, "table: every column in one wide table (default: fits 80 columns)");
   report->add_option("--baseline", opt.baseline,
                      "a result file of the same cases (e.g. before a driver update): each case's median over the "

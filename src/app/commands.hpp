@@ -52,6 +52,7 @@ struct ReportOptions {
   double straggler_threshold = 0.2;
   std::string output;  // --format trace: the file to write ("-" stdout)
   std::string cases;   // --format trace: the cases to export ("1,3-5"; "" all)
+  bool force = false;  // --format trace: -o may replace a file
 };
 
 CLI::App* add_report_command(CLI::App& app, ReportOptions& opt);
@@ -62,6 +63,7 @@ int cmd_report_trace(const ReportOptions& opt);
 struct ModelOptions {
   std::vector<std::string> files;
   std::string output;
+  bool force = false;  // -o may replace a file
 };
 CLI::App* add_model_command(CLI::App& app, ModelOptions& opt);
 // The result files a model is fitted to (model, predict FILES...), with a note on stderr for each that did not

@@ -3,12 +3,17 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
-#include <functional>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <iostream>
 
 #include "app/cli_options.hpp"
 #include "app/commands.hpp"
 #include "app/run_metadata.hpp"
+#include "app/termination_signals.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
 
@@ -31,6 +36,21 @@ void print_input_error(const std::string& message) {
   if (first_rank_or_alone()) print_error(printable(message));
 }
 
+// Every write to standard output is checked once, at the end: a failed or short write (a full disk, a closed
+// descriptor) turns the exit code into 1 and says so in one line. Standard output is fully buffered into a file or
+// pipe, so the last flush fails too when an earlier write did.
+// The reason is errno as the failed write left it, when it is one a write gives (a later call may have set it to
+// something else: then no reason is guessed).
+int checked_stdout(int rc) {
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  if (flushed && !std::ferror(stdout) && std::cout.good()) return rc;
+  const int e = errno;
+  const bool of_a_write = e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO || e == EPIPE || e == EBADF;
+  print_error(std::string("writing to standard output failed") + (of_a_write ? ": " + std::string(std::strerror(e)) : ""));
+  return rc == kExitOk ? kExitFailure : rc;
+}
+
 std::string joined_args(int argc, char** argv) {
   std::string s;
   for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
@@ -42,6 +62,10 @@ std::string joined_args(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   using namespace gpuscale;
+  // Before any thread starts (CUDA's, MPI's): SIGTERM and the like go to one thread of ours, which removes what
+  // was half written before the process ends.
+  block_termination_signals();
+  start_termination_thread();
   CLI::App app{"gpuscale: how matmul work scales from one device, to all devices of a server, to many servers.\n"
                "One MPI rank per device; rank 0 writes every raw timing to one HDF5 file per run."};
   app.set_version_flag("--version", std::function<std::string()>(version_text));
@@ -92,12 +116,12 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*run) return cmd_run(run_opt, &argc, &argv);
-    if (*check) return cmd_check(check_opt);
-    if (*report) return cmd_report(report_opt);
-    if (*model) return cmd_model(model_opt);
-    if (*predict) return cmd_predict(predict_opt);
-    if (*info) return cmd_info(&argc, &argv);
+    if (*run) return checked_stdout(cmd_run(run_opt, &argc, &argv));
+    if (*check) return checked_stdout(cmd_check(check_opt));
+    if (*report) return checked_stdout(cmd_report(report_opt));
+    if (*model) return checked_stdout(cmd_model(model_opt));
+    if (*predict) return checked_stdout(cmd_predict(predict_opt));
+    if (*info) return checked_stdout(cmd_info(&argc, &argv));
   } catch (const InputError& e) {  // found before MPI started (later ones say which rank)
     print_input_error(e.what());
     return kExitUsage;

@@ -95,8 +95,8 @@ int cmd_report_trace(const ReportOptions& opt) {
   const std::string& path = opt.files.at(0);
   CaseFilter filter;
   if (!opt.cases.empty()) filter.numbers = parse_case_numbers(opt.cases);
-  std::unique_ptr<FileBeside> file;
-  if (opt.output != "-") file = std::make_unique<FileBeside>(opt.output);  // fails before the reading
+  std::unique_ptr<FileBeside> file;  // made before the reading: a mistake in -o costs no time
+  if (opt.output != "-") file = std::make_unique<FileBeside>(check_output(opt.output, opt.force, {path}));
   const TracePlan p = count_trace(path, filter);
   check_cases_exist(path, p, filter);
   if (p.counts.samples == 0) {
@@ -111,7 +111,7 @@ int cmd_report_trace(const ReportOptions& opt) {
   }
   write_trace(file->stream(), path, p, filter);
   file->commit();
-  std::cout << wrap(summary(opt.output, p)) << std::flush;
+  std::cout << wrap(summary(file->where(), p)) << std::flush;
   return kExitOk;
 }
 

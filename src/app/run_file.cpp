@@ -9,6 +9,8 @@ namespace gpuscale {
 
 RunFile::RunFile(const OutputTarget& target, const RunRecord& run)
     : target_(target.path), written_(target.replace ? partial_path(target.path) : target.path) {
+  // Held until the file replaces it: a second --force run on the same file is refused, not both done.
+  if (target.replace) lock_ = std::make_unique<TargetLock>(target.path, target.link.empty() ? target.path : target.link);
   writer_ = std::make_unique<ResultWriter>(written_, run);
 }
 
@@ -65,7 +67,8 @@ std::string RunFile::failed(const std::exception& e, const std::string& writing)
   const bool marked = writer_->end_after_failure("failed: " + why + " writing " + writing);
   ended_ = true;
   writer_.reset();
-  const std::string note = settle(written_, target_);
+  const std::string note = settle(written_, target_, lock_ != nullptr);
+  lock_.reset();
   kept_note_ = note;
   return (note.empty() ? target_ : written_) + ": " + why + " while writing " + writing + "; the file keeps the " +
          std::to_string(kept) + " case(s) before it" + (marked ? "" : " (its status not updated)") +
@@ -132,10 +135,11 @@ void RunFile::close_and_settle() noexcept {
   cases_at_end_ = writer_->cases_written();
   writer_.reset();  // closed already (or left as its last flush wrote it): the destructor writes nothing more
   try {
-    kept_note_ = settle(written_, target_);
+    kept_note_ = settle(written_, target_, lock_ != nullptr);
   } catch (...) {
     kept_note_ = "this run's file stays " + written_;
   }
+  lock_.reset();
 }
 
 std::string during(const std::string& current) {

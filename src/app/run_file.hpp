@@ -64,6 +64,7 @@ class RunFile {
   std::string written_or_ended(Write&& write, const std::string& writing);
   mutable std::timed_mutex mu_;
   std::unique_ptr<ResultWriter> writer_;
+  std::unique_ptr<TargetLock> lock_;  // on the file replaced (--force), until it is
   std::string target_, written_;
   std::string current_;
   std::string last_written_;  // the case written last, while no other is current

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "core/exit_cleanup.hpp"
+
 namespace gpuscale {
 
 namespace {
@@ -45,6 +47,7 @@ void start_termination_thread() {
         hook = g_hook;
       }
       if (hook) hook(sig);
+      remove_registered_files();  // a file half written beside its place (FileBeside)
       std::fflush(stdout);
       std::fflush(stderr);
       std::_Exit(128 + sig);  // no unwinding: the main thread may be inside MPI or a BLAS call

@@ -13,7 +13,8 @@ namespace gpuscale {
 void block_termination_signals();
 
 // Starts the thread that waits for them (once per process). On a signal it
-// runs the hook set last, if any, then exits with 128 + the signal number.
+// runs the hook set last, if any, removes the files registered to be removed
+// (core/exit_cleanup.hpp), then exits with 128 + the signal number.
 void start_termination_thread();
 
 // The hook (e.g. rank 0 marking its file "aborted: SIGTERM"); empty: none.

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/exit_cleanup.hpp"
+
 namespace gpuscale {
 
 namespace {
@@ -77,6 +79,7 @@ extern "C" void on_crash(int sig) {
     write_all(fd, name, std::strlen(name));
     write_all(fd, ")\n", 2);
   }
+  remove_registered_files();
   _exit(2);
 }
 
@@ -92,6 +95,7 @@ extern "C" void on_tick(int) {
   } else if (g_stalled.fetch_add(1) + 1 >= ReadGuard::kStallTicks) {
     const std::string* line = g_stall_line.load();
     if (line) write_all(g_fd.load(), line->data(), line->size());
+    remove_registered_files();
     _exit(2);
   }
   errno = saved;

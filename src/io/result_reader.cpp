@@ -817,7 +817,11 @@ constexpr std::chrono::milliseconds kLivePause{100};
 bool being_written(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
-  const bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  bool held = flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  struct flock probe {};
+  probe.l_type = F_RDLCK;
+  probe.l_whence = SEEK_SET;  // the whole file: start 0, length 0
+  held = held || (fcntl(fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK);
   close(fd);  // and with it the probe's own lock
   return held;
 }

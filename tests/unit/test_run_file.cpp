@@ -11,8 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 #include "app/output_path.hpp"
@@ -86,6 +89,21 @@ std::string refusal(const std::string& out, bool force = false) {
   return "";
 }
 
+// What check_output says of `out` with the command's `inputs` ("" when it is fine).
+std::string refusal_of(const std::string& out, bool force, const std::vector<std::string>& inputs) {
+  try {
+    check_output(out, force, inputs);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 }  // namespace
 
 TEST_CASE("a run with --force writes beside the file it replaces, which stays whole until the run ends", "[runfile]") {
@@ -145,7 +163,8 @@ TEST_CASE("a run that ends between two cases says it ended after the one its fil
   CHECK(f.cases_written() == 1);
 }
 
-TEST_CASE("a file another process is writing is refused up front, and never replaced at the end", "[runfile]") {
+TEST_CASE("a file another process is writing is refused up front, and locked while a --force run replaces it",
+          "[runfile]") {
   Scratch s;
   const std::string out = s.path("busy.h5");
   { RunFile old(check_output(out, false), a_run(1)); }
@@ -153,17 +172,30 @@ TEST_CASE("a file another process is writing is refused up front, and never repl
   REQUIRE(held >= 0);
   REQUIRE(flock(held, LOCK_EX) == 0);  // as an HDF5 writer holds its file
   CHECK(being_written(out));
-  CHECK(refusal(out, true) == out + ": another process is writing it (a gpuscale run still going?); wait for it to "
-                                   "end, or choose another -o");
+  const std::string busy = out + ": another process is writing it (a gpuscale run still going?); wait for it to end, "
+                                 "or choose another -o";
+  CHECK(refusal(out, true) == busy);
   flock(held, LOCK_UN);
   CHECK_FALSE(being_written(out));
-  RunFile f(check_output(out, true), a_run(1));
-  REQUIRE(f.write_case(a_case(0)).empty());
-  REQUIRE(flock(held, LOCK_EX) == 0);  // it started writing meanwhile
-  REQUIRE(f.finish("complete", a_run(1).ranks).empty());
-  CHECK(f.kept_note() == "another process is writing " + out + " now: this run's file stays " + partial_path(out));
-  CHECK(f.location() == partial_path(out));
-  CHECK(read_result_file(partial_path(out)).cases.size() == 1);
+  const OutputTarget target = check_output(out, true);
+  {
+    RunFile f(target, a_run(1));
+    REQUIRE(f.write_case(a_case(0)).empty());
+    CHECK(being_written(out));  // the file it replaces is held: no other writer can take it meanwhile
+    CHECK(refusal(out, true) == busy);
+    try {  // a second --force run that was checked before the first took the lock
+      RunFile second(target, a_run(1));
+      FAIL("a second run replacing the same file was let through");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()) == busy);
+    }
+    REQUIRE(f.finish("complete", a_run(1).ranks).empty());
+    CHECK(f.kept_note().empty());
+    CHECK(f.location() == out);
+  }
+  CHECK_FALSE(being_written(out));
+  CHECK(read_result_file(out).cases.size() == 1);
+  CHECK_FALSE(fs::exists(partial_path(out)));
   close(held);
 }
 
@@ -192,10 +224,15 @@ TEST_CASE("a path that cannot take a result file is one line, before anything ru
     CHECK(refusal(s.path("ro/x.h5")) == s.path("ro/x.h5") + ": cannot create a file in '" + s.path("ro") +
                                             "' (Permission denied)");
   }
-  // A symbolic link to a file is followed: the file it names is the target.
+  // A symbolic link to a file is followed with --force only: the file it names is the target.
   { RunFile real(check_output(s.path("real.h5"), false), a_run(1)); }
   fs::create_symlink(s.path("real.h5"), s.path("alias.h5"));
-  CHECK(check_output(s.path("alias.h5"), true).path == fs::canonical(s.path("real.h5")).string());
+  const std::string real = fs::canonical(s.path("real.h5")).string();
+  CHECK(refusal(s.path("alias.h5")) == s.path("alias.h5") + ": a symbolic link to '" + real + "'; use --force to "
+                                                                "write that file, or give a file name with -o");
+  const OutputTarget through = check_output(s.path("alias.h5"), true);
+  CHECK(through.path == real);
+  CHECK(through.link == s.path("alias.h5"));
   CHECK_FALSE(fs::exists(s.path(".gpuscale-probe-" + std::to_string(getpid()))));  // the probe is gone
 }
 
@@ -286,4 +323,70 @@ TEST_CASE("a full disk is told from HDF5's reasons, and said with what is free",
   CHECK(write_failure_text("unable to flush\nthe cache; more") == "unable to flush the cache");
   CHECK(free_bytes("/tmp") > 0);
   CHECK(free_bytes("/nonexistent/dir") == std::numeric_limits<std::uint64_t>::max());
+}
+
+TEST_CASE("an output is never one of the command's inputs, however it is spelt", "[runfile][errors]") {
+  Scratch s;
+  const std::string in = s.path("r.h5");
+  { RunFile old(check_output(in, false), a_run(1)); }
+  fs::create_directory(s.path("d"));
+  const std::string other_spelling = s.path("d/../r.h5");
+  CHECK(refusal_of(other_spelling, true, {in}) == other_spelling + ": is the input file " + in + "; choose another -o");
+  CHECK(refusal_of(in, true, {in}) == in + ": is one of this command's input files; choose another -o");
+  fs::create_hard_link(in, s.path("hard.h5"));
+  CHECK(refusal_of(s.path("hard.h5"), true, {in}) == s.path("hard.h5") + ": is the input file " + in +
+                                                         "; choose another -o");
+  CHECK(refusal_of(in, false, {s.path("gone.h5")}) == in + ": the file exists; use --force to overwrite it, or "
+                                                          "choose another -o");
+}
+
+TEST_CASE("a file written beside its place: a name of its own, synced, moved in whole, else removed", "[runfile]") {
+  Scratch s;
+  const std::string out = s.path("m.json");
+  std::ofstream(out + ".partial") << "the user's own notes";  // a name like the old fixed one: never touched
+  {
+    FileBeside f(check_output(out, false));
+    CHECK(f.temporary() == partial_path(out));
+    f.stream() << "half";
+  }  // not committed: an error on the way
+  CHECK_FALSE(fs::exists(partial_path(out)));
+  CHECK_FALSE(fs::exists(out));
+  std::ofstream(partial_path(out)) << "left by a process of the same PID";
+  {
+    FileBeside f(check_output(out, false));
+    CHECK(f.temporary() == partial_path(out) + "-2");  // created with O_EXCL: the one there is not reused
+    f.stream() << "whole";
+    f.commit();
+  }
+  CHECK(read_text(out) == "whole");
+  CHECK(read_text(out + ".partial") == "the user's own notes");
+  // Checked while the name was free; a file appeared there since: without --force it stays.
+  const OutputTarget late = check_output(s.path("late.json"), false);
+  {
+    FileBeside f(late);
+    std::ofstream(s.path("late.json")) << "someone else's";
+    f.stream() << "ours";
+    try {
+      f.commit();
+      FAIL("a file that appeared meanwhile was replaced without --force");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()) == s.path("late.json") + ": a file of that name appeared meanwhile; use --force to "
+                                                           "overwrite it");
+    }
+  }
+  CHECK(read_text(s.path("late.json")) == "someone else's");
+  // Replacing (--force): the old file is locked while the new one is written.
+  {
+    FileBeside f(check_output(out, true));
+    CHECK(being_written(out));
+    CHECK(refusal(out, true).find("another process is writing it") != std::string::npos);
+    f.stream() << "newer";
+    f.commit();
+  }
+  CHECK_FALSE(being_written(out));
+  CHECK(read_text(out) == "newer");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(s.path("."))) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"late.json", "m.json", "m.json.partial", partial_path("m.json")});
 }
