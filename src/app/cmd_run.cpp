@@ -1,9 +1,12 @@
 // gpuscale run: validate everything that can be validated before MPI starts
 // (bad input exits 2 and writes nothing), then run the plan case by case,
 // writing each finished case to the result file on rank 0.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -16,6 +19,7 @@
 #include "app/commands.hpp"
 #include "app/launcher.hpp"
 #include "app/mpi_session.hpp"
+#include "app/node_peers.hpp"
 #include "app/output_path.hpp"
 #include "app/rank_table.hpp"
 #include "app/run_file.hpp"
@@ -93,7 +97,7 @@ Prepared prepare(const RunOptions& opt) {
   if (opt.output.empty()) {
     check_default_output_dir();
   } else {
-    p.output = check_output(opt.output, opt.force);
+    p.output = check_output(opt.output, opt.force, {opt.config});
   }
   p.cuda = probe_cuda();
   p.backend = choose_backend(p.cfg.defaults.backend, p.cuda);
@@ -134,21 +138,42 @@ std::string plan_room(const std::string& dir, const RunRecord& run, const std::v
          format_bytes(left) + " free";
 }
 
+// Why the edges of the run are bounded as they are, for the timeout's message.
+std::string edge_why(const Prepared& p) {
+  return CaseTimeout{p.cfg.defaults.timeout_s}.automatic()
+             ? "timeout = auto: 120 s for each edge of the run"
+             : "the config's timeout, at least 30 s for each edge of the run";
+}
+
+// The rank a launcher gave this process (its variables), -1 when none did: the watchdog's name before MPI starts.
+int rank_from_launcher() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
+    if (const char* v = std::getenv(var); v && *v) return std::atoi(v);
+  }
+  return -1;
+}
+
+std::string short_hostname() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
 // One run of the plan on this rank: the job's shape and devices, rank 0's
 // file, then the cases one after another; each step a member, the state they
 // share in one place.
 class PlanRun {
  public:
-  PlanRun(const RunOptions& opt, const Prepared& p, const MpiCommunicator& comm, std::shared_ptr<RunFile>& file)
-      : opt_(opt), p_(p), comm_(comm), root_(comm.rank() == 0), file_(file),
-        // Ranks other than 0 fire a little later, so that rank 0 records a timeout in the file first.
-        watchdog_("rank " + std::to_string(comm.rank()) + " on " + comm.hostname(), root_ ? 0.0 : 5.0) {}
+  PlanRun(const RunOptions& opt, const Prepared& p, const MpiCommunicator& comm, std::shared_ptr<RunFile>& file,
+          Watchdog& watchdog)
+      : opt_(opt), p_(p), comm_(comm), root_(comm.rank() == 0), file_(file), watchdog_(watchdog) {}
 
   int run() {
     // The other ranks outlive a termination signal a moment, so that rank 0, signalled at the same time, can tell
     // a rank that died before (it is gone) from one ending with it.
     if (!root_) set_termination_hook([](int) { std::this_thread::sleep_for(std::chrono::milliseconds(300)); });
-    watchdog_.arm("the start of the run (common clock, rank table)", kRunEdgeTimeoutS);
+    watchdog_.arm("the start of the run (common clock, rank table, the plan's agreement, the file's opening)",
+                  CaseTimeout{p_.cfg.defaults.timeout_s}.edge_s(), edge_why(p_));
     if (const int rc = start(); rc != kExitOk) return rc;
     if (stop_all(comm_, open_file())) return kExitFailure;
     return run_cases();  // still armed: until the first case's own bound, the start's holds
@@ -172,7 +197,7 @@ class PlanRun {
   const MpiCommunicator& comm_;
   const bool root_;
   std::shared_ptr<RunFile>& file_;
-  Watchdog watchdog_;
+  Watchdog& watchdog_;
   std::unique_ptr<Device> device_;
   GpuTelemetry telemetry_;
   std::optional<CommonClock> clock_;
@@ -309,13 +334,15 @@ std::string PlanRun::open_file() {
   if (!root_) return "";
   const RunRecord run = run_record();
   print_start(run);
-  OutputTarget target = p_.output ? *p_.output : OutputTarget{default_output(opt_.config), false};
+  OutputTarget target = p_.output ? *p_.output : OutputTarget{default_output(opt_.config), false, ""};
   for (int attempt = 0;; ++attempt) {
     try {
       file_ = std::make_shared<RunFile>(target, run);
       break;
     } catch (const NoSpaceError& e) {
       return target.path + ": " + no_space_text(e.free_bytes()) + " for the file's start; nothing was written";
+    } catch (const InputError& e) {
+      return e.what();  // another --force run took the file's lock since it was checked
     } catch (const std::exception& e) {
       // Another run took the name since it was checked: a default name moves on, a name given with -o is an error.
       if (p_.output || attempt > 100) {
@@ -363,7 +390,12 @@ void PlanRun::install_endings() {
 int PlanRun::run_cases() {
   // Each scope's group is made on first use and kept for the run.
   Groups groups(comm_, *device_, data_comm_factory(comm_choice_.comm));
-  watchdog_.on_timeout([&groups](const std::string&, double) { groups.abort_all(); });
+  const std::size_t abort_groups = watchdog_.on_timeout([&groups](const std::string&, double) { groups.abort_all(); });
+  struct Forget {  // the groups end with this function, the watchdog lives on until MPI's finalize
+    Watchdog& w;
+    std::size_t hook;
+    ~Forget() { w.forget(hook); }
+  } forget{watchdog_, abort_groups};
   Runner runner(comm_, *device_, &groups, *clock_, p_.backend.backend,
                 static_cast<std::uint64_t>(p_.cfg.defaults.seed));
   runner.set_telemetry(telemetry_.source.get(), kTelemetryIntervalS);
@@ -421,7 +453,7 @@ std::string PlanRun::after_case(const Case& c, const CaseRecord& rec, double ela
 
 int PlanRun::finish(int failed) {
   if (root_) file_->set_current("");
-  watchdog_.arm("the end of the run (common clock)", kRunEdgeTimeoutS);
+  watchdog_.arm("the end of the run (common clock)", CaseTimeout{p_.cfg.defaults.timeout_s}.edge_s(), edge_why(p_));
   gather_end_offsets(comm_, estimate_clock_offset(comm_), table_);
   watchdog_.disarm();
   if (!root_) return failed ? kExitFailure : kExitOk;
@@ -441,6 +473,32 @@ int PlanRun::finish(int failed) {
     std::printf("(gpuscale report --check %s exits 1 when a limit fails)\n", where.c_str());
   }
   return failed ? kExitFailure : kExitOk;
+}
+
+// What a rank leaves for the end of its run, after MPI_Finalize.
+struct RankEnd {
+  int rc = kExitOk;
+  std::string who;              // "rank 1 on node2"
+  std::vector<NodePeer> peers;  // the other ranks of this node
+};
+
+// The plan on every rank, once MPI runs: a rank's failure is said where it happened, and ends the whole job.
+RankEnd run_ranks(const RunOptions& opt, const Prepared& p, Watchdog& watchdog) {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  RankEnd end{kExitOk, "rank " + std::to_string(comm.rank()) + " on " + comm.hostname(), node_peers(comm)};
+  watchdog.set_who(end.who);
+  std::shared_ptr<RunFile> file;
+  try {
+    end.rc = PlanRun(opt, p, comm, file, watchdog).run();
+  } catch (const std::exception& e) {
+    const std::string m = end.who + ": " + e.what();
+    print_error(m);
+    std::fflush(stderr);
+    if (file) file->end_early("failed: " + m);  // a no-op once the run finished
+    MPI_Abort(MPI_COMM_WORLD, kExitFailure);
+    end.rc = kExitFailure;
+  }
+  return end;
 }
 
 }  // namespace
@@ -467,27 +525,28 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& opt) {
 }
 
 int cmd_run(const RunOptions& opt, int* argc, char*** argv) {
-  // Before any thread starts (CUDA's, MPI's): SIGTERM and the like go to one thread of ours.
-  block_termination_signals();
-  start_termination_thread();
   // A result file whose write failed is left open, unflushed (ResultWriter::end_after_failure): the library
   // must not flush it at exit either.
   H5dont_atexit();
   const Prepared p = prepare(opt);  // InputError -> exit 2, before MPI starts
-  MpiSession mpi(argc, argv);
-  MpiCommunicator comm(MPI_COMM_WORLD);
-  std::shared_ptr<RunFile> file;
-  try {
-    return PlanRun(opt, p, comm, file).run();
-  } catch (const std::exception& e) {
-    // One rank failed: say where, and end the whole job so no rank waits forever.
-    const std::string m = "rank " + std::to_string(comm.rank()) + " on " + comm.hostname() + ": " + e.what();
-    print_error(m);
-    std::fflush(stderr);
-    if (file) file->end_early("failed: " + m);  // a no-op once the run finished
-    MPI_Abort(MPI_COMM_WORLD, kExitFailure);
-    return kExitFailure;
+  // Every rank is bounded from its first MPI call to its last, so that a rank frozen at the start or the end of
+  // the run ends the job as one frozen in a case does. Ranks other than 0 fire a little later, so that rank 0
+  // records a timeout in the file first.
+  const double edge_s = CaseTimeout{p.cfg.defaults.timeout_s}.edge_s();
+  const int launched_rank = rank_from_launcher();
+  Watchdog watchdog("rank " + (launched_rank < 0 ? std::string("?") : std::to_string(launched_rank)) + " on " +
+                        short_hostname(), launched_rank > 0 ? 5.0 : 0.0);
+  watchdog.arm("MPI's start (MPI_Init)", edge_s, edge_why(p));
+  std::optional<MpiSession> mpi(std::in_place, argc, argv);
+  const RankEnd end = run_ranks(opt, p, watchdog);
+  watchdog.arm("the end of the run (MPI_Finalize)", edge_s, edge_why(p));
+  mpi.reset();
+  watchdog.disarm();
+  if (const std::string held = wait_for_node_peers(end.peers, edge_s); !held.empty()) {
+    print_error(end.who + ": " + held + "; ending the job");
+    return kExitTimeout;
   }
+  return end.rc;
 }
 
 }  // namespace gpuscale

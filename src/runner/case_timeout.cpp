@@ -25,4 +25,6 @@ double CaseTimeout::write_s(double bytes) const {
   return (automatic() ? kStartFloorS : fixed_s) + std::max(0.0, bytes) / kSlowWriteBytesPerS;
 }
 
+double CaseTimeout::edge_s() const { return automatic() ? kRunEdgeTimeoutS : std::max(kRunEdgeFloorS, fixed_s); }
+
 }  // namespace gpuscale

@@ -32,11 +32,17 @@ struct CaseTimeout {
   // the fixed timeout, or (auto) the setup floor, plus 1 s per 10 MB (a slow
   // shared file system's pace).
   double write_s(double bytes) const;
+  // Each edge of the run (kRunEdgeTimeoutS on auto, else the timeout, at least kRunEdgeFloorS).
+  double edge_s() const;
   static constexpr double kSlowWriteBytesPerS = 10e6;
 };
 
-// Seconds the start of a run (the common clock, the rank table) and its end
-// (the end clock estimate) may take.
+// Seconds each edge of a run may take on `timeout` = auto: MPI's start, the
+// start of the run (the common clock, the rank table, the plan's agreement,
+// the file's opening), its end (the end clock estimate) and MPI's finalize.
 constexpr double kRunEdgeTimeoutS = 120.0;
+// With a fixed `timeout`, each edge takes that, but never less than this: MPI's start on a loaded node or a large
+// job takes seconds however quick its cases are.
+constexpr double kRunEdgeFloorS = 30.0;
 
 }  // namespace gpuscale

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "core/exit_cleanup.hpp"
 
 namespace gpuscale {
 
@@ -43,9 +44,20 @@ void Watchdog::extend(double seconds) {
                   std::chrono::duration<double>(seconds + late_s_));
 }
 
-void Watchdog::on_timeout(std::function<void(const std::string&, double)> f) {
+std::size_t Watchdog::on_timeout(std::function<void(const std::string&, double)> f) {
   std::lock_guard<std::mutex> lock(mu_);
   on_timeout_.push_back(std::move(f));
+  return on_timeout_.size() - 1;
+}
+
+void Watchdog::forget(std::size_t hook) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (hook < on_timeout_.size()) on_timeout_[hook] = nullptr;
+}
+
+void Watchdog::set_who(std::string who) {
+  std::lock_guard<std::mutex> lock(mu_);
+  who_ = std::move(who);
 }
 
 void Watchdog::disarm() {
@@ -72,12 +84,15 @@ void Watchdog::loop() {
         // An abort may itself block (a proxy thread waiting on a dead peer): give them 5 s at most.
         auto done = std::make_shared<std::atomic<bool>>(false);
         std::thread([fs = on_timeout_, what = what_, seconds = seconds_, done] {
-          for (const auto& f : fs) f(what, seconds);
+          for (const auto& f : fs) {
+            if (f) f(what, seconds);
+          }
           *done = true;
         }).detach();
         for (int i = 0; i < 500 && !*done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
       // No unwinding: the main thread may be inside MPI or a BLAS call.
+      remove_registered_files();
       std::_Exit(kExitTimeout);
     }
   }

@@ -32,10 +32,14 @@ class Watchdog {
   // The same `what`, `seconds` from now (the work is making progress).
   void extend(double seconds);
   void disarm();
+  // Once MPI tells it: the name in the message.
+  void set_who(std::string who);
   // Runs before the process exits on a timeout (aborting NCCL communicators,
   // marking the file), given what timed out and its timeout, for at most a
-  // few seconds in all. Set before arm().
-  void on_timeout(std::function<void(const std::string& what, double seconds)> f);
+  // few seconds in all. Returns a number for forget(): what `f` refers to
+  // may end before the watchdog does.
+  std::size_t on_timeout(std::function<void(const std::string& what, double seconds)> f);
+  void forget(std::size_t hook);
 
  private:
   void loop();

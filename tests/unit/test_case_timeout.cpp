@@ -42,3 +42,12 @@ TEST_CASE("rank 0 writing a case gets the case's bound (fixed, or the setup floo
   CHECK(CaseTimeout{}.write_s(5e6) == Approx(60.5));
   CHECK(CaseTimeout{}.write_s(-1.0) == 60.0);
 }
+
+TEST_CASE("each edge of a run: 120 s on auto, else the timeout, at least 30 s", "[timeout]") {
+  CHECK(CaseTimeout{}.edge_s() == kRunEdgeTimeoutS);
+  CHECK(kRunEdgeTimeoutS == 120.0);
+  CHECK(CaseTimeout{5.0}.edge_s() == 30.0);
+  CHECK(CaseTimeout{0.5}.edge_s() == 30.0);
+  CHECK(CaseTimeout{45.0}.edge_s() == 45.0);
+  CHECK(CaseTimeout{600.0}.edge_s() == 600.0);
+}

@@ -1,0 +1,98 @@
+"""A rank frozen (SIGSTOP) at any moment of a run ends the job by itself, with exit code 3 and a line saying where:
+at its start (MPI's start, the run's start), in a case (tests/e2e/test_partial.py), and after its end (MPI's
+finalize, or a rank that never exits once it is done). Each edge is bounded by the config's timeout, at least 30 s
+(docs/metrics.md, "Hang safety"); the job's launcher then ends the frozen rank."""
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+from common import ENV, GPUSCALE, LAUNCHER, MPIEXEC, SMALL_CONFIG, ScratchTest, rank_pids
+
+CONFIG = SMALL_CONFIG.replace("threads = 1", "threads = 1\ntimeout = 5")
+# The edge bound with `timeout = 5` is its floor, 30 s; ranks other than 0 fire 5 s later; the launcher takes a few
+# seconds more to end the rest. The acceptance bound: within 60 s.
+WITHIN_S = 60
+
+
+class Frozen(ScratchTest):
+    def launch(self):
+        self.out = self.path("r.h5")
+        cfg = self.write("c.toml", CONFIG)
+        self.started = time.time()
+        return subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", self.out], env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def end(self, proc, frozen):
+        """Waits for the job to end by itself; returns (exit code, output, seconds taken). A job still there after
+        WITHIN_S fails the test, and is ended (the frozen rank continued first, so that it can die)."""
+        try:
+            output, _ = proc.communicate(timeout=WITHIN_S + 30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            for pid in rank_pids(self.out):
+                os.kill(pid, signal.SIGCONT)
+                os.kill(pid, signal.SIGKILL)
+            output, _ = proc.communicate()
+            self.fail(f"the job with rank pid {frozen} frozen did not end by itself: {output[-3000:]}")
+        took = time.time() - self.started
+        deadline = time.time() + 10
+        while rank_pids(self.out) and time.time() < deadline:  # the launcher ends what is left
+            time.sleep(0.05)
+        self.assertEqual(rank_pids(self.out), [], "a gpuscale process was left behind")
+        self.assertLess(took, WITHIN_S, output)
+        return proc.returncode, output
+
+    def test_a_rank_frozen_at_the_start_of_the_run_ends_the_job_with_exit_3(self):
+        proc = self.launch()
+        victim = []
+        while not victim and proc.poll() is None and time.time() - self.started < 20:
+            victim = rank_pids(self.out, 1)
+        self.assertEqual(len(victim), 1)
+        time.sleep(max(0.0, 0.3 - (time.time() - self.started)))  # 0.3 s after the launch
+        os.kill(victim[0], signal.SIGSTOP)
+        rc, output = self.end(proc, victim[0])
+        self.assertEqual(rc, 3, output)
+        # Where it stood when rank 1 froze: in MPI's start or the run's (both bounded alike).
+        self.assertRegex(output, r"gpuscale: error: rank 0 on \S+: (MPI's start \(MPI_Init\)|the start of the run "
+                                 r"\([^)]*\)) ran past its timeout of 30 s \(the config's timeout, at least 30 s for "
+                                 r"each edge of the run\); aborting the job")
+
+    def freeze_after_done(self, rank):
+        proc = self.launch()
+        raw = proc.stdout.buffer.raw
+        seen = b""
+        while b"\ndone: " not in seen and time.time() - self.started < 60:
+            line = raw.readline()
+            if not line:
+                break
+            seen += line
+        self.assertIn(b"\ndone: ", seen, seen.decode(errors="replace"))
+        victim = rank_pids(self.out, rank)
+        self.assertEqual(len(victim), 1)
+        os.kill(victim[0], signal.SIGSTOP)
+        rc, rest = self.end(proc, victim[0])
+        return rc, seen.decode(errors="replace") + rest, victim[0]
+
+    def test_a_rank_frozen_right_after_done_ends_the_job_with_exit_3(self):
+        for rank, other in ((1, 0), (0, 1)):
+            rc, output, victim = self.freeze_after_done(rank)
+            self.assertEqual(rc, 3, output)
+            # The rank that was not frozen says what held the end up: its peer stopped (or MPI's finalize, which the
+            # stopped rank never finished, past its bound).
+            held = re.search(rf"gpuscale: error: rank {other} on \S+: rank {rank} \(pid {victim}\) on this node is "
+                             r"stopped \(SIGSTOP\?\) and has not exited 30 s after the end of the run; ending the job",
+                             output)
+            finalize = re.search(rf"gpuscale: error: rank {other} on \S+: the end of the run \(MPI_Finalize\) ran past "
+                                 r"its timeout of 30 s", output)
+            self.assertTrue(held or finalize, output)
+            # The results were whole before the freeze, and stay so.
+            r = subprocess.run([GPUSCALE, "report", self.out], env=ENV, capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            os.remove(self.out)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
