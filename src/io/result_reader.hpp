@@ -27,7 +27,8 @@ RunRecord read_result_file(const std::string& path);
 // Whether a run is writing the file now: a process holds a lock on it that
 // keeps out a shared one (HDF5 takes flock(LOCK_EX) on creating a file and
 // holds it until the file is closed; readers that lock take LOCK_SH, which
-// does not count).
+// does not count), or a write lock on its bytes (fcntl, open file
+// description: what gpuscale holds on a file it replaces, app/output_path.hpp).
 bool being_written(const std::string& path);
 
 // The same, one case at a time: `visit` gets the run (its cases left empty)
