@@ -50,7 +50,9 @@ case ${1:-} in
   -n|-np|--np) [ $# -ge 2 ] || die 2 "$1 needs a number of ranks"; np=$2; shift 2;;
   -n*) np=${1#-n}; shift;;
 esac
-[ -z "$np" ] || [[ $np =~ ^[1-9][0-9]*$ ]] || die 2 "-n wants a positive number of ranks, got '$np'"
+# A number of at most 7 digits before bash compares it (past 2^63 it would fail inside the launcher instead).
+[ -z "$np" ] || { [[ $np =~ ^[1-9][0-9]{0,6}$ ]] && [ "$np" -le 1000000 ]; } ||
+  die 2 "-n wants a number of ranks from 1 to 1000000, got '$np'"
 [ $# -ge 1 ] || die 2 "no config given (usage: $script [-n NP] CONFIG [gpuscale run options...]; --help)"
 config=$(find_config "$1")
 shift
@@ -76,7 +78,7 @@ case $family in
     fi
     # Several BLAS threads per rank: mpirun's default binding (one core per rank for up to 2 ranks)
     # would put them all on one core.
-    if [[ $OPENBLAS_NUM_THREADS =~ ^[0-9]+$ ]] && [ "$OPENBLAS_NUM_THREADS" -gt 1 ] &&
+    if [[ $OPENBLAS_NUM_THREADS =~ ^[0-9]{1,6}$ ]] && [ "$OPENBLAS_NUM_THREADS" -gt 1 ] &&
        [ -z "${OMPI_MCA_hwloc_base_binding_policy:-}" ]; then
       launch+=(--bind-to none)
     fi;;

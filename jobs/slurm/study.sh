@@ -104,8 +104,10 @@ while [ $# -gt 0 ]; do
     *) break;;
   esac
 done
-{ [[ $nodes =~ ^[0-9]+$ ]] && [ "$nodes" -ge 2 ]; } || die 2 "--nodes wants 2 or more servers, got '$nodes'"
-[ -z "$per_node" ] || [[ $per_node =~ ^[1-9][0-9]*$ ]] || die 2 "--ntasks-per-node wants a number, got '$per_node'"
+# Numbers of at most 6 digits before bash compares them (past 2^63 the comparison itself fails).
+{ [[ $nodes =~ ^[0-9]{1,6}$ ]] && [ "$nodes" -ge 2 ]; } || die 2 "--nodes wants 2 to 999999 servers, got '$nodes'"
+[ -z "$per_node" ] || [[ $per_node =~ ^[1-9][0-9]{0,5}$ ]] ||
+  die 2 "--ntasks-per-node wants a number from 1 to 999999, got '$per_node'"
 [ $# -ge 1 ] || die 2 "no config given (usage: $script [options] CONFIG [gpuscale run options...]; --help)"
 config=$(find_config "$1")
 config=$(realpath "$config")

@@ -341,6 +341,9 @@ std::string override_source(const std::string& text) {
 
 void apply_override(toml::table& root, const std::string& text, const std::vector<WorkloadSchema>& workloads) {
   const std::string source = override_source(text);
+  if (text.find_first_of("\r\n") != std::string::npos) {  // TOML would read what follows as more lines of the file
+    throw InputError(source + ": holds a line break; a --set is one line (arrays and inline tables fit on one)");
+  }
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) {
     throw InputError(source + ": expected KEY=VALUE (e.g. --set reps=5 or --set gemm-512.size=1024)");

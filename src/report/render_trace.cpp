@@ -36,12 +36,17 @@ std::string micros(double s) {
   return b;
 }
 
+// The list as a message quotes it: a long one cut short, so that the message stays one readable line.
+std::string cases_option(const std::string& text) {
+  return "--cases " + (text.size() > 60 ? text.substr(0, 57) + "..." : text);
+}
+
 std::size_t number_at(const std::string& text, const std::string& part) {
   const bool digits = !part.empty() && part.size() <= 9 &&
                       std::all_of(part.begin(), part.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
   const std::size_t n = digits ? std::stoul(part) : 0;
   if (n == 0) {
-    throw InputError("--cases " + text + ": expected case numbers (from 1) and ranges, e.g. --cases 1,3-5");
+    throw InputError(cases_option(text) + ": expected case numbers (from 1) and ranges, e.g. --cases 1,3-5");
   }
   return n;
 }
@@ -49,18 +54,29 @@ std::size_t number_at(const std::string& text, const std::string& part) {
 }  // namespace
 
 std::vector<std::size_t> parse_case_numbers(const std::string& text) {
-  std::vector<std::size_t> out;
-  std::size_t from = 0;
-  while (from <= text.size()) {
+  constexpr std::size_t kMost = 1000000;  // numbers in all, counted before any is made
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  std::size_t count = 0;
+  for (std::size_t from = 0; from <= text.size();) {
     const std::size_t comma = std::min(text.find(',', from), text.size());
     const std::string item = text.substr(from, comma - from);
     const std::size_t dash = item.find('-');
     const std::size_t lo = number_at(text, item.substr(0, dash));
     const std::size_t hi = dash == std::string::npos ? lo : number_at(text, item.substr(dash + 1));
-    if (hi < lo) throw InputError("--cases " + text + ": the range " + item + " runs backwards (write it low-high)");
-    if (hi - lo > 1000000) throw InputError("--cases " + text + ": the range " + item + " holds too many cases");
-    for (std::size_t n = lo; n <= hi; ++n) out.push_back(n);
+    if (hi < lo) throw InputError(cases_option(text) + ": the range " + item + " runs backwards (write it low-high)");
+    if (hi - lo >= kMost) throw InputError(cases_option(text) + ": the range " + item + " holds too many cases");
+    count += hi - lo + 1;
+    if (count > kMost) {
+      throw InputError("--cases: the list names more than " + std::to_string(kMost) + " cases in all (a file "
+                       "holds far fewer); give the cases once each");
+    }
+    ranges.emplace_back(lo, hi);
     from = comma + 1;
+  }
+  std::vector<std::size_t> out;
+  out.reserve(count);
+  for (const auto& [lo, hi] : ranges) {
+    for (std::size_t n = lo; n <= hi; ++n) out.push_back(n);
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -208,7 +208,14 @@ class OneNode(SlurmTest):
         good = dict(env, GPUSCALE=GPUSCALE_ABS)
         check([STUDY, "missing.toml"], "study.sh: error: config not found: missing.toml", env=good)
         check([STUDY, "tiny.toml", "-o", "x.h5"], "leave -o out", env=good)
-        check([STUDY, "--nodes", "1", "tiny.toml"], "--nodes wants 2 or more", env=good)
+        check([STUDY, "--nodes", "1", "tiny.toml"], "--nodes wants 2 to 999999 servers, got '1'", env=good)
+        # Counts past what bash compares are refused as counts, not by a failing comparison or inside the launcher.
+        check([STUDY, "--nodes", "99999999999999999999", "tiny.toml"], "--nodes wants 2 to 999999 servers", env=good)
+        check([STUDY, "--ntasks-per-node", "99999999999999999999", "tiny.toml"],
+              "--ntasks-per-node wants a number from 1 to 999999, got '99999999999999999999'", env=good)
+        p = check([MPIRUN, "-n", "99999999999999999999", "tiny.toml"],
+                  "mpirun.sh: error: -n wants a number of ranks from 1 to 1000000, got '99999999999999999999'", env=good)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         check(["bash", SINGLE, "tiny.toml"], "not inside a Slurm job", env=good)
         p = CLUSTER.run(["squeue", "-h"], env=env)
         self.assertEqual(p.stdout.strip(), "", "a mistake submitted a job")

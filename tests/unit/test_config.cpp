@@ -202,6 +202,10 @@ TEST_CASE("a bad --set names the override and the valid keys", "[config][set][er
   CHECK(error_of(kIssueExample, {"size"}).rfind("--set size: expected KEY=VALUE", 0) == 0);
   CHECK(error_of(kIssueExample, {"size=-1"}) == "--set size=-1: experiment 'gemm-512': key 'size' must be at least 1, got -1");
   CHECK(error_of(kIssueExample, {"defaults.size=4"}).rfind("--set defaults.size=4: unknown key 'defaults.size'", 0) == 0);
+  // What follows a line break would be read as more lines of the file, or dropped without a word.
+  CHECK(error_of(kIssueExample, {"reps=5\nsize=1"}) ==
+        "--set reps=5\nsize=1: holds a line break; a --set is one line (arrays and inline tables fit on one)");
+  CHECK(error_of(kIssueExample, {"reps=5\r"}).find(": holds a line break;") != std::string::npos);
 }
 
 TEST_CASE("integer ranges expand geometrically or arithmetically", "[config][range]") {

@@ -230,6 +230,17 @@ TEST_CASE("a trace takes --cases as case numbers and ranges from 1", "[trace]") 
   }
   CHECK_THROWS_WITH(parse_case_numbers("3-2"), Catch::Contains("runs backwards"));
   CHECK_THROWS_WITH(parse_case_numbers("x"), Catch::Contains("e.g. --cases 1,3-5"));
+  // Counted before any number is made: 13000 ranges of a million each would take 100 GB.
+  std::string many;
+  for (int i = 0; i < 13000; ++i) many += std::string(i ? "," : "") + "1-1000000";
+  CHECK_THROWS_WITH(parse_case_numbers(many), "--cases: the list names more than 1000000 cases in all (a file holds "
+                                              "far fewer); give the cases once each");
+  std::string ones;
+  for (int i = 0; i < 100; ++i) ones += "1,";
+  CHECK_THROWS_WITH(parse_case_numbers(ones + "x"), "--cases " + ones.substr(0, 57) + "...: expected case numbers "
+                                                    "(from 1) and ranges, e.g. --cases 1,3-5");
+  CHECK_THROWS_WITH(parse_case_numbers("1-1000001"), "--cases 1-1000001: the range 1-1000001 holds too many cases");
+  CHECK(parse_case_numbers("1-1000000").size() == 1000000);
 }
 
 TEST_CASE("times are written to the nanosecond, as Perfetto reads them", "[trace]") {
