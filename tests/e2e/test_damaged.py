@@ -13,6 +13,22 @@ report others (it has no checksums) but still never crashes, hangs or exits
 1; and a global heap object of it zeroed (on which HDF5 1.10 loops forever)
 is one line and exit 2 at once.
 
+The Python tools read as strictly: gpuscale_data.load on every one of these
+files raises ResultError (one line, `PATH: damaged result file: ...`, and
+no other exception) where report exits 2, and loads (to the whole file's
+numbers where report prints them) where report reads it; gpuscale-plot on a
+few says the same line as `gpuscale-plot: error: ...` and exits 2. Files
+edited with h5py the way an attacker would (wall_end before wall_start, a
+NaN time, indices out of range, `ranks` or `reps` of 2^31 - 1, another
+major schema version) are refused alike, in the same words, and load
+allocates nothing for a count it has not checked (it runs under a limit on
+its address space). A FIFO is refused at once, a read that stands still
+(HDF5 1.10 on the zeroed heap object, its check left out) is cut short, and
+a damaged file that a run holds the lock of is read again for about 3 s
+before load believes the damage, as report does. (HDF5 reading a damaged
+old file reads bytes nothing checked, and may crash on one read and not
+on the next: for those, a crash on either side excuses another verdict.)
+
 Where the seeded damage lands depends on the run's bytes (host names, the
 environment, timings differ from machine to machine), so every outcome that
 is not a bug is accepted: the verdicts above and, for the old format, the
@@ -21,17 +37,28 @@ this gpuscale") and table and JSON judged apart (nothing checksummed
 guarantees two reads of a damaged old file alike). The zeroed heap object is
 found by its signature, whatever the run wrote."""
 import concurrent.futures
+import ctypes
+import fcntl
 import json
 import os
 import random
 import re
+import stat
 import subprocess
+import sys
+import time
+import traceback
 import unittest
 
 import h5py
 import numpy as np
 
 from common import ENV, GPUSCALE, ScratchTest, mpirun
+
+TOOLS = os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "tools")
+PLOT = os.path.join(TOOLS, "gpuscale-plot")
+sys.path.insert(0, TOOLS)
+import gpuscale_data  # noqa: E402
 
 CONFIG = """
 [defaults]
@@ -74,6 +101,33 @@ OLD_SCHEMA = re.compile(r"^gpuscale: error: (?P<path>.+?): schemaVersion .+ is n
                         r"\(reads \d+\.\d+\)$")
 # Past reading's own bound on a stalled read (60 s).
 HANG_S = 120
+# gpuscale_data.load's words for what report refuses (after "gpuscale: error: " there).
+LOAD_LINE = re.compile(r"^(?P<path>.+?): (damaged result file: .+|not an HDF5 file|"
+                       r"not a gpuscale result file \(no software = \"gpuscale\" attribute\)|"
+                       r"schemaVersion .+ is not readable by this gpuscale \(reads \d+\.\d+\))$")
+
+# Loads each file named after the first two arguments (the address space allowed beyond what the interpreter
+# holds now, and the tools' directory) and prints a JSON line per file: {"ok": true}, {"error": ResultError's
+# message} or {"other": a traceback}. Under the limit, a loader that allocated what an unchecked count asks for
+# fails instead of taking the machine's memory.
+LOAD_DRIVER = """
+import json, resource, sys, traceback
+sys.path.insert(0, sys.argv[2])
+import gpuscale_data
+vm = next(int(line.split()[1]) * 1024 for line in open("/proc/self/status") if line.startswith("VmSize:"))
+resource.setrlimit(resource.RLIMIT_AS, (vm + int(sys.argv[1]), vm + int(sys.argv[1])))
+for path in sys.argv[3:]:
+    try:
+        gpuscale_data.load(path).metrics()
+        out = {"ok": True}
+    except gpuscale_data.ResultError as e:
+        out = {"error": str(e)}
+    except BaseException:
+        out = {"other": traceback.format_exc()}
+    print(json.dumps(out), flush=True)
+"""
+LOAD_MEMORY = 2 << 30
+CRASHED = "damaged result file: the HDF5 library crashed reading it"
 
 
 def report(path, *args):
@@ -137,7 +191,85 @@ def to_old_format(src, dst):
         g.attrs["schemaVersion"] = "1.3"
 
 
+def end_before_start(f):
+    c = f["cases/0001"]
+    end = c["wall_end"][()]
+    end[1, 2] = c["wall_start"][1, 2] - 1.39e-3
+    c["wall_end"][...] = end
+
+
+def huge_samples(f):
+    """reps of 2^31 - 1 and device_time of that shape, declared only (no chunk written)."""
+    c = f["cases/0000"]
+    c.attrs["reps"] = np.int64(2 ** 31 - 1)
+    del c["device_time"]
+    c.create_dataset("device_time", shape=(2, 2 ** 31 - 1), dtype="f8", chunks=(1, 1 << 17), fletcher32=True)
+
+
+def swap_device_times(f):
+    """Case 1's device times for case 2's and back: whole and in range, only a digest tells (1.7 on)."""
+    a, b = f["cases/0000/device_time"][()], f["cases/0001/device_time"][()]
+    f["cases/0000/device_time"][...] = b
+    f["cases/0001/device_time"][...] = a
+
+
+def link_elsewhere(f):
+    del f["cases/0000/wall_start"]
+    f["cases/0000/wall_start"] = h5py.ExternalLink("other.h5", "/wall_start")
+
+
+def set_value(dataset, at, value):
+    def edit(f):
+        v = f[dataset][()]
+        v[at] = value
+        f[dataset][...] = v
+    return edit
+
+
+def set_attr(obj, name, value):
+    def edit(f):
+        f[obj].attrs[name] = value
+    return edit
+
+
+def remove(name):
+    def edit(f):
+        del f[name]
+    return edit
+
+
+# Files edited as an attacker would (h5py keeps the checksums right): name, edit, what report and load both say
+# (and, for some, the schema version from which the file has what finds the edit).
+EDITS = (
+    ("wall_end before wall_start", end_before_start, "/cases/0001/wall_end[6] is before its wall_start"),
+    ("ranks = 2^31-1", set_attr("/", "ranks", np.int64(2 ** 31 - 1)),
+     "/: attribute 'ranks' is 2147483647, outside 2..2"),
+    ("a case's ranks = 2^31-1", set_attr("cases/0000", "ranks", np.int64(2 ** 31 - 1)),
+     "/cases/0000: attribute 'ranks' is 2147483647, outside 1..2"),
+    ("reps and device_time of 2^31-1", huge_samples,
+     "/cases/0000/device_time claims 4294967294 values, more than the file can hold"),
+    ("a NaN wall_start", set_value("cases/0000/wall_start", (0, 1), np.nan), "/cases/0000/wall_start[1] is not finite"),
+    ("a negative device_time", set_value("cases/0002/device_time", (1, 0), -1.0),
+     "/cases/0002/device_time[4] is negative"),
+    ("a phase index out of range", set_value("cases/0003/phases/phase", 5, 7),
+     "/cases/0003/phases/phase[5] is 7, outside 0..1"),
+    ("a turn out of range", set_value("cases/0000/turn", 1, 7), "/cases/0000/turn[1] is 7, outside 0..1"),
+    ("a group out of range", set_value("cases/0002/group", 0, 3), "/cases/0002/group[0] is 3, outside -1..0"),
+    ("schemaVersion 2.0", set_attr("/", "schemaVersion", np.bytes_("2.0")),
+     "schemaVersion 2.0 is not readable by this gpuscale"),
+    ("mode unknown", set_attr("cases/0001", "mode", np.bytes_("both")),
+     "/cases/0001: attribute 'mode' is 'both', neither serial nor parallel"),
+    ("no /ranks/hostname", remove("ranks/hostname"), "/ranks/hostname"),
+    ("no /environment", remove("environment"), "/environment"),
+    ("an external link", link_elsewhere, "external link to other.h5"),
+    ("device times swapped between cases", swap_device_times,
+     "/cases/0000/device_time does not hold what was written for it", (1, 7)),
+)
+
+
 class Damaged(ScratchTest):
+    maxDiff = None
+
     @classmethod
     def setUpClass(cls):
         cls.shared = ScratchTest()
@@ -146,6 +278,7 @@ class Damaged(ScratchTest):
         os.makedirs(os.path.dirname(cls.base))
         cls.proc = mpirun(2, "run", cls.shared.write("run.toml", CONFIG), "-o", cls.base)
         cls.refs = {fmt: report(cls.base, *fmt) for fmt in ((), ("--format", "json"))}
+        cls.metrics = gpuscale_data.load(cls.base).metrics() if cls.proc.returncode == 0 else None
 
     @classmethod
     def tearDownClass(cls):
@@ -180,15 +313,43 @@ class Damaged(ScratchTest):
             return f"table and JSON differ: {verdicts}, {[report(path, *fmt)[::2] for fmt in self.refs]}"
         return verdicts[0]
 
+    def judge_load(self, path, verdict, expect_same=True):
+        """What is wrong with gpuscale_data.load on `path`, given report's verdict on it, or None: a file report
+        refuses raises ResultError, one line "PATH: ..."; one it reads loads, to the whole file's numbers when
+        report prints the whole file's. An old file (not expect_same) may crash HDF5 on one read and not on the
+        next (it reads bytes nothing checked): where one of the two crashed, their verdicts may differ."""
+        try:
+            m = gpuscale_data.load(path).metrics()
+        except gpuscale_data.ResultError as e:
+            m = LOAD_LINE.match(str(e))
+            if not m or m.group("path") != path:
+                return f"load's message is not one line of the expected form: {str(e)!r}"
+            if verdict != "exit2" and (expect_same or CRASHED not in str(e)):
+                return f"report reads it ({verdict}), load raises: {e}"
+            return None
+        except Exception:  # noqa: BLE001 (what the test is about)
+            return "load raises another exception than ResultError: " + traceback.format_exc()
+        if verdict == "exit2":
+            again = [report(path, *fmt) for fmt in self.refs]
+            if not expect_same and any(rc == 0 or CRASHED in err for rc, _, err in again):
+                return None
+            return f"report refuses it ({' / '.join(err.strip() for _, _, err in again)}), load reads it"
+        if verdict == "same" and not m.equals(self.metrics):
+            return f"load reads other numbers than the whole file's:\n{m}"
+        return None
+
     def run_all(self, files, expect_same=True):
-        """Judges every (name, path) in a pool of 2; returns {verdict: count}; fails on any failure message."""
+        """Judges every (name, path) by report in a pool of 2, then by gpuscale_data.load (the same verdict);
+        returns {verdict: count}; fails on any failure message."""
         counts, failures = {}, []
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            for (name, path), v in zip(files, pool.map(lambda f: self.judge(f[1], expect_same), files)):
-                if v in ("same", "exit2", "other"):
-                    counts[v] = counts.get(v, 0) + 1
-                else:
-                    failures.append(f"{name}: {v}")
+            verdicts = list(pool.map(lambda f: self.judge(f[1], expect_same), files))
+        for (name, path), v in zip(files, verdicts):  # after the pool: load forks, no other thread about
+            why = self.judge_load(path, v, expect_same) if v in ("same", "exit2", "other") else v
+            if why:
+                failures.append(f"{name}: {why}")
+            else:
+                counts[v] = counts.get(v, 0) + 1
         self.assertEqual(failures, [], f"{len(failures)} of {len(files)} damaged files")
         print(f"\n{len(files)} files: {counts}", flush=True)
         return counts
@@ -213,6 +374,89 @@ class Damaged(ScratchTest):
             files.append((name, path))
         counts = self.run_all(files)
         self.assertGreater(counts.get("exit2", 0), 200)  # most damage is found, the rest changes nothing read
+        refused = {}  # the first three that load refuses, and its messages
+        for _, path in files:
+            try:
+                gpuscale_data.load(path)
+            except gpuscale_data.ResultError as e:
+                refused[path] = str(e)
+            if len(refused) == 3:
+                break
+        self.assert_plot_refuses(list(refused), list(refused.values()))
+
+    def load_error(self, path):
+        """The message of the ResultError that gpuscale_data.load raises on `path`."""
+        with self.assertRaises(gpuscale_data.ResultError) as e:
+            gpuscale_data.load(path)
+        return str(e.exception)
+
+    def assert_plot_refuses(self, paths, messages):
+        """gpuscale-plot on each of `paths` says load's message (the same one) in its one line and exits 2."""
+        for path, message in zip(paths, messages):
+            p = subprocess.run([sys.executable, PLOT, "timeline", path, "--case", "1", "-o", self.path("png")],
+                               capture_output=True, text=True, env=ENV, timeout=HANG_S)
+            self.assertEqual((p.returncode, p.stdout, p.stderr), (2, "", f"gpuscale-plot: error: {message}\n"))
+
+    def test_files_edited_as_an_attacker_would_are_refused_alike(self):
+        with h5py.File(self.base, "r") as f:
+            version = tuple(int(x) for x in f.attrs["schemaVersion"].decode().split("."))
+        edits = [e for e in EDITS if e[3:] <= (version,)]
+        paths = []
+        for i, (name, edit, *_) in enumerate(edits):
+            paths.append(self.path(f"e{i:02d}.h5"))
+            with open(self.base, "rb") as src, open(paths[-1], "wb") as dst:
+                dst.write(src.read())
+            with h5py.File(paths[-1], "r+") as f:
+                edit(f)
+        p = subprocess.run([sys.executable, "-c", LOAD_DRIVER, str(LOAD_MEMORY), TOOLS, *paths], capture_output=True,
+                           text=True, env=ENV, timeout=HANG_S)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        loaded = [json.loads(line) for line in p.stdout.splitlines()]
+        self.assertEqual(len(loaded), len(edits), p.stdout + p.stderr)
+        failures = []
+        for (name, _, says, *_), path, got in zip(edits, paths, loaded):
+            rc, out, err = report(path)
+            if (rc, out) != (2, "") or says not in err:
+                failures.append(f"{name}: report exits {rc}: {err.strip()}")
+            elif got != {"error": err[len("gpuscale: error: "):-1]}:  # the same line
+                failures.append(f"{name}: load gives {got}, report {err.strip()}")
+        self.assertEqual(failures, [], f"{len(failures)} of {len(edits)} edited files")
+        self.assert_plot_refuses(paths[:4], [got["error"] for got in loaded[:4]])
+
+    def test_a_reader_that_crashes_is_one_line(self):
+        saved = gpuscale_data._read_file
+        gpuscale_data._read_file = lambda path: ctypes.string_at(0)  # SIGSEGV, as HDF5 on some damage
+        try:
+            message = self.load_error(self.base)
+        finally:
+            gpuscale_data._read_file = saved
+        self.assertEqual(message, f"{self.base}: damaged result file: the HDF5 library crashed reading it (SIGSEGV)")
+
+    def test_a_damaged_file_that_a_run_holds_is_read_again_before_it_is_believed(self):
+        path = self.path("live.h5")
+        with open(self.base, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data[:len(data) // 2])
+        with open(path, "rb") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)  # as the run writing it holds it
+            start = time.monotonic()
+            message = self.load_error(path)
+            rc, out, err = report(path)
+        self.assertEqual((rc, out, err), (2, "", f"gpuscale: error: {message}\n"))
+        self.assertEqual(message, f"{path}: damaged result file: truncated (file is {len(data) // 2} bytes, expected "
+                                  f"{len(data)}) (read while a run was writing it)")
+        self.assertGreater(time.monotonic() - start, 3)  # pauses of 0.1 s doubling, 5 of them
+
+    def test_what_is_no_file_is_refused_at_once(self):
+        fifo = self.path("fifo.h5")
+        os.mkfifo(fifo)  # opening it would wait for a writer: load looks first
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+        for path, says in ((fifo, "is a FIFO, not a result file"), (self.dir, "is a directory, not a result file"),
+                           (self.path("none.h5"), "no such file")):
+            self.assertEqual(self.load_error(path), f"{path}: {says}")
+            self.assertEqual(report(path), (2, "", f"gpuscale: error: {path}: {says}\n"))
+        self.assert_plot_refuses([fifo], [f"{fifo}: is a FIFO, not a result file"])
 
     def test_foreign_files_are_one_line_and_exit_2(self):
         foreign = {"empty.h5": b"", "text.h5": b"hello, not a result\n", "zeros.h5": bytes(4096),
@@ -233,6 +477,7 @@ class Damaged(ScratchTest):
         self.assertEqual(self.run_all(files), {"exit2": len(files)})
         rc, _, err = report(self.path("bare.h5"))
         self.assertIn("damaged result file: attribute 'softwareVersion' of / missing", err)
+        self.assertEqual(self.load_error(self.path("bare.h5")), err[len("gpuscale: error: "):-1])
 
     def test_a_schema_1_3_file_reports_the_same_numbers_and_survives_damage(self):
         old = self.path("d/old0.h5")
@@ -278,6 +523,25 @@ class Damaged(ScratchTest):
             self.assertEqual((rc, out), (2, ""), err)
             self.assertEqual(err, f"gpuscale: error: {old}: damaged result file: global heap at byte {heap}: the "
                                   f"object at byte {obj} has size 0\n")
+        self.assertEqual(self.load_error(old), err[len("gpuscale: error: "):-1])
+
+    def test_a_read_that_stands_still_is_cut_short(self):
+        old = self.path("d/oldz.h5")
+        os.makedirs(os.path.dirname(old), exist_ok=True)
+        to_old_format(self.base, old)
+        with open(old, "r+b") as f:
+            data = f.read()
+            f.seek(data.find(b"GCOL\x01\x00\x00\x00") + 16)
+            f.write(bytes(16))  # the zeroed heap object, on which HDF5 1.10 loops without reading a byte
+        saved = gpuscale_data._heap_damage, gpuscale_data.STALL_S
+        gpuscale_data._heap_damage, gpuscale_data.STALL_S = (lambda path: None), 1  # the loop reached
+        try:
+            start = time.monotonic()
+            message = self.load_error(old)
+        finally:
+            gpuscale_data._heap_damage, gpuscale_data.STALL_S = saved
+        self.assertEqual(message, f"{old}: damaged result file: the HDF5 library did not finish reading it in 1 s")
+        self.assertLess(time.monotonic() - start, 30)
 
 
 if __name__ == "__main__":

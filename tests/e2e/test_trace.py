@@ -291,8 +291,8 @@ class TraceInputErrors(InputErrorTest):
             (("--format", "trace", "-o", out, "--cases", "9"), ("has no case 9", "it holds cases 1-2")),
             (("--format", "trace", "-o", out, "--check"), ("--format trace and --check cannot be combined",)),
             (("--format", "trace", "-o", out, "--baseline", self.h5), ("--format trace and --baseline",)),
-            (("--format", "trace", "-o", self.h5), ("is the result file to export",)),
-            (("--format", "trace", "-o", self.path("no/such/dir/t.json")), ("cannot be written",)),
+            (("--format", "trace", "-o", self.h5), ("is one of this command's input files; choose another -o",)),
+            (("--format", "trace", "-o", self.path("no/such/dir/t.json")), ("/no/such/dir' does not exist",)),
         ]
         for args, words in cases:
             with self.subTest(args=args):
