@@ -93,7 +93,7 @@ int cmd_model(const ModelOptions& opt) {
   m.software_version = software_version();
   file.stream() << model_json(m);
   file.commit();
-  std::cout << model_summary(file.where(), m) << std::flush;
+  std::cout << printable(model_summary(file.where(), m), "\n") << std::flush;  // names from files, escaped
   return kExitOk;
 }
 

@@ -13,6 +13,11 @@ namespace gpuscale {
 // Silences HDF5's own printing: errors reach the user through our messages.
 void hdf5_quiet();
 
+// For this process, an external link (a link into another file) is never followed: traversing one fails with
+// "an external link to FILE, which gpuscale does not follow". A result file never holds one; one that does is
+// damaged, and following it could open anything (a FIFO waits for ever).
+void hdf5_refuse_external_links();
+
 // A failed HDF5 call. what(): the call, where in our source and HDF5's
 // reasons (for a developer); reasons(): HDF5's descriptions of what went
 // wrong, innermost first, without call names or source paths (for a user).

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "io/hdf5_io.hpp"
 #include "io/old_heap_check.hpp"
 #include "io/read_guard.hpp"
@@ -828,9 +829,8 @@ bool being_written(const std::string& path) {
 
 RunRecord read_result_file(const std::string& path, const Visit& visit) {
   hdf5_quiet();
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
-  if (S_ISDIR(st.st_mode)) throw InputError(path + ": is a directory, not a result file");
+  hdf5_refuse_external_links();
+  check_input_file(path, "result file");
   ReadGuard guard(path);
   CaseRecord c;  // one at a time, its sample memory reused by the next
   std::string last;

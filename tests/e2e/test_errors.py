@@ -346,5 +346,63 @@ class Help(unittest.TestCase):
         self.assertEqual(p.stdout.splitlines()[-1], "mpiexec: " + os.path.realpath(MPIEXEC))
 
 
+class InputsThatAreNotFiles(InputErrorTest):
+    """Every file option of every command refuses at once what is not a regular file (opening a FIFO waits for a
+    writer) and never follows an HDF5 external link (which could lead to one, or anywhere)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = InputErrorTest()
+        cls.shared.setUp()
+        cls.good = cls.shared.path("good.h5")
+        cfg = cls.shared.write("c.toml", SMALL_CONFIG)
+        assert mpirun(2, "run", cfg, "-o", cls.good).returncode == 0
+        cls.model = cls.shared.path("m.json")
+        assert gpuscale("model", cls.good, "-o", cls.model).returncode == 0
+        cls.cfg = cfg
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.shared.tearDown()
+
+    def refused_at_once(self, args, message):
+        started = time.time()
+        p = gpuscale(*args, timeout=30)
+        self.assert_input_error(p)
+        self.assertEqual(p.stderr, f"gpuscale: error: {message}\n", args)
+        self.assertLess(time.time() - started, 5, args)  # not the read guard's 60 s, nor for ever
+
+    def test_a_fifo_a_device_or_a_directory_as_any_input(self):
+        fifo = self.path("p.fifo")
+        os.mkfifo(fifo)  # no writer: opening it would wait for one
+        for bad, kind in ((fifo, "a FIFO"), ("/dev/zero", "a character device"), (self.dir, "a directory")):
+            result = f"{bad}: is {kind}, not a result file"
+            self.refused_at_once(["report", bad], result)
+            self.refused_at_once(["report", self.good, "--baseline", bad], result)
+            self.refused_at_once(["report", bad, "--format", "trace", "-o", self.path("t.json")], result)
+            self.refused_at_once(["model", bad, "-o", self.path("x.json")], result)
+            self.refused_at_once(["predict", self.model, "--against", bad], result)
+            self.refused_at_once(["predict", bad, "--ranks", "2"], f"{bad}: is {kind}, not a model file or result file")
+            self.refused_at_once(["check", self.cfg, "--model", bad], f"{bad}: is {kind}, not a model file")
+        self.assertEqual(sorted(os.listdir(self.dir)), ["p.fifo"])  # no output was made
+
+    def test_an_external_link_is_not_followed(self):
+        import h5py
+        fifo = self.path("p.fifo")
+        os.mkfifo(fifo)
+        linked = self.path("linked.h5")
+        with open(self.good, "rb") as src, open(linked, "wb") as dst:
+            dst.write(src.read())
+        with h5py.File(linked, "r+") as f:
+            del f["cases/0001"]
+            f["cases/0001"] = h5py.ExternalLink(fifo, "/")
+        for args in (["report", linked], ["model", linked, "-o", self.path("x.json")]):
+            started = time.time()
+            p = gpuscale(*args, timeout=30)
+            self.assert_input_error(p, f"{linked}: damaged result file: ", f"'0001' is an external link to {fifo}, "
+                                    "which gpuscale does not follow")
+            self.assertLess(time.time() - started, 5, args)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
