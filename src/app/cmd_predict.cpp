@@ -9,6 +9,7 @@
 #include "app/commands.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/plan.hpp"
 #include "core/text.hpp"
 #include "device/backend.hpp"
@@ -25,14 +26,15 @@ namespace {
 
 // A model file, or result files to fit one from now.
 Model model_from(const std::vector<std::string>& inputs, std::string* from) {
+  for (const auto& f : inputs) check_input_file(f, "model file or result file");  // before a FIFO is opened
   if (inputs.size() == 1 && looks_like_json(inputs[0])) {
     *from = inputs[0];
     return read_model_file(inputs[0]);
   }
   for (const auto& f : inputs) {
-    if (looks_like_json(f)) {
-      throw InputError(f + ": a model file among result files; give either one model file or result files to fit");
-    }
+    if (!looks_like_json(f)) continue;
+    read_model_file(f);  // says what the file is where it is no model: empty, not JSON, a report
+    throw InputError(f + ": a model file among result files; give either one model file or result files to fit");
   }
   *from = join(inputs, " ") + " (fitted now)";
   return fit_model(read_runs_to_fit(inputs));
@@ -112,7 +114,10 @@ int cmd_predict(const PredictOptions& opt) {
   h.against = opt.against;
   auto rows = predict_rows(m, opt.config.empty() ? m.cases : config_cases(opt.config), h.job);
   if (against) add_measured(rows, measured_rows(opt.against, *against));
-  std::cout << (opt.format == "json" ? render_predict_json(h, rows) : render_predict_table(h, rows, opt.breakdown))
+  // Names come from files (the model's, a result file's): a table prints them with control characters escaped, as
+  // report does; JSON escapes them itself.
+  std::cout << (opt.format == "json" ? render_predict_json(h, rows)
+                                     : printable(render_predict_table(h, rows, opt.breakdown), "\n"))
             << std::flush;
   return kExitOk;
 }

@@ -617,6 +617,8 @@ Experiment parse_experiment(const toml::table& t, std::size_t index, const Defau
 
 }  // namespace
 
+std::vector<ParamSpec> case_common_specs(const Defaults& d) { return common_specs(d); }
+
 Config parse_config(const std::string& text, const std::string& source, const std::vector<std::string>& overrides,
                     const std::vector<WorkloadSchema>& workloads, const Defaults& base) {
   Config cfg;

@@ -72,6 +72,10 @@ Config parse_config(const std::string& text, const std::string& source,
 Config load_config(const std::string& path, const std::vector<std::string>& overrides,
                    const std::vector<WorkloadSchema>& workloads, const Defaults& base = {});
 
+// The parameters every case has besides its workload's (warmup, warmup_s, reps, threads), with their ranges and,
+// as defaults, those of `d`: what a config's [defaults] gives them, and what a model file's cases are read with.
+std::vector<ParamSpec> case_common_specs(const Defaults& d);
+
 // The defaults where the job's environment says more than the built-in ones:
 // under Slurm, `threads` is the task's CPUs (SLURM_CPUS_PER_TASK) when set.
 // `cpus_per_task` is that variable's value (null: unset).

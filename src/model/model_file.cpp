@@ -1,31 +1,30 @@
 #include "model/model_file.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <fstream>
-#include <nlohmann/json.hpp>
+#include <iterator>
+#include <set>
 
+#include "core/config.hpp"
 #include "core/error.hpp"
+#include "core/input_file.hpp"
+#include "core/text.hpp"
+#include "device/device.hpp"
+#include "device/dtype.hpp"
+#include "model/model_check.hpp"
 #include "report/json_params.hpp"
+#include "workloads/work.hpp"
 
 namespace gpuscale {
 
 namespace {
 
-using json = nlohmann::ordered_json;  // keys in the order written: a case's parameters keep theirs
+using json = ModelJson;
 
 constexpr const char* kFormat = "gpuscale-model";
 constexpr int kFormatVersion = 1;
-
-Params params_of(const json& o) {
-  Params p;
-  for (const auto& [k, v] : o.items()) {
-    if (v.is_boolean()) p.set(k, v.get<bool>());
-    else if (v.is_number_integer()) p.set(k, v.get<std::int64_t>());
-    else if (v.is_number()) p.set(k, v.get<double>());
-    else p.set(k, v.get<std::string>());
-  }
-  return p;
-}
 
 json gemm_json(const GemmCurve& g) {
   json points = json::array();
@@ -99,51 +98,292 @@ std::string model_json(const Model& m) {
 
 namespace {
 
-GemmCurve gemm_of(const json& g) {
-  GemmCurve c{g.at("backend"), g.at("device"), g.at("dtype"), g.at("impl"), {}};
-  for (const auto& p : g.at("points")) {
-    c.points.push_back({p.at("flops_per_call").get<double>(), p.at("gflops_per_core").get<double>() * 1e9,
-                        p.at("rel_ci").get<double>()});
+// The backends and data planes a run resolves to ("auto" is a config's word, never a run's).
+std::vector<std::string> but_auto(const std::vector<std::string>& all) {
+  std::vector<std::string> out;
+  std::copy_if(all.begin(), all.end(), std::back_inserter(out), [](const std::string& w) { return w != "auto"; });
+  return out;
+}
+const std::vector<std::string>& backends() {
+  static const auto v = but_auto(backend_choices());
+  return v;
+}
+const std::vector<std::string>& comms() {
+  static const auto v = but_auto(comm_choices());
+  return v;
+}
+
+// The kinds of copies the model prices, as the work of a sample names them.
+const std::vector<std::string>& copy_kinds() {
+  static const std::vector<std::string> v = [] {
+    std::vector<std::string> out;
+    for (const auto& [kind, bytes] : SampleWork{}.copy_bytes_by_kind()) out.emplace_back(kind);
+    return out;
+  }();
+  return v;
+}
+
+// A second fit of one kind would never be used (predict takes the first): said, not ignored.
+void check_once(std::set<std::string>& seen, const std::string& what, const ModelField& f) {
+  if (!seen.insert(what).second) f.fail("a second fit of " + what + "; predict would use only the first");
+}
+
+GemmCurve gemm_of(const ModelField& g) {
+  GemmCurve c{g["backend"].word(backends()), g["device"].str(), g["dtype"].word(dtype_names()),
+              g["impl"].word(gemm_impl_names()), {}};
+  for (const auto& p : g["points"].list(0, 1)) {
+    const double flops = p["flops_per_call"].above(0);
+    // Interpolation looks the size up among the points in order (one per size).
+    if (!c.points.empty() && !(flops > c.points.back().flops)) {
+      p["flops_per_call"].fail("must be above the point before's " + format_number("%.15g", c.points.back().flops) +
+                               " (points go by size, one per size), got " + format_number("%.15g", flops));
+    }
+    c.points.push_back({flops, p["gflops_per_core"].giga(), p["rel_ci"].at_least(0)});
   }
   return c;
 }
 
-CopyFit copy_of(const json& c) {
-  return {c.at("backend"), c.at("kind"), c.at("latency_s").get<double>(), c.at("gbps").get<double>() * 1e9,
-          c.at("min_bytes").get<double>(), c.at("max_bytes").get<double>(), c.at("rel_rms").get<double>(),
-          c.at("cases").get<int>()};
-}
-
-TransferFit transfer_of(const json& t) {
-  TransferFit f{t.at("backend"), t.at("comm"), t.at("op"), {}, {}, {}, t.at("rel_rms").get<double>(), {}};
-  f.coef = t.at("coef").get<std::array<double, kTransferTerms>>();
-  f.fitted = t.at("fitted").get<std::array<bool, kTransferTerms>>();
-  const auto& cov = t.at("cov");
-  for (int j = 0; j < kTransferTerms; ++j) f.cov[j] = cov.at(j).get<std::array<double, kTransferTerms>>();
-  for (const auto& p : t.at("points")) {
-    f.points.push_back({p.at("ranks").get<int>(), p.at("nodes").get<int>(), p.at("bytes").get<double>(),
-                        p.at("op_time_s").get<double>(), p.at("from").get<std::string>()});
-  }
+CopyFit copy_of(const ModelField& c) {
+  CopyFit f{c["backend"].word(backends()), c["kind"].word(copy_kinds()), c["latency_s"].seconds(), c["gbps"].giga(),
+            c["min_bytes"].above(0), 0, 0, 0};
+  f.max_bytes = c["max_bytes"].at_least(f.min_bytes);
+  f.rel_rms = c["rel_rms"].at_least(0);
+  f.points = c["cases"].whole(1);
   return f;
 }
 
-Model model_of(const json& o) {
-  Model m;
-  m.software_version = o.at("software_version");
-  for (const auto& s : o.at("files")) {
-    m.sources.push_back({s.at("path"), s.at("date"), s.at("backend"), s.at("comm"), s.at("device"),
-                         s.at("ranks").get<int>(), s.at("nodes").get<int>(), s.at("node_cores").get<int>()});
+constexpr std::array<const char*, kTransferTerms> kTermKeys{"alpha_intra_s", "alpha_inter_s", "s_per_byte_intra",
+                                                           "s_per_byte_inter"};
+constexpr std::array<const char*, kTransferTerms> kShownKeys{"alpha_intra_s", "alpha_inter_s", "busbw_intra_gbps",
+                                                            "busbw_inter_gbps"};
+
+// The terms as written for a reader must say what coef says: predict reads coef, so an edit of one alone would
+// change nothing, or not what it seems to.
+void check_shown_terms(const ModelField& t, const TransferFit& f) {
+  for (int j = 0; j < kTransferTerms; ++j) {
+    const ModelField v = t[kShownKeys[j]];
+    const std::string coef = "coef[" + std::to_string(j) + "]";
+    if (!f.fitted[j]) {
+      if (!v.null()) {
+        v.fail("must be null (fitted[" + std::to_string(j) + "] is false), got " + json_value_text(v.json()));
+      }
+      continue;
+    }
+    const bool bandwidth = j >= kSecPerByteIntra;
+    const double x = !bandwidth ? v.seconds() : f.coef[j] > 0 ? v.above(0) : v.at_least(0);
+    const double want = !bandwidth ? f.coef[j] : f.coef[j] > 0 ? 1e-9 / f.coef[j] : 0.0;
+    if (std::fabs(x - want) > 1e-9 * std::fabs(want)) {
+      v.fail(json_value_text(v.json()) + " does not match " + coef + " (" + format_number("%.6g", want) +
+             (bandwidth ? " GB/s" : " s") + "); predict reads " + coef + ": change both, or fit again");
+    }
   }
-  m.node_cores = o.at("node_cores").get<int>();
-  m.sample_overhead_s = o.at("sample_overhead_s").get<double>();
-  for (const auto& g : o.at("gemm")) m.gemm.push_back(gemm_of(g));
-  for (const auto& c : o.at("copies")) m.copies.push_back(copy_of(c));
-  for (const auto& t : o.at("transfers")) m.transfers.push_back(transfer_of(t));
-  m.notes = o.at("notes").get<std::vector<std::string>>();
-  for (const auto& c : o.at("cases")) {
-    m.cases.push_back({c.at("experiment"), c.at("workload"), c.at("mode"), params_of(c.at("params"))});
+}
+
+void read_terms(const ModelField& t, TransferFit& f) {
+  const auto names = t["terms"].list(kTransferTerms);
+  for (int j = 0; j < kTransferTerms; ++j) {
+    if (names[j].json() != kTermKeys[j]) {
+      names[j].fail(std::string("must be \"") + kTermKeys[j] + "\" (the order of coef), got " +
+                    json_value_text(names[j].json()));
+    }
   }
+  const auto coef = t["coef"].list(kTransferTerms), fitted = t["fitted"].list(kTransferTerms);
+  const auto cov = t["cov"].list(kTransferTerms);
+  for (int j = 0; j < kTransferTerms; ++j) {
+    f.coef[j] = j == kAlphaIntra || j == kAlphaInter ? coef[j].seconds() : coef[j].at_least(0);
+    f.fitted[j] = fitted[j].flag();
+    const auto row = cov[j].list(kTransferTerms);
+    for (int k = 0; k < kTransferTerms; ++k) f.cov[j][k] = j == k ? row[k].at_least(0) : row[k].number();  // variances
+  }
+  check_shown_terms(t, f);
+}
+
+TransferPoint point_of(const ModelField& p) {
+  TransferPoint x{p["ranks"].whole(1), 1, 0, 0, ""};
+  x.nodes = p["nodes"].whole(1);
+  if (x.nodes > x.ranks) p["nodes"].fail("must be at most the point's ranks, " + std::to_string(x.ranks) + ", got " +
+                                        std::to_string(x.nodes));
+  x.bytes = p["bytes"].at_least(0);
+  x.op_s = p["op_time_s"].seconds();
+  x.from = p["from"].str();
+  return x;
+}
+
+TransferFit transfer_of(const ModelField& t) {
+  TransferFit f{t["backend"].word(backends()), t["comm"].word(comms()), t["op"].text(), {}, {}, {}, 0, {}};
+  if (f.op.empty()) t["op"].fail("must be an operation's name, got \"\"");
+  read_terms(t, f);
+  f.rel_rms = t["rel_rms"].at_least(0);
+  for (const auto& p : t["points"].list()) f.points.push_back(point_of(p));
+  return f;
+}
+
+ModelSource source_of(const ModelField& s) {
+  ModelSource m{s["path"].str(), s["date"].str(), s["backend"].word(backends()), s["comm"].word(comms()),
+                s["device"].str(), s["ranks"].whole(1), 1, 0};
+  m.nodes = s["nodes"].whole(1);
+  if (m.nodes > m.ranks) s["nodes"].fail("must be at most the file's ranks, " + std::to_string(m.ranks) + ", got " +
+                                        std::to_string(m.nodes));
+  m.node_cores = s["node_cores"].whole(1);
   return m;
+}
+
+ModelCase case_of(const ModelField& c) {
+  ModelCase k{c["experiment"].text(), case_workload(c["workload"]), c["mode"].word(mode_choices()), {}};
+  if (k.experiment.empty()) c["experiment"].fail("must be an experiment's name, got \"\"");
+  k.params = case_params(c["params"], k.workload);
+  return k;
+}
+
+void read_fits(const ModelField& o, Model& m) {
+  std::set<std::string> seen;
+  for (const auto& g : o["gemm"].list()) {
+    m.gemm.push_back(gemm_of(g));
+    const GemmCurve& c = m.gemm.back();
+    check_once(seen, "gemm " + c.dtype + " (" + c.impl + ") on " + c.backend + " " + c.device, g);  // as fit keys it
+  }
+  for (const auto& c : o["copies"].list()) {
+    m.copies.push_back(copy_of(c));
+    check_once(seen, "copies " + m.copies.back().kind + " on " + m.copies.back().backend, c);
+  }
+  for (const auto& t : o["transfers"].list()) {
+    m.transfers.push_back(transfer_of(t));
+    const TransferFit& f = m.transfers.back();
+    check_once(seen, f.op + " over " + f.comm + " on " + f.backend, t);
+  }
+}
+
+Model model_of(const ModelField& o) {
+  Model m;
+  m.software_version = o["software_version"].str();
+  for (const auto& s : o["files"].list(0, 1)) m.sources.push_back(source_of(s));
+  m.node_cores = o["node_cores"].whole(1);
+  m.sample_overhead_s = o["sample_overhead_s"].seconds();
+  read_fits(o, m);
+  for (const auto& n : o["notes"].list()) m.notes.push_back(n.str());
+  const auto cases = o["cases"].list();
+  m.cases.reserve(cases.size());
+  for (const auto& c : cases) m.cases.push_back(case_of(c));
+  return m;
+}
+
+// Walks the text as the parser does, keeping the key path, to name the key of a number too large for a double
+// (1e999: JSON has no infinity), where the parser only says it could not hold it. Not the parser's callback: its
+// DOM builder goes through the enclosing list at each object's end, quadratic in the cases.
+class KeyPathSax : public nlohmann::json_sax<ModelJson> {
+ public:
+  std::string text() const {
+    std::string out;
+    for (const auto& l : levels_) {
+      out += l.list ? "[" + std::to_string(l.index) + "]" : (out.empty() ? "" : ".") + printable(l.key);
+    }
+    return out;
+  }
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override { return start(false); }
+  bool key(string_t& k) override {
+    levels_.back().key = k;
+    return true;
+  }
+  bool end_object() override { return end(); }
+  bool start_array(std::size_t) override { return start(true); }
+  bool end_array() override { return end(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+ private:
+  struct Level {
+    bool list = false;
+    std::size_t index = 0;  // of the element being read, in a list
+    std::string key;        // of the value being read, in an object
+  };
+  bool value() {
+    if (!levels_.empty() && levels_.back().list) ++levels_.back().index;
+    return true;
+  }
+  bool start(bool list) {
+    levels_.push_back({list, 0, ""});
+    return true;
+  }
+  bool end() {
+    levels_.pop_back();
+    return value();
+  }
+  std::vector<Level> levels_;
+};
+
+// The JSON library's message without its "[json.exception.parse_error.101] parse error " prefix.
+std::string json_error_text(const std::exception& e) {
+  std::string s = e.what();
+  if (const auto i = s.find("] "); s.rfind("[json.exception.", 0) == 0 && i != std::string::npos) s.erase(0, i + 2);
+  if (s.rfind("parse error ", 0) == 0) s.erase(0, 12);
+  return printable(s);
+}
+
+ModelJson parse_model(const std::string& text, const std::string& path) {
+  try {
+    return ModelJson::parse(text);
+  } catch (const ModelJson::out_of_range& e) {  // a number beyond a double's range: "... parsing '1e999'"
+    KeyPathSax where;
+    ModelJson::sax_parse(text, &where);
+    const std::string what = e.what();
+    const auto a = what.find('\''), b = what.rfind('\'');
+    throw InputError(path + ": " + (where.text().empty() ? "" : where.text() + ": ") + "must be a number a double "
+                     "holds (at most about 1.8e308), got " + (a < b ? printable(what.substr(a + 1, b - a - 1)) :
+                     json_error_text(e)));
+  } catch (const ModelJson::exception& e) {
+    throw InputError(path + ": not a model file: not JSON (" + json_error_text(e) + ")");
+  }
+}
+
+// What a JSON object without "format" looks like, for the message that it is not a model.
+std::string what_it_is(const ModelJson& o) {
+  if (o.contains("traceEvents")) return "it is a trace (gpuscale report --format trace), not a model";
+  if (o.contains("runs") && o.contains("cases")) {
+    return "it is a report (gpuscale report --format json-full), not a model";
+  }
+  if (o.contains("model") && o.contains("job")) {
+    return "it is a prediction (gpuscale predict --format json), not a model";
+  }
+  return std::string("it lacks \"format\": \"") + kFormat + "\"";
+}
+
+// The format word and version first: a file of another kind or version says so, not what its keys lack.
+void check_format(const ModelJson& o, const std::string& path) {
+  const std::string make = " (make one with 'gpuscale model FILES... -o " + path + "')";
+  // Another gpuscale output: not to be overwritten by a model.
+  const std::string other = " (a model is what 'gpuscale model RESULT_FILES... -o MODEL.json' writes)";
+  if (o.is_array() && !o.empty() && o[0].is_object() && o[0].contains("workload")) {
+    throw InputError(path + ": not a model file: it is a report's rows (gpuscale report --format json)" + other);
+  }
+  if (!o.is_object()) throw InputError(path + ": not a model file: JSON, but " + json_value_text(o) + make);
+  if (!o.contains("format")) {
+    const std::string what = what_it_is(o);
+    throw InputError(path + ": not a model file: " + what + (what.rfind("it lacks", 0) == 0 ? make : other));
+  }
+  if (o["format"] != kFormat) {
+    throw InputError(path + ": not a model file: its \"format\" is " + json_value_text(o["format"]) + ", not \"" +
+                     kFormat + "\"" + make);
+  }
+  const ModelField version = ModelField(o, path, "")["format_version"];
+  if (!version.json().is_number_integer()) {
+    version.fail("must be an integer (this gpuscale reads " + std::to_string(kFormatVersion) + "), got " +
+                 json_value_text(version.json()));
+  }
+  if (version.json() != kFormatVersion) {
+    throw InputError(path + ": model format version " + version.json().dump() + ", this gpuscale reads " +
+                     std::to_string(kFormatVersion) + "; fit it again with 'gpuscale model'");
+  }
+}
+
+bool blank(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
 }
 
 }  // namespace
@@ -153,31 +393,30 @@ bool looks_like_json(const std::string& path) {
   char ch = 0;
   while (in.get(ch) && std::isspace(static_cast<unsigned char>(ch))) {
   }
-  return in && ch == '{';
+  // A file of nothing but blanks too: the model reader then says it is empty (the HDF5 reader: "not HDF5").
+  return in ? ch == '{' || ch == '[' : in.eof();
+}
+
+Model read_model_json(const std::string& text, const std::string& path) {
+  if (blank(text)) {
+    throw InputError(path + ": the file is empty, not a model (make one with 'gpuscale model FILES... -o " + path +
+                     "')");
+  }
+  const ModelJson o = parse_model(text, path);
+  check_format(o, path);
+  try {
+    return model_of(ModelField(o, path, ""));
+  } catch (const ModelJson::exception& e) {  // not reached: each read checks the type first; no library text then
+    throw InputError(path + ": damaged model file: " + json_error_text(e));
+  }
 }
 
 Model read_model_file(const std::string& path) {
+  check_input_file(path, "model file");  // before it is opened: a FIFO would wait for a writer
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot be read (no such file, or no permission)");
-  json o;
-  try {
-    o = json::parse(in);
-  } catch (const json::exception& e) {
-    throw InputError(path + ": not a model file: not JSON (" + e.what() + ")");
-  }
-  if (!o.is_object() || o.value("format", "") != kFormat) {
-    throw InputError(path + ": not a model file: it lacks \"format\": \"" + kFormat + "\" (make one with "
-                     "'gpuscale model FILES... -o " + path + "')");
-  }
-  if (o.value("format_version", 0) != kFormatVersion) {
-    throw InputError(path + ": model format version " + o.value("format_version", json(0)).dump() +
-                     ", this gpuscale reads " + std::to_string(kFormatVersion) + "; fit it again with 'gpuscale model'");
-  }
-  try {
-    return model_of(o);
-  } catch (const json::exception& e) {
-    throw InputError(path + ": damaged model file: " + e.what());
-  }
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return read_model_json(text, path);
 }
 
 }  // namespace gpuscale

@@ -9,9 +9,13 @@
 namespace gpuscale {
 
 std::string model_json(const Model& m);
-// InputError "PATH: ..." when the file cannot be read or is not a gpuscale model.
+// InputError "PATH: ..." when the file cannot be read or is not a gpuscale model: its format word and version
+// first, then every value's type and range (one line naming the key: "PATH: transfers[2].coef[1]: ...").
 Model read_model_file(const std::string& path);
-// True when the file at `path` starts as JSON does ('{'), so `predict` can tell a model from result files.
+// The same for the file's text; `path` names it in messages.
+Model read_model_json(const std::string& text, const std::string& path);
+// True when the file at `path` starts as JSON does ('{' or '[') or holds nothing but blanks, so `predict` can
+// tell a model (which its reader checks, and says what else it is) from result files.
 bool looks_like_json(const std::string& path);
 
 }  // namespace gpuscale

@@ -22,7 +22,19 @@ PredictJob predict_job(const Model& m, int ranks, int nodes) {
     job.backend = m.sources[0].backend;
     job.comm = m.sources[0].comm;
   }
+  for (const auto& t : m.transfers) job.spans.push_back(transfer_span(t));
   return job;
+}
+
+TransferSpan transfer_span(const TransferFit& f) {
+  TransferSpan s{f.points.size(), 0, 0, INFINITY, 0};
+  for (const auto& p : f.points) {
+    s.ranks = std::max(s.ranks, p.ranks);
+    s.nodes = std::max(s.nodes, p.nodes);
+    s.lo_bytes = std::min(s.lo_bytes, p.bytes);
+    s.hi_bytes = std::max(s.hi_bytes, p.bytes);
+  }
+  return s;
 }
 
 namespace {
@@ -103,20 +115,17 @@ Part copies_part(const Ctx& x, const SampleWork& w) {
 }
 
 void flag_transfer_range(const Ctx& x, const TransferFit& f, const TransferWork& t) {
-  int ranks = 0, nodes = 0;
-  double lo = INFINITY, hi = 0;
-  for (const auto& p : f.points) {
-    ranks = std::max(ranks, p.ranks);
-    nodes = std::max(nodes, p.nodes);
-    lo = std::min(lo, p.bytes);
-    hi = std::max(hi, p.bytes);
+  const auto i = static_cast<std::size_t>(&f - x.m.transfers.data());
+  const TransferSpan s = i < x.job.spans.size() && x.job.spans[i].points == f.points.size() ? x.job.spans[i]
+                                                                                            : transfer_span(f);
+  if (t.group_size > s.ranks) x.beyond(t.op + " on " + std::to_string(t.group_size) + " ranks, beyond the " +
+                                       std::to_string(s.ranks) + " measured");
+  if (t.group_nodes > s.nodes) x.beyond(t.op + " on " + std::to_string(t.group_nodes) + " nodes, beyond the " +
+                                        std::to_string(s.nodes) + " measured");
+  if (t.op_bytes < s.lo_bytes || t.op_bytes > s.hi_bytes) {
+    x.beyond(t.op + " of " + format_bytes(t.op_bytes) + ", beyond the " + format_bytes(s.lo_bytes) + "-" +
+             format_bytes(s.hi_bytes) + " measured");
   }
-  if (t.group_size > ranks) x.beyond(t.op + " on " + std::to_string(t.group_size) + " ranks, beyond the " +
-                                     std::to_string(ranks) + " measured");
-  if (t.group_nodes > nodes) x.beyond(t.op + " on " + std::to_string(t.group_nodes) + " nodes, beyond the " +
-                                      std::to_string(nodes) + " measured");
-  if (t.op_bytes < lo || t.op_bytes > hi) x.beyond(t.op + " of " + format_bytes(t.op_bytes) + ", beyond the " +
-                                                   format_bytes(lo) + "-" + format_bytes(hi) + " measured");
 }
 
 // One operation's time and half-width: the fit's row times its terms, the bootstrap's spread and the fit's residuals.

@@ -14,9 +14,20 @@
 
 namespace gpuscale {
 
+// What a transfer fit's points span: the most ranks and nodes, the fewest and most bytes.
+struct TransferSpan {
+  std::size_t points = 0;  // of the fit it was worked out from
+  int ranks = 0, nodes = 0;
+  double lo_bytes = 0, hi_bytes = 0;
+};
+TransferSpan transfer_span(const TransferFit& f);
+
 struct PredictJob {
   JobShape shape;
   std::string backend, comm;  // the target's; the model's files' by default
+  // Of each transfer fit of the model predict_job had, in its order: worked out once, as a model of many cases has
+  // as many points, and going through them for every case would make predict quadratic in the cases.
+  std::vector<TransferSpan> spans;
 };
 // The job `ranks` x `nodes` on the backend and data plane of the model's first file, with its nodes' cores.
 PredictJob predict_job(const Model& m, int ranks, int nodes);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include "core/plan.hpp"
 #include "core/stats.hpp"
@@ -19,23 +20,26 @@ std::map<std::string, Value> identity(const Params& p) {
   return out;
 }
 
-bool same_case(const ModelCase& c, const ReportRow& r) {
-  return c.experiment == r.name && c.workload == r.workload && c.mode == r.mode && identity(c.params) == identity(r.params);
-}
+// A case as the rows are matched by (experiment, workload, mode, parameters), for a look-up in a map: matching
+// every row with every other is quadratic in the cases, minutes for a model of 200,000.
+using CaseKey = std::tuple<std::string, std::string, std::string, std::map<std::string, Value>>;
 
-bool twins(const ModelCase& a, const ModelCase& b) {
-  return a.experiment == b.experiment && a.workload == b.workload && identity(a.params) == identity(b.params);
+CaseKey key_of(const ModelCase& c, const std::string& mode) {
+  return {c.experiment, c.workload, mode, identity(c.params)};
 }
 
 // Parallel rows with a serial twin: speedup = the twin's median / this one's; efficiency = speedup / its turns.
 void relate(std::vector<PredictRow>& rows) {
+  std::map<CaseKey, const PredictRow*> serial;  // of twins of one case, the last
+  for (const auto& s : rows) {
+    if (s.c.mode == "serial" && s.p.predicted()) serial[key_of(s.c, s.c.mode)] = &s;
+  }
   for (auto& p : rows) {
-    if (p.c.mode != "parallel" || !p.p.predicted()) continue;
-    for (const auto& s : rows) {
-      if (s.c.mode != "serial" || !s.p.predicted() || !twins(p.c, s.c) || !(p.p.median_s > 0)) continue;
-      p.speedup = s.p.median_s / p.p.median_s;
-      p.efficiency = *p.speedup / std::max(1, s.p.turns);
-    }
+    if (p.c.mode != "parallel" || !p.p.predicted() || !(p.p.median_s > 0)) continue;
+    const auto it = serial.find(key_of(p.c, "serial"));
+    if (it == serial.end()) continue;
+    p.speedup = it->second->p.median_s / p.p.median_s;
+    p.efficiency = *p.speedup / std::max(1, it->second->p.turns);
   }
 }
 
@@ -49,13 +53,16 @@ std::vector<PredictRow> predict_rows(const Model& m, const std::vector<ModelCase
 }
 
 void add_measured(std::vector<PredictRow>& rows, const std::vector<ReportRow>& measured) {
+  std::map<CaseKey, const ReportRow*> by_case;  // of rows of one case, the first
+  for (const auto& r : measured) by_case.emplace(CaseKey{r.name, r.workload, r.mode, identity(r.params)}, &r);
   for (auto& row : rows) {
-    const auto it = std::find_if(measured.begin(), measured.end(), [&](const ReportRow& r) { return same_case(row.c, r); });
-    if (it == measured.end()) continue;
-    row.measured = *it;
-    if (!row.p.predicted() || it->status == "skipped") continue;
-    const bool op = row.p.op_time_s && it->op_time_s;
-    const double m = op ? *it->op_time_s : it->median_s, p = op ? *row.p.op_time_s : row.p.median_s;
+    const auto it = by_case.find(key_of(row.c, row.c.mode));
+    if (it == by_case.end()) continue;
+    const ReportRow& r = *it->second;
+    row.measured = r;
+    if (!row.p.predicted() || r.status == "skipped") continue;
+    const bool op = row.p.op_time_s && r.op_time_s;
+    const double m = op ? *r.op_time_s : r.median_s, p = op ? *row.p.op_time_s : row.p.median_s;
     if (m > 0) row.error = std::fabs(m - p) / m;
   }
 }

@@ -32,7 +32,7 @@ modes = ["parallel"]
 """
 
 
-class Fitted(ScratchTest):
+class Fitted(InputErrorTest):
     """One run on 1 rank and one on 2 ranks of CONFIG, and a model fitted to both, shared by the tests."""
 
     @classmethod
@@ -132,11 +132,58 @@ class Fitted(ScratchTest):
         self.assertEqual(cases[0]["reason"], "no fit for sendrecv over mpi on the cpu backend in the model's files")
         self.assertEqual(cases[1]["reason"], "no GEMM rate for fp32 (vendor) on the cpu backend in the model's files")
 
+    def edited(self, name, keys, value):
+        """The fitted model with the value at `keys` (a path of keys and indexes) set to `value`, JSON text."""
+        with open(self.model) as f:
+            o = json.load(f)
+        at = o
+        for k in keys[:-1]:
+            at = at[k]
+        at[keys[-1]] = "@VALUE@"
+        return self.write(name, json.dumps(o).replace('"@VALUE@"', value))
+
+    def test_predict_refuses_a_hand_edited_model_on_one_line_naming_the_key(self):
+        edits = [
+            (["gemm", 0, "points", 0, "gflops_per_core"], "-2",
+             "gemm[0].points[0].gflops_per_core: must be a number above 0, got -2"),
+            (["transfers", 0, "busbw_intra_gbps"], "1e999",
+             "transfers[0].busbw_intra_gbps: must be a number a double holds (at most about 1.8e308), got 1e999"),
+            (["sample_overhead_s"], '"fast"', 'sample_overhead_s: must be a number from 0 to 2592000, got "fast"'),
+            (["cases", 0, "mode"], '"sideways"', 'cases[0].mode: must be one of serial, parallel; got "sideways"'),
+            (["cases", 0, "params", "size"], "64.5", "cases[0].params.size: must be an integer, got 64.5"),
+            (["format_version"], '"1"', 'format_version: must be an integer (this gpuscale reads 1), got "1"'),
+        ]
+        for i, (keys, value, message) in enumerate(edits):
+            with self.subTest(keys=keys, value=value):
+                path = self.edited("edit%d.json" % i, keys, value)
+                self.assert_input_error(gpuscale("predict", path, "--ranks", "2"), path + ": " + message)
+        self.assert_input_error(gpuscale("predict", self.one, self.model, "--ranks", "2"),
+                                self.model + ": a model file among result files; give either one model file or "
+                                "result files to fit")
+        empty = self.write("empty.json", "")
+        self.assert_input_error(gpuscale("predict", empty, "--ranks", "2"), empty + ": the file is empty, not a model")
+        self.assert_input_error(gpuscale("predict", self.one, empty, "--ranks", "2"), empty + ": the file is empty")
+
     def test_check_with_a_model_takes_its_sample_times_from_it(self):
         p = gpuscale("check", self.cfg, "--ranks", "2", "--model", self.model)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("rates: model " + self.model + " (fitted from 2 file(s)) for the sample times of 8 of 8 "
                       "case(s)", p.stdout.replace("\n  ", " "))
+
+    def test_names_from_a_file_are_printed_with_their_control_characters_escaped(self):
+        import shutil
+        import h5py
+        import numpy as np
+        edited = self.path("edited.h5")
+        shutil.copy(self.two, edited)
+        with h5py.File(edited, "r+") as f:
+            for c in f["cases"].values():  # clear the screen, retitle the terminal
+                c.attrs.create("name", np.bytes_(b"x\x1b[2J\x1b]0;owned\x07"))
+        p = gpuscale("predict", edited, "--ranks", "4")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("x\\x1b[2j\\x1b]0;owned\\x07", p.stdout.lower())
+        self.assertNotIn("\x1b", p.stdout + p.stderr)
+        self.assertNotIn("\x07", p.stdout + p.stderr)
 
 
 class Mistakes(InputErrorTest):
@@ -160,13 +207,13 @@ class Mistakes(InputErrorTest):
         self.assertFalse(os.path.exists(self.path("m.json")))
 
     def test_model_over_one_of_its_inputs(self):
-        self.assert_input_error(gpuscale("model", self.not_h5, "-o", self.not_h5),
-                                "-o " + self.not_h5 + " is one of the result files to fit; name another file")
+        for force in ([], ["--force"]):
+            self.assert_input_error(gpuscale("model", self.not_h5, "-o", self.not_h5, *force),
+                                    self.not_h5 + ": is one of this command's input files; choose another -o")
 
-    def test_a_model_among_result_files(self):
+    def test_json_that_is_no_model_among_result_files(self):
         self.assert_input_error(gpuscale("predict", self.not_h5, self.model, "--ranks", "2"),
-                                self.model + ": a model file among result files; give either one model file or "
-                                "result files to fit")
+                                self.model + ": not a model file: it lacks \"format\": \"gpuscale-model\"")
 
     def test_more_nodes_than_ranks(self):
         self.assert_input_error(gpuscale("predict", self.model, "--ranks", "2", "--nodes", "3"),
