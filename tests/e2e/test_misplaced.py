@@ -2,13 +2,13 @@
 ranks, samples large enough to be stored in checksummed chunks) with case 1's and case 3's wall_start and wall_end
 chunks swapped checksums whole, yet `gpuscale report` exits 2 with one line naming the case's dataset, where
 before schema 1.7 it showed each case the other's samples. Every dataset's `digest` is the one
-docs/results-format.md defines, computed here independently with numpy."""
+docs/results-format.md defines, computed independently with numpy (tests/e2e/common.py)."""
 import unittest
 
 import h5py
 import numpy as np
 
-from common import SharedRunTest, gpuscale, s
+from common import SharedRunTest, digest, gpuscale, s
 
 # 1200 reps of 2 ranks: 19 KiB per sample dataset, past the 16 KiB kept in the object header: one chunk each.
 CONFIG = """
@@ -26,36 +26,6 @@ dtype = "fp64"
 ops = 1
 modes = ["serial", "parallel"]
 """
-GAMMA = np.uint64(0x9E3779B97F4A7C15)
-
-
-def mix64(x):
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def fnv1a(b):
-    h = 0xCBF29CE484222325
-    for c in b:
-        h = ((h ^ c) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
-def digest(path, values):
-    """The digest of a dataset at `path` holding `values`, as docs/results-format.md defines it."""
-    seed = np.uint64(fnv1a(path.encode()))
-    v = np.asarray(values).ravel()
-    if v.dtype.kind in "SOU":
-        b = [x if isinstance(x, bytes) else x.encode() for x in v]
-        w = np.array([fnv1a(x.split(b"\0")[0]) for x in b], dtype=np.uint64)
-    else:
-        w = v.astype("<f8" if v.dtype.kind == "f" else "<i8").view("<u8")
-    keys = seed + np.arange(1, w.size + 1, dtype=np.uint64) * GAMMA
-    total = mix64(w ^ keys).sum(dtype=np.uint64)
-    return int(mix64(np.array([seed ^ total], dtype=np.uint64))[0])
-
-
 def chunk(f, path):
     """(byte offset, size) of the one chunk of dataset `path`."""
     d = f[path]
