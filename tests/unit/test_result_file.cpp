@@ -350,6 +350,7 @@ TEST_CASE("warm-up samples, GPU facts, links and telemetry round-trip with their
 #include <fstream>
 #include <iterator>
 
+#include "core/exit_cleanup.hpp"
 #include "io/hdf5_io.hpp"
 #include "io/read_guard.hpp"
 
@@ -703,6 +704,17 @@ TEST_CASE("a crash while a file is read ends with one line and exit code 2", "[h
   });
   CHECK(code == 2);
   CHECK(err == "gpuscale: error: results/x.h5: damaged result file: the HDF5 library crashed reading it (SIGSEGV)\n");
+  // A file half written beside its place (a trace being exported) goes with the process.
+  const std::string half = temp_path("export.json.partial-1");
+  std::ofstream(half) << "{\"traceEvents\":[";
+  const auto [crash_code, crash_err] = in_child([&] {
+    register_file_to_remove(half);
+    ReadGuard reader("results/x.h5");
+    guarded(reader, [] { std::raise(SIGBUS); });
+  });
+  CHECK(crash_code == 2);
+  CHECK(crash_err.find("crashed reading it (SIGBUS)") != std::string::npos);
+  CHECK_FALSE(fs::exists(half));
   // Once disarmed, the handlers and stderr are what they were.
   ReadGuard guard("y.h5");
   struct sigaction before {}, after {};
