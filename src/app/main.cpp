@@ -47,7 +47,8 @@ int checked_stdout(int rc) {
   if (flushed && !std::ferror(stdout) && std::cout.good()) return rc;
   const int e = errno;
   const bool of_a_write = e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO || e == EPIPE || e == EBADF;
-  print_error(std::string("writing to standard output failed") + (of_a_write ? ": " + std::string(std::strerror(e)) : ""));
+  const std::string why = of_a_write ? ": " + std::string(std::strerror(e)) : "";
+  print_error("writing to standard output failed" + why);
   return rc == kExitOk ? kExitFailure : rc;
 }
 

@@ -82,7 +82,9 @@ std::string same_as_input(const struct stat& st, const std::vector<std::string>&
 void check_existing(const std::string& out, const OutputTarget& t, const struct stat& st, bool force,
                     const std::vector<std::string>& inputs) {
   if (S_ISDIR(st.st_mode)) throw InputError(out + ": is a directory; give a file name with -o");
-  if (!S_ISREG(st.st_mode)) throw InputError(out + ": " + file_kind(st.st_mode) + ", not a file; give a file name with -o");
+  if (!S_ISREG(st.st_mode)) {
+    throw InputError(out + ": " + file_kind(st.st_mode) + ", not a file; give a file name with -o");
+  }
   if (const std::string in = same_as_input(st, inputs); !in.empty()) {
     throw InputError(out + ": is " + (in == out ? "one of this command's input files" : "the input file " + in) +
                      "; choose another -o");
@@ -219,7 +221,8 @@ void FileBeside::commit() {
   if (e == 0 && (fd < 0 || fsync(fd) != 0)) e = errno;
   if (fd >= 0) ::close(fd);
   if (e != 0) {
-    const std::string why = e == ENOSPC || e == EDQUOT ? no_space_text(free_bytes(directory_of(tmp_))) : std::strerror(e);
+    const bool full = e == ENOSPC || e == EDQUOT;
+    const std::string why = full ? no_space_text(free_bytes(directory_of(tmp_))) : std::strerror(e);
     throw InputError(out + ": cannot be written (" + why + "); nothing was replaced");
   }
   const int rc = target_.replace ? std::rename(tmp_.c_str(), target_.path.c_str()) : rename_new(tmp_, target_.path);

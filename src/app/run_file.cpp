@@ -10,7 +10,9 @@ namespace gpuscale {
 RunFile::RunFile(const OutputTarget& target, const RunRecord& run)
     : target_(target.path), written_(target.replace ? partial_path(target.path) : target.path) {
   // Held until the file replaces it: a second --force run on the same file is refused, not both done.
-  if (target.replace) lock_ = std::make_unique<TargetLock>(target.path, target.link.empty() ? target.path : target.link);
+  if (target.replace) {
+    lock_ = std::make_unique<TargetLock>(target.path, target.link.empty() ? target.path : target.link);
+  }
   writer_ = std::make_unique<ResultWriter>(written_, run);
 }
 
