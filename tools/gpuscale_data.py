@@ -694,15 +694,20 @@ def _exists(group, name, where):
         return link is not None and name in group
 
 
-def _group(parent, name, where):
+def _member(parent, name, where, kind, noun):
+    """The member `name` of `parent`, which must be there and a `kind` (h5py.Group or h5py.Dataset); and its path."""
     what = f"{where}/{name}"
     if not _exists(parent, name, where):
         raise _Damage(f"{what} missing")
     with _reading(what):
-        g = parent[name]
-    if not isinstance(g, h5py.Group):
-        raise _Damage(f"{what} is not a group")
-    return g
+        m = parent[name]
+    if not isinstance(m, kind):
+        raise _Damage(f"{what} is not a {noun}")
+    return m, what
+
+
+def _group(parent, name, where):
+    return _member(parent, name, where, h5py.Group, "group")[0]
 
 
 def _is_group(group, name, where):
@@ -728,14 +733,7 @@ def _members(group, where, by_creation=False):
 
 
 def _dataset(group, name, where):
-    what = f"{where}/{name}"
-    if not _exists(group, name, where):
-        raise _Damage(f"{what} missing")
-    with _reading(what):
-        d = group[name]
-    if not isinstance(d, h5py.Dataset):
-        raise _Damage(f"{what} is not a dataset")
-    return d, what
+    return _member(group, name, where, h5py.Dataset, "dataset")
 
 
 def _values(group, name, where, kind, count=None, digests=None):
