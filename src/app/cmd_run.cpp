@@ -141,16 +141,8 @@ std::string plan_room(const std::string& dir, const RunRecord& run, const std::v
 // Why the edges of the run are bounded as they are, for the timeout's message.
 std::string edge_why(const Prepared& p) {
   return CaseTimeout{p.cfg.defaults.timeout_s}.automatic()
-             ? "timeout = auto: 120 s for each edge of the run"
-             : "the config's timeout, at least 30 s for each edge of the run";
-}
-
-// The rank a launcher gave this process (its variables), -1 when none did: the watchdog's name before MPI starts.
-int rank_from_launcher() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    if (const char* v = std::getenv(var); v && *v) return std::atoi(v);
-  }
-  return -1;
+             ? "timeout = auto: " + format_number("%g", kRunEdgeTimeoutS) + " s for each edge of the run"
+             : "the config's timeout, at least " + format_number("%g", kRunEdgeFloorS) + " s for each edge of the run";
 }
 
 std::string short_hostname() {

@@ -15,6 +15,9 @@ using EnvLookup = std::function<const char*(const char*)>;
 bool started_by_launcher(const EnvLookup& env);
 bool started_by_launcher();
 
+// The rank a launcher gave this process (its variables), -1 when none did: who this is before MPI starts.
+int rank_from_launcher();
+
 // The note `run` prints on one rank started without a launcher; `command_line` is the run's own, to copy.
 std::string singleton_note(const std::string& command_line);
 

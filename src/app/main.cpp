@@ -12,6 +12,7 @@
 
 #include "app/cli_options.hpp"
 #include "app/commands.hpp"
+#include "app/launcher.hpp"
 #include "app/run_metadata.hpp"
 #include "app/termination_signals.hpp"
 #include "core/error.hpp"
@@ -24,12 +25,7 @@ namespace {
 // True unless a launcher started this process as a rank other than 0
 // (mpirun, srun): a mistake every rank finds before MPI starts is then
 // printed once, not once per rank.
-bool first_rank_or_alone() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}) {
-    if (const char* v = std::getenv(var)) return std::string(v) == "0";
-  }
-  return true;
-}
+bool first_rank_or_alone() { return rank_from_launcher() <= 0; }
 
 // An error of the command line or the config, the same on every rank: on one line.
 void print_input_error(const std::string& message) {

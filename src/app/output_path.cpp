@@ -49,11 +49,9 @@ void check_creatable(const std::string& out, const std::string& file) {
   }
 }
 
-// Whether a process holds an exclusive flock on the file open at `fd` (an HDF5 writer: a run writing it).
-bool being_written_by_run(int fd) {
-  if (flock(fd, LOCK_SH | LOCK_NB) != 0) return errno == EWOULDBLOCK;
-  flock(fd, LOCK_UN);
-  return false;
+std::string busy_text(const std::string& out) {
+  return out + ": another process is writing it (a gpuscale run still going?); wait for it to end, or choose "
+               "another -o";
 }
 
 // The file a symbolic link at `out` leads to (followed only with --force), or InputError.
@@ -89,10 +87,7 @@ void check_existing(const std::string& out, const OutputTarget& t, const struct 
     throw InputError(out + ": is " + (in == out ? "one of this command's input files" : "the input file " + in) +
                      "; choose another -o");
   }
-  if (being_written(t.path)) {
-    throw InputError(out + ": another process is writing it (a gpuscale run still going?); wait for it to end, or "
-                           "choose another -o");
-  }
+  if (being_written(t.path)) throw InputError(busy_text(out));
   if (!force) throw InputError(out + ": the file exists; use --force to overwrite it, or choose another -o");
 }
 
@@ -145,6 +140,8 @@ std::string partial_path(const std::string& target) { return target + ".partial-
 // leaves readers be (HDF5's readers take flock(LOCK_SH), which fcntl's locks do not meet on a local file system).
 // A file this process may not write gets a read lock, which keeps out writers that lock, not another such one.
 TargetLock::TargetLock(const std::string& path, const std::string& out) {
+  // A run that created the file and writes it still (HDF5's flock): checked first, as its lock is not of our kind.
+  if (being_written(path)) throw InputError(busy_text(out));
   short type = F_WRLCK;
   fd_ = open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0 && errno == EACCES) {
@@ -155,10 +152,9 @@ TargetLock::TargetLock(const std::string& path, const std::string& out) {
   struct flock lock {};
   lock.l_type = type;
   lock.l_whence = SEEK_SET;  // the whole file: start 0, length 0
-  if (fcntl(fd_, F_OFD_SETLK, &lock) != 0 || being_written_by_run(fd_)) {
+  if (fcntl(fd_, F_OFD_SETLK, &lock) != 0) {  // another replacing it
     ::close(fd_);
-    throw InputError(out + ": another process is writing it (a gpuscale run still going?); wait for it to end, or "
-                           "choose another -o");
+    throw InputError(busy_text(out));
   }
 }
 
