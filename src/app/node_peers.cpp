@@ -13,18 +13,17 @@
 
 namespace gpuscale {
 
-namespace {
-
-// A process's state letter from /proc/PID/stat ('R', 'S', 'T' stopped, ...); 0 once it is gone (or a zombie).
 char process_state(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
   std::string stat;
   if (!std::getline(in, stat)) return 0;
   const std::size_t close = stat.rfind(')');  // the name, in parentheses, may hold anything
-  if (close == std::string::npos || close + 2 >= stat.size()) return 0;
+  if (close == std::string::npos || close + 2 >= stat.size()) return '?';
   const char state = stat[close + 2];
   return state == 'Z' || state == 'X' ? 0 : state;
 }
+
+namespace {
 
 std::string process_name(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/comm");

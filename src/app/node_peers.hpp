@@ -27,6 +27,10 @@ std::vector<NodePeer> node_peers(const MpiCommunicator& comm);
 // still stopped ("rank 1 (pid 4242) on this node is stopped (SIGSTOP?) and has not exited 30 s after ...").
 std::string wait_for_node_peers(const std::vector<NodePeer>& peers, double seconds);
 
+// A process's state letter from /proc/PID/stat ('R', 'S', 'T' stopped, ...; '?' where the line is not as
+// expected); 0 once it is gone (no entry, or a zombie).
+char process_state(int pid);
+
 constexpr const char* kEndedName = "gpuscale:ended";
 
 }  // namespace gpuscale

@@ -10,6 +10,8 @@
 #include <limits>
 #include <sstream>
 
+#include "app/node_peers.hpp"
+
 namespace gpuscale {
 
 GpuTelemetry open_device_telemetry(const DeviceInfo& dev) {
@@ -194,15 +196,8 @@ std::string shared_device_error(const std::vector<RankRecord>& table) {
 
 namespace {
 
-// Whether the process `pid` of this node has ended: no /proc entry, or one of a zombie (state Z or X).
-bool process_ended(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return true;
-  const std::size_t paren = line.rfind(')');  // the command name may hold spaces and parentheses
-  const char state = paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
-  return state == 'Z' || state == 'X';
-}
+// Whether the process `pid` of this node has ended: no /proc entry, or one of a zombie.
+bool process_ended(int pid) { return process_state(pid) == 0; }
 
 }  // namespace
 
