@@ -8,7 +8,6 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "core/clock.hpp"
@@ -69,41 +68,6 @@ void naive_gemm(GemmShape s, const T* a, const T* b, T* c) {
       c[static_cast<std::size_t>(i) * s.n + j] = acc;
     }
   }
-}
-
-template <class T>
-void multiply_add_range(const T* __restrict a, const T* __restrict b, T* __restrict r, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) r[i] += a[i] * b[i];  // vectorized by the compiler
-}
-
-// Threads are started per pass (tens of microseconds each); with at least
-// 1 Mi elements (>= 16 MiB of traffic in fp32) per thread, that is a few
-// percent of a pass at most, and smaller passes run on one thread.
-constexpr std::size_t kMinElementsPerThread = std::size_t{1} << 20;
-
-// Splits one pass into chunks of whole cache lines, one per thread; the
-// calling thread (the stream's worker) runs the first.
-template <class T>
-void multiply_add_split(const T* a, const T* b, T* r, std::size_t count, int threads) {
-  const std::size_t want = std::min<std::size_t>(static_cast<std::size_t>(threads), count / kMinElementsPerThread);
-  if (want <= 1) {
-    multiply_add_range(a, b, r, count);
-    return;
-  }
-  constexpr std::size_t line = 64 / sizeof(T);
-  const std::size_t chunk = ((count + want - 1) / want + line - 1) / line * line;
-  std::vector<std::thread> helpers;
-  try {
-    for (std::size_t begin = chunk; begin < count; begin += chunk) {
-      const std::size_t n = std::min(chunk, count - begin);
-      helpers.emplace_back([=] { multiply_add_range(a + begin, b + begin, r + begin, n); });
-    }
-    multiply_add_range(a, b, r, std::min(chunk, count));
-  } catch (...) {  // a thread that could not start: the others must be joined before the error goes on
-    for (auto& h : helpers) h.join();
-    throw;
-  }
-  for (auto& h : helpers) h.join();
 }
 
 Buffer host_alloc(std::size_t bytes) {
@@ -213,46 +177,7 @@ void CpuDevice::gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a,
   }
 }
 
-void CpuDevice::sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) {
-  if (x.bytes() < count * dtype_size(t) || acc.bytes() < sizeof(double)) {
-    throw RuntimeError("sum_squares: a buffer is smaller than the count");
-  }
-  const void* px = x.data();
-  auto* out = static_cast<double*>(acc.data());
-  stream().enqueue([=] {
-    std::vector<double> v(count);
-    decode(px, count, t, v.data());
-    double s = accumulate ? *out : 0.0;
-    for (double e : v) s += e * e;
-    *out = s;
-  });
-}
-
-void CpuDevice::multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r,
-                             std::size_t count) {
-  if (t != DType::fp64 && t != DType::fp32) {
-    throw RuntimeError(std::string("multiply_add: dtype ") + dtype_name(t) + " is not supported (fp64, fp32)");
-  }
-  const std::size_t bytes = count * dtype_size(t);
-  if (a.bytes() < bytes || b.bytes() < bytes || r.bytes() < bytes) {
-    throw RuntimeError("multiply_add: a buffer is smaller than the count");
-  }
-  const void* pa = a.data();
-  const void* pb = b.data();
-  void* pr = r.data();
-  const int threads = threads_;  // the value when enqueued, as for any stream-ordered argument
-  if (t == DType::fp64) {
-    stream().enqueue([=] {
-      multiply_add_split(static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pr),
-                         count, threads);
-    });
-  } else {
-    stream().enqueue([=] {
-      multiply_add_split(static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pr), count,
-                         threads);
-    });
-  }
-}
+void CpuDevice::run(const DeviceOp& op) { op.on_cpu(CpuLane{stream(), threads_}); }
 
 void CpuDevice::set_threads(int threads) {
   openblas_set_num_threads(threads);

@@ -21,9 +21,7 @@ class CpuDevice final : public Device {
   void copy_async(void* dst, const void* src, std::size_t bytes, CopyKind kind) override;
   void gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override;
-  void sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) override;
-  void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r,
-                    std::size_t count) override;
+  void run(const DeviceOp& op) override;
   void use_lane(Lane l) override { lane_ = l; }
   Lane lane() const override { return lane_; }
   void wait(Lane waiter, Lane on) override;
@@ -41,7 +39,7 @@ class CpuDevice final : public Device {
 
  private:
   DeviceInfo info_;
-  int threads_ = 1;  // set_threads: OpenBLAS's threads and multiply_add's
+  int threads_ = 1;  // set_threads: OpenBLAS's threads and the CpuLane's (ops that split their work)
   // One worker thread per lane, so work on different lanes really overlaps.
   std::array<std::unique_ptr<CpuStream>, kLanes> lanes_;
   Lane lane_ = Lane::compute;

@@ -46,6 +46,14 @@ const char* lane_name(Lane l) {
   return "?";
 }
 
+std::string op_unsupported(const std::string& op, const std::string& backend) {
+  return op + " is unsupported on the " + backend + " backend";
+}
+
+void DeviceOp::on_cpu(const CpuLane&) const { throw RuntimeError(op_unsupported(name(), "cpu")); }
+
+void DeviceOp::on_cuda(const CudaLane&) const { throw RuntimeError(op_unsupported(name(), "cuda")); }
+
 void Device::join_lanes() {
   wait(Lane::compute, Lane::copy);
   wait(Lane::compute, Lane::comm);

@@ -1,5 +1,5 @@
-// A rank's compute device: owns its buffers, and runs gemm, copies and
-// reductions in order on one stream. Calls return once the work is enqueued;
+// A rank's compute device: owns its buffers, and runs copies, gemm and other
+// compute ops (device_op.hpp) in order on one stream. Calls return once the work is enqueued;
 // synchronize() waits for it, and events time it on the device. CpuDevice
 // always exists; CudaDevice implements the same interface, so workloads and
 // the runner are the same on both.
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "device/device_op.hpp"
 #include "device/dtype.hpp"
 
 namespace gpuscale {
@@ -100,11 +101,8 @@ class Device {
   // C = A * B, row-major, A m x k, B k x n, C m x n, all of one dtype.
   virtual void gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
                     DeviceBuffer& c) = 0;
-  // acc (one double on the device) = (accumulate ? acc : 0) + sum of x[i]^2.
-  virtual void sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) = 0;
-  // r[i] += a[i] * b[i] for i < count, one pass; fp32 and fp64 (the CPU backend splits it over set_threads threads).
-  virtual void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r,
-                            std::size_t count) = 0;
+  // Any other compute op (device_op.hpp): on_cpu or on_cuda of `op` with the current lane.
+  virtual void run(const DeviceOp& op) = 0;
 
   virtual void synchronize() = 0;  // every lane
   // An event records on the lane that is current when record() is called.

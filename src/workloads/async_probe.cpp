@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "device/ops/sum_squares.hpp"
 #include "workloads/gemm.hpp"
 
 namespace gpuscale {
@@ -92,12 +93,12 @@ void AsyncProbeWorkload::run_sample(CaseContext& ctx) {
   for (std::int64_t i = 0; i < ops_; ++i) {
     operands_.multiply(dev);
     if (log_norm_ == "host") {
-      dev.sum_squares(problem_.dtype, operands_.c(), count, acc_, false);
+      sum_squares(dev, problem_.dtype, operands_.c(), count, acc_, false);
       dev.copy_async(acc_host_.data(), acc_.data(), sizeof(double), CopyKind::d2h);
       dev.synchronize();  // the host needs the value now: this is the stall
       std::memcpy(&last_norm_sq_, acc_host_.data(), sizeof(double));
     } else if (log_norm_ == "device") {
-      dev.sum_squares(problem_.dtype, operands_.c(), count, acc_, i > 0);
+      sum_squares(dev, problem_.dtype, operands_.c(), count, acc_, i > 0);
     }
     if (sync_each_) dev.synchronize();
   }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "device/capabilities.hpp"
+#include "device/ops/multiply_add.hpp"
 #include "workloads/memory_need.hpp"
 #include "workloads/workload.hpp"
 
@@ -143,7 +144,7 @@ Rates calibrate(Device& dev, const std::vector<Case>& plan, const Rates& default
     DeviceBuffer a = dev.alloc(bytes), b = dev.alloc(bytes), c = dev.alloc(bytes);
     const std::vector<unsigned char> zeros(bytes, 0);
     for (DeviceBuffer* x : {&a, &b, &c}) dev.copy_to_device(*x, zeros.data(), bytes);
-    r.pass_bytes_s = 4.0 * static_cast<double>(bytes) / time_of(dev, [&] { dev.multiply_add(DType::fp32, a, b, c, n); });
+    r.pass_bytes_s = 4.0 * static_cast<double>(bytes) / time_of(dev, [&] { multiply_add(dev, DType::fp32, a, b, c, n); });
   }
   {
     DeviceBuffer tiny = dev.alloc(64);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/hash.hpp"
+#include "device/ops/multiply_add.hpp"
 
 namespace gpuscale {
 
@@ -172,7 +173,7 @@ void ElementwiseWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
 }
 
 void ElementwiseWorkload::run_sample(CaseContext& ctx) {
-  for (std::int64_t i = 0; i < ops_; ++i) ctx.dev.multiply_add(dtype_, a_, b_, r_, elements_);
+  for (std::int64_t i = 0; i < ops_; ++i) multiply_add(ctx.dev, dtype_, a_, b_, r_, elements_);
   passes_ += ops_;
 }
 

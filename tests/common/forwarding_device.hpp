@@ -24,12 +24,7 @@ class ForwardingDevice : public Device {
   void gemm(GemmImpl i, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& c) override {
     cpu_.gemm(i, t, s, a, b, c);
   }
-  void sum_squares(DType t, const DeviceBuffer& x, std::size_t n, DeviceBuffer& acc, bool accumulate) override {
-    cpu_.sum_squares(t, x, n, acc, accumulate);
-  }
-  void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r, std::size_t n) override {
-    cpu_.multiply_add(t, a, b, r, n);
-  }
+  void run(const DeviceOp& op) override { cpu_.run(op); }
   void use_lane(Lane l) override { cpu_.use_lane(l); }
   Lane lane() const override { return cpu_.lane(); }
   void wait(Lane waiter, Lane on) override { cpu_.wait(waiter, on); }
@@ -46,7 +41,7 @@ class ForwardingDevice : public Device {
 };
 
 // Graphs as a GPU records them, on the CPU: while capturing, gemm and
-// sum_squares calls are recorded instead of run, and a launch enqueues the
+// copy calls are recorded instead of run (other ops run at once), and a launch enqueues the
 // recording. Counts what ran so a test can tell replays from fresh calls.
 class RecordingDevice final : public ForwardingDevice {
  public:

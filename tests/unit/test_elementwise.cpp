@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "device/cpu_device.hpp"
+#include "device/ops/multiply_add.hpp"
 #include "workloads/elementwise.hpp"
 
 using namespace gpuscale;
@@ -150,7 +151,7 @@ TEST_CASE("one thread and two threads give the same r", "[elementwise][cpu]") {
           static_cast<double*>(r.data())[i] = in.r0;
         }
       }
-      for (int pass = 0; pass < 3; ++pass) dev.multiply_add(t, a, b, r, n);
+      for (int pass = 0; pass < 3; ++pass) multiply_add(dev, t, a, b, r, n);
       dev.synchronize();
       const auto* p = static_cast<const unsigned char*>(r.data());
       results.emplace_back(p, p + bytes);
@@ -175,9 +176,9 @@ TEST_CASE("one thread and two threads give the same r", "[elementwise][cpu]") {
 TEST_CASE("multiply_add refuses other dtypes and short buffers", "[elementwise][cpu]") {
   CpuDevice dev;
   DeviceBuffer a = dev.alloc(64), b = dev.alloc(64), r = dev.alloc(64);
-  CHECK_THROWS_AS(dev.multiply_add(DType::fp16, a, b, r, 8), RuntimeError);
-  CHECK_THROWS_WITH(dev.multiply_add(DType::fp32, a, b, r, 17), "multiply_add: a buffer is smaller than the count");
-  dev.multiply_add(DType::fp64, a, b, r, 0);  // nothing to do is fine
+  CHECK_THROWS_AS(multiply_add(dev, DType::fp16, a, b, r, 8), RuntimeError);
+  CHECK_THROWS_WITH(multiply_add(dev, DType::fp32, a, b, r, 17), "multiply_add: a buffer is smaller than the count");
+  multiply_add(dev, DType::fp64, a, b, r, 0);  // nothing to do is fine
   dev.synchronize();
 }
 

@@ -14,7 +14,6 @@
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cuda_handles.hpp"
 #include "device/cuda_device.hpp"
-#include "elementwise.hpp"
 #include "gemm_kernels.hpp"
 
 namespace gpuscale {
@@ -172,24 +171,8 @@ class CudaDevice final : public Device {
     }
   }
 
-  void sum_squares(DType t, const DeviceBuffer& x, std::size_t count, DeviceBuffer& acc, bool accumulate) override {
-    if (x.bytes() < count * dtype_size(t) || acc.bytes() < sizeof(double)) {
-      throw RuntimeError("sum_squares: a buffer is smaller than the count");
-    }
-    GPUSCALE_CUDA(kernels::launch_sum_squares(t, x.data(), count, static_cast<double*>(acc.data()), accumulate,
-                                              stream()));
-  }
-
-  void multiply_add(DType t, const DeviceBuffer& a, const DeviceBuffer& b, DeviceBuffer& r,
-                    std::size_t count) override {
-    if (t != DType::fp64 && t != DType::fp32) {
-      throw RuntimeError(std::string("multiply_add: dtype ") + dtype_name(t) + " is not supported (fp64, fp32)");
-    }
-    const std::size_t bytes = count * dtype_size(t);
-    if (a.bytes() < bytes || b.bytes() < bytes || r.bytes() < bytes) {
-      throw RuntimeError("multiply_add: a buffer is smaller than the count");
-    }
-    GPUSCALE_CUDA(kernels::launch_multiply_add(t, a.data(), b.data(), r.data(), count, stream()));
+  void run(const DeviceOp& op) override {
+    op.on_cuda(CudaLane{stream(), lanes_[static_cast<int>(lane_)].blas.get()});
   }
 
   void synchronize() override {
