@@ -77,7 +77,7 @@ std::string rates_text(const Rates& r, const std::vector<Case>& plan, double too
                                                                     : format_sig3(rate.flops_s / 1e9) + " GFLOP/s") + ",";
   }
   // Three significant digits as in every view (%.3g printed a copy rate of 1000 GB/s as "1e+03").
-  s += " copies " + format_sig3(r.device_copy_bytes_s / 1e9) + " GB/s, making inputs " +
+  s += " copies " + format_sig3(r.stream_bytes_s.at(kDeviceCopy) / 1e9) + " GB/s, making inputs " +
        format_sig3(r.fill_bytes_s / 1e9) + " GB/s; transfers: " + r.wire_source;
   return s;
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <random>
 #include <stdexcept>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "core/intervals.hpp"
@@ -55,28 +56,38 @@ struct Measured {
 };
 
 bool only_gemm(const SampleWork& s) {
-  return s.gemms.size() == 1 && s.transfer_ops.empty() && s.copy_calls == 0;
+  return s.gemms.size() == 1 && s.transfer_ops.empty() && s.streams.empty();
 }
 bool only_transfer(const SampleWork& s) {
-  return s.gemms.empty() && s.transfer_ops.size() == 1 && s.copy_calls == 0;
+  return s.gemms.empty() && s.transfer_ops.size() == 1 && s.streams.empty();
 }
-// The one copy kind of a case that copies and does nothing else; "" for others.
-std::string only_copy_kind(const SampleWork& s) {
-  if (!s.gemms.empty() || !s.transfer_ops.empty() || s.copy_calls == 0) return "";
-  std::string kind;
-  for (const auto& [name, bytes] : s.copy_bytes_by_kind()) {
-    if (bytes <= 0) continue;
-    if (!kind.empty()) return "";
-    kind = name;
-  }
-  return kind;
+// The one kind of memory traffic of a case that does nothing else; null for others.
+const StreamWork* only_stream(const SampleWork& s) {
+  if (!s.gemms.empty() || !s.transfer_ops.empty() || s.streams.size() != 1) return nullptr;
+  return s.streams[0].bytes > 0 && s.streams[0].calls > 0 ? &s.streams[0] : nullptr;
 }
 
 std::string device_of(const RunRecord& run) { return run.ranks.empty() ? "" : run.ranks[0].device_name; }
 
+// What a fit is of: cases with the same key are fitted together, others apart.
+struct GemmKey {
+  std::string backend, device, dtype, impl;
+  bool operator<(const GemmKey& o) const {
+    return std::tie(backend, device, dtype, impl) < std::tie(o.backend, o.device, o.dtype, o.impl);
+  }
+};
+struct StreamKey {
+  std::string backend, kind;
+  bool operator<(const StreamKey& o) const { return std::tie(backend, kind) < std::tie(o.backend, o.kind); }
+};
+struct TransferKey {
+  std::string backend, comm, op;
+  bool operator<(const TransferKey& o) const { return std::tie(backend, comm, op) < std::tie(o.backend, o.comm, o.op); }
+};
+
 void add_gemm_points(const std::vector<Measured>& ms, Model& m) {
   // key -> flops -> (rates, relative half-widths) of its cases
-  std::map<std::vector<std::string>, std::map<double, std::pair<std::vector<double>, std::vector<double>>>> by_kind;
+  std::map<GemmKey, std::map<double, std::pair<std::vector<double>, std::vector<double>>>> by_kind;
   for (const auto& x : ms) {
     if (!only_gemm(x.work.sample)) continue;
     const GemmWork& g = x.work.sample.gemms[0];
@@ -89,32 +100,31 @@ void add_gemm_points(const std::vector<Measured>& ms, Model& m) {
     point.second.push_back(ci ? (ci->hi - ci->lo) / 2 / busy : 0.0);
   }
   for (const auto& [key, sizes] : by_kind) {
-    GemmCurve curve{key[0], key[1], key[2], key[3], {}};
+    GemmCurve curve{key.backend, key.device, key.dtype, key.impl, {}};
     for (const auto& [flops, r] : sizes) curve.points.push_back({flops, median(r.first), maximum(r.second)});
     m.gemm.push_back(curve);
   }
 }
 
 void add_copy_fits(const std::vector<Measured>& ms, Model& m) {
-  std::map<std::pair<std::string, std::string>, std::vector<const Measured*>> by_kind;
+  std::map<StreamKey, std::vector<const Measured*>> by_kind;
   for (const auto& x : ms) {
-    const std::string kind = only_copy_kind(x.work.sample);
-    if (!kind.empty()) by_kind[{x.run->backend, kind}].push_back(&x);
+    if (const StreamWork* s = only_stream(x.work.sample)) by_kind[{x.run->backend, s->kind}].push_back(&x);
   }
   for (const auto& [key, list] : by_kind) {
     std::vector<std::vector<double>> rows;
     std::vector<double> y;
-    CopyFit f{key.first, key.second, 0, 0, INFINITY, 0, 0, static_cast<int>(list.size())};
+    CopyFit f{key.backend, key.kind, 0, 0, INFINITY, 0, 0, static_cast<int>(list.size())};
     for (const Measured* x : list) {
-      const SampleWork& s = x->work.sample;
-      rows.push_back({s.copy_calls, s.copy_bytes()});
+      const StreamWork& s = x->work.sample.streams[0];
+      rows.push_back({s.calls, s.bytes});
       y.push_back(median(x->busy));
-      f.min_bytes = std::min(f.min_bytes, s.copy_bytes() / s.copy_calls);
-      f.max_bytes = std::max(f.max_bytes, s.copy_bytes() / s.copy_calls);
+      f.min_bytes = std::min(f.min_bytes, s.bytes / s.calls);
+      f.max_bytes = std::max(f.max_bytes, s.bytes / s.calls);
     }
     const LsqFit fit = relative_nonneg_lsq(rows, y, {true, true}, {0, 1}, {0, 0});
     if (!fit.ok || !fit.used[1]) {
-      m.notes.push_back("copies " + key.second + " (" + key.first + "): the sizes measured cannot tell latency "
+      m.notes.push_back("copies " + key.kind + " (" + key.backend + "): the sizes measured cannot tell latency "
                         "from bandwidth; measure at least two sizes");
       continue;
     }
@@ -173,8 +183,8 @@ void set_covariance(const std::vector<std::vector<double>>& reps, TransferFit& f
   }
 }
 
-TransferFit fit_transfer(const std::vector<std::string>& key, const std::vector<const Measured*>& list, Model& m) {
-  TransferFit f{key[0], key[1], key[2], {}, {}, {}, 0, {}};
+TransferFit fit_transfer(const TransferKey& key, const std::vector<const Measured*>& list, Model& m) {
+  TransferFit f{key.backend, key.comm, key.op, {}, {}, {}, 0, {}};
   TransferData d;
   std::vector<bool> usable(kTransferTerms, false);
   for (const Measured* x : list) {
@@ -193,7 +203,7 @@ TransferFit fit_transfer(const std::vector<std::string>& key, const std::vector<
     f.coef[j] = fit.ok ? fit.coef[j] : 0.0;
     f.fitted[j] = fit.ok && fit.used[j];
     if (usable[j] && !f.fitted[j]) {
-      m.notes.push_back(key[2] + " over " + key[1] + ": " + transfer_term_name(j) + " could not be fitted (the "
+      m.notes.push_back(key.op + " over " + key.comm + ": " + transfer_term_name(j) + " could not be fitted (the "
                         "sizes and shapes measured cannot tell it apart, or it came out negative); taken as 0");
     }
   }
@@ -203,7 +213,7 @@ TransferFit fit_transfer(const std::vector<std::string>& key, const std::vector<
 }
 
 void add_transfer_fits(const std::vector<Measured>& ms, Model& m) {
-  std::map<std::vector<std::string>, std::vector<const Measured*>> by_op;
+  std::map<TransferKey, std::vector<const Measured*>> by_op;
   bool alone = false;
   for (const auto& x : ms) {
     if (!only_transfer(x.work.sample)) continue;

@@ -16,6 +16,7 @@
 #include "model/model_check.hpp"
 #include "report/json_params.hpp"
 #include "workloads/work.hpp"
+#include "workloads/workload.hpp"
 
 namespace gpuscale {
 
@@ -113,11 +114,11 @@ const std::vector<std::string>& comms() {
   return v;
 }
 
-// The kinds of copies the model prices, as the work of a sample names them.
+// The kinds of memory traffic the model prices, as the work of a sample names them (built-in and workloads' own).
 const std::vector<std::string>& copy_kinds() {
   static const std::vector<std::string> v = [] {
     std::vector<std::string> out;
-    for (const auto& [kind, bytes] : SampleWork{}.copy_bytes_by_kind()) out.emplace_back(kind);
+    for (const auto& k : stream_kinds()) out.push_back(k.name);
     return out;
   }();
   return v;

@@ -89,7 +89,7 @@ Part gemm_part(const Ctx& x, const GemmWork& g, double cores) {
   return {s, rel * s};
 }
 
-Part copy_part(const Ctx& x, const char* kind, double bytes, double calls) {
+Part copy_part(const Ctx& x, const std::string& kind, double bytes, double calls) {
   if (bytes <= 0) return {};
   const CopyFit* f = x.m.find_copy(x.job.backend, kind);
   if (!f) {
@@ -105,12 +105,8 @@ Part copy_part(const Ctx& x, const char* kind, double bytes, double calls) {
 }
 
 Part copies_part(const Ctx& x, const SampleWork& w) {
-  const double calls = std::max(1.0, w.copy_calls);
-  const double all = w.copy_bytes();
   Part p;
-  for (const auto& [kind, bytes] : w.copy_bytes_by_kind()) {
-    p += copy_part(x, kind, bytes, all > 0 ? calls * bytes / all : 0.0);
-  }
+  for (const auto& s : w.streams) p += copy_part(x, s.kind, s.bytes, std::max(1.0, s.calls));
   return p;
 }
 

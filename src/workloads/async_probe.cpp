@@ -54,8 +54,8 @@ CaseWork AsyncType::work(const Params& p, const JobShape& job) const {
   w.add_gemm(g, ops);
   const std::string log_norm = p.get_string("log_norm");
   if (log_norm != "none") {  // sum_squares over C after each matmul
-    w.pass_bytes += ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype));
-    w.copy_calls += ops;
+    w.add_stream(kPass, ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype)),
+                 ops);
   }
   if (log_norm == "host") w.host_waits += ops;
   if (p.get_string("sync") == "each") w.host_waits += ops;

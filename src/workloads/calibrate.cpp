@@ -136,15 +136,16 @@ Rates calibrate(Device& dev, const std::vector<Case>& plan, const Rates& default
   for (const auto& [t, impl] : kinds) r.gemm[{t, impl}] = measure_gemm(dev, t, impl, deadline);
   const bool cpu = dev.info().kind == "cpu";
   const std::size_t bytes = cpu ? (16u << 20) : (256u << 20);
-  r.host_copy_bytes_s = measure_copy(dev, CopyKind::h2d, true, bytes);
-  r.pageable_copy_bytes_s = measure_copy(dev, CopyKind::h2d, false, bytes);
-  r.device_copy_bytes_s = measure_copy(dev, CopyKind::d2d, true, bytes);
+  r.stream_bytes_s[kHostPinned] = measure_copy(dev, CopyKind::h2d, true, bytes);
+  r.stream_bytes_s[kHostPageable] = measure_copy(dev, CopyKind::h2d, false, bytes);
+  r.stream_bytes_s[kDeviceCopy] = measure_copy(dev, CopyKind::d2d, true, bytes);
   {
     const std::size_t n = bytes / sizeof(float);
     DeviceBuffer a = dev.alloc(bytes), b = dev.alloc(bytes), c = dev.alloc(bytes);
     const std::vector<unsigned char> zeros(bytes, 0);
     for (DeviceBuffer* x : {&a, &b, &c}) dev.copy_to_device(*x, zeros.data(), bytes);
-    r.pass_bytes_s = 4.0 * static_cast<double>(bytes) / time_of(dev, [&] { multiply_add(dev, DType::fp32, a, b, c, n); });
+    r.stream_bytes_s[kPass] =
+        4.0 * static_cast<double>(bytes) / time_of(dev, [&] { multiply_add(dev, DType::fp32, a, b, c, n); });
   }
   {
     DeviceBuffer tiny = dev.alloc(64);

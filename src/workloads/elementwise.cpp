@@ -121,9 +121,9 @@ class ElementwiseType final : public WorkloadType {
   CaseWork work(const Params& p, const JobShape& job) const override {
     SampleWork w;
     const double ops = static_cast<double>(p.get_int("ops"));
-    w.pass_bytes = ops * static_cast<double>(p.get_int("elements")) * 4.0 *
-                   static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
-    w.copy_calls = ops;
+    w.add_stream(kPass, ops * static_cast<double>(p.get_int("elements")) * 4.0 *
+                            static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype")))),
+                 ops);
     return local_case_work(w, job);
   }
 

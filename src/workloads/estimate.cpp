@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <stdexcept>
 
 #include "comm/groups.hpp"
 #include "core/error.hpp"
@@ -29,10 +30,9 @@ double sample_seconds(const SampleWork& w, double cores, const Rates& r) {
     compute += g.calls * (rate.call_s + g.flops_per_call / rate.flops_s);
   }
   compute /= cores;
-  const double copies = (w.host_copy_bytes / r.host_copy_bytes_s + w.pageable_copy_bytes / r.pageable_copy_bytes_s +
-                         w.device_copy_bytes / r.device_copy_bytes_s + w.pass_bytes / r.pass_bytes_s) /
-                            std::min(1.0, cores) +
-                        w.copy_calls * r.copy_call_s;
+  double streams = 0;
+  for (const auto& s : w.streams) streams += s.bytes / r.stream_rate(s.kind);
+  const double copies = streams / std::min(1.0, cores) + w.stream_calls() * r.copy_call_s;
   const double wire =
       w.transfers * r.transfer_s + w.wire_bytes / (w.across_nodes ? r.wire_inter_bytes_s : r.wire_intra_bytes_s);
   const double lanes = w.overlapped ? std::max(compute, copies + wire) : compute + copies + wire;
@@ -44,6 +44,13 @@ double sample_seconds(const SampleWork& w, double cores, const Rates& r) {
 const GemmRate& Rates::gemm_rate(DType t, GemmImpl i) const {
   const auto it = gemm.find({t, i});
   return it == gemm.end() ? gemm_default : it->second;
+}
+
+double Rates::stream_rate(const std::string& kind) const {
+  auto it = stream_bytes_s.find(kind);
+  if (it == stream_bytes_s.end()) it = stream_bytes_s.find(find_stream_kind(kind).priced_as);
+  if (it == stream_bytes_s.end()) throw std::logic_error("no rate for streams of kind '" + kind + "'");
+  return it->second;
 }
 
 CaseWork case_work(const Case& c, const JobShape& job) {
@@ -77,10 +84,7 @@ Rates default_rates(const std::string& backend, const std::string& comm) {
       r.gemm[{t, GemmImpl::tiled}] = {10e-6, 4e12};
       r.gemm[{t, GemmImpl::blocked}] = {10e-6, 10e12};
     }
-    r.host_copy_bytes_s = 20e9;
-    r.pageable_copy_bytes_s = 8e9;
-    r.device_copy_bytes_s = 1000e9;
-    r.pass_bytes_s = 1500e9;
+    r.stream_bytes_s = {{kHostPinned, 20e9}, {kHostPageable, 8e9}, {kDeviceCopy, 1000e9}, {kPass, 1500e9}};
     r.copy_call_s = 10e-6;
     r.fill_bytes_s = 0.3e9;  // inputs are made and results checked on the host
     r.host_wait_s = 20e-6;
@@ -93,7 +97,7 @@ Rates default_rates(const std::string& backend, const std::string& comm) {
     r.gemm_default = {5e-6, 1e9};
     r.gemm[{DType::fp64, GemmImpl::vendor}] = {5e-6, 20e9};
     r.gemm[{DType::fp32, GemmImpl::vendor}] = {5e-6, 40e9};
-    r.host_copy_bytes_s = r.pageable_copy_bytes_s = r.device_copy_bytes_s = r.pass_bytes_s = 5e9;
+    for (const auto& k : builtin_stream_kinds()) r.stream_bytes_s[k.name] = 5e9;
     r.copy_call_s = 5e-6;
     r.fill_bytes_s = 0.3e9;
     r.host_wait_s = 10e-6;

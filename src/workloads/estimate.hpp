@@ -33,7 +33,7 @@ struct Rates {
   std::string source;   // where the compute and memory rates come from, for the output
   std::map<std::pair<DType, GemmImpl>, GemmRate> gemm;
   GemmRate gemm_default;  // a kind not measured
-  double host_copy_bytes_s = 0, pageable_copy_bytes_s = 0, device_copy_bytes_s = 0, pass_bytes_s = 0;
+  std::map<std::string, double> stream_bytes_s;  // bytes per second of each built-in kind of stream (work.hpp)
   double copy_call_s = 0;
   double fill_bytes_s = 0;  // setup and verification: bytes of the case's memory made and checked per second
   std::map<std::string, double> setup_bytes_s;  // the same, measured on a workload's own setup (device-local ones)
@@ -50,6 +50,8 @@ struct Rates {
   std::function<std::optional<double>(const Case&, const JobShape&)> sample_time;
 
   const GemmRate& gemm_rate(DType t, GemmImpl i) const;
+  // A kind's own rate where one was set, else the rate of the built-in kind it is priced as.
+  double stream_rate(const std::string& kind) const;
 };
 
 // Conservative rates for a backend and data plane, where nothing was measured.

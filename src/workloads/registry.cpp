@@ -123,6 +123,24 @@ Params typed_params(const std::string& workload, const Params& stored) {
   return out;
 }
 
+const std::vector<StreamKind>& stream_kinds() {
+  static const std::vector<StreamKind> kinds = [] {
+    std::vector<StreamKind> v = builtin_stream_kinds();
+    for (const WorkloadType* t : workload_registry()) {
+      for (const StreamKind& k : t->stream_kinds()) v.push_back(k);
+    }
+    return v;
+  }();
+  return kinds;
+}
+
+const StreamKind& find_stream_kind(const std::string& name) {
+  for (const StreamKind& k : stream_kinds()) {
+    if (k.name == name) return k;
+  }
+  throw std::out_of_range("unknown kind of memory traffic '" + name + "'");
+}
+
 const WorkloadType& find_workload(const std::string& name) {
   for (const WorkloadType* t : workload_registry()) {
     if (t->schema().name == name) return *t;

@@ -16,19 +16,43 @@ void SampleWork::add_gemm(const GemmProblem& g, double calls) {
   add_gemm(g.dtype, g.impl, g.shape.m, g.shape.n, g.shape.k, calls);
 }
 
+const char* const kHostPinned = "host-pinned";
+const char* const kHostPageable = "host-pageable";
+const char* const kDeviceCopy = "device";
+const char* const kPass = "pass";
+
+const std::vector<StreamKind>& builtin_stream_kinds() {
+  static const std::vector<StreamKind> v{
+      {kHostPinned, "", "copies between the host's pinned memory and the device"},
+      {kHostPageable, "", "copies between the host's pageable memory and the device"},
+      {kDeviceCopy, "", "copies inside the device's memory"},
+      {kPass, "", "elementwise passes: bytes read and written"},
+  };
+  return v;
+}
+
+void SampleWork::add_stream(const std::string& kind, double bytes, double calls) {
+  auto it = std::find_if(streams.begin(), streams.end(), [&](const StreamWork& s) { return s.kind == kind; });
+  if (it == streams.end()) it = streams.insert(streams.end(), {kind, 0, 0});
+  it->bytes += bytes;
+  it->calls += calls;
+}
+
 void SampleWork::add_copy(const std::string& direction, bool pinned, double bytes, double calls) {
-  if (direction == "d2d") device_copy_bytes += bytes;
-  else if (pinned) host_copy_bytes += bytes;
-  else pageable_copy_bytes += bytes;
-  copy_calls += calls;
+  add_stream(direction == "d2d" ? kDeviceCopy : pinned ? kHostPinned : kHostPageable, bytes, calls);
 }
 
-std::array<std::pair<const char*, double>, 4> SampleWork::copy_bytes_by_kind() const {
-  return {{{"host-pinned", host_copy_bytes}, {"host-pageable", pageable_copy_bytes}, {"device", device_copy_bytes},
-           {"pass", pass_bytes}}};
+double SampleWork::stream_bytes() const {
+  double b = 0;
+  for (const auto& s : streams) b += s.bytes;
+  return b;
 }
 
-double SampleWork::copy_bytes() const { return host_copy_bytes + pageable_copy_bytes + device_copy_bytes + pass_bytes; }
+double SampleWork::stream_calls() const {
+  double c = 0;
+  for (const auto& s : streams) c += s.calls;
+  return c;
+}
 
 void SampleWork::add_transfer(TransferWork t, double count) {
   t.count = count;

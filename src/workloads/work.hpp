@@ -42,14 +42,34 @@ struct TransferWork {
   double count = 0;        // operations per sample
 };
 
+// A kind of memory traffic, as the estimate and the model price it: seconds =
+// calls x latency + bytes / rate, one rate per kind. The built-in kinds are
+// copies (host-pinned, host-pageable, device) and passes (elementwise: bytes
+// read and written); a workload whose traffic is of its own kind (gemv: its
+// matrix streamed once) names it, and the built-in kind whose rate the
+// estimate takes for it until a model has fitted its own (WorkloadType::stream_kinds).
+struct StreamKind {
+  std::string name;
+  std::string priced_as;  // a built-in kind; empty for the built-ins themselves
+  std::string what;       // one line for docs and model output
+};
+extern const char* const kHostPinned;
+extern const char* const kHostPageable;
+extern const char* const kDeviceCopy;
+extern const char* const kPass;
+// The built-in kinds, in the order a model lists them.
+const std::vector<StreamKind>& builtin_stream_kinds();
+
+// Bytes of one kind a sample moves, in `calls` calls.
+struct StreamWork {
+  std::string kind;
+  double bytes = 0, calls = 0;
+};
+
 // What one rank does in one sample.
 struct SampleWork {
   std::vector<GemmWork> gemms;
-  double host_copy_bytes = 0;  // h2d and d2h, pinned host memory
-  double pageable_copy_bytes = 0;
-  double device_copy_bytes = 0;  // d2d
-  double pass_bytes = 0;         // elementwise passes: bytes read and written
-  double copy_calls = 0;         // copies and passes
+  std::vector<StreamWork> streams;  // copies, passes and workloads' own kinds, one entry per kind
   double wire_bytes = 0;         // op bytes x bus factor (nccl-tests' busbw counts), over the sample's transfers
   double transfers = 0;          // transfer operations
   bool across_nodes = false;     // the transfers' group spans nodes
@@ -59,11 +79,12 @@ struct SampleWork {
 
   void add_gemm(DType t, GemmImpl impl, double m, double n, double k, double calls);
   void add_gemm(const GemmProblem& g, double calls);
+  // `calls` of `kind` moving `bytes` in all, added to the kind's entry.
+  void add_stream(const std::string& kind, double bytes, double calls);
   // `direction`: h2d, d2h or d2d; `pinned` host memory (else pageable; no matter for d2d).
   void add_copy(const std::string& direction, bool pinned, double bytes, double calls);
-  // The bytes of each kind of copy, by the name a model prices it under: host-pinned, host-pageable, device, pass.
-  std::array<std::pair<const char*, double>, 4> copy_bytes_by_kind() const;
-  double copy_bytes() const;  // of every kind
+  double stream_bytes() const;  // of every kind
+  double stream_calls() const;
   // `count` operations `t` (t.count is set from it) on a group that spans nodes or not: adds them to
   // transfer_ops, wire_bytes and transfers.
   void add_transfer(TransferWork t, double count);

@@ -137,6 +137,9 @@ class WorkloadType {
   virtual bool single_turn(const Params&) const { return false; }
   // What the workload adds to the report; null when it adds nothing.
   virtual const RowAnalysis* analysis() const { return nullptr; }
+  // Kinds of memory traffic of this workload's own, which its work() names in SampleWork::add_stream and a model
+  // fits apart from every other kind (work.hpp); none by default.
+  virtual std::vector<StreamKind> stream_kinds() const { return {}; }
 };
 
 // `graph = true`: the runner records one sample's work into a device graph
@@ -151,6 +154,10 @@ const std::vector<const WorkloadType*>& workload_registry();
 std::vector<WorkloadSchema> workload_schemas();
 // Throws std::out_of_range for an unknown name (the config loader rejects those first).
 const WorkloadType& find_workload(const std::string& name);
+// The built-in kinds of memory traffic, then the workloads' own, in registry order.
+const std::vector<StreamKind>& stream_kinds();
+// Throws std::out_of_range for a kind no one declared.
+const StreamKind& find_stream_kind(const std::string& name);
 
 struct Case;
 // InputError naming the first case that the target cannot run, and why.

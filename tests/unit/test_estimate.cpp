@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <set>
+#include <stdexcept>
 
 #include "core/config.hpp"
 #include "core/error.hpp"
@@ -43,6 +45,46 @@ TEST_CASE("device-local work takes one turn per rank in serial and one in parall
   REQUIRE(parallel.sample.gemms.size() == 1);
   CHECK(parallel.sample.gemms[0].calls == 3);
   CHECK(parallel.sample.gemms[0].flops_per_call == 2.0 * 128 * 128 * 128);
+}
+
+TEST_CASE("every kind of memory traffic has one name and a rate: its own, or a built-in kind's", "[estimate]") {
+  const Rates cpu = default_rates("cpu", "mpi"), cuda = default_rates("cuda", "nccl");
+  std::set<std::string> names;
+  for (const StreamKind& k : stream_kinds()) {
+    INFO(k.name);
+    CHECK(names.insert(k.name).second);
+    CHECK_FALSE(k.what.empty());
+    const bool builtin = k.priced_as.empty();
+    CHECK(builtin == (cpu.stream_bytes_s.count(k.name) == 1));
+    if (!builtin) CHECK(find_stream_kind(k.priced_as).priced_as.empty());  // priced as a built-in kind
+    CHECK(cpu.stream_rate(k.name) > 0);
+    CHECK(cuda.stream_rate(k.name) > 0);
+  }
+  CHECK_THROWS_AS(find_stream_kind("pinned"), std::out_of_range);
+}
+
+static SampleWork streams_of(const std::vector<StreamWork>& s) {
+  SampleWork w;
+  for (const auto& x : s) w.add_stream(x.kind, x.bytes, x.calls);
+  return w;
+}
+
+TEST_CASE("traffic of one kind adds up in one entry, and each kind is priced at its own rate", "[estimate]") {
+  const SampleWork w = streams_of({{kPass, 100, 1}, {kDeviceCopy, 50, 2}, {kPass, 300, 3}});
+  REQUIRE(w.streams.size() == 2);
+  CHECK(w.streams[0].kind == kPass);
+  CHECK(w.streams[0].bytes == 400);
+  CHECK(w.streams[0].calls == 4);
+  CHECK(w.stream_bytes() == 450);
+  CHECK(w.stream_calls() == 6);
+  SampleWork copies;
+  copies.add_copy("d2d", true, 10, 1);
+  copies.add_copy("h2d", true, 20, 1);
+  copies.add_copy("d2h", false, 30, 1);
+  REQUIRE(copies.streams.size() == 3);
+  CHECK(copies.streams[0].kind == kDeviceCopy);
+  CHECK(copies.streams[1].kind == kHostPinned);
+  CHECK(copies.streams[2].kind == kHostPageable);
 }
 
 TEST_CASE("a collective's work follows its scope's groups on the job", "[estimate]") {
@@ -213,8 +255,8 @@ TEST_CASE("calibration measures this machine's rates", "[estimate]") {
     CHECK(rate.call_s > 0);
     CHECK(rate.call_s < 0.01);
   }
-  CHECK(r.device_copy_bytes_s > 1e8);
-  CHECK(r.pass_bytes_s > 1e8);
+  CHECK(r.stream_rate(kDeviceCopy) > 1e8);
+  CHECK(r.stream_rate(kPass) > 1e8);
   CHECK(r.fill_bytes_s > 1e7);
   CHECK(r.wire_source == default_rates("cpu", "mpi").wire_source);  // transfers are not measured
 }
