@@ -32,6 +32,11 @@ class AsyncType final : public WorkloadType {
   // The operands' (the norm's few bytes left out).
   MemoryNeed memory(const Params& p, bool) const override { return gemm_operands_memory(gemm_problem(p)); }
   CaseWork work(const Params& p, const JobShape& job) const override;
+  std::vector<Params> examples() const override {
+    return example_params(schema_, {"size = 80\nops = 3\nlog_norm = \"device\"",
+                                    "m = 40\nn = 90\nk = 20\nops = 2\nlog_norm = \"host\"\nsync = \"each\""});
+  }
+  Params small(const Params& p) const override { return gemm_small(p); }
 
  private:
   WorkloadSchema schema_ = async_schema();

@@ -7,7 +7,6 @@
 
 #include "device/capabilities.hpp"
 #include "device/ops/multiply_add.hpp"
-#include "workloads/memory_need.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -95,24 +94,14 @@ double measure_fill(Device& dev, std::size_t count) {
 }
 
 // Bytes of memory need per second of a device-local workload's own setup
-// and check, on a copy of the plan's first such case shrunk to tens of MiB.
+// and check, on a copy of the plan's first such case shrunk to tens of MiB
+// (WorkloadType::small).
 double measure_setup(Device& dev, const Case& c) {
-  Case small = c;
-  Params& p = small.params;
-  if (c.workload == "copy") {
-    p.set("bytes", std::int64_t{32} << 20);  // past the caches: setup at scale is bound by memory
-  } else if (c.workload == "elementwise") {
-    p.set("elements", std::int64_t{4} << 20);
-  } else {  // gemm-based: n x n x n
-    for (const char* key : {"m", "n", "k"}) {
-      if (p.has(key)) p.set(key, std::int64_t{768});
-    }
-    p.set("size", std::int64_t{768});
-    if (p.has("ops")) p.set("ops", std::min<std::int64_t>(p.get_int("ops"), 4));
-  }
-  const MemoryNeed need = memory_need(small, dev.buffers_on_host());
+  const WorkloadType& type = find_workload(c.workload);
+  const Params p = type.small(c.params);
+  const MemoryNeed need = type.memory(p, dev.buffers_on_host());
   const double t0 = now_s();
-  auto w = find_workload(c.workload).make(p);
+  auto w = type.make(p);
   CaseContext ctx{dev};
   w->setup(ctx, 1);
   dev.synchronize();

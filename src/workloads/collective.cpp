@@ -95,10 +95,22 @@ class CollectiveType final : public WorkloadType {
   bool single_turn(const Params& p) const override { return collective_single_turn(collective_params(p)); }
 
   const RowAnalysis* analysis() const override { return &collective_analysis(); }
+  std::vector<Params> examples() const override;
 
  private:
   WorkloadSchema schema_ = collective_schema();
 };
+
+// Every op, in place too where it has that form, and scope intra-node: a MiB or so each.
+std::vector<Params> CollectiveType::examples() const {
+  return example_params(schema_, {
+      "op = [\"allreduce\", \"allgather\", \"reduce_scatter\", \"broadcast\", \"reduce\", \"alltoall\", "
+      "\"sendrecv\", \"pairs\"]\nbytes = 1048576",
+      "op = [\"allgather\", \"reduce_scatter\", \"reduce\"]\nbytes = 1048576\ninplace = true",
+      "op = \"allreduce\"\nbytes = 3000000\ndtype = \"fp64\"\ninplace = true\niters = 2",
+      "op = \"broadcast\"\nbytes = 1048576\ninplace = true\nscope = \"intra-node\"",
+  });
+}
 
 std::string CollectiveType::unsupported(const Params& p, const RunTarget& target) const {
   const CollectiveParams c = collective_params(p);

@@ -51,6 +51,16 @@ class CopyType final : public WorkloadType {
                static_cast<double>(p.get_int("bytes")) * ops, ops);
     return local_case_work(w, job);
   }
+  std::vector<Params> examples() const override {
+    return example_params(schema_, {"bytes = 1000000\ndirection = [\"h2d\", \"d2d\"]",
+                                    "bytes = 1000000\ndirection = \"d2h\"\nhost = \"pageable\"\nops = 2"});
+  }
+  // Past the caches: setup at scale is bound by memory.
+  Params small(const Params& p) const override {
+    Params out = p;
+    out.set("bytes", std::int64_t{32} << 20);
+    return out;
+  }
 
  private:
   WorkloadSchema schema_ = copy_schema();

@@ -81,6 +81,9 @@ class DistributedGemmType final : public WorkloadType {
   bool single_turn(const Params&) const override { return true; }  // one group: serial and parallel are the same
 
   const RowAnalysis* analysis() const override { return &distributed_gemm_analysis(); }
+  std::vector<Params> examples() const override {
+    return example_params(schema_, {"size = 64", "m = 96\nn = 64\nk = 40\ndtype = \"fp32\"\noverlap = false"});
+  }
 
  private:
   WorkloadSchema schema_ = distributed_gemm_schema();

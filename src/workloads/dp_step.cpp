@@ -145,6 +145,12 @@ class DpStepType final : public WorkloadType {
   bool single_turn(const Params& p) const override { return single_group(dp_step_params(p).scope); }
 
   const RowAnalysis* analysis() const override { return &overlap_analysis(); }
+  // One bucket, several, and fp64 in small buckets.
+  std::vector<Params> examples() const override {
+    return example_params(schema_, {"hidden = 64\nbatch = 8\nlayers = 4",
+                                    "hidden = 64\nbatch = 8\nlayers = 4\nbucket_bytes = 20000\noverlap = false",
+                                    "hidden = 128\nbatch = 16\nlayers = 3\ndtype = \"fp64\"\nbucket_bytes = 8192"});
+  }
 
  private:
   WorkloadSchema schema_ = dp_step_schema();

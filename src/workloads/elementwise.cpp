@@ -126,6 +126,14 @@ class ElementwiseType final : public WorkloadType {
                  ops);
     return local_case_work(w, job);
   }
+  std::vector<Params> examples() const override {
+    return example_params(schema_, {"elements = 300000", "elements = 100000\ndtype = \"fp64\"\nops = 1"});
+  }
+  Params small(const Params& p) const override {
+    Params out = p;
+    out.set("elements", std::int64_t{4} << 20);
+    return out;
+  }
 
  private:
   WorkloadSchema schema_ = elementwise_schema();

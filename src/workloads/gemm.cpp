@@ -1,6 +1,8 @@
 #include "workloads/gemm.hpp"
 #include "workloads/gemm_report.hpp"
 
+#include <algorithm>
+
 namespace gpuscale {
 
 namespace {
@@ -32,16 +34,33 @@ class GemmType final : public WorkloadType {
   }
 
   const RowAnalysis* analysis() const override { return &gemm_analysis(); }
+  std::vector<Params> examples() const override;
+  Params small(const Params& p) const override { return gemm_small(p); }
 
  private:
   WorkloadSchema schema_ = gemm_schema();
 };
+
+std::vector<Params> GemmType::examples() const {
+  return example_params(schema_, {"size = 96\nops = 2", "m = 64\nn = 32\nk = 200\ndtype = \"fp32\"",
+                                  "m = 300\nn = 20\nk = 10"});
+}
 
 }  // namespace
 
 const WorkloadType& gemm_type() {
   static const GemmType type;
   return type;
+}
+
+Params gemm_small(const Params& p) {
+  Params out = p;
+  for (const char* key : {"m", "n", "k"}) {
+    if (out.has(key)) out.set(key, std::int64_t{768});
+  }
+  out.set("size", std::int64_t{768});
+  if (out.has("ops")) out.set("ops", std::min<std::int64_t>(out.get_int("ops"), 4));
+  return out;
 }
 
 void GemmWorkload::run_sample(CaseContext& ctx) {

@@ -7,6 +7,9 @@ namespace gpuscale {
 
 const WorkloadType& gemm_type();
 
+// A gemm-based case shrunk for the calibration (WorkloadType::small): m, n, k and size 768, ops at most 4.
+Params gemm_small(const Params& p);
+
 class GemmWorkload final : public Workload {
  public:
   explicit GemmWorkload(const Params& p) : problem_(gemm_problem(p)), ops_(p.get_int("ops")) {}

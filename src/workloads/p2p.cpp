@@ -93,6 +93,10 @@ class P2pType final : public WorkloadType {
   }
   std::optional<Scope> scope(const Params& p) const override { return P2pParams::from(p).scope; }
   const RowAnalysis* analysis() const override { return &analysis_; }
+  std::vector<Params> examples() const override {
+    return example_params(schema_, {"pattern = [\"latency\", \"bw\", \"bibw\"]\nbytes = 4102\niters = 3",
+                                    "pattern = \"bw\"\nbytes = 1048576\niters = 2\nscope = \"intra-node\""});
+  }
 
  private:
   WorkloadSchema schema_ = p2p_schema();

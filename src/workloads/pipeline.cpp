@@ -1,4 +1,5 @@
 #include "workloads/pipeline.hpp"
+#include "workloads/gemm.hpp"
 #include "workloads/overlap_report.hpp"
 
 #include <algorithm>
@@ -38,6 +39,11 @@ class PipelineType final : public WorkloadType {
   CaseWork work(const Params& p, const JobShape& job) const override;
 
   const RowAnalysis* analysis() const override { return &overlap_analysis(); }
+  std::vector<Params> examples() const override {
+    return example_params(schema_, {"size = 64\nops = 5",
+                                    "m = 48\nn = 40\nk = 30\nops = 3\ndtype = \"fp32\"\noverlap = false"});
+  }
+  Params small(const Params& p) const override { return gemm_small(p); }
 
  private:
   WorkloadSchema schema_ = pipeline_schema();

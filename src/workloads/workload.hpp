@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "comm/groups.hpp"
+#include "core/config.hpp"
 #include "core/param_spec.hpp"
+#include "core/plan.hpp"
 #include "core/value.hpp"
 #include "device/device.hpp"
 #include "io/case_table.hpp"
@@ -137,10 +139,32 @@ class WorkloadType {
   virtual bool single_turn(const Params&) const { return false; }
   // What the workload adds to the report; null when it adds nothing.
   virtual const RowAnalysis* analysis() const { return nullptr; }
+  // Small cases of this workload, each with every key a case has after the config loader (example_params), that
+  // run in about a second on 2 CPU ranks. The tests run every one (tests/mpi/test_registry.cpp, the memory tests),
+  // so a new workload is covered by giving them.
+  virtual std::vector<Params> examples() const = 0;
+  // The case (its parameters as a Case carries them, the runner's keys too) shrunk to tens of MiB, for the
+  // calibration's measurement of setup and check (calibrate.hpp); as it is by default.
+  virtual Params small(const Params& p) const { return p; }
   // Kinds of memory traffic of this workload's own, which its work() names in SampleWork::add_stream and a model
   // fits apart from every other kind (work.hpp); none by default.
   virtual std::vector<StreamKind> stream_kinds() const { return {}; }
 };
+
+// The parameters of the cases that experiments of `schema` with these keys have after the config loader, less
+// the runner's keys: each of the schema's keys, as given or at its default. Each string is one experiment's keys
+// in TOML ("size = 96\nops = 2"; a list gives a case per value). InputError for keys the config would refuse.
+inline std::vector<Params> example_params(const WorkloadSchema& schema, const std::vector<std::string>& experiments) {
+  std::string text;
+  for (const std::string& keys : experiments) {
+    text += "[[experiment]]\nworkload = \"" + schema.name + "\"\nmodes = [\"parallel\"]\n" + keys + "\n";
+  }
+  std::vector<Params> out;
+  for (const Case& c : expand(parse_config(text, schema.name + " examples", {}, {schema}))) {
+    out.push_back(c.params.without(runner_param_keys()));
+  }
+  return out;
+}
 
 // `graph = true`: the runner records one sample's work into a device graph
 // once, after setup, and every sample (warm-up included) replays it.

@@ -1,7 +1,8 @@
 // docs/results-format.md describes every column of the tables gpuscale writes:
 // the runner's (phases, telemetry) and the collective's node-pair schedule,
 // taken from the code that builds them, so a column added there and not to
-// the doc fails here.
+// the doc fails here. docs/config.md has a row for every registered workload
+// naming each of its keys.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -10,13 +11,14 @@
 #include "io/result_model.hpp"
 #include "runner/case_tables.hpp"
 #include "workloads/node_pair_table.hpp"
+#include "workloads/workload.hpp"
 
 using namespace gpuscale;
 
 namespace {
 
-std::string doc() {
-  std::ifstream in(std::string(GPUSCALE_SOURCE_DIR) + "/docs/results-format.md");
+std::string doc(const std::string& name = "results-format.md") {
+  std::ifstream in(std::string(GPUSCALE_SOURCE_DIR) + "/docs/" + name);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
@@ -54,3 +56,20 @@ TEST_CASE("the results format doc names every table and column the code writes",
     }
   }
 }
+
+TEST_CASE("the config doc has a row for every registered workload, naming each of its keys", "[docs]") {
+  const std::string text = doc("config.md");
+  REQUIRE_FALSE(text.empty());
+  for (const WorkloadType* t : workload_registry()) {
+    const WorkloadSchema& s = t->schema();
+    INFO("workload " << s.name);
+    const auto at = text.find("\n| `" + s.name + "` |");
+    REQUIRE(at != std::string::npos);
+    const std::string row = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+    for (const auto& p : s.params) {
+      INFO("key " << p.key);
+      CHECK(row.find("`" + p.key + "`") != std::string::npos);
+    }
+  }
+}
+
