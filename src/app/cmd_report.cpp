@@ -12,23 +12,48 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "io/result_reader.hpp"
+#include "report/analysis.hpp"
 #include "report/baseline.hpp"
 #include "report/expectations.hpp"
 #include "report/report.hpp"
 #include "report/side_by_side.hpp"
 #include "report/stragglers.hpp"
 #include "report/terminal_text.hpp"
+#include "workloads/workload.hpp"
 
 namespace gpuscale {
 
 namespace {
 
+// What the report's options say to every row's analysis.
+RowSettings settings_of(const ReportOptions& opt) {
+  RowSettings s;
+  s.straggler_threshold = opt.straggler_threshold;
+  s.options = opt.workload_options;
+  return s;
+}
+
+// The options the workloads' analyses add to the report, each once, in the registry's order.
+std::vector<ReportOption> workload_report_options() {
+  std::vector<ReportOption> out;
+  for (const WorkloadType* t : workload_registry()) {
+    const RowAnalysis* a = t->analysis();
+    if (!a) continue;
+    for (auto& o : a->options()) {
+      const auto same = [&](const ReportOption& x) { return x.flag == o.flag; };
+      if (std::none_of(out.begin(), out.end(), same)) out.push_back(std::move(o));
+    }
+  }
+  return out;
+}
+
 // A file's run and its rows, read one case at a time (a case's samples are freed once its row is made).
 // For a table, every string from the file made printable (CSV and JSON escape their own).
 std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, const ReportOptions& opt, bool table) {
   std::vector<ReportRow> rows;
+  const RowSettings settings = settings_of(opt);
   RunRecord run = read_result_file(path, [&](const RunRecord& header, CaseRecord&& c) {
-    rows.push_back(report_row(header, c, opt.pair_threshold, opt.straggler_threshold));
+    rows.push_back(report_row(header, c, settings));
     rows.back().file = path;
   });
   relate_rows(rows);
@@ -142,13 +167,14 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                    "where the time goes: each case's median split into compute, exposed transfer, overhead and "
                    "waiting for the slowest rank, with the transfer on the wire beside them (docs/metrics.md); "
                    "--format json, json-full and csv carry it in every row, with or without this flag");
-  opt.pair_threshold = kNodePairThreshold;
-  report->add_option("--pair-threshold", opt.pair_threshold,
-                     "node-pairs cases: a pair below this share of the best pair's bandwidth is slow (default 0.93, "
-                     "as ClusterKit)")
-      ->check(number_validator(
-          "SHARE", [](double v) { return v > 0 && v <= 1; },
-          "a number above 0 and at most 1 (a share of the best node pair's bandwidth, e.g. 0.93)"));
+  std::string examples;  // of the workloads' options
+  for (const ReportOption& o : workload_report_options()) {
+    double& value = opt.workload_options[o.flag];
+    value = o.default_value;
+    report->add_option(o.flag, value, o.help)
+        ->check(number_validator(o.type_name, [o](double v) { return o.accepts(v); }, o.must));
+    if (!o.example.empty()) examples += "  gpuscale report " + o.example + "\n";
+  }
   opt.straggler_threshold = kStragglerThreshold;
   report->add_option("--straggler-threshold", opt.straggler_threshold,
                      "a rank (or node) whose median sample is more than this share above the median of the others "
@@ -156,8 +182,8 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
       ->check(number_validator(
           "SHARE", [](double v) { return v > 0 && std::isfinite(v); },
           "a number above 0 (how much slower than the others' median a rank or node may be, e.g. 0.2 for 20%)"));
-  report->footer("Examples:\n  gpuscale report results/default.h5\n  gpuscale report results/default.h5 --format json\n"
-                 "  gpuscale report results/node-pairs.h5 --pair-threshold 0.9\n"
+  report->footer("Examples:\n  gpuscale report results/default.h5\n"
+                 "  gpuscale report results/default.h5 --format json\n" + examples +
                  "  gpuscale report results/one-node.h5 results/two-nodes.h5   # and side by side\n"
                  "  gpuscale report results/after.h5 --baseline results/before.h5\n"
                  "  gpuscale report results/acceptance.h5 --check && echo accepted\n"

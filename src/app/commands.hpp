@@ -2,6 +2,7 @@
 // runs (cmd_*), returning the exit code.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,8 +49,8 @@ struct ReportOptions {
   std::string baseline;          // a result file to compare every case with ("" none)
   bool check = false;            // check [experiment.expect]'s limits: exit 1 when one fails
   bool breakdown = false;        // where the time goes: a line per case (table); JSON and CSV carry it anyway
-  double pair_threshold = 0.93;  // node pairs below this share of the best pair are slow (0 < it <= 1)
   double straggler_threshold = 0.2;
+  std::map<std::string, double> workload_options;  // the workloads' own options by flag (RowAnalysis::options)
   std::string output;  // --format trace: the file to write ("-" stdout)
   std::string cases;   // --format trace: the cases to export ("1,3-5"; "" all)
   bool force = false;  // --format trace: -o may replace a file

@@ -233,16 +233,16 @@ void op_times(const CaseRecord& c, ReportRow& r) {
   r.op_time_max_s = median(most);
 }
 
-// The rates: a transfer's as nccl-tests counts them, else GFLOP/s or GB/s per rank and of all ranks.
-void rates(const CaseRecord& c, const std::vector<bool>& in, ReportRow& r) {
+// The rates: a transfer's as nccl-tests counts them (where its workload's analysis `a` says it times one operation),
+// else GFLOP/s or GB/s per rank and of all ranks.
+void rates(const CaseRecord& c, const RowAnalysis* a, const std::vector<bool>& in, ReportRow& r) {
   const auto part = static_cast<int>(std::count(in.begin(), in.end(), true));
   // The device times of the ranks that took part (without a copy when all did: files can be large).
   const bool all_in = part == c.ranks;
   const std::vector<double> some = all_in ? std::vector<double>() : rows_of(c.device_time_s, c.reps, in);
   const std::vector<double>& device = all_in ? c.device_time_s : some;
-  // The node-pair sweep is not one operation: GB/s over the sweep instead.
-  const bool sweep = c.scope == "node-pairs";
-  if (!c.scope.empty() && !sweep && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {
+  const bool one_op = !a || a->times_one_operation(c);
+  if (!c.scope.empty() && one_op && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {
     op_times(c, r);
   } else if (c.flops_per_sample > 0) {
     r.gflops = c.flops_per_sample / median(device) / 1e9;
@@ -269,7 +269,9 @@ void ranks_and_flags(const RunRecord& run, const CaseRecord& c, const std::vecto
 
 }  // namespace
 
-ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_threshold, double straggler_threshold) {
+ReportRow report_row(const RunRecord& run, const CaseRecord& c) { return report_row(run, c, RowSettings{}); }
+
+ReportRow report_row(const RunRecord& run, const CaseRecord& c, const RowSettings& settings) {
   ReportRow r = row_of_case(c);
   r.run_warnings = run.warnings;
   std::tie(r.node_ranks, r.node_cores) = most_crowded_node(run);
@@ -287,15 +289,14 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_thre
   r.enqueue_median_s = median(c.enqueue_s);
   // Work of all ranks over the time it took (for serial, one after another).
   const auto in = taking_part(c);
-  rates(c, in, r);
+  const RowAnalysis* a = analysis_of(c.workload);
+  rates(c, a, in, r);
   for (auto w : c.wrong_elements) r.wrong_elements = std::max(r.wrong_elements, w);
   r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
-  ranks_and_flags(run, c, in, straggler_threshold, r);
+  ranks_and_flags(run, c, in, settings.straggler_threshold, r);
   phase_numbers(c, in, r);
   r.breakdown = measured_breakdown(c, r.median_s);
-  if (const RowAnalysis* a = analysis_of(c.workload)) {
-    a->row(run, c, RowSettings{pair_threshold, straggler_threshold}, r);
-  }
+  if (a) a->row(run, c, settings, r);
   return r;
 }
 
@@ -360,9 +361,11 @@ void relate_rows(std::vector<ReportRow>& rows) {
   }
 }
 
-std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold, double straggler_threshold) {
+std::vector<ReportRow> build_report(const RunRecord& run) { return build_report(run, RowSettings{}); }
+
+std::vector<ReportRow> build_report(const RunRecord& run, const RowSettings& settings) {
   std::vector<ReportRow> rows;
-  for (const auto& c : run.cases) rows.push_back(report_row(run, c, pair_threshold, straggler_threshold));
+  for (const auto& c : run.cases) rows.push_back(report_row(run, c, settings));
   relate_rows(rows);
   return rows;
 }

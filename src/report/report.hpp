@@ -106,15 +106,6 @@ struct ReportRow {
   std::optional<double> figure_value(const std::string& key) const;
 };
 
-// Pairs of nodes below this share of the best pair's bandwidth are slow (ClusterKit's 93%; report --pair-threshold).
-constexpr double kNodePairThreshold = 0.93;
-
-// What the report's options say to every row's analysis.
-struct RowSettings {
-  double pair_threshold = kNodePairThreshold;
-  double straggler_threshold = kStragglerThreshold;
-};
-
 // Ranks that took part: all, except those outside the case's group (group
 // index -1: a distributed_gemm with group_size below the job's ranks).
 std::vector<bool> taking_part(const CaseRecord& c);
@@ -147,15 +138,13 @@ void set_speedup(ReportRow& p, const ReportRow& base, double workers);
 // median device time is flagged as having run cold.
 constexpr double kColdStartRatio = 1.25;
 
-// `pair_threshold`: node pairs below this share of the best pair are slow;
-// `straggler_threshold`: ranks and nodes more than this share above the others' median are stragglers.
-std::vector<ReportRow> build_report(const RunRecord& run, double pair_threshold = kNodePairThreshold,
-                                    double straggler_threshold = kStragglerThreshold);
+// Every case's row under the report's default options (other options: build_report and report_row of
+// report/analysis.hpp, with RowSettings).
+std::vector<ReportRow> build_report(const RunRecord& run);
 // build_report in two steps, for reading a file one case at a time: each
 // case's row (`run` gives the ranks; its cases are not looked at), then what
 // rows say about each other (speedup, efficiency, strong scaling, of vendor).
-ReportRow report_row(const RunRecord& run, const CaseRecord& c, double pair_threshold = kNodePairThreshold,
-                     double straggler_threshold = kStragglerThreshold);
+ReportRow report_row(const RunRecord& run, const CaseRecord& c);
 void relate_rows(std::vector<ReportRow>& rows);
 
 enum class ReportFormat { table, csv, json, json_full, trace };

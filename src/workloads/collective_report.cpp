@@ -153,6 +153,8 @@ bool blocks_of(const std::vector<const ReportRow*>& rows, std::vector<Block>& bl
 
 class CollectiveAnalysis : public RowAnalysis {
  public:
+  std::vector<ReportOption> options() const override { return node_pair_analysis().options(); }
+  bool times_one_operation(const CaseRecord& c) const override { return node_pair_analysis().times_one_operation(c); }
   void row(const RunRecord& run, const CaseRecord& c, const RowSettings& s, ReportRow& r) const override {
     node_pair_analysis().row(run, c, s, r);
   }

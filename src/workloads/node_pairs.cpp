@@ -26,6 +26,8 @@ std::string percent(double share) {
 
 std::string pair_name(const NodePairRow& p) { return p.host_a + " - " + p.host_b; }
 
+bool is_sweep(const CaseRecord& c) { return c.scope == "node-pairs"; }
+
 }  // namespace
 
 NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshold) {
@@ -108,7 +110,7 @@ NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshol
 
 std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double threshold) {
   const CaseTable* pairs = find_table(c.tables, kPairsTable);
-  if (c.scope != "node-pairs" || c.status == "skipped" || c.reps < 1 || !pairs) return std::nullopt;
+  if (!is_sweep(c) || c.status == "skipped" || c.reps < 1 || !pairs) return std::nullopt;
   const auto pc = columns_of(*pairs, {{"round", ColumnType::integer}, {"node_a", ColumnType::integer},
                                       {"node_b", ColumnType::integer}, {"rank_a", ColumnType::integer},
                                       {"rank_b", ColumnType::integer}, {"host_a", ColumnType::text},
@@ -202,10 +204,13 @@ std::string verdict_json(const NodePairVerdict& v) {
 // rounds, shown there rather than as phases.
 class NodePairAnalysis : public RowAnalysis {
  public:
+  std::vector<ReportOption> options() const override { return {pair_threshold_option()}; }
+  // The sweep is not one operation: GB/s over the sweep instead.
+  bool times_one_operation(const CaseRecord& c) const override { return !is_sweep(c); }
   void row(const RunRecord&, const CaseRecord& c, const RowSettings& s, ReportRow& r) const override {
-    if (c.scope != "node-pairs") return;
+    if (!is_sweep(c)) return;
     r.phase_s.clear();
-    const auto v = node_pair_verdict(c, s.pair_threshold);
+    const auto v = node_pair_verdict(c, s.value(pair_threshold_option()));
     if (!v) return;
     const std::string text = render_node_pairs(c.index + 1, r.params_label, *v);
     for (std::size_t from = 0; from < text.size();) {
@@ -218,6 +223,19 @@ class NodePairAnalysis : public RowAnalysis {
 };
 
 }  // namespace
+
+const ReportOption& pair_threshold_option() {
+  static const ReportOption o{
+      "--pair-threshold",
+      "node-pairs cases: a pair below this share of the best pair's bandwidth is slow (default 0.93, as ClusterKit)",
+      kNodePairThreshold,
+      0.0,
+      1.0,
+      "SHARE",
+      "a number above 0 and at most 1 (a share of the best node pair's bandwidth, e.g. 0.93)",
+      "results/node-pairs.h5 --pair-threshold 0.9"};
+  return o;
+}
 
 const RowAnalysis& node_pair_analysis() {
   static const NodePairAnalysis a;

@@ -12,6 +12,9 @@
 
 namespace gpuscale {
 
+// Pairs of nodes below this share of the best pair's bandwidth are slow (ClusterKit's 93%; report --pair-threshold).
+constexpr double kNodePairThreshold = 0.93;
+
 struct NodePairRow {
   int round = 0;  // 1..rounds
   int node_a = 0, node_b = 0;
@@ -38,8 +41,12 @@ struct NodePairVerdict {
 NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshold);
 
 struct RowAnalysis;
-// The collective's part of the report: a node-pairs case's verdict (its section and its JSON "node_pairs").
+struct ReportOption;
+// The collective's part of the report: a node-pairs case's verdict (its section and its JSON "node_pairs"), under
+// its option --pair-threshold; the sweep is not one operation (GB/s over the sweep, not algbw and busbw).
 const RowAnalysis& node_pair_analysis();
+// report --pair-threshold: the share of the best pair's bandwidth below which a pair is slow.
+const ReportOption& pair_threshold_option();
 
 // A node-pairs case's verdict, from its pairs table, its "round k" phases and
 // its op_bytes and iters; nullopt for any other case or one without samples.

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "core/plan.hpp"
 #include "io/result_reader.hpp"
 #include "io/result_writer.hpp"
+#include "report/analysis.hpp"
 #include "report/report.hpp"
 #include "workloads/collective.hpp"
 #include "workloads/collective_pattern.hpp"
@@ -369,9 +371,35 @@ TEST_CASE("report: each pair's bandwidth from its round, the slow node in the ta
   CHECK(np["verdict"] == v.line);
 
   // A lower threshold keeps node 2 above it.
-  const auto lenient = build_report(run, 0.2);
+  RowSettings low;
+  low.options[pair_threshold_option().flag] = 0.2;
+  const auto lenient = build_report(run, low);
   const auto lj = nlohmann::json::parse(render_json(lenient));
   CHECK(lj[0]["node_pairs"]["threshold"] == Approx(0.2));
   CHECK(lj[0]["node_pairs"]["slow_nodes"].empty());
   CHECK(node_pair_verdict(run.cases[0], 0.2)->slow_nodes.empty());
+}
+
+TEST_CASE("report: the collective declares --pair-threshold, which rows read as set or by its default",
+          "[node-pairs][report]") {
+  const RowAnalysis* a = analysis_of("collective");
+  REQUIRE(a);
+  const auto options = a->options();
+  REQUIRE(options.size() == 1);
+  const ReportOption& o = options[0];
+  CHECK(o.flag == "--pair-threshold");
+  CHECK(o.default_value == kNodePairThreshold);
+  CHECK(o.accepts(1.0));
+  CHECK(o.accepts(0.01));
+  for (double bad : {0.0, -0.2, 1.5, std::nan(""), HUGE_VAL}) CHECK_FALSE(o.accepts(bad));
+  RowSettings s;
+  CHECK(s.value(o) == kNodePairThreshold);
+  s.options[o.flag] = 0.5;
+  CHECK(s.value(o) == 0.5);
+  // The sweep is not one operation; the collective's other scopes are.
+  CaseRecord c;
+  c.scope = "node-pairs";
+  CHECK_FALSE(a->times_one_operation(c));
+  c.scope = "world";
+  CHECK(a->times_one_operation(c));
 }

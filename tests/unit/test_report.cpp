@@ -8,6 +8,7 @@
 #include "app/rank_table.hpp"
 #include "common/case_tables.hpp"
 #include "core/text.hpp"
+#include "report/analysis.hpp"
 #include "report/baseline.hpp"
 #include "report/expectations.hpp"
 #include "report/report.hpp"
@@ -44,8 +45,14 @@ CaseRecord timed_case(std::size_t index, const std::string& mode, int ranks, int
   c.verify_error.assign(ranks, 0.0);
   return c;
 }
+// The report under straggler threshold `threshold`.
+std::vector<ReportRow> report_with_stragglers_over(const RunRecord& run, double threshold) {
+  RowSettings s;
+  s.straggler_threshold = threshold;
+  return build_report(run, s);
+}
 // The report without its straggler lines: timed_case's last rank is 1.5x the others on purpose.
-std::vector<ReportRow> report_no_stragglers(const RunRecord& run) { return build_report(run, kNodePairThreshold, 1.0); }
+std::vector<ReportRow> report_no_stragglers(const RunRecord& run) { return report_with_stragglers_over(run, 1.0); }
 }  // namespace
 
 TEST_CASE("two ranks in parallel finish in about half the serial time", "[report]") {
@@ -289,7 +296,7 @@ TEST_CASE("a rank or a node slower than the others by more than the threshold is
   REQUIRE(rows[0].stragglers.nodes.size() == 1);
   CHECK(rows[0].stragglers.nodes[0].host == "beta");
   CHECK(rows[0].flags[0] == "slow node: beta (ranks 2,3): its fastest rank 1.30x the other nodes' median rank");
-  CHECK(build_report(run, kNodePairThreshold, 0.35)[0].flags.empty());  // a looser threshold: nothing named
+  CHECK(report_with_stragglers_over(run, 0.35)[0].flags.empty());  // a looser threshold: nothing named
   const auto json = nlohmann::json::parse(render_json(rows));
   CHECK(json[0]["stragglers"]["nodes"][0]["host"] == "beta");
   CHECK(json[0]["stragglers"]["ranks"].size() == 2);  // 1.3x the median of the other three ranks
