@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "core/stats.hpp"
+#include "io/phase_names.hpp"
 #include "report/report.hpp"
-#include "workloads/phases.hpp"
 
 namespace gpuscale {
 

@@ -8,13 +8,9 @@
 #include <vector>
 
 #include "device/device.hpp"
+#include "io/phase_names.hpp"  // kComputePhase, kTransferPhase: the phases the report reads
 
 namespace gpuscale {
-
-// The phases of workloads that overlap compute with transfers; the report
-// turns them into exposed transfer and overlap (workloads/overlap_report.hpp).
-constexpr const char* kComputePhase = "compute";
-constexpr const char* kTransferPhase = "transfer";
 
 class PhaseLog {
  public:
