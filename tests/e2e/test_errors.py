@@ -218,8 +218,8 @@ class BadInput(InputErrorTest):
         self.assertIn("50 case(s)", p.stdout)
 
     def test_check_reports_the_same_errors(self):
-        cfg = self.write("bad.toml", SMALL_CONFIG.replace("workload = \"gemm\"", "workload = \"gemv\""))
-        self.assert_input_error(gpuscale("check", cfg), "unknown workload \"gemv\" (did you mean 'gemm'?)")
+        cfg = self.write("bad.toml", SMALL_CONFIG.replace("workload = \"gemm\"", "workload = \"gemmm\""))
+        self.assert_input_error(gpuscale("check", cfg), "unknown workload \"gemmm\" (did you mean 'gemm'?)")
 
 
 class EdgesOfTheNumberLine(InputErrorTest):

@@ -88,9 +88,9 @@ TEST_CASE("a model file as gpuscale model writes it reads back and predicts", "[
 }
 
 TEST_CASE("a case of a workload this version does not know is kept, and not predicted", "[model]") {
-  const Model m = read_model_json(edited("/cases/0/workload", "\"gemv\""), "model.json");
+  const Model m = read_model_json(edited("/cases/0/workload", "\"gemmm\""), "model.json");
   const Prediction p = predict_case(m, m.cases[0], predict_job(m, 2, 1));
-  CHECK(p.unpredictable == "workload 'gemv' is not one this version knows");
+  CHECK(p.unpredictable == "workload 'gemmm' is not one this version knows");
 }
 
 TEST_CASE("a case's parameter left out takes its default, as in a config", "[model]") {
