@@ -9,8 +9,12 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <tuple>
+#include <type_traits>
+#include <variant>
 
 #include "app/node_peers.hpp"
+#include "io/rank_fields.hpp"
 
 namespace gpuscale {
 
@@ -86,69 +90,96 @@ void decode_peers(int rank, const std::string& s, std::vector<LinkRecord>& out) 
     out.push_back({rank, line.substr(0, a), std::stoi(line.substr(a + 1, b - a - 1)), line.substr(b + 1)});
   }
 }
+
+// `rr` with what the rank knows of its GPU.
+RankRecord with_gpu(RankRecord rr, const RankGpu& gpu) {
+  const GpuStatic& gi = gpu.info;
+  rr.telemetry = gpu.telemetry;
+  rr.max_sm_clock_mhz = gi.max_sm_clock_mhz;
+  rr.max_mem_clock_mhz = gi.max_mem_clock_mhz;
+  rr.power_limit_w = gi.power_limit_w;
+  rr.pcie_gen = gi.pcie_gen;
+  rr.pcie_width = gi.pcie_width;
+  rr.pcie_max_gen = gi.pcie_max_gen;
+  rr.pcie_max_width = gi.pcie_max_width;
+  rr.nvlinks_active = gi.nvlinks_active;
+  rr.numa_node = gpu.numa_node;
+  rr.local_cpulist = gpu.local_cpulist;
+  return rr;
+}
+
+// This rank's row of the table: where it runs, its device, its start clock estimate (the end one not yet known).
+RankRecord own_rank(const MpiCommunicator& comm, const DeviceInfo& dev, const ClockOffset& start, const RankGpu& gpu) {
+  RankRecord rr;
+  rr.hostname = comm.hostname();
+  rr.node_index = comm.node_index();
+  rr.local_rank = comm.local_rank();
+  rr.local_size = comm.local_size();
+  rr.pid = static_cast<int>(getpid());
+  rr.device_kind = dev.kind;
+  rr.device_name = dev.name;
+  rr.device_uuid = dev.uuid;
+  rr.device_pci_bus_id = dev.pci_bus_id;
+  rr.clock_offset_start_s = start.offset_s;
+  rr.clock_uncertainty_start_s = start.uncertainty_s;
+  rr.clock_offset_end_s = rr.clock_uncertainty_end_s = std::numeric_limits<double>::quiet_NaN();
+  rr.clock_shared = start.shared;
+  std::tie(rr.cpu_affinity, rr.cores_available) = cpu_affinity();
+  rr.node_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  rr.cuda_visible_devices = visible ? visible : "";
+  return with_gpu(rr, gpu);
+}
+
 }  // namespace
+
+PackedRank pack_rank(const RankRecord& row) {
+  PackedRank p;
+  for (const RankField& field : kRankFields) {
+    std::visit(
+        [&](auto member) {
+          if constexpr (std::is_same_v<RankValue<decltype(member)>, std::string>) {
+            p.numbers.push_back(static_cast<double>((row.*member).size()));
+            p.texts += row.*member;
+          } else {
+            p.numbers.push_back(static_cast<double>(row.*member));
+          }
+        },
+        field.member);
+  }
+  return p;
+}
+
+RankRecord unpack_rank(const double* numbers, const std::string& texts) {
+  RankRecord row;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < kRankFieldCount; ++i) {
+    std::visit(
+        [&](auto member) {
+          using T = RankValue<decltype(member)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            const auto size = static_cast<std::size_t>(numbers[i]);
+            row.*member = texts.substr(at, size);
+            at += size;
+          } else {
+            row.*member = static_cast<T>(numbers[i]);
+          }
+        },
+        kRankFields[i].member);
+  }
+  return row;
+}
 
 std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const DeviceInfo& dev, const ClockOffset& start,
                                           const RankGpu& gpu, std::vector<LinkRecord>* links) {
-  const auto host = comm.gather(comm.hostname());
-  const auto node = comm.gather(comm.node_index());
-  const auto lrank = comm.gather(comm.local_rank());
-  const auto lsize = comm.gather(comm.local_size());
-  const auto pid = comm.gather(static_cast<int>(getpid()));
-  const auto kind = comm.gather(dev.kind);
-  const auto name = comm.gather(dev.name);
-  const auto uuid = comm.gather(dev.uuid);
-  const auto pci = comm.gather(dev.pci_bus_id);
-  const auto off = comm.gather(std::vector<double>{start.offset_s, start.uncertainty_s});
-  const GpuStatic& gi = gpu.info;
-  constexpr std::size_t kGpuNumbers = 9;
-  const auto num = comm.gather(std::vector<double>{
-      gi.max_sm_clock_mhz, gi.max_mem_clock_mhz, gi.power_limit_w, double(gi.pcie_gen), double(gi.pcie_width),
-      double(gi.pcie_max_gen), double(gi.pcie_max_width), double(gi.nvlinks_active), double(gpu.numa_node)});
-  const auto tel = comm.gather(gpu.telemetry);
-  const auto cpus = comm.gather(gpu.local_cpulist);
-  const auto peers = comm.gather(encode_peers(gi.peers));
-  const auto [affinity, available] = cpu_affinity();
-  const auto cpu_list = comm.gather(affinity);
-  const auto cores = comm.gather(std::vector<double>{static_cast<double>(available),
-                                                     static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN)),
-                                                     start.shared ? 1.0 : 0.0});
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  const auto cuda_visible = comm.gather(std::string(visible ? visible : ""));
+  const PackedRank mine = pack_rank(own_rank(comm, dev, start, gpu));
+  const auto numbers = comm.gather(mine.numbers);
+  const auto texts = comm.gather(mine.texts);
+  const auto peers = comm.gather(encode_peers(gpu.info.peers));
   std::vector<RankRecord> out;
-  for (std::size_t r = 0; r < host.size(); ++r) {
-    RankRecord rr;
-    rr.hostname = host[r];
-    rr.node_index = node[r];
-    rr.local_rank = lrank[r];
-    rr.local_size = lsize[r];
-    rr.pid = pid[r];
-    rr.device_kind = kind[r];
-    rr.device_name = name[r];
-    rr.device_uuid = uuid[r];
-    rr.device_pci_bus_id = pci[r];
-    rr.clock_offset_start_s = off[2 * r];
-    rr.clock_uncertainty_start_s = off[2 * r + 1];
-    rr.clock_offset_end_s = rr.clock_uncertainty_end_s = std::numeric_limits<double>::quiet_NaN();
-    rr.clock_shared = cores[3 * r + 2] != 0.0;
-    rr.cpu_affinity = cpu_list[r];
-    rr.cores_available = static_cast<int>(cores[3 * r]);
-    rr.node_cores = static_cast<int>(cores[3 * r + 1]);
-    rr.cuda_visible_devices = cuda_visible[r];
-    const double* g = &num[kGpuNumbers * r];
-    rr.telemetry = tel[r];
-    rr.max_sm_clock_mhz = g[0];
-    rr.max_mem_clock_mhz = g[1];
-    rr.power_limit_w = g[2];
-    rr.pcie_gen = static_cast<int>(g[3]);
-    rr.pcie_width = static_cast<int>(g[4]);
-    rr.pcie_max_gen = static_cast<int>(g[5]);
-    rr.pcie_max_width = static_cast<int>(g[6]);
-    rr.nvlinks_active = static_cast<int>(g[7]);
-    rr.numa_node = static_cast<int>(g[8]);
-    rr.local_cpulist = cpus[r];
+  for (std::size_t r = 0; r < texts.size(); ++r) {
+    out.push_back(unpack_rank(&numbers[kRankFieldCount * r], texts[r]));
     if (links) decode_peers(static_cast<int>(r), peers[r], *links);
-    out.push_back(rr);
   }
   return out;
 }

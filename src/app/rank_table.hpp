@@ -26,6 +26,17 @@ RankGpu rank_gpu(const DeviceInfo& dev, const GpuTelemetry& telemetry);
 // One line per rank with a GPU: telemetry, PCIe, NVLink, NUMA, clocks; then its links.
 std::string format_gpu_facts(const std::vector<RankRecord>& table, const std::vector<LinkRecord>& links);
 
+// A rank's row as the gather sends it, every field of kRankFields (io/rank_fields.hpp) in its order: each number
+// (an int or a flag as a double, exactly) or a string's length in `numbers`, the strings one after another in
+// `texts`.
+struct PackedRank {
+  std::vector<double> numbers;  // kRankFieldCount
+  std::string texts;
+};
+PackedRank pack_rank(const RankRecord& row);
+// The row back from its kRankFieldCount numbers and its texts.
+RankRecord unpack_rank(const double* numbers, const std::string& texts);
+
 // Collective; the table on rank 0, {} elsewhere. With `links`, also every
 // rank's links to the other GPUs of its node (rank 0).
 std::vector<RankRecord> gather_rank_table(const MpiCommunicator& comm, const DeviceInfo& dev, const ClockOffset& start,

@@ -14,12 +14,17 @@
 #include <cstdlib>
 #include <new>
 #include <set>
+#include <stdexcept>
 #include <thread>
+#include <type_traits>
+#include <variant>
 
+#include "comm/groups.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "io/hdf5_io.hpp"
 #include "io/old_heap_check.hpp"
+#include "io/rank_fields.hpp"
 #include "io/read_guard.hpp"
 
 namespace gpuscale {
@@ -198,121 +203,67 @@ void read_environment(hid_t f, RunRecord& run) {
   }
 }
 
-// /ranks' columns that every schema has: where each rank ran, its device, its clock offsets.
-void read_rank_places(hid_t id, const std::vector<std::string>& host, RunRecord& run) {
-  const std::size_t n = host.size();
-  const auto node = h5::read_ints(id, "node_index", n);
-  ints_in(node, 0, static_cast<std::int64_t>(n) - 1, "/ranks/node_index");
-  const auto lsize = h5::read_ints(id, "local_size", n);
-  ints_in(lsize, 1, static_cast<std::int64_t>(n), "/ranks/local_size");
-  const auto lrank = h5::read_ints(id, "local_rank", n);
-  ints_in(lrank, 0, static_cast<std::int64_t>(n) - 1, "/ranks/local_rank");
-  const auto pid = h5::read_ints(id, "pid", n);
-  ints_in(pid, INT_MIN, INT_MAX, "/ranks/pid");
-  const auto kind = h5::read_strings(id, "device_kind", n);
-  const auto name = h5::read_strings(id, "device_name", n);
-  const auto uuid = h5::read_strings(id, "device_uuid", n);
-  const auto pci = h5::read_strings(id, "device_pci_bus_id", n);
-  const auto o0 = h5::read_doubles(id, "clock_offset_start", n);
-  const auto u0 = h5::read_doubles(id, "clock_uncertainty_start", n);
-  const auto o1 = h5::read_doubles(id, "clock_offset_end", n);
-  const auto u1 = h5::read_doubles(id, "clock_uncertainty_end", n);
-  for (std::size_t r = 0; r < n; ++r) {
-    RankRecord rr;
-    rr.hostname = host[r];
-    rr.node_index = narrow(node[r]);
-    rr.local_rank = narrow(lrank[r]);
-    rr.local_size = narrow(lsize[r]);
-    rr.pid = narrow(pid[r]);
-    rr.device_kind = kind[r];
-    rr.device_name = name[r];
-    rr.device_uuid = uuid[r];
-    rr.device_pci_bus_id = pci[r];
-    rr.clock_offset_start_s = o0[r];
-    rr.clock_uncertainty_start_s = u0[r];
-    rr.clock_offset_end_s = o1[r];
-    rr.clock_uncertainty_end_s = u1[r];
-    run.ranks.push_back(rr);
+// The bounds an int column's values are checked against, n being the run's ranks.
+std::pair<std::int64_t, std::int64_t> rank_bounds(RankRange range, std::size_t n) {
+  const auto ranks = static_cast<std::int64_t>(n);
+  switch (range) {
+    case RankRange::count: return {0, INT_MAX};
+    case RankRange::index: return {0, ranks - 1};
+    case RankRange::size: return {1, ranks};
+    case RankRange::fits: break;
   }
+  return {INT_MIN, INT_MAX};
 }
 
-// Schema 1.3 on: the estimate the wall times are on.
-void read_rank_applied_clocks(hid_t id, RunRecord& run) {
-  const std::size_t n = run.ranks.size();
-  const auto oa = h5::read_doubles(id, "clock_offset_applied", n);
-  const auto ua = h5::read_doubles(id, "clock_uncertainty_applied", n);
-  for (std::size_t r = 0; r < n; ++r) {
-    run.ranks[r].clock_offset_applied_s = oa[r];
-    run.ranks[r].clock_uncertainty_applied_s = ua[r];
-  }
+// Column `field` of /ranks into `rows`, one value per row.
+void read_rank_field(hid_t id, const RankField& field, std::vector<RankRecord>& rows) {
+  const std::size_t n = rows.size();
+  std::visit(
+      [&](auto member) {
+        using T = RankValue<decltype(member)>;
+        const auto v = [&] {
+          if constexpr (std::is_same_v<T, std::string>) {
+            return h5::read_strings(id, field.name, n);
+          } else if constexpr (std::is_same_v<T, double>) {
+            return h5::read_doubles(id, field.name, n);
+          } else {
+            return h5::read_ints(id, field.name, n);
+          }
+        }();
+        if constexpr (std::is_same_v<T, int>) {
+          const auto [lo, hi] = rank_bounds(field.range, n);
+          ints_in(v, lo, hi, std::string("/ranks/") + field.name);
+        }
+        for (std::size_t r = 0; r < n; ++r) rows[r].*member = static_cast<T>(v[r]);  // after the range check
+      },
+      field.member);
 }
 
-// Schema 1.2 on: where each rank may run.
-void read_rank_affinity(hid_t id, RunRecord& run) {
-  const std::size_t n = run.ranks.size();
-  const auto shared = h5::read_ints(id, "clock_shared", n);
-  const auto affinity = h5::read_strings(id, "cpu_affinity", n);
-  const auto available = h5::read_ints(id, "cores_available", n);
-  const auto node_cores = h5::read_ints(id, "node_cores", n);
-  const auto visible = h5::read_strings(id, "cuda_visible_devices", n);
-  ints_in(available, 0, INT_MAX, "/ranks/cores_available");
-  ints_in(node_cores, 0, INT_MAX, "/ranks/node_cores");
-  for (std::size_t r = 0; r < n; ++r) {
-    RankRecord& rr = run.ranks[r];
-    rr.clock_shared = shared[r] != 0;
-    rr.cpu_affinity = affinity[r];
-    rr.cores_available = narrow(available[r]);
-    rr.node_cores = narrow(node_cores[r]);
-    rr.cuda_visible_devices = visible[r];
-  }
-}
-
-// Schema 1.2 on: the GPU of each rank.
-void read_rank_gpus(hid_t id, RunRecord& run) {
-  const std::size_t n = run.ranks.size();
-  const auto tel = h5::read_strings(id, "telemetry", n);
-  const auto sm = h5::read_doubles(id, "max_sm_clock", n);
-  const auto mem = h5::read_doubles(id, "max_mem_clock", n);
-  const auto power = h5::read_doubles(id, "power_limit", n);
-  std::vector<std::int64_t> ints[6];
-  const char* names[6] = {"pcie_gen", "pcie_width", "pcie_max_gen", "pcie_max_width", "nvlinks_active", "numa_node"};
-  for (int k = 0; k < 6; ++k) {
-    ints[k] = h5::read_ints(id, names[k], n);
-    ints_in(ints[k], INT_MIN, INT_MAX, std::string("/ranks/") + names[k]);
-  }
-  const auto cpus = h5::read_strings(id, "local_cpulist", n);
-  for (std::size_t r = 0; r < n; ++r) {
-    RankRecord& rr = run.ranks[r];
-    rr.telemetry = tel[r];
-    rr.max_sm_clock_mhz = sm[r];
-    rr.max_mem_clock_mhz = mem[r];
-    rr.power_limit_w = power[r];
-    rr.pcie_gen = narrow(ints[0][r]);
-    rr.pcie_width = narrow(ints[1][r]);
-    rr.pcie_max_gen = narrow(ints[2][r]);
-    rr.pcie_max_width = narrow(ints[3][r]);
-    rr.nvlinks_active = narrow(ints[4][r]);
-    rr.numa_node = narrow(ints[5][r]);
-    rr.local_cpulist = cpus[r];
-  }
-}
-
-// /ranks: one row per rank, as many as the root's `ranks` says.
-void read_ranks(hid_t f, RunRecord& run) {
-  H5Id g = h5::open_group(f, "ranks");
-  const hid_t id = g.get();
-  const auto host = h5::read_strings(id, "hostname");
-  const std::size_t n = host.size();
-  if (n == 0) throw ReadError("/ranks/hostname is empty: no ranks");
-  if (n > static_cast<std::size_t>(kMaxRanks)) throw ReadError("/ranks/hostname holds " + std::to_string(n) + " ranks");
+// The rank count, as /ranks' first column says it: some, not absurdly many, as many as the root says.
+void check_rank_count(hid_t f, std::size_t n, const RunRecord& run) {
+  const std::string first = std::string("/ranks/") + kRankFields[0].name;
+  if (n == 0) throw ReadError(first + " is empty: no ranks");
+  if (n > static_cast<std::size_t>(kMaxRanks)) throw ReadError(first + " holds " + std::to_string(n) + " ranks");
   if (h5::has_attr(f, "ranks")) int_in(f, "ranks", static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), "/");
   if (run.nodes > static_cast<int>(n)) {
     throw ReadError("/: attribute 'nodes' is " + num(run.nodes) + ", more than its " + std::to_string(n) + " ranks");
   }
-  read_rank_places(id, host, run);
-  if (h5::exists(id, "clock_offset_applied")) read_rank_applied_clocks(id, run);
-  if (h5::exists(id, "cpu_affinity")) read_rank_affinity(id, run);
-  if (h5::exists(id, "telemetry")) read_rank_gpus(id, run);
+}
+
+// /ranks: one row per rank, as many as its first column holds; a later schema's columns where the file has them.
+void read_ranks(hid_t f, RunRecord& run) {
+  H5Id g = h5::open_group(f, "ranks");
+  const hid_t id = g.get();
+  const RankField& first = kRankFields[0];
+  const auto values = h5::read_strings(id, first.name);
+  check_rank_count(f, values.size(), run);
+  run.ranks.resize(values.size());
+  const auto member = std::get<std::string RankRecord::*>(first.member);
+  for (std::size_t r = 0; r < values.size(); ++r) run.ranks[r].*member = values[r];
+  for (const RankField& field : kRankFields) {
+    if (&field == &first || (field.read_with && !h5::exists(id, field.read_with))) continue;
+    read_rank_field(id, field, run.ranks);
+  }
 }
 
 void read_links(hid_t f, RunRecord& run) {
@@ -606,7 +557,9 @@ void read_scope(hid_t id, const std::string& where, CaseRecord& c, h5::DigestChe
   if (!h5::has_attr(id, "scope")) return;
   const auto ranks = static_cast<std::size_t>(c.ranks);
   c.scope = h5::read_string_attr(id, "scope");
-  if (c.scope != "world" && c.scope != "intra-node" && c.scope != "inter-node" && c.scope != "node-pairs") {
+  try {
+    parse_scope(c.scope);
+  } catch (const std::invalid_argument&) {
     throw ReadError(where + ": attribute 'scope' is '" + c.scope + "'");
   }
   c.comm = h5::read_string_attr(id, "comm");

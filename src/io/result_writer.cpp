@@ -9,9 +9,12 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <type_traits>
+#include <variant>
 
 #include "io/disk_space.hpp"
 #include "io/hdf5_io.hpp"
+#include "io/rank_fields.hpp"
 
 namespace gpuscale {
 
@@ -70,63 +73,33 @@ void write_run_attrs(hid_t f, const RunRecord& run, const std::string& warnings)
   for (const auto& [k, v] : run.environment) h5::write_attr(env.get(), k, v);
 }
 
-void write_rank_clocks(hid_t g, const std::vector<RankRecord>& rs) {
-  const auto n = rs.size();
-  h5::write_doubles(g, "clock_offset_start", column<double>(rs, &RankRecord::clock_offset_start_s),
-                    n, 0, "s", "this rank's clock minus rank 0's, estimated at the start");
-  h5::write_doubles(g, "clock_uncertainty_start",
-                    column<double>(rs, &RankRecord::clock_uncertainty_start_s), n, 0, "s",
-                    "half the least round trip of the start estimate");
-  h5::write_doubles(g, "clock_offset_end", column<double>(rs, &RankRecord::clock_offset_end_s), n,
-                    0, "s", "this rank's clock minus rank 0's, estimated at the end (NaN until the run completes)");
-  h5::write_doubles(g, "clock_uncertainty_end",
-                    column<double>(rs, &RankRecord::clock_uncertainty_end_s), n, 0, "s",
-                    "half the least round trip of the end estimate");
-  h5::write_doubles(g, "clock_offset_applied", column<double>(rs, &RankRecord::clock_offset_start_s), n, 0, "s",
-                    "the offset the rank's wall times are on: the start estimate, or the end one where it is better "
-                    "(smaller uncertainty; applied when the run completes)");
-  h5::write_doubles(g, "clock_uncertainty_applied", column<double>(rs, &RankRecord::clock_uncertainty_start_s), n, 0,
-                    "s", "the uncertainty of clock_offset_applied");
-  h5::write_ints(g, "clock_shared", column<std::int64_t>(rs, &RankRecord::clock_shared));
-}
-
-// The GPU of each rank: telemetry, clocks, power limit, PCIe and NVLink, NUMA affinity.
-void write_rank_gpus(hid_t g, const std::vector<RankRecord>& rs) {
-  const auto n = rs.size();
-  h5::write_strings(g, "telemetry", column<std::string>(rs, &RankRecord::telemetry));
-  h5::write_doubles(g, "max_sm_clock", column<double>(rs, &RankRecord::max_sm_clock_mhz), n, 0, "MHz",
-                    "the GPU's maximum SM clock (NaN: unknown)", 1e6);
-  h5::write_doubles(g, "max_mem_clock", column<double>(rs, &RankRecord::max_mem_clock_mhz), n, 0, "MHz",
-                    "the GPU's maximum memory clock (NaN: unknown)", 1e6);
-  h5::write_doubles(g, "power_limit", column<double>(rs, &RankRecord::power_limit_w), n, 0, "W",
-                    "the GPU's enforced power limit (NaN: unknown)");
-  h5::write_ints(g, "pcie_gen", column<std::int64_t>(rs, &RankRecord::pcie_gen));
-  h5::write_ints(g, "pcie_width", column<std::int64_t>(rs, &RankRecord::pcie_width));
-  h5::write_ints(g, "pcie_max_gen", column<std::int64_t>(rs, &RankRecord::pcie_max_gen));
-  h5::write_ints(g, "pcie_max_width", column<std::int64_t>(rs, &RankRecord::pcie_max_width));
-  h5::write_ints(g, "nvlinks_active", column<std::int64_t>(rs, &RankRecord::nvlinks_active));
-  h5::write_ints(g, "numa_node", column<std::int64_t>(rs, &RankRecord::numa_node));
-  h5::write_strings(g, "local_cpulist", column<std::string>(rs, &RankRecord::local_cpulist));
+// One column of /ranks as its field says: strings, int64 (ints and flags), or float64 with its attributes.
+void write_rank_field(hid_t g, const RankField& field, const std::vector<RankRecord>& rs) {
+  std::visit(
+      [&](auto member) {
+        using T = RankValue<decltype(member)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          h5::write_strings(g, field.name, column<std::string>(rs, member));
+        } else if constexpr (std::is_same_v<T, double>) {
+          h5::write_doubles(g, field.name, column<double>(rs, member), rs.size(), 0, field.unit,
+                            field.description ? field.description : "", field.unit_si);
+        } else {
+          h5::write_ints(g, field.name, column<std::int64_t>(rs, member));
+        }
+      },
+      field.member);
 }
 
 void write_rank_table(hid_t f, const std::vector<RankRecord>& rs) {
+  // Until the run ends every rank's times are on its start estimate (finish() moves them where the end one is
+  // better).
+  std::vector<RankRecord> rows = rs;
+  for (RankRecord& r : rows) {
+    r.clock_offset_applied_s = r.clock_offset_start_s;
+    r.clock_uncertainty_applied_s = r.clock_uncertainty_start_s;
+  }
   H5Id ranks = h5::create_group(f, "ranks");
-  const hid_t g = ranks.get();
-  h5::write_strings(g, "hostname", column<std::string>(rs, &RankRecord::hostname));
-  h5::write_ints(g, "node_index", column<std::int64_t>(rs, &RankRecord::node_index));
-  h5::write_ints(g, "local_rank", column<std::int64_t>(rs, &RankRecord::local_rank));
-  h5::write_ints(g, "local_size", column<std::int64_t>(rs, &RankRecord::local_size));
-  h5::write_ints(g, "pid", column<std::int64_t>(rs, &RankRecord::pid));
-  h5::write_strings(g, "device_kind", column<std::string>(rs, &RankRecord::device_kind));
-  h5::write_strings(g, "device_name", column<std::string>(rs, &RankRecord::device_name));
-  h5::write_strings(g, "device_uuid", column<std::string>(rs, &RankRecord::device_uuid));
-  h5::write_strings(g, "device_pci_bus_id", column<std::string>(rs, &RankRecord::device_pci_bus_id));
-  write_rank_clocks(g, rs);
-  h5::write_strings(g, "cpu_affinity", column<std::string>(rs, &RankRecord::cpu_affinity));
-  h5::write_ints(g, "cores_available", column<std::int64_t>(rs, &RankRecord::cores_available));
-  h5::write_ints(g, "node_cores", column<std::int64_t>(rs, &RankRecord::node_cores));
-  h5::write_strings(g, "cuda_visible_devices", column<std::string>(rs, &RankRecord::cuda_visible_devices));
-  write_rank_gpus(g, rs);
+  for (const RankField& field : kRankFields) write_rank_field(ranks.get(), field, rows);
 }
 
 void write_links(hid_t f, const std::vector<LinkRecord>& ls) {
@@ -412,9 +385,9 @@ std::uint64_t header_bytes(const RunRecord& run) {
   for (const auto& [k, v] : run.environment) text += 64 + k.size() + v.size();
   for (const auto& w : run.warnings) text += w.size();
   for (const auto& p : run.plan) text += 2 * (p.label.size() + 16) + 40 * p.limits.size();
-  // The root's attributes, /ranks (30 columns), /links (4), /plan (2): their headers, then a few hundred bytes of
+  // The root's attributes, /ranks (kRankFields), /links (4), /plan (2): their headers, then a few hundred bytes of
   // numbers and strings per rank and per link.
-  return 4096 + 36 * kDatasetBytes + text + 400 * run.ranks.size() + 128 * run.links.size();
+  return 4096 + (kRankFieldCount + 6) * kDatasetBytes + text + 400 * run.ranks.size() + 128 * run.links.size();
 }
 
 ResultWriter::ResultWriter(const std::string& path, const RunRecord& run) : path_(path) {

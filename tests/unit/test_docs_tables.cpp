@@ -73,3 +73,35 @@ TEST_CASE("the config doc has a row for every registered workload, naming each o
   }
 }
 
+#include <set>
+
+#include "io/rank_fields.hpp"
+
+namespace {
+
+// The datasets the doc's table under "## `/ranks`" names: each row's first cell, "`a`, `b`".
+std::set<std::string> doc_rank_columns(const std::string& text) {
+  const auto from = text.find("## `/ranks`");
+  std::istringstream lines(text.substr(from, text.find("\n## ", from + 1) - from));
+  std::set<std::string> names;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `", 0) != 0) continue;
+    const std::string cell = line.substr(0, line.find(" |", 2));
+    for (std::size_t a = cell.find('`'), b = 0; a != std::string::npos; a = cell.find('`', b + 1)) {
+      b = cell.find('`', a + 1);
+      if (b == std::string::npos) break;
+      names.insert(cell.substr(a + 1, b - a - 1));
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+TEST_CASE("the results format doc lists every /ranks column the code writes, and no other", "[docs]") {
+  const std::string text = doc();
+  REQUIRE(text.find("## `/ranks`") != std::string::npos);
+  std::set<std::string> code;
+  for (const RankField& field : kRankFields) code.insert(field.name);
+  CHECK(doc_rank_columns(text) == code);
+}

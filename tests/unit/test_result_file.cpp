@@ -1426,3 +1426,144 @@ TEST_CASE("schema 1.7 files carry a digest with every dataset; older ones, witho
   }
   fs::remove(path);
 }
+
+// ---- /ranks: every column of kRankFields ----
+
+#include <set>
+#include <type_traits>
+#include <variant>
+
+#include "app/rank_table.hpp"
+#include "io/rank_fields.hpp"
+
+namespace {
+
+// A row of `ranks` rows whose every field holds a value of its own (within the field's range), from its place in
+// kRankFields and the row's index.
+RankRecord distinct_rank(int row, int ranks) {
+  RankRecord r;
+  for (std::size_t i = 0; i < kRankFieldCount; ++i) {
+    const RankField& field = kRankFields[i];
+    const int k = static_cast<int>(i);
+    std::visit(
+        [&](auto member) {
+          using T = RankValue<decltype(member)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            r.*member = std::string(field.name) + " of " + std::to_string(row);
+          } else if constexpr (std::is_same_v<T, double>) {
+            r.*member = 1e-3 * (k + 1) + row;
+          } else if constexpr (std::is_same_v<T, bool>) {
+            r.*member = row % 2 == 1;
+          } else {
+            r.*member = field.range == RankRange::index  ? row
+                        : field.range == RankRange::size ? ranks
+                        : field.range == RankRange::count ? 10 * k + row
+                                                           : -10 * k - row;
+          }
+        },
+        field.member);
+  }
+  return r;
+}
+
+// The fields in which two rows differ (doubles compared exactly), but for those in `skip`.
+std::vector<std::string> differing_fields(const RankRecord& a, const RankRecord& b,
+                                          const std::set<std::string>& skip = {}) {
+  std::vector<std::string> out;
+  for (const RankField& field : kRankFields) {
+    const bool same = std::visit(
+        [&](auto member) {
+          if constexpr (std::is_same_v<RankValue<decltype(member)>, double>) {
+            if (std::isnan(a.*member) && std::isnan(b.*member)) return true;
+          }
+          return a.*member == b.*member;
+        },
+        field.member);
+    if (!same && !skip.count(field.name)) out.push_back(field.name);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every /ranks column round-trips through the gather's packing and the file, with its attributes",
+          "[hdf5][ranks]") {
+  const std::string path = temp_path("ranks.h5");
+  fs::remove(path);
+  RunRecord run = sample_run();
+  run.ranks = {distinct_rank(0, 2), distinct_rank(1, 2)};
+  run.ranks[1].device_name = "a|b\nc";  // the packing does not split at any byte
+  for (const RankRecord& r : run.ranks) {
+    const PackedRank p = pack_rank(r);
+    REQUIRE(p.numbers.size() == kRankFieldCount);
+    CHECK(differing_fields(unpack_rank(p.numbers.data(), p.texts), r).empty());
+  }
+  {
+    ResultWriter w(path, run);
+    w.finish(true, "complete", run.ranks);
+  }
+  const RunRecord back = read_result_file(path);
+  REQUIRE(back.ranks.size() == 2);
+  for (std::size_t r = 0; r < 2; ++r) {
+    INFO("rank " << r);
+    // The applied estimate is the writer's: the start one, or the end one where that is better.
+    CHECK(differing_fields(back.ranks[r], run.ranks[r], {"clock_offset_applied", "clock_uncertainty_applied"})
+              .empty());
+    const RankRecord& want = run.ranks[r];
+    CHECK(back.ranks[r].clock_offset_applied_s ==
+          (end_clock_is_better(want) ? want.clock_offset_end_s : want.clock_offset_start_s));
+  }
+  H5Id f(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  H5Id g = h5::open_group(f.get(), "ranks");
+  CHECK(h5::child_names(g.get()).size() == kRankFieldCount);
+  for (const RankField& field : kRankFields) {
+    INFO("column " << field.name);
+    const H5T_class_t want = rank_field_type(field) == ColumnType::text   ? H5T_STRING
+                             : rank_field_type(field) == ColumnType::real ? H5T_FLOAT
+                                                                          : H5T_INTEGER;
+    CHECK(h5::value_class(g.get(), field.name) == want);
+    H5Id d = h5::open_dataset(g.get(), field.name);
+    CHECK(h5::has_attr(d.get(), "unit") == (field.unit != nullptr));
+    if (field.unit) CHECK(h5::read_string_attr(d.get(), "unit") == field.unit);
+    if (field.unit) CHECK(h5::read_double_attr(d.get(), "unitSI") == field.unit_si);
+    if (field.description) CHECK(h5::read_string_attr(d.get(), "description") == field.description);
+  }
+  fs::remove(path);
+}
+
+TEST_CASE("a file before a rank column's schema reads without it: each later set where its first column is there",
+          "[hdf5][ranks]") {
+  const std::string path = temp_path("ranks-old.h5");
+  RunRecord run = sample_run();
+  run.ranks = {distinct_rank(0, 2), distinct_rank(1, 2)};
+  const auto without = [&](std::set<std::string> marks) {
+    fs::remove(path);
+    { ResultWriter w(path, run); }
+    edit_file(
+        path,
+        [&](hid_t f) {
+          for (const RankField& field : kRankFields) {
+            if (field.read_with && marks.count(field.read_with)) {
+              REQUIRE(H5Ldelete(f, (std::string("ranks/") + field.name).c_str(), H5P_DEFAULT) >= 0);
+            }
+          }
+        },
+        false);
+    return read_result_file(path);
+  };
+  const std::set<std::string> later{kSince13Applied, kSince12Affinity, kSince12Gpu};
+  SECTION("schema 1.1: no column of 1.2 or 1.3, each the record's default") {
+    const RunRecord back = without(later);
+    std::set<std::string> every, since;  // the columns of every file, and the later ones
+    for (const RankField& field : kRankFields) (field.read_with ? since : every).insert(field.name);
+    CHECK(differing_fields(back.ranks[1], run.ranks[1], since).empty());
+    CHECK(differing_fields(back.ranks[1], RankRecord{}, every).empty());
+  }
+  SECTION("a set's first column missing: the set is not read") {
+    const RunRecord back = without({kSince12Affinity});
+    CHECK(back.ranks[1].clock_shared == RankRecord{}.clock_shared);
+    CHECK(back.ranks[1].cpu_affinity.empty());
+    CHECK(back.ranks[1].telemetry == run.ranks[1].telemetry);
+  }
+  fs::remove(path);
+}
