@@ -3,6 +3,7 @@
 wrote with h5py, independently of gpuscale's own reader."""
 import ctypes
 import fcntl
+import json
 import os
 import subprocess
 import tempfile
@@ -20,13 +21,22 @@ ENV.update({
     "OPENBLAS_NUM_THREADS": "1",
 })
 
-SMALL_CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 4
-threads = 1
 
+def _toml(value):
+    """A Python value as TOML writes it: a string quoted, a boolean lower case, a number as it is."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+def preamble(backend="cpu", **defaults):
+    """The head of a test's config: a newline (the configs start with one), then the [defaults] table: `backend`
+    and each of `defaults` in the order given, one `key = value` line each (warmup=1, reps=3, threads=1,
+    comm="auto"). The experiments that follow start with a newline: the blank line before [[experiment]]."""
+    return "\n[defaults]\n" + "".join(f"{k} = {_toml(v)}\n" for k, v in {"backend": backend, **defaults}.items())
+
+
+SMALL_CONFIG = preamble(warmup=1, reps=4, threads=1) + """
 [[experiment]]
 name = "small"
 workload = "gemm"
@@ -37,15 +47,10 @@ modes = ["serial", "parallel"]
 """
 
 
-def slow_config(ops, defaults=""):
+def slow_config(ops, **defaults):
     """A gemm of 512 (fp64, parallel, 3 reps, no warm-up) on the CPU backend, one case per entry of `ops`: an op
-    takes milliseconds, 150 of them a second or more on 2 cores. `defaults`: more lines of [defaults]."""
-    return f"""
-[defaults]
-backend = "cpu"
-warmup = 0
-reps = 3
-{defaults}
+    takes milliseconds, 150 of them a second or more on 2 cores. `defaults`: more keys of [defaults]."""
+    return preamble(warmup=0, reps=3, **defaults) + f"""
 [[experiment]]
 name = "slow"
 workload = "gemm"

@@ -8,20 +8,14 @@ import re
 import shutil
 import unittest
 
-from common import InputErrorTest, ScratchTest, gpuscale, mpirun, stretch_samples
+from common import InputErrorTest, ScratchTest, gpuscale, mpirun, preamble, stretch_samples
 
 SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 
 # One rank; 21 samples of about 10 ms: each median's interval then leaves
 # out the 4 smallest and largest, so a few samples slowed by other work on
 # the machine do not widen it.
-GEMM = """
-[defaults]
-backend = "cpu"
-warmup = 2
-reps = 21
-threads = 1
-
+GEMM = preamble(warmup=2, reps=21, threads=1) + """
 [[experiment]]
 name = "gemm"
 workload = "gemm"
@@ -95,11 +89,7 @@ class DefaultConfig(ScratchTest):
 
 class OfVendor(ScratchTest):
     """A kernel ladder as the CPU backend has one: the naive loop next to OpenBLAS, each the other's reference."""
-    LADDER = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 5
+    LADDER = preamble(warmup=1, reps=5) + """
 [[experiment]]
 name = "ladder"
 workload = "gemm"
@@ -210,13 +200,7 @@ class Baseline(ScratchTest):
         self.assertRegex(r.stdout, r"\n1\s+gemm\s+parallel\s+-\s+\S+ ms\s+-\s+not in baseline\n")
 
 
-LIMITS = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 7
-threads = 1
-
+LIMITS = preamble(warmup=1, reps=7, threads=1) + """
 [[experiment]]
 name = "accept"
 workload = "gemm"

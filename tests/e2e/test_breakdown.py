@@ -12,16 +12,11 @@ import unittest
 import h5py
 import numpy as np
 
-from common import InputErrorTest, SharedRunTest, gpuscale, s
+from common import InputErrorTest, SharedRunTest, gpuscale, preamble, s
 
 # Samples of about a millisecond; scope inter-node cannot run on one node (skipped, so no breakdown); scope world
 # is one group, so it has no serial case.
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 2
-reps = 15
-
+CONFIG = preamble(warmup=2, reps=15) + """
 [[experiment]]
 name = "dp"
 workload = "dp_step"

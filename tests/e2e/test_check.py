@@ -5,7 +5,7 @@ import os
 import shutil
 import unittest
 
-from common import InputErrorTest, SharedRunTest, gpuscale, rewrite_digest, set_durations
+from common import InputErrorTest, SharedRunTest, gpuscale, preamble, rewrite_digest, set_durations
 
 SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 QUICK = os.path.join(SOURCE, "configs", "quick.toml")
@@ -114,10 +114,7 @@ class QuickTier(SharedRunTest):
 
 
 class BadLimits(InputErrorTest):
-    CONFIG = """
-[defaults]
-backend = "cpu"
-
+    CONFIG = preamble() + """
 [defaults.expect]
 max_slowest_ratio = 1.5
 {limit}

@@ -14,18 +14,13 @@ import unittest
 import h5py
 import numpy as np
 
-from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, ScratchTest, gpuscale, mpirun, rank_pids,
-                    read_until)
+from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, ScratchTest, gpuscale, mpirun, preamble,
+                    rank_pids, read_until)
 
 OPS = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv", "pairs"]
 SIZE = {"fp32": 4, "fp64": 8, "fp16": 2, "bf16": 2}
 
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 3
-
+CONFIG = preamble(warmup=1, reps=3) + """
 [[experiment]]
 name = "sweep"
 workload = "collective"
@@ -261,13 +256,7 @@ class OldFiles(ScratchTest):
         self.assertIn("speedup", rows[1])
 
 
-HANG_CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 0
-reps = 5
-timeout = 4
-
+HANG_CONFIG = preamble(warmup=0, reps=5, timeout=4) + """
 [[experiment]]
 name = "hang"
 workload = "collective"

@@ -53,20 +53,14 @@ import unittest
 import h5py
 import numpy as np
 
-from common import ENV, GPUSCALE, ScratchTest, mpirun
+from common import ENV, GPUSCALE, ScratchTest, mpirun, preamble
 
 TOOLS = os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "tools")
 PLOT = os.path.join(TOOLS, "gpuscale-plot")
 sys.path.insert(0, TOOLS)
 import gpuscale_data  # noqa: E402
 
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 4
-threads = 1
-
+CONFIG = preamble(warmup=1, reps=4, threads=1) + """
 [[experiment]]
 name = "gemm"
 workload = "gemm"

@@ -11,17 +11,12 @@ import unittest
 
 import h5py
 
-from common import SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, run_and_hit, s, slow_config
+from common import SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, preamble, run_and_hit, s, slow_config
 
 SLOW_CONFIG = slow_config([1, 2, 150, 151, 152, 153, 154, 155])
 
 # 30 small cases: about 210 KB of records on 2 ranks.
-MANY_CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 20
-
+MANY_CONFIG = preamble(warmup=1, reps=20) + """
 [[experiment]]
 name = "many"
 workload = "gemm"

@@ -9,18 +9,13 @@ import unittest
 import h5py
 import numpy as np
 
-from common import InputErrorTest, SharedRunTest, gpuscale, s
+from common import InputErrorTest, SharedRunTest, gpuscale, preamble, s
 
 SOURCE = os.environ["GPUSCALE_SOURCE_DIR"]
 
 # 4 layers of 64 x 64 fp32: 16 KiB of gradient each, so buckets of 32 KiB
 # hold 2 layers: 2 allreduces per step.
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 3
-
+CONFIG = preamble(warmup=1, reps=3) + """
 [[experiment]]
 name = "dp"
 workload = "dp_step"

@@ -6,14 +6,9 @@ import unittest
 import h5py
 import numpy as np
 
-from common import InputErrorTest, SharedRunTest, gpuscale, s
+from common import InputErrorTest, SharedRunTest, gpuscale, preamble, s
 
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 3
-
+CONFIG = preamble(warmup=1, reps=3) + """
 [[experiment]]
 name = "triad"
 workload = "elementwise"
@@ -24,10 +19,7 @@ threads = [1, 2]
 modes = ["serial", "parallel"]
 """
 
-BAD = """
-[defaults]
-backend = "cpu"
-
+BAD = preamble() + """
 [[experiment]]
 name = "bad"
 workload = "elementwise"

@@ -12,17 +12,11 @@ import unittest
 
 import h5py
 
-from common import ScratchTest, gpuscale, mpirun
+from common import ScratchTest, gpuscale, mpirun, preamble
 
 SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 
-PROBE = """
-[defaults]
-backend = "cuda"
-warmup = 0
-warmup_s = 0
-reps = 1
-
+PROBE = preamble(backend="cuda", warmup=0, warmup_s=0, reps=1) + """
 [[experiment]]
 name = "probe"
 workload = "gemm"

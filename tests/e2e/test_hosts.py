@@ -13,17 +13,11 @@ import h5py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hosts  # noqa: E402
-from common import ENV, GPUSCALE, ScratchTest, gpuscale, mpirun, read_until  # noqa: E402
+from common import ENV, GPUSCALE, ScratchTest, gpuscale, mpirun, preamble, read_until  # noqa: E402
 
 HOSTS = None  # the hosts.Hosts of this run, set by use()
 
-TINY_GEMM = """
-[defaults]
-backend = "cpu"
-warmup = 0
-reps = 2
-threads = 1
-
+TINY_GEMM = preamble(warmup=0, reps=2, threads=1) + """
 [[experiment]]
 name = "tiny"
 workload = "gemm"
@@ -31,14 +25,7 @@ size = 32
 modes = ["parallel"]
 """
 
-COLLECTIVE = """
-[defaults]
-backend = "cpu"
-comm = "auto"
-warmup = 1
-reps = 3
-threads = 1
-
+COLLECTIVE = preamble(comm="auto", warmup=1, reps=3, threads=1) + """
 [[experiment]]
 name = "coll"
 workload = "collective"
@@ -183,13 +170,7 @@ class AcrossHosts(ScratchTest):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 
-LINK_CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 200
-timeout = 10
-
+LINK_CONFIG = preamble(warmup=1, reps=200, timeout=10) + """
 [[experiment]]
 name = "link"
 workload = "collective"
@@ -201,12 +182,7 @@ modes = ["parallel"]
 """
 LINK_TIMEOUT = 10
 
-CLOCK_CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 0
-reps = 2
-
+CLOCK_CONFIG = preamble(warmup=0, reps=2) + """
 [[experiment]]
 name = "clock"
 workload = "gemm"

@@ -16,7 +16,7 @@ from common import (ENV, GPUSCALE, MPIEXEC, ScratchTest, gpuscale, locked, rank_
                     wait_for_ranks)
 
 # Three quick cases, then ones of many seconds: the run is in its fourth case while the test reads the file.
-CONFIG = slow_config([1, 2, 3, 1000, 1001, 1002, 1003, 1004], "timeout = 600")
+CONFIG = slow_config([1, 2, 3, 1000, 1001, 1002, 1003, 1004], timeout=600)
 
 
 class Live(ScratchTest):

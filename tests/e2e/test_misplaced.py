@@ -8,16 +8,10 @@ import unittest
 import h5py
 import numpy as np
 
-from common import SharedRunTest, digest, gpuscale, s
+from common import SharedRunTest, digest, gpuscale, preamble, s
 
 # 1200 reps of 2 ranks: 19 KiB per sample dataset, past the 16 KiB kept in the object header: one chunk each.
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 1200
-threads = 1
-
+CONFIG = preamble(warmup=1, reps=1200, threads=1) + """
 [[experiment]]
 name = "mm"
 workload = "gemm"

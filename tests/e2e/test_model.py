@@ -8,15 +8,9 @@ import json
 import os
 import unittest
 
-from common import InputErrorTest, ScratchTest, gpuscale, mpirun
+from common import InputErrorTest, ScratchTest, gpuscale, mpirun, preamble
 
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 5
-threads = 1
-
+CONFIG = preamble(warmup=1, reps=5, threads=1) + """
 [[experiment]]
 name = "gemm"
 workload = "gemm"

@@ -10,14 +10,9 @@ import unittest
 import h5py
 import numpy as np
 
-from common import InputErrorTest, SharedRunTest, gpuscale, s
+from common import InputErrorTest, SharedRunTest, gpuscale, preamble, s
 
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 3
-
+CONFIG = preamble(warmup=1, reps=3) + """
 [[experiment]]
 name = "p2p"
 workload = "p2p"

@@ -19,7 +19,7 @@ from common import ENV, GPUSCALE, LAUNCHER, MPIEXEC, ScratchTest, gpuscale, rank
 # sure there.
 SIGTERM_EXITS = {"openmpi": (1,), "hydra": (143, 0)}
 
-SLOW_CONFIG = slow_config([1, 2, 200, 201, 202, 203, 204, 205], "timeout = 120")
+SLOW_CONFIG = slow_config([1, 2, 200, 201, 202, 203, 204, 205], timeout=120)
 
 
 

@@ -8,16 +8,11 @@ import unittest
 import h5py
 import numpy as np
 
-from common import InputErrorTest, SharedRunTest, gpuscale, s
+from common import InputErrorTest, SharedRunTest, gpuscale, preamble, s
 
 SOURCE = os.environ["GPUSCALE_SOURCE_DIR"]
 
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 3
-
+CONFIG = preamble(warmup=1, reps=3) + """
 [[experiment]]
 name = "pipeline"
 workload = "pipeline"

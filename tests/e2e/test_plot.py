@@ -19,7 +19,7 @@ except ImportError as e:
     sys.exit(f"e2e.plot: the Python module {e.name} is missing: run scripts/install-deps.sh "
              "(python3-h5py, python3-numpy, python3-pandas, python3-matplotlib)")
 
-from common import ScratchTest, gpuscale, mpirun, run, s, set_durations
+from common import ScratchTest, gpuscale, mpirun, preamble, run, s, set_durations
 
 TOOLS = os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "tools")
 PLOT = os.path.join(TOOLS, "gpuscale-plot")
@@ -28,12 +28,7 @@ import gpuscale_data  # noqa: E402
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
-GEMM = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 7
-
+GEMM = preamble(warmup=1, reps=7) + """
 [[experiment]]
 name = "gemm"
 workload = "gemm"
@@ -44,12 +39,7 @@ modes = ["serial", "parallel"]
 """
 
 # Collectives for the bandwidth figure, a pipeline for phases, and a case this job cannot run (skipped).
-MIXED = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 7
-
+MIXED = preamble(warmup=1, reps=7) + """
 [[experiment]]
 name = "coll"
 workload = "collective"
@@ -79,12 +69,7 @@ modes = ["parallel"]
 """
 
 # Long enough samples (about 10 ms) that a rank sharing its core gets its share of it in every one.
-STRAGGLER = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 7
-
+STRAGGLER = preamble(warmup=1, reps=7) + """
 [[experiment]]
 name = "gemm"
 workload = "gemm"

@@ -21,7 +21,7 @@ import h5py
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hosts  # noqa: E402
 import slurm  # noqa: E402
-from common import GPUSCALE, LAUNCHER, MPIEXEC, s  # noqa: E402
+from common import GPUSCALE, LAUNCHER, MPIEXEC, preamble, s  # noqa: E402
 
 SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR") or os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__))))
@@ -33,12 +33,7 @@ MPIRUN = os.path.join(JOBS, "local", "mpirun.sh")
 GPUSCALE_ABS = os.path.realpath(GPUSCALE) if os.path.sep in GPUSCALE else shutil.which(GPUSCALE)
 
 # No `threads`: the job's CPUs decide (SLURM_CPUS_PER_TASK).
-TINY = """
-[defaults]
-backend = "cpu"
-warmup = 0
-reps = 2
-
+TINY = preamble(warmup=0, reps=2) + """
 [[experiment]]
 name = "tiny"
 workload = "gemm"

@@ -15,19 +15,13 @@ import unittest
 import h5py
 import numpy as np
 
-from common import SharedRunTest, gpuscale, mpirun, run, s, set_durations
+from common import SharedRunTest, gpuscale, mpirun, preamble, run, s, set_durations
 
 TOOLS = os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "tools")
 sys.path.insert(0, TOOLS)
 import gpuscale_data  # noqa: E402
 
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 8
-threads = 1
-
+CONFIG = preamble(warmup=1, reps=8, threads=1) + """
 [[experiment]]
 name = "coll"
 workload = "collective"

@@ -6,14 +6,9 @@ import unittest
 import h5py
 import numpy as np
 
-from common import SharedRunTest, gpuscale, s
+from common import SharedRunTest, gpuscale, preamble, s
 
-CONFIG = """
-[defaults]
-backend = "cpu"
-warmup = 1
-reps = 5
-
+CONFIG = preamble(warmup=1, reps=5) + """
 [[experiment]]
 name = "copies"
 workload = "copy"
