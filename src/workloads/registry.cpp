@@ -12,6 +12,7 @@
 #include "workloads/dp_step.hpp"
 #include "workloads/elementwise.hpp"
 #include "workloads/gemm.hpp"
+#include "workloads/gemv.hpp"
 #include "workloads/p2p.hpp"
 #include "workloads/pipeline.hpp"
 #include "workloads/workload.hpp"
@@ -29,6 +30,7 @@ const std::vector<const WorkloadType*>& workload_registry() {
       &distributed_gemm_type(),
       &dp_step_type(),
       &p2p_type(),
+      &gemv_type(),
   };
   return types;
 }
