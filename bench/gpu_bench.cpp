@@ -373,9 +373,9 @@ bool compare(Runner& runner, const Case& c, const std::string& what, double work
     }
     bare.insert(bare.end(), b.begin(), b.end());
     const CaseRecord rec = runner.run(c);
-    if (rec.status != "ok") {
+    if (rec.status != CaseStatus::ok) {
       std::fprintf(stderr, "gpu_bench: %s: harness case %s (error %.3g, tolerance %.3g)\n", what.c_str(),
-                   rec.status.c_str(), rec.verify_error.empty() ? NAN : rec.verify_error[0], rec.verify_tolerance);
+                   status_name(rec.status), rec.verify_error.empty() ? NAN : rec.verify_error[0], rec.verify_tolerance);
       return false;
     }
     const double rec_work = flops ? rec.flops_per_sample : rec.bytes_per_sample;

@@ -153,8 +153,8 @@ Row measure(Runner& runner, const MpiCommunicator& world, const std::string& op_
     bare.insert(bare.end(), b.begin(), b.end());
     const CaseRecord rec = runner.run(c);
     if (!root) continue;  // rank 0 holds the gathered record
-    if (rec.status != "ok") {
-      std::fprintf(stderr, "%s: harness case %s %s\n", row.what.c_str(), rec.status.c_str(),
+    if (rec.status != CaseStatus::ok) {
+      std::fprintf(stderr, "%s: harness case %s %s\n", row.what.c_str(), status_name(rec.status),
                    rec.status_reason.c_str());
       row.failed = true;
       continue;  // every rank runs every round: the others do not see this record

@@ -56,7 +56,7 @@ ReportRow case_row(const CaseRecord& rec, const std::vector<RankRecord>& ranks) 
 
 // The progress line of a finished case.
 std::string summary_line(const CaseRecord& rec, const ReportRow& r) {
-  if (rec.status == "skipped") return "skipped: " + rec.status_reason;
+  if (rec.status == CaseStatus::skipped) return "skipped: " + rec.status_reason;
   std::string s;
   if (r.op_time_s) {  // a transfer's headline, as the table prints it: the time of one operation and its bandwidths
     s = "op time " + format_seconds(*r.op_time_s) + ", algbw " + format_sig3(*r.algbw_gbps) + " GB/s, busbw " +
@@ -69,7 +69,7 @@ std::string summary_line(const CaseRecord& rec, const ReportRow& r) {
   }
   if (r.ranks > 1) s += ", slowest rank " + std::to_string(r.slowest_rank) + format_number(" %.2fx", r.slowest_ratio);
   for (const auto& f : r.flags) s += "; " + f;  // ran cold, throttled, clocks low
-  if (rec.status == "ok") return s + ", verified";
+  if (rec.status == CaseStatus::ok) return s + ", verified";
   if (!rec.scope.empty()) return s + ", VERIFICATION FAILED (" + std::to_string(r.wrong_elements) + " wrong elements)";
   return s + ", VERIFICATION FAILED (max error " + std::to_string(r.max_verify_error) + ")";
 }
@@ -407,7 +407,7 @@ int PlanRun::run_cases() {
       std::fflush(stdout);
     }
     CaseRecord rec = runner.run(c);
-    if (rec.status == "verify-failed") ++failed;
+    if (rec.status == CaseStatus::verify_failed) ++failed;
     // The other ranks wait in the next stop_all while rank 0 writes the case: a rank cut off there ends too.
     watchdog_.arm("rank 0's write of " + c.numbered(p_.plan.size()),
                   timeout.write_s(static_cast<double>(planned_bytes(c, comm_.size(), 14))),

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,10 +78,28 @@ constexpr const char* kTelemetryTable = "telemetry";
 // sample, phase (an index into the levels "names"), start, end (common clock).
 constexpr const char* kPhasesTable = "phases";
 
+// How a case ended: an enum in memory, its name in the file and wherever it is printed.
+enum class CaseStatus { ok, verify_failed, skipped };
+inline const char* status_name(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::ok: return "ok";
+    case CaseStatus::verify_failed: return "verify-failed";
+    case CaseStatus::skipped: return "skipped";
+  }
+  return "?";
+}
+// The status of a name as status_name writes it; none for another text.
+inline std::optional<CaseStatus> parse_status(const std::string& s) {
+  for (CaseStatus c : {CaseStatus::ok, CaseStatus::verify_failed, CaseStatus::skipped}) {
+    if (s == status_name(c)) return c;
+  }
+  return std::nullopt;
+}
+
 struct CaseRecord {
   std::size_t index = 0;
   std::string experiment, workload, mode, backend;
-  std::string status;         // "ok" | "verify-failed" | "skipped"
+  CaseStatus status = CaseStatus::ok;
   std::string status_reason;  // why it was skipped ("" otherwise)
   std::string note;           // what the workload says about how it ran here ("" if nothing)
   int ranks = 1, nodes = 1, reps = 0, warmup = 0;

@@ -515,10 +515,10 @@ void read_case_attrs(hid_t id, const std::string& name, const std::string& where
     throw ReadError(where + ": attribute 'mode' is '" + c.mode + "', neither serial nor parallel");
   }
   c.backend = h5::read_string_attr(id, "backend");
-  c.status = h5::read_string_attr(id, "status");
-  if (c.status != "ok" && c.status != "verify-failed" && c.status != "skipped") {
-    throw ReadError(where + ": attribute 'status' is '" + c.status + "', not ok, verify-failed or skipped");
-  }
+  const std::string status = h5::read_string_attr(id, "status");
+  const std::optional<CaseStatus> parsed = parse_status(status);
+  if (!parsed) throw ReadError(where + ": attribute 'status' is '" + status + "', not ok, verify-failed or skipped");
+  c.status = *parsed;
   if (h5::has_attr(id, "status_reason")) c.status_reason = h5::read_string_attr(id, "status_reason");
   c.note = h5::read_string_attr(id, "note");
   const auto n = static_cast<std::int64_t>(run.ranks.size());
@@ -637,7 +637,7 @@ void read_case(hid_t cases, const std::string& name, const RunRecord& run, CaseR
   read_parameters(id, where, c);
   read_expect(id, where, c);
   read_scope(id, where, c, digests);
-  if (c.status == "skipped") {  // nothing ran: no samples
+  if (c.status == CaseStatus::skipped) {  // nothing ran: no samples
     c.reps = 0;
     for (auto m : {&CaseRecord::device_time_s, &CaseRecord::enqueue_s, &CaseRecord::wall_start_s,
                    &CaseRecord::wall_end_s}) {

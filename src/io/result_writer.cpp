@@ -142,7 +142,7 @@ void write_case_attrs(hid_t id, const CaseRecord& c) {
   h5::write_attr(id, "workload", c.workload);
   h5::write_attr(id, "mode", c.mode);
   h5::write_attr(id, "backend", c.backend);
-  h5::write_attr(id, "status", c.status);
+  h5::write_attr(id, "status", std::string(status_name(c.status)));
   h5::write_attr(id, "status_reason", c.status_reason);
   h5::write_attr(id, "note", c.note);
   h5::write_attr(id, "ranks", static_cast<std::int64_t>(c.ranks));
@@ -445,7 +445,7 @@ void ResultWriter::write_case(const CaseRecord& c) {
   H5Id g = h5::create_group(cases_.get(), case_group_name(c.index));
   const hid_t id = g.get();
   write_case_attrs(id, c);
-  if (c.status != "skipped") {  // a skipped case ran nothing: no samples
+  if (c.status != CaseStatus::skipped) {  // a skipped case ran nothing: no samples
     write_samples(id, c);
     for (const auto& t : c.tables) {
       if (t.rows() > 0) write_table(id, t);  // a table without rows says nothing: left out, as merge_rank_tables does

@@ -259,7 +259,7 @@ std::vector<Measured> measured_cases(const std::vector<std::pair<std::string, Ru
     for (const auto& c : run.cases) {
       const Params params = typed_params(c.workload, c.params);  // booleans as the schema types them
       add_case(c, params, m);
-      if (c.status != "ok" || c.reps == 0) continue;
+      if (c.status != CaseStatus::ok || c.reps == 0) continue;
       Case k{c.index, c.experiment, c.workload, c.mode, params, {}};
       try {
         ms.push_back({&run, &c, path + " case " + std::to_string(c.index + 1), case_work(k, job_of(run)),

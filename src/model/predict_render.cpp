@@ -39,7 +39,7 @@ std::vector<std::string> cells_of(const PredictRow& r, bool against) {
     cells.push_back(r.speedup ? format_sig3(*r.speedup) + "x" : "");
   }
   if (against) {
-    const bool ran = r.measured && r.measured->status != "skipped";
+    const bool ran = r.measured && r.measured->status != CaseStatus::skipped;
     cells.push_back(ran ? format_seconds(measured_time(r)) : r.measured ? "skipped" : "not run");
     cells.push_back(r.error ? format_number("%.1f%%", 100.0 * *r.error) : "");
   }
@@ -173,8 +173,8 @@ void prediction_json(const PredictRow& r, json& o) {
 void measured_json(const PredictRow& r, json& o) {
   if (!r.measured) return;
   const ReportRow& m = *r.measured;
-  o["measured_status"] = m.status;
-  if (m.status == "skipped") return;
+  o["measured_status"] = status_name(m.status);
+  if (m.status == CaseStatus::skipped) return;
   o["measured_median_s"] = m.median_s;
   if (m.op_time_s) o["measured_op_time_s"] = *m.op_time_s;
   if (m.busbw_gbps) o["measured_busbw_gbps"] = *m.busbw_gbps;

@@ -60,7 +60,7 @@ void add_measured(std::vector<PredictRow>& rows, const std::vector<ReportRow>& m
     if (it == by_case.end()) continue;
     const ReportRow& r = *it->second;
     row.measured = r;
-    if (!row.p.predicted() || r.status == "skipped") continue;
+    if (!row.p.predicted() || r.status == CaseStatus::skipped) continue;
     const bool op = row.p.op_time_s && r.op_time_s;
     const double m = op ? *r.op_time_s : r.median_s, p = op ? *row.p.op_time_s : row.p.median_s;
     if (m > 0) row.error = std::fabs(m - p) / m;

@@ -37,7 +37,7 @@ void not_found(const ReportRow& r, const std::vector<ReportRow>& base, BaselineC
 
 void compare(ReportRow& r, const ReportRow& old, BaselineComparison& b) {
   b.case_index = old.case_index;
-  if (old.status == "skipped") {
+  if (old.status == CaseStatus::skipped) {
     b.verdict = "skipped in baseline";
     return;
   }
@@ -54,7 +54,7 @@ void compare(ReportRow& r, const ReportRow& old, BaselineComparison& b) {
 void compare_with_baseline(std::vector<ReportRow>& rows, const std::vector<ReportRow>& base,
                            const std::string& base_path) {
   for (auto& r : rows) {
-    if (r.status == "skipped") continue;
+    if (r.status == CaseStatus::skipped) continue;
     BaselineComparison b;
     b.file = base_path;
     const auto old = std::find_if(base.begin(), base.end(), [&](const ReportRow& o) { return same_case(r, o); });

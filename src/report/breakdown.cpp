@@ -241,7 +241,7 @@ class SampleParts {
 
 std::optional<Breakdown> measured_breakdown(const CaseRecord& c, double total_s) {
   const std::size_t n = static_cast<std::size_t>(c.ranks) * static_cast<std::size_t>(c.reps);
-  if (c.status == "skipped" || c.reps <= 0 || c.ranks <= 0 || c.wall_start_s.size() != n ||
+  if (c.status == CaseStatus::skipped || c.reps <= 0 || c.ranks <= 0 || c.wall_start_s.size() != n ||
       c.wall_end_s.size() != n || c.device_time_s.size() != n) {
     return std::nullopt;
   }
@@ -252,7 +252,7 @@ std::optional<Breakdown> measured_breakdown(const CaseRecord& c, double total_s)
 
 std::optional<Breakdown> measured_breakdown(const CaseRecord& c) {
   const std::size_t n = static_cast<std::size_t>(c.ranks) * static_cast<std::size_t>(c.reps);
-  if (c.status == "skipped" || c.reps <= 0 || c.ranks <= 0 || c.wall_start_s.size() != n ||
+  if (c.status == CaseStatus::skipped || c.reps <= 0 || c.ranks <= 0 || c.wall_start_s.size() != n ||
       c.wall_end_s.size() != n) {
     return std::nullopt;
   }

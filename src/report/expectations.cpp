@@ -57,8 +57,8 @@ LimitCheck verified_check(const ReportRow& r) {
   c.case_index = r.case_index;
   c.label = label_of(r);
   c.limit = kVerified;
-  c.holds = r.status == "ok";
-  if (r.status == "skipped") {
+  c.holds = r.status == CaseStatus::ok;
+  if (r.status == CaseStatus::skipped) {
     c.not_applicable = "the case was skipped: " + r.status_reason;
   } else if (!c.holds) {
     c.why = "the case failed verification";
@@ -150,11 +150,11 @@ std::vector<LimitCheck> check_row(const ReportRow& r) {
     c.limit = limit;
     c.expected = expected;
     if (limit == "min_efficiency") c.not_applicable = efficiency_not_applicable(r);
-    if (r.status == "skipped") {
+    if (r.status == CaseStatus::skipped) {
       c.why = "the case was skipped: " + r.status_reason;
     } else {
       c.measured = measure(r, limit);
-      if (r.status != "ok") c.why = "the case failed verification";
+      if (r.status != CaseStatus::ok) c.why = "the case failed verification";
       else if (!c.measured && limit == "min_of_vendor") c.why = kNoVendor;
       else if (!c.measured) c.why = "not measured for this case";
       else c.holds = limit.rfind("max_", 0) == 0 ? *c.measured <= expected : *c.measured >= expected;

@@ -27,7 +27,7 @@ std::string count(std::size_t n) { return std::to_string(n); }
 // Strings from the file as RFC 4180 fields, control characters escaped; free text always in quotes.
 std::string quoted(const std::string& s) { return csv_field(s, true); }
 std::string field(const std::string& s) { return csv_field(s); }
-bool ran(const ReportRow& r) { return r.status != "skipped"; }
+bool ran(const ReportRow& r) { return r.status != CaseStatus::skipped; }
 std::string if_ran(const ReportRow& r, double v) { return ran(r) ? num(v) : ""; }
 
 std::string lo(const std::optional<Interval>& ci) { return ci ? num(ci->lo) : ""; }
@@ -73,7 +73,7 @@ std::vector<std::pair<std::string, Cell>> case_columns() {
       {"slowest_rank", [](const ReportRow& r) { return ran(r) ? std::to_string(r.slowest_rank) : ""; }},
       {"slowest_ratio", [](const ReportRow& r) { return if_ran(r, r.slowest_ratio); }},
       {"max_verify_error", [](const ReportRow& r) { return if_ran(r, r.max_verify_error); }},
-      {"status", [](const ReportRow& r) { return field(r.status); }},
+      {"status", [](const ReportRow& r) { return field(status_name(r.status)); }},
       {"scope", [](const ReportRow& r) { return field(r.scope); }},
       {"groups", [](const ReportRow& r) { return r.scope.empty() ? "" : std::to_string(r.groups); }},
       {"group_size", [](const ReportRow& r) { return r.scope.empty() ? "" : std::to_string(r.group_size); }},

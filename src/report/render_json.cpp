@@ -24,7 +24,7 @@ nlohmann::json json_identity(const ReportRow& r) {
   o["nodes"] = r.nodes;
   o["reps"] = r.reps;
   o["params"] = params_json<nlohmann::json>(r.params);
-  o["status"] = r.status;
+  o["status"] = status_name(r.status);
   if (!r.status_reason.empty()) o["status_reason"] = r.status_reason;
   if (!r.note.empty()) o["note"] = r.note;
   if (!r.flags.empty()) o["flags"] = r.flags;
@@ -34,7 +34,7 @@ nlohmann::json json_identity(const ReportRow& r) {
 
 // The numbers: absent rather than null where a row has none.
 void json_numbers(const ReportRow& r, nlohmann::json& o) {
-  if (r.status != "skipped") {  // a skipped case has no samples
+  if (r.status != CaseStatus::skipped) {  // a skipped case has no samples
     o["median_s"] = r.median_s;
     o["min_s"] = r.min_s;
     o["p95_s"] = r.p95_s;

@@ -16,7 +16,7 @@ std::string speedup_cell(const ReportRow& r, bool wide) {
 }
 
 std::string slowest_cell(const ReportRow& r) {
-  if (r.status == "skipped" || r.ranks < 2) return "-";
+  if (r.status == CaseStatus::skipped || r.ranks < 2) return "-";
   return "r" + std::to_string(r.slowest_rank) + format_number(" %.2fx", r.slowest_ratio);
 }
 
@@ -119,8 +119,8 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
     for (const auto& f : r.flags) add(c + f);
     for (const auto& n : r.notes) add(n);
     if (!r.phase_s.empty()) add(c + phase_note(r));
-    if (r.status == "skipped") add("skipped: " + c + r.status_reason);
-    if (r.status == "verify-failed" && !r.scope.empty()) {
+    if (r.status == CaseStatus::skipped) add("skipped: " + c + r.status_reason);
+    if (r.status == CaseStatus::verify_failed && !r.scope.empty()) {
       add("verify-failed: " + c + "up to " + std::to_string(r.wrong_elements) + " wrong element(s) on a rank");
     }
     if (r.speedup && !r.speedup_ci) {
@@ -131,7 +131,7 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
   return notes;
 }
 
-bool is_transfer(const ReportRow& r) { return r.busbw_gbps.has_value() || (!r.scope.empty() && r.status == "skipped"); }
+bool is_transfer(const ReportRow& r) { return r.busbw_gbps.has_value() || (!r.scope.empty() && r.status == CaseStatus::skipped); }
 
 // Every column in one table (report --wide).
 std::string wide_table(const std::vector<ReportRow>& rows) {
@@ -158,7 +158,7 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
   bool transfers = false;
   for (const auto& r : rows) {
     std::string label = r.params_label;
-    if (!r.scope.empty() && r.status != "skipped") {
+    if (!r.scope.empty() && r.status != CaseStatus::skipped) {
       label += " (" + std::to_string(r.groups) + "x" + std::to_string(r.group_size) + ")";
     }
     transfers = transfers || is_transfer(r);
@@ -166,7 +166,7 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
                      label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
                      format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
                      r.busbw_gbps ? format_sig3(*r.busbw_gbps) + " GB/s" : "-", op_time(r), speedup_cell(r, true),
-                     percent_cell(r.efficiency), slowest_cell(r), r.status});
+                     percent_cell(r.efficiency), slowest_cell(r), status_name(r.status)});
     for (std::size_t i = 0; i < heads.size(); ++i) {
       cells.back().insert(cells.back().begin() + kFigures + static_cast<std::ptrdiff_t>(i), figure_cell(r, heads[i]));
     }
@@ -230,7 +230,7 @@ void job_columns(const std::vector<const ReportRow*>& rows, BlockColumns& b) {
 void number_columns(const std::vector<const ReportRow*>& rows, BlockColumns& b) {
   auto column = [&](const std::string& head, auto cell) {
     b.numbers.push_back({head, {}, false});
-    for (const auto* r : rows) b.numbers.back().cells.push_back(r->status == "skipped" ? "-" : cell(*r));
+    for (const auto* r : rows) b.numbers.back().cells.push_back(r->status == CaseStatus::skipped ? "-" : cell(*r));
   };
   const bool transfers = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return is_transfer(*r); });
   const bool flops = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->gflops.has_value(); });
@@ -272,7 +272,7 @@ BlockColumns block_columns(const std::vector<const ReportRow*>& rows) {
   number_columns(rows, b);
   optional_columns(rows, b);
   b.status = {"status", {}, true};
-  for (const auto* r : rows) b.status.cells.push_back(r->status);
+  for (const auto* r : rows) b.status.cells.push_back(status_name(r->status));
   return b;
 }
 

@@ -277,7 +277,7 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, const RowSetting
   std::tie(r.node_ranks, r.node_cores) = most_crowded_node(run);
   const std::vector<std::int64_t> turn = turns_of(c);
   r.turns = turn.empty() ? 0 : static_cast<int>(*std::max_element(turn.begin(), turn.end()) + 1);
-  if (c.status == "skipped") {  // nothing ran
+  if (c.status == CaseStatus::skipped) {  // nothing ran
     r.median_s = r.min_s = r.p95_s = r.enqueue_median_s = std::nan("");
     return r;
   }
@@ -350,9 +350,9 @@ void relate_rows(std::vector<ReportRow>& rows) {
   // Pair each parallel row with the serial row of the same experiment,
   // parameters, ranks and nodes.
   for (auto& p : rows) {
-    if (p.mode != "parallel" || p.status == "skipped") continue;
+    if (p.mode != "parallel" || p.status == CaseStatus::skipped) continue;
     for (const auto& s : rows) {
-      if (s.mode == "serial" && s.status != "skipped" && s.name == p.name && s.params == p.params &&
+      if (s.mode == "serial" && s.status != CaseStatus::skipped && s.name == p.name && s.params == p.params &&
           s.ranks == p.ranks && s.nodes == p.nodes) {
         set_speedup(p, s, s.turns);
         break;

@@ -75,9 +75,9 @@ std::string render_side_by_side(const std::vector<RunRows>& runs) {
       const ReportRow* serial = serial_it == cell.end() ? nullptr : serial_it->second[0];
       for (const auto* r : cell[key_of(any)]) {
         if (!r) row.push_back("-");
-        else if (r->status == "skipped" || !std::isfinite(r->median_s)) row.push_back("skipped");
+        else if (r->status == CaseStatus::skipped || !std::isfinite(r->median_s)) row.push_back("skipped");
         else row.push_back(format_seconds(compared_time(*r).s) + scaling_cell(*r, serial) +
-                           (r->status != "ok" ? " " + r->status : ""));
+                           (r->status != CaseStatus::ok ? std::string(" ") + status_name(r->status) : ""));
       }
       rows.push_back(std::move(row));
     }

@@ -215,7 +215,7 @@ void Runner::finish_record(const Workload& w, const CaseContext& ctx, const Veri
     rec.op_bytes = comm_.gather(std::vector<double>{w.op_bytes()});
     rec.bus_factor = comm_.gather(std::vector<double>{w.bus_factor(ctx)});
   }
-  rec.status = comm_.any(!v.ok) ? "verify-failed" : "ok";
+  rec.status = comm_.any(!v.ok) ? CaseStatus::verify_failed : CaseStatus::ok;
 }
 
 CaseRecord Runner::run(const Case& c) {
@@ -233,7 +233,7 @@ CaseRecord Runner::run(const Case& c) {
   CaseRecord rec = start_record(c, ctx, s.warmup_s);
   rec.status_reason = first_reason(comm_, w->skip_reason(ctx));
   if (!rec.status_reason.empty()) {
-    rec.status = "skipped";
+    rec.status = CaseStatus::skipped;
     rec.reps = 0;
     return rec;
   }

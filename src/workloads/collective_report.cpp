@@ -50,7 +50,7 @@ std::vector<std::string> preamble(const ReportRow& r, const CollectiveParams& c)
 
 // A row's results: time (us), algbw, busbw, #wrong and the slowest rank's time (us), as nccl-tests words numbers.
 std::vector<std::string> results(const ReportRow& r) {
-  if (r.status == "skipped" || !r.op_time_s) return {"skipped", "-", "-", "-", "-"};
+  if (r.status == CaseStatus::skipped || !r.op_time_s) return {"skipped", "-", "-", "-", "-"};
   return {nccl_float(*r.op_time_s * 1e6, 7), nccl_float(*r.algbw_gbps, 6), nccl_float(*r.busbw_gbps, 6),
           std::to_string(r.wrong_elements), r.op_time_max_s ? nccl_float(*r.op_time_max_s * 1e6, 7) : "-"};
 }
@@ -105,7 +105,7 @@ std::string average_busbw(const Block& b) {
   double sum = 0;
   int n = 0;
   for (const auto* r : b.rows) {
-    if (r->status == "skipped" || !r->busbw_gbps) continue;
+    if (r->status == CaseStatus::skipped || !r->busbw_gbps) continue;
     sum += *r->busbw_gbps;
     ++n;
   }

@@ -14,7 +14,7 @@ struct GemmRow {
 std::vector<GemmRow> gemm_rows(std::vector<ReportRow>& rows) {
   std::vector<GemmRow> gemms;
   for (auto& r : rows) {
-    if (r.workload == "gemm" && r.status == "ok" && r.gflops && r.params.has("impl")) {
+    if (r.workload == "gemm" && r.status == CaseStatus::ok && r.gflops && r.params.has("impl")) {
       gemms.push_back({&r, r.params.get_string("impl") == "vendor", r.params.without({"impl", "ops"})});
     }
   }

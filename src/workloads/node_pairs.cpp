@@ -110,7 +110,7 @@ NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshol
 
 std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double threshold) {
   const CaseTable* pairs = find_table(c.tables, kPairsTable);
-  if (!is_sweep(c) || c.status == "skipped" || c.reps < 1 || !pairs) return std::nullopt;
+  if (!is_sweep(c) || c.status == CaseStatus::skipped || c.reps < 1 || !pairs) return std::nullopt;
   const auto pc = columns_of(*pairs, {{"round", ColumnType::integer}, {"node_a", ColumnType::integer},
                                       {"node_b", ColumnType::integer}, {"rank_a", ColumnType::integer},
                                       {"rank_b", ColumnType::integer}, {"host_a", ColumnType::text},

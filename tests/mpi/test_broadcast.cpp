@@ -140,7 +140,7 @@ TEST_CASE("the collective workload fills the root's recv with its data before th
     CHECK(probe->calls == 0);
   }
   if (comm.rank() != 0) return;
-  CHECK(rec.status == "ok");
+  CHECK(rec.status == CaseStatus::ok);
   CHECK(rec.wrong_elements == std::vector<std::int64_t>(comm.size(), 0));
 }
 
@@ -152,7 +152,7 @@ TEST_CASE("a broadcast that delivers nothing fails verification on every rank bu
   });
   const CaseRecord rec = rig.runner.run(broadcast_case(""));
   if (comm.rank() != 0) return;
-  CHECK(rec.status == "verify-failed");
+  CHECK(rec.status == CaseStatus::verify_failed);
   // The root's recv holds its own data from the preparation; every other rank's still holds the NaNs it started as.
   std::vector<std::int64_t> want(comm.size(), 12004 / 4);
   want[kCollRoot] = 0;

@@ -59,7 +59,7 @@ TEST_CASE("every op, dtype and in-place form verifies in scopes world and intra-
           ++cases;
           if (comm.rank() != 0) continue;
           INFO(keys);
-          CHECK(rec.status == "ok");
+          CHECK(rec.status == CaseStatus::ok);
           CHECK(rec.comm == "mpi");
           CHECK(rec.scope == scope);
           CHECK(rec.groups == 1);  // one node here: one group in both scopes
@@ -82,11 +82,11 @@ TEST_CASE("a shape the job cannot run is skipped by every rank with the reason",
   MpiCommunicator comm(MPI_COMM_WORLD);
   Rig rig(comm);
   const CaseRecord inter = rig.runner.run(collective_case("scope = \"inter-node\"", "parallel"));
-  CHECK(inter.status == "skipped");
+  CHECK(inter.status == CaseStatus::skipped);
   CHECK(inter.status_reason == "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node");
   CHECK(inter.device_time_s.empty());
   const CaseRecord tiny = rig.runner.run(collective_case("op = \"allgather\"\ndtype = \"fp64\"\nbytes = 8", "serial"));
-  CHECK(tiny.status == "skipped");
+  CHECK(tiny.status == CaseStatus::skipped);
   CHECK(tiny.status_reason ==
         "bytes = 8 is less than one fp64 element per rank of a group of " + std::to_string(comm.size()));
 }
@@ -99,7 +99,7 @@ TEST_CASE("a corrupted result fails verification with its count, and the file ke
   const CaseRecord rec = rig.runner.run(collective_case("op = \"allreduce\"\nbytes = 4096", "parallel"));
   const int n = comm.size();
   if (comm.rank() != 0) return;
-  CHECK(rec.status == "verify-failed");
+  CHECK(rec.status == CaseStatus::verify_failed);
   CHECK(rec.wrong_elements == std::vector<std::int64_t>(n, 1));
 
   const std::string path = "/tmp/gpuscale-mpi-test-" + std::to_string(getpid()) + ".h5";
@@ -115,7 +115,7 @@ TEST_CASE("a corrupted result fails verification with its count, and the file ke
   const RunRecord back = read_result_file(path);
   std::remove(path.c_str());
   REQUIRE(back.cases.size() == 1);
-  CHECK(back.cases[0].status == "verify-failed");
+  CHECK(back.cases[0].status == CaseStatus::verify_failed);
   CHECK(back.cases[0].wrong_elements == std::vector<std::int64_t>(n, 1));
   CHECK(back.cases[0].scope == "world");
   CHECK(back.cases[0].op_bytes == rec.op_bytes);
@@ -127,7 +127,7 @@ TEST_CASE("serial pairs take turns: one pair at a time", "[mpi][collective][mode
   const CaseRecord rec = rig.runner.run(collective_case("op = \"pairs\"\nbytes = 65536", "serial"));
   if (comm.rank() != 0) return;
   const int n = comm.size(), reps = 2;
-  CHECK(rec.status == "ok");
+  CHECK(rec.status == CaseStatus::ok);
   // Rank r pairs with r + n/2: pair p is ranks p and p + n/2, and pairs go in order.
   for (int r = 0; r < n; ++r) CHECK(rec.turn[r] == r % (n / 2));
   for (int r = 0; r < n; ++r) {

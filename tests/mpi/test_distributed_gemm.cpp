@@ -62,7 +62,7 @@ TEST_CASE("distributed_gemm verifies on 1, 2 and all ranks; the others sit it ou
       const CaseRecord rec = rig.runner.run(dg_case(g, overlap));
       if (comm.rank() != 0) continue;
       INFO("group_size " << g << " overlap " << overlap);
-      CHECK(rec.status == "ok");
+      CHECK(rec.status == CaseStatus::ok);
       REQUIRE(rec.group.size() == static_cast<std::size_t>(n));
       for (int r = 0; r < n; ++r) {
         CHECK(rec.group[r] == (r < g ? 0 : -1));
@@ -95,18 +95,18 @@ TEST_CASE("distributed_gemm: a group larger than the job is skipped, a wrong blo
   {
     DgRig<CpuDevice> rig(comm);
     const CaseRecord rec = rig.runner.run(dg_case(comm.size() + 1, true));
-    CHECK(rec.status == "skipped");
+    CHECK(rec.status == CaseStatus::skipped);
     CHECK(rec.status_reason == "group_size = " + std::to_string(comm.size() + 1) + " needs at least " +
                                    std::to_string(comm.size() + 1) + " ranks; this job has " +
                                    std::to_string(comm.size()));
     const CaseRecord odd = rig.runner.run(dg_case(2, true, 47));
-    CHECK(odd.status == "skipped");
+    CHECK(odd.status == CaseStatus::skipped);
     CHECK(odd.status_reason == "m = 47 and n = 47 must be multiples of the group's 2 ranks");
   }
   DgRig<WrongProductDevice> rig(comm);
   const CaseRecord rec = rig.runner.run(dg_case(2, true));
   if (comm.rank() == 0) {
-    CHECK(rec.status == "verify-failed");
+    CHECK(rec.status == CaseStatus::verify_failed);
     CHECK(rec.wrong_elements[0] == 2);  // entry (0, 0) of each of its 2 blocks
   }
 }
@@ -121,7 +121,7 @@ TEST_CASE("distributed_gemm phases: each ring transfer inside its block product 
     CHECK(rig.dev.timed_out == !overlap);
     if (comm.rank() != 0) continue;
     INFO("overlap = " << overlap);
-    CHECK(rec.status == "ok");
+    CHECK(rec.status == CaseStatus::ok);
     const testing::PhaseRows p = testing::phase_rows(rec);
     int overlapping = 0;
     for (std::size_t i = 0; i < p.size(); ++i) {

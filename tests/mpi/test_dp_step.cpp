@@ -129,7 +129,7 @@ TEST_CASE("a training step's reduced gradients verify in scopes world and intra-
           const CaseRecord rec = rig.runner.run(dp_case(keys, mode));
           if (comm.rank() != 0) continue;
           INFO(keys << "\nmode = " << mode);
-          CHECK(rec.status == "ok");
+          CHECK(rec.status == CaseStatus::ok);
           CHECK(rec.scope == scope);
           CHECK(rec.wrong_elements == std::vector<std::int64_t>(n, 0));
           CHECK(rec.verify_error == std::vector<double>(n, 0.0));
@@ -163,7 +163,7 @@ TEST_CASE("a corrupted reduced gradient fails verification with its count", "[mp
   const CaseRecord rec = rig.runner.run(dp_case("overlap = true", "parallel"));
   if (comm.rank() != 0) return;
   const int n = comm.size();
-  CHECK(rec.status == "verify-failed");
+  CHECK(rec.status == CaseStatus::verify_failed);
   // fp32: 2 buckets, one wrong value in each, on every rank.
   CHECK(rec.wrong_elements == std::vector<std::int64_t>(n, 2));
   CHECK(rec.verify_error == std::vector<double>(n, 2.0));
@@ -180,7 +180,7 @@ TEST_CASE("overlap = true reduces a bucket while the backward of the next layer 
     CHECK(rig.dev.timed_out == !overlap);
     if (comm.rank() != 0) continue;
     INFO("overlap = " << overlap);
-    CHECK(rec.status == "ok");
+    CHECK(rec.status == CaseStatus::ok);
     if (overlap) {
       // The first bucket's allreduce inside the next layer's backward, on every rank and sample.
       CHECK(overlapping_pairs(testing::phase_rows(rec)) >= comm.size() * 3);

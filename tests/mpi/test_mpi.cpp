@@ -134,7 +134,7 @@ TEST_CASE("serial mode: ranks take turns and rank r starts after rank r-1 ends",
   if (comm.rank() != 0) return;
   const int n = comm.size();
   REQUIRE(rec.device_time_s.size() == static_cast<std::size_t>(n * reps));
-  CHECK(rec.status == "ok");
+  CHECK(rec.status == CaseStatus::ok);
   for (int r = 1; r < n; ++r) {
     const double prev_end = rec.wall_end_s[(r - 1) * reps + reps - 1];
     const double first_start = rec.wall_start_s[r * reps];
@@ -211,7 +211,7 @@ TEST_CASE("warm-up runs at least `warmup` samples for at least `warmup_s`, and r
   CHECK(none.warmup_samples == std::vector<std::int64_t>(n, 0));
   CHECK(none.warmup_width == 0);
   CHECK(none.warmup_device_time_s.empty());
-  CHECK(none.status == "ok");
+  CHECK(none.status == CaseStatus::ok);
 }
 
 TEST_CASE("graph = true: the sample's work is recorded once and every sample replays it, verified", "[mpi][graph]") {
@@ -227,7 +227,7 @@ TEST_CASE("graph = true: the sample's work is recorded once and every sample rep
   CHECK(dev.eager_gemms == 0);  // and never again
   CHECK(dev.replays == 2 + 4);  // one replay per warm-up and timed sample
   if (comm.rank() == 0) {
-    CHECK(rec.status == "ok");
+    CHECK(rec.status == CaseStatus::ok);
     CHECK(rec.params.get_bool("graph"));
   }
 }
@@ -324,7 +324,7 @@ TEST_CASE("pipeline phases in the file: inside their sample, and overlapping exa
     CHECK(dev.timed_out == !overlap);
     if (comm.rank() != 0) continue;
     INFO("overlap = " << overlap);
-    CHECK(rec.status == "ok");
+    CHECK(rec.status == CaseStatus::ok);
     const testing::PhaseRows p = testing::phase_rows(rec);
     REQUIRE(p.names == std::vector<std::string>{"compute", "transfer"});
     REQUIRE(p.size() == static_cast<std::size_t>(comm.size() * 3 * 8));  // ranks x reps x (4 matmuls + 4 copies)

@@ -68,7 +68,7 @@ TEST_CASE("on one host the sweep is skipped, with local rank 0 alone in its grou
   const Case c = expand(parse_config(kSweep, "np.toml", {}, workload_schemas())).at(0);
   const CaseRecord rec = runner.run(c);
   if (comm.rank() != 0) return;
-  CHECK(rec.status == "skipped");
+  CHECK(rec.status == CaseStatus::skipped);
   CHECK(rec.status_reason == "scope node-pairs needs ranks on at least 2 nodes; this job runs on 1 node");
   CHECK(rec.scope == "node-pairs");
   CHECK(rec.groups == 1);

@@ -42,7 +42,7 @@ TEST_CASE("every pattern verifies in scopes world and intra-node, with the bytes
       const CaseRecord rec = rig.runner.run(p2p_case(keys, "parallel"));
       if (comm.rank() != 0) continue;
       INFO(keys);
-      CHECK(rec.status == "ok");
+      CHECK(rec.status == CaseStatus::ok);
       CHECK(rec.scope == scope);
       CHECK(rec.wrong_elements == std::vector<std::int64_t>(n, 0));
       const double op = pattern == "bw" ? 4100 : 2 * 4100;  // a round trip and an exchange carry it twice
@@ -60,7 +60,7 @@ TEST_CASE("serial pairs take turns, one pair at a time", "[mpi][p2p][modes]") {
   const CaseRecord rec = rig.runner.run(p2p_case("pattern = \"latency\"\nbytes = 64", "serial"));
   if (comm.rank() != 0) return;
   const int n = comm.size(), reps = 2;
-  CHECK(rec.status == "ok");
+  CHECK(rec.status == CaseStatus::ok);
   for (int r = 0; r < n; ++r) CHECK(rec.turn[r] == r % (n / 2));  // rank r pairs with r + n/2
   for (int r = 0; r < n; ++r) {
     for (int q = 0; q < n; ++q) {
@@ -79,7 +79,7 @@ TEST_CASE("a message that arrives changed fails verification, on the ranks that 
     const CaseRecord rec = rig.runner.run(p2p_case("pattern = \"" + pattern + "\"\nbytes = 64", "parallel"));
     if (comm.rank() != 0) continue;
     INFO(pattern);
-    CHECK(rec.status == "verify-failed");
+    CHECK(rec.status == CaseStatus::verify_failed);
     // Each rank receives: the message (latency, bibw; the upper half in bw) or the acknowledgement (bw, lower).
     CHECK(rec.wrong_elements == std::vector<std::int64_t>(comm.size(), 1));
   }

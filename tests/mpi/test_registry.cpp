@@ -67,12 +67,12 @@ TEST_CASE("every example of every workload verifies on every rank, or is skipped
     if (comm.rank() != 0) continue;
     const std::string skip = find_workload(c.workload).work(c.params, job).skip_reason;
     INFO("workload " << c.workload << ": " << c.label() << " on " << comm.size() << " ranks");
-    INFO(rec.status << (rec.status_reason.empty() ? "" : ": " + rec.status_reason));
+    INFO(status_name(rec.status) << (rec.status_reason.empty() ? "" : ": " + rec.status_reason));
     if (skip.empty()) {
-      CHECK(rec.status == "ok");
+      CHECK(rec.status == CaseStatus::ok);
       CHECK_FALSE(rec.device_time_s.empty());  // timed samples, of every rank that took part
     } else {
-      CHECK(rec.status == "skipped");
+      CHECK(rec.status == CaseStatus::skipped);
       CHECK(rec.status_reason == skip);
     }
   }

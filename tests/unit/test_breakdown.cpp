@@ -26,7 +26,7 @@ CaseRecord timed(const std::string& workload, const std::string& mode, const std
   c.workload = workload;
   c.mode = mode;
   c.backend = "cpu";
-  c.status = "ok";
+  c.status = CaseStatus::ok;
   c.ranks = static_cast<int>(timing.size());
   c.reps = reps;
   for (int r = 0; r < c.ranks; ++r) {
@@ -198,7 +198,7 @@ TEST_CASE("a skipped case has no breakdown: none in its row, its JSON or its CSV
   skipped.experiment = "x";
   skipped.workload = "gemm";
   skipped.mode = "parallel";
-  skipped.status = "skipped";
+  skipped.status = CaseStatus::skipped;
   skipped.status_reason = "needs 2 nodes";
   CHECK_FALSE(measured_breakdown(skipped));
   RunRecord run;
@@ -267,7 +267,7 @@ TEST_CASE("report --breakdown: the run, a block per experiment, a line per case 
   skipped.experiment = "y";
   skipped.workload = "collective";
   skipped.mode = "parallel";
-  skipped.status = "skipped";
+  skipped.status = CaseStatus::skipped;
   run.cases = {a, p, skipped};
   const std::string text = render_breakdown_report("f.h5", run, build_report(run));
   CHECK(fits_terminal(text));

@@ -49,7 +49,7 @@ CaseRecord sweep_case(int nodes, int per_node, int reps, const std::function<dou
   c.workload = "collective";
   c.mode = "parallel";
   c.backend = "cpu";
-  c.status = "ok";
+  c.status = CaseStatus::ok;
   c.ranks = nodes * per_node;
   c.nodes = nodes;
   c.reps = reps;

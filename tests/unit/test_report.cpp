@@ -26,7 +26,7 @@ CaseRecord timed_case(std::size_t index, const std::string& mode, int ranks, int
   c.workload = "gemm";
   c.mode = mode;
   c.backend = "cpu";
-  c.status = "ok";
+  c.status = CaseStatus::ok;
   c.ranks = ranks;
   c.reps = reps;
   c.params.set("reps", std::int64_t{reps});
@@ -491,7 +491,7 @@ TEST_CASE("a table too wide for 80 columns puts the varying parameters on a line
   RunRecord run;
   for (std::size_t i = 0; i < 2; ++i) {
     CaseRecord c = timed_case(i, "parallel", 2, 10, 0.01);
-    c.status = i ? "verify-failed" : "ok";
+    c.status = i ? CaseStatus::verify_failed : CaseStatus::ok;
     c.params.set("a_rather_long_parameter_name", std::string(i ? "one-long-value" : "another-long-value"));
     c.params.set("and_another_one", std::int64_t(1000000 + i));
     c.params.set("third_parameter", std::string(i ? "x" : "y"));
@@ -655,9 +655,9 @@ TEST_CASE("limits of [experiment.expect] are checked against each row they apply
 
   // A failed verification fails the case's check, and its limits; a skipped case has no result to verify, and
   // fails its limits; a max_ limit holds at or below.
-  run.cases[0].status = "skipped";
+  run.cases[0].status = CaseStatus::skipped;
   run.cases[0].status_reason = "needs 4 ranks";
-  run.cases[1].status = "verify-failed";
+  run.cases[1].status = CaseStatus::verify_failed;
   run.cases[1].wrong_elements = {0, 3};
   for (auto& c : run.cases) c.expect = {{"max_median_s", 10.0}};
   checks = check_expectations(report_no_stragglers(run));
@@ -678,7 +678,7 @@ TEST_CASE("limits of [experiment.expect] are checked against each row they apply
         "  verified: FAILED; the case failed verification: 3 wrong element(s) on a rank\n"
         "  max_median_s 10.0 s: FAILED, measured 150 ms; the case failed verification\n"
         "f.h5: check: 3 of 3 limit(s) of 2 case(s) FAILED; 1 not applicable\n");
-  run.cases[1].status = "ok";
+  run.cases[1].status = CaseStatus::ok;
   checks = check_expectations(report_no_stragglers(run));
   CHECK(checks[2].holds);
   CHECK(checks[3].holds);
@@ -810,7 +810,7 @@ TEST_CASE("our gemm kernels against the vendor library on the same problem: its 
     c.params.set("impl", std::string("vendor"));
     return c;
   }();
-  run.cases[8].status = "skipped";
+  run.cases[8].status = CaseStatus::skipped;
   run.cases[9].workload = "pipeline";
   auto rows = report_no_stragglers(run);
   REQUIRE(rows.size() == 10);
@@ -831,13 +831,13 @@ TEST_CASE("our gemm kernels against the vendor library on the same problem: its 
   }
 
   // A vendor result that failed its check is no reference: the next one is.
-  run.cases[2].status = "verify-failed";
+  run.cases[2].status = CaseStatus::verify_failed;
   CHECK(vendor_case(report_no_stragglers(run)[1]) == std::optional<double>(0));
   // Nor is a kernel's own failed result compared.
-  run.cases[2].status = "ok";
-  run.cases[1].status = "verify-failed";
+  run.cases[2].status = CaseStatus::ok;
+  run.cases[1].status = CaseStatus::verify_failed;
   CHECK_FALSE(report_no_stragglers(run)[1].figure_value("of_vendor"));
-  run.cases[1].status = "ok";
+  run.cases[1].status = CaseStatus::ok;
   // Nor is a vendor case whose ranks were spread over other nodes.
   run.cases[2].nodes = 2;
   CHECK(vendor_case(report_no_stragglers(run)[1]) == std::optional<double>(0));

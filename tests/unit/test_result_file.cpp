@@ -57,7 +57,7 @@ CaseRecord sample_case(std::size_t index, const std::string& mode) {
   c.workload = "gemm";
   c.mode = mode;
   c.backend = "cpu";
-  c.status = "ok";
+  c.status = CaseStatus::ok;
   c.ranks = 2;
   c.nodes = 1;
   c.reps = 3;

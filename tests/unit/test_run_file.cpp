@@ -64,7 +64,7 @@ CaseRecord a_case(std::size_t index, int reps = 3) {
   c.workload = "gemm";
   c.mode = "parallel";
   c.backend = "cpu";
-  c.status = "ok";
+  c.status = CaseStatus::ok;
   c.ranks = 2;
   c.reps = reps;
   c.params.set("reps", std::int64_t{reps});

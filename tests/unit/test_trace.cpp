@@ -40,7 +40,7 @@ CaseRecord known_case() {
   c.workload = "pipeline";
   c.mode = "parallel";
   c.backend = "cpu";
-  c.status = "ok";
+  c.status = CaseStatus::ok;
   c.ranks = 2;
   c.reps = 3;
   c.params.set("size", std::int64_t{512});
