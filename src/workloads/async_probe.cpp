@@ -5,6 +5,7 @@
 
 #include "device/ops/sum_squares.hpp"
 #include "workloads/gemm.hpp"
+#include "workloads/typed_workload.hpp"
 
 namespace gpuscale {
 
@@ -24,61 +25,64 @@ WorkloadSchema async_schema() {
   return s;
 }
 
-class AsyncType final : public WorkloadType {
+class AsyncType final : public TypedWorkloadType<AsyncProbeParams> {
  public:
-  const WorkloadSchema& schema() const override { return schema_; }
-  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<AsyncProbeWorkload>(p); }
+  AsyncType() : TypedWorkloadType(async_schema()) {}
+  AsyncProbeParams parse(const Params& p) const override { return AsyncProbeParams::from(p); }
   std::string unsupported(const Params& p, const RunTarget& target) const override;
-  // The operands' (the norm's few bytes left out).
-  MemoryNeed memory(const Params& p, bool) const override { return gemm_operands_memory(gemm_problem(p)); }
-  CaseWork work(const Params& p, const JobShape& job) const override;
   std::vector<Params> examples() const override {
-    return example_params(schema_, {"size = 80\nops = 3\nlog_norm = \"device\"",
-                                    "m = 40\nn = 90\nk = 20\nops = 2\nlog_norm = \"host\"\nsync = \"each\""});
+    return example_params(schema(), {"size = 80\nops = 3\nlog_norm = \"device\"",
+                                     "m = 40\nn = 90\nk = 20\nops = 2\nlog_norm = \"host\"\nsync = \"each\""});
   }
   Params small(const Params& p) const override { return gemm_small(p); }
 
  private:
-  WorkloadSchema schema_ = async_schema();
+  std::unique_ptr<Workload> make_for(const AsyncProbeParams& a) const override {
+    return std::make_unique<AsyncProbeWorkload>(a);
+  }
+  // The operands' (the norm's few bytes left out).
+  MemoryNeed memory_for(const AsyncProbeParams& a, bool) const override { return gemm_operands_memory(a.problem); }
+  CaseWork work_for(const AsyncProbeParams& a, const JobShape& job) const override;
 };
 
 // Its matmuls are gemm's, and so is its graph; a graph cannot hold the host's waits.
 std::string AsyncType::unsupported(const Params& p, const RunTarget& target) const {
   if (std::string why = gemm_type().unsupported(p, target); !why.empty()) return why;
-  if (uses_graph(p) && (p.get_string("sync") == "each" || p.get_string("log_norm") == "host")) {
+  const AsyncProbeParams a = parse(p);
+  if (a.graph && (a.sync_each || a.log_norm == "host")) {
     return "graph = true cannot record sync = \"each\" or log_norm = \"host\": the host waits for the device "
            "inside the sample";
   }
   return "";
 }
 
-CaseWork AsyncType::work(const Params& p, const JobShape& job) const {
+CaseWork AsyncType::work_for(const AsyncProbeParams& a, const JobShape& job) const {
   SampleWork w;
-  const GemmProblem g = gemm_problem(p);
-  const double ops = static_cast<double>(p.get_int("ops"));
+  const GemmProblem& g = a.problem;
+  const double ops = static_cast<double>(a.ops);
   w.add_gemm(g, ops);
-  const std::string log_norm = p.get_string("log_norm");
-  if (log_norm != "none") {  // sum_squares over C after each matmul
+  if (a.log_norm != "none") {  // sum_squares over C after each matmul
     w.add_stream(kPass, ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype)),
                  ops);
   }
-  if (log_norm == "host") w.host_waits += ops;
-  if (p.get_string("sync") == "each") w.host_waits += ops;
+  if (a.log_norm == "host") w.host_waits += ops;
+  if (a.sync_each) w.host_waits += ops;
   return local_case_work(w, job);
 }
 
 }  // namespace
+
+AsyncProbeParams AsyncProbeParams::from(const Params& p) {
+  return {gemm_problem(p), p.get_int("ops"), p.get_string("sync") == "each", p.get_string("log_norm"), uses_graph(p)};
+}
 
 const WorkloadType& async_type() {
   static const AsyncType type;
   return type;
 }
 
-AsyncProbeWorkload::AsyncProbeWorkload(const Params& p)
-    : problem_(gemm_problem(p)),
-      ops_(p.get_int("ops")),
-      sync_each_(p.get_string("sync") == "each"),
-      log_norm_(p.get_string("log_norm")) {}
+AsyncProbeWorkload::AsyncProbeWorkload(const AsyncProbeParams& p)
+    : problem_(p.problem), ops_(p.ops), sync_each_(p.sync_each), log_norm_(p.log_norm) {}
 
 void AsyncProbeWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
   Device& dev = ctx.dev;

@@ -18,9 +18,20 @@ namespace gpuscale {
 
 const WorkloadType& async_type();
 
+// A case's keys, parsed once for the workload and for its type's hooks.
+struct AsyncProbeParams {
+  GemmProblem problem;
+  std::int64_t ops = 1;
+  bool sync_each = false;        // key sync
+  std::string log_norm = "none";
+  bool graph = false;            // the runner records the sample as a graph (uses_graph)
+  static AsyncProbeParams from(const Params& p);
+};
+
 class AsyncProbeWorkload final : public Workload {
  public:
-  explicit AsyncProbeWorkload(const Params& p);
+  explicit AsyncProbeWorkload(const AsyncProbeParams& p);
+  explicit AsyncProbeWorkload(const Params& p) : AsyncProbeWorkload(AsyncProbeParams::from(p)) {}
   void setup(CaseContext& ctx, std::uint64_t seed) override;
   void run_sample(CaseContext& ctx) override;
   double flops_per_sample() const override;

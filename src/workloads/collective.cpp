@@ -7,6 +7,7 @@
 #include "workloads/collective_report.hpp"
 #include "workloads/node_pair_table.hpp"
 #include "workloads/node_pairs.hpp"
+#include "workloads/typed_workload.hpp"
 
 namespace gpuscale {
 
@@ -82,28 +83,29 @@ WorkloadSchema collective_schema() {
   return s;
 }
 
-class CollectiveType final : public WorkloadType {
+class CollectiveType final : public TypedWorkloadType<CollectiveParams> {
  public:
-  const WorkloadSchema& schema() const override { return schema_; }
-  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<CollectiveWorkload>(p); }
-  // Check-time refusals: in-place for an op without one, a dtype the transport cannot add.
-  std::string unsupported(const Params& p, const RunTarget& target) const override;
-  // Send and receive buffers and their host copies, for any group size (no buffer holds more than `bytes`).
-  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
-  CaseWork work(const Params& p, const JobShape& job) const override;
-  std::optional<Scope> scope(const Params& p) const override { return collective_params(p).scope; }
-  bool single_turn(const Params& p) const override { return collective_single_turn(collective_params(p)); }
-
+  CollectiveType() : TypedWorkloadType(collective_schema()) {}
+  CollectiveParams parse(const Params& p) const override { return collective_params(p); }
   const RowAnalysis* analysis() const override { return &collective_analysis(); }
   std::vector<Params> examples() const override;
 
  private:
-  WorkloadSchema schema_ = collective_schema();
+  std::unique_ptr<Workload> make_for(const CollectiveParams& c) const override {
+    return std::make_unique<CollectiveWorkload>(c);
+  }
+  // Check-time refusals: in-place for an op without one, a dtype the transport cannot add.
+  std::string unsupported_for(const CollectiveParams& c, const RunTarget& target) const override;
+  // Send and receive buffers and their host copies, for any group size (no buffer holds more than `bytes`).
+  MemoryNeed memory_for(const CollectiveParams& c, bool buffers_on_host) const override;
+  CaseWork work_for(const CollectiveParams& c, const JobShape& job) const override;
+  std::optional<Scope> scope_for(const CollectiveParams& c) const override { return c.scope; }
+  bool single_turn_for(const CollectiveParams& c) const override { return collective_single_turn(c); }
 };
 
 // Every op, in place too where it has that form, and scope intra-node: a MiB or so each.
 std::vector<Params> CollectiveType::examples() const {
-  return example_params(schema_, {
+  return example_params(schema(), {
       "op = [\"allreduce\", \"allgather\", \"reduce_scatter\", \"broadcast\", \"reduce\", \"alltoall\", "
       "\"sendrecv\", \"pairs\"]\nbytes = 1048576",
       "op = [\"allgather\", \"reduce_scatter\", \"reduce\"]\nbytes = 1048576\ninplace = true",
@@ -112,8 +114,7 @@ std::vector<Params> CollectiveType::examples() const {
   });
 }
 
-std::string CollectiveType::unsupported(const Params& p, const RunTarget& target) const {
-  const CollectiveParams c = collective_params(p);
+std::string CollectiveType::unsupported_for(const CollectiveParams& c, const RunTarget& target) const {
   if (c.sweep() && c.op != CollOp::pairs) {
     // Not the transport's doing: valid keys that do not go together.
     throw InputError(std::string("scope node-pairs runs op pairs only (every node exchanges with every other "
@@ -126,8 +127,7 @@ std::string CollectiveType::unsupported(const Params& p, const RunTarget& target
   return data_comm_unsupported(target.comm, coll_op_name(c.op), c.dtype);
 }
 
-MemoryNeed CollectiveType::memory(const Params& p, bool buffers_on_host) const {
-  const CollectiveParams c = collective_params(p);
+MemoryNeed CollectiveType::memory_for(const CollectiveParams& c, bool buffers_on_host) const {
   const double b = static_cast<double>(c.bytes);
   const double poison = std::min(b, static_cast<double>(Device::kPoisonChunkBytes));
   // On the host: the send data with the poison; the node-pair sweep keeps its download while it makes them afresh.
@@ -137,9 +137,8 @@ MemoryNeed CollectiveType::memory(const Params& p, bool buffers_on_host) const {
   return need;
 }
 
-CaseWork CollectiveType::work(const Params& p, const JobShape& job) const {
+CaseWork CollectiveType::work_for(const CollectiveParams& c, const JobShape& job) const {
   CaseWork cw;
-  const CollectiveParams c = collective_params(p);
   const ScopeGroups g = scope_groups(c.scope, job);
   cw.skip_reason = collective_skip_reason(c, job.nodes, 0, g.size);
   const double iters = static_cast<double>(c.iters);
@@ -162,8 +161,6 @@ const WorkloadType& collective_type() {
   static const CollectiveType type;
   return type;
 }
-
-CollectiveWorkload::CollectiveWorkload(const Params& p) : p_(collective_params(p)) {}
 
 std::string CollectiveWorkload::skip_reason(const CaseContext& ctx) const {
   return collective_skip_reason(p_, ctx.nodes, ctx.group->index, ctx.size());

@@ -47,7 +47,8 @@ std::string collective_skip_reason(const CollectiveParams& c, int nodes, int gro
 
 class CollectiveWorkload final : public Workload {
  public:
-  explicit CollectiveWorkload(const Params& p);
+  explicit CollectiveWorkload(const CollectiveParams& p) : p_(p) {}
+  explicit CollectiveWorkload(const Params& p) : CollectiveWorkload(collective_params(p)) {}
   std::string skip_reason(const CaseContext& ctx) const override;
   void setup(CaseContext& ctx, std::uint64_t seed) override;
   void run_sample(CaseContext& ctx) override;

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "core/error.hpp"
+#include "workloads/typed_workload.hpp"
 
 namespace gpuscale {
 
@@ -32,28 +33,22 @@ CopyKind parse_kind(const std::string& s) {
   return CopyKind::d2d;
 }
 
-class CopyType final : public WorkloadType {
+const char* direction_name(CopyKind k) {
+  switch (k) {
+    case CopyKind::h2d: return "h2d";
+    case CopyKind::d2h: return "d2h";
+    case CopyKind::d2d: return "d2d";
+  }
+  return "d2d";
+}
+
+class CopyType final : public TypedWorkloadType<CopyParams> {
  public:
-  const WorkloadSchema& schema() const override { return schema_; }
-  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<CopyWorkload>(p); }
-  std::string unsupported(const Params&, const RunTarget&) const override { return ""; }
-  // On the host besides the host end: the pattern, with the destination's
-  // poison (setup) or the download (verify).
-  MemoryNeed memory(const Params& p, bool) const override {
-    const double b = static_cast<double>(p.get_int("bytes"));
-    if (p.get_string("direction") == "d2d") return {2 * b, 2 * b};
-    return {b, 3 * b};
-  }
-  CaseWork work(const Params& p, const JobShape& job) const override {
-    SampleWork w;
-    const double ops = static_cast<double>(p.get_int("ops"));
-    w.add_copy(p.get_string("direction"), p.get_string("host") == "pinned",
-               static_cast<double>(p.get_int("bytes")) * ops, ops);
-    return local_case_work(w, job);
-  }
+  CopyType() : TypedWorkloadType(copy_schema()) {}
+  CopyParams parse(const Params& p) const override { return CopyParams::from(p); }
   std::vector<Params> examples() const override {
-    return example_params(schema_, {"bytes = 1000000\ndirection = [\"h2d\", \"d2d\"]",
-                                    "bytes = 1000000\ndirection = \"d2h\"\nhost = \"pageable\"\nops = 2"});
+    return example_params(schema(), {"bytes = 1000000\ndirection = [\"h2d\", \"d2d\"]",
+                                     "bytes = 1000000\ndirection = \"d2h\"\nhost = \"pageable\"\nops = 2"});
   }
   // Past the caches: setup at scale is bound by memory.
   Params small(const Params& p) const override {
@@ -63,21 +58,35 @@ class CopyType final : public WorkloadType {
   }
 
  private:
-  WorkloadSchema schema_ = copy_schema();
+  std::unique_ptr<Workload> make_for(const CopyParams& c) const override { return std::make_unique<CopyWorkload>(c); }
+  // On the host besides the host end: the pattern, with the destination's
+  // poison (setup) or the download (verify).
+  MemoryNeed memory_for(const CopyParams& c, bool) const override {
+    const double b = static_cast<double>(c.bytes);
+    if (c.kind == CopyKind::d2d) return {2 * b, 2 * b};
+    return {b, 3 * b};
+  }
+  CaseWork work_for(const CopyParams& c, const JobShape& job) const override {
+    SampleWork w;
+    const double ops = static_cast<double>(c.ops);
+    w.add_copy(direction_name(c.kind), c.pinned, static_cast<double>(c.bytes) * ops, ops);
+    return local_case_work(w, job);
+  }
 };
 
 }  // namespace
+
+CopyParams CopyParams::from(const Params& p) {
+  return {static_cast<std::size_t>(p.get_int("bytes")), parse_kind(p.get_string("direction")),
+          p.get_string("host") == "pinned", p.get_int("ops")};
+}
 
 const WorkloadType& copy_type() {
   static const CopyType type;
   return type;
 }
 
-CopyWorkload::CopyWorkload(const Params& p)
-    : bytes_(static_cast<std::size_t>(p.get_int("bytes"))),
-      ops_(p.get_int("ops")),
-      kind_(parse_kind(p.get_string("direction"))),
-      pinned_(p.get_string("host") == "pinned") {}
+CopyWorkload::CopyWorkload(const CopyParams& p) : bytes_(p.bytes), ops_(p.ops), kind_(p.kind), pinned_(p.pinned) {}
 
 void CopyWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
   Device& dev = ctx.dev;

@@ -10,9 +10,19 @@ namespace gpuscale {
 
 const WorkloadType& copy_type();
 
+// A case's keys, parsed once for the workload and for its type's hooks.
+struct CopyParams {
+  std::size_t bytes = 0;
+  CopyKind kind = CopyKind::h2d;  // key direction
+  bool pinned = true;             // key host
+  std::int64_t ops = 1;
+  static CopyParams from(const Params& p);
+};
+
 class CopyWorkload final : public Workload {
  public:
-  explicit CopyWorkload(const Params& p);
+  explicit CopyWorkload(const CopyParams& p);
+  explicit CopyWorkload(const Params& p) : CopyWorkload(CopyParams::from(p)) {}
   void setup(CaseContext& ctx, std::uint64_t seed) override;
   void run_sample(CaseContext& ctx) override;
   double flops_per_sample() const override { return 0.0; }

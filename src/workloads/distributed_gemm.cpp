@@ -1,13 +1,13 @@
 #include "workloads/distributed_gemm.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <random>
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "core/metrics.hpp"
 #include "workloads/distributed_gemm_report.hpp"
+#include "workloads/typed_workload.hpp"
 
 namespace gpuscale {
 
@@ -64,33 +64,33 @@ WorkloadSchema distributed_gemm_schema() {
   return s;
 }
 
-class DistributedGemmType final : public WorkloadType {
+class DistributedGemmType final : public TypedWorkloadType<DistributedGemmParams> {
  public:
-  const WorkloadSchema& schema() const override { return schema_; }
-  std::unique_ptr<Workload> make(const Params& p) const override {
-    return std::make_unique<DistributedGemmWorkload>(p);
-  }
-  std::string unsupported(const Params& p, const RunTarget& target) const override {
-    return gemm_problem_unsupported(p, target.backend);
-  }
-  // The largest share, a group of one's (blocks shrink as the group grows).
-  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
-  CaseWork work(const Params& p, const JobShape& job) const override;
-  std::optional<Scope> scope(const Params&) const override { return Scope::world; }
-  int group_size(const Params& p) const override { return distributed_gemm_params(p).group_size; }
-  bool single_turn(const Params&) const override { return true; }  // one group: serial and parallel are the same
-
+  DistributedGemmType() : TypedWorkloadType(distributed_gemm_schema()) {}
+  DistributedGemmParams parse(const Params& p) const override { return distributed_gemm_params(p); }
   const RowAnalysis* analysis() const override { return &distributed_gemm_analysis(); }
   std::vector<Params> examples() const override {
-    return example_params(schema_, {"size = 64", "m = 96\nn = 64\nk = 40\ndtype = \"fp32\"\noverlap = false"});
+    return example_params(schema(), {"size = 64", "m = 96\nn = 64\nk = 40\ndtype = \"fp32\"\noverlap = false"});
   }
 
  private:
-  WorkloadSchema schema_ = distributed_gemm_schema();
+  std::unique_ptr<Workload> make_for(const DistributedGemmParams& d) const override {
+    return std::make_unique<DistributedGemmWorkload>(d);
+  }
+  std::string unsupported_for(const DistributedGemmParams& d, const RunTarget& target) const override {
+    return gemm_problem_unsupported(d.problem, target.backend);
+  }
+  // The largest share, a group of one's (blocks shrink as the group grows).
+  MemoryNeed memory_for(const DistributedGemmParams& d, bool buffers_on_host) const override;
+  CaseWork work_for(const DistributedGemmParams& d, const JobShape& job) const override;
+  std::optional<Scope> scope_for(const DistributedGemmParams&) const override { return Scope::world; }
+  int group_size_for(const DistributedGemmParams& d) const override { return d.group_size; }
+  // One group: serial and parallel are the same.
+  bool single_turn_for(const DistributedGemmParams&) const override { return true; }
 };
 
-MemoryNeed DistributedGemmType::memory(const Params& p, bool buffers_on_host) const {
-  const GemmProblem g = distributed_gemm_params(p).problem;
+MemoryNeed DistributedGemmType::memory_for(const DistributedGemmParams& d, bool buffers_on_host) const {
+  const GemmProblem& g = d.problem;
   const double n = g.shape.n, k = g.shape.k, e = static_cast<double>(dtype_size(g.dtype));
   // As GemmOperands' (A's rows, B's columns and C's blocks, their host copies), and two blocks of B from the ring.
   MemoryNeed need = gemm_operands_memory(g);
@@ -100,9 +100,8 @@ MemoryNeed DistributedGemmType::memory(const Params& p, bool buffers_on_host) co
   return need;
 }
 
-CaseWork DistributedGemmType::work(const Params& p, const JobShape& job) const {
+CaseWork DistributedGemmType::work_for(const DistributedGemmParams& d, const JobShape& job) const {
   CaseWork cw;
-  const DistributedGemmParams d = distributed_gemm_params(p);
   const GemmProblem& g = d.problem;
   const int size = d.group_size > 0 ? d.group_size : job.ranks;
   cw.skip_reason = distributed_gemm_skip_reason(d, std::min(size, job.ranks));
@@ -125,8 +124,6 @@ const WorkloadType& distributed_gemm_type() {
   static const DistributedGemmType type;
   return type;
 }
-
-DistributedGemmWorkload::DistributedGemmWorkload(const Params& p) : p_(distributed_gemm_params(p)) {}
 
 std::string DistributedGemmWorkload::skip_reason(const CaseContext& ctx) const {
   // The runner gives the world as the group where group_size is larger than the job; the ranks that sit the case
@@ -215,24 +212,16 @@ Verification DistributedGemmWorkload::verify(CaseContext& ctx) {
   std::mt19937_64 rng(12345 + static_cast<std::uint64_t>(rank_));
   std::vector<unsigned char> bytes(c_[0].bytes());
   std::vector<double> c(static_cast<std::size_t>(rows_) * cols_);
+  const auto rows = static_cast<std::size_t>(rows_), cols = static_cast<std::size_t>(cols_);
   for (int j = 0; j < g_; ++j) {
     dev.copy_to_host(bytes.data(), c_[j], bytes.size());
     decode(bytes.data(), c.size(), p_.problem.dtype, c.data());
-    std::vector<std::pair<int, int>> at{{0, 0}, {rows_ - 1, cols_ - 1}};
-    for (int q = 0; q < 16; ++q) at.emplace_back(static_cast<int>(rng() % rows_), static_cast<int>(rng() % cols_));
-    for (auto [i, jj] : at) {
-      const std::size_t gi = static_cast<std::size_t>(rank_) * rows_ + i, gj = static_cast<std::size_t>(j) * cols_ + jj;
-      long double ref = 0.0L, mag = 0.0L;
-      for (int l = 0; l < s.k; ++l) {
-        const long double t = static_cast<long double>(a_at(s, gi, l)) * b_at(s, l, gj);
-        ref += t;
-        mag += std::fabs(t);
-      }
-      const long double diff = std::fabs(c[static_cast<std::size_t>(i) * cols_ + jj] - ref);
-      const double err = static_cast<double>(mag > 0 ? diff / mag : diff);
-      if (!(err <= v.tolerance)) ++v.wrong_elements;
-      v.max_error = std::max(v.max_error, std::isnan(err) ? INFINITY : err);
-    }
+    // Block j's entry (i, jj) is C's (rank_ rows + i, j cols + jj).
+    v.wrong_elements += check_entries(
+        sampled_entries(rows, cols, 2, 16, rng), static_cast<std::size_t>(s.k),
+        [&](std::size_t i, std::size_t jj) { return c[i * cols + jj]; },
+        [&](std::size_t i, std::size_t l) { return a_at(s, static_cast<std::size_t>(rank_) * rows + i, l); },
+        [&](std::size_t l, std::size_t jj) { return b_at(s, l, static_cast<std::size_t>(j) * cols + jj); }, v);
   }
   v.ok = v.wrong_elements == 0;
   return v;

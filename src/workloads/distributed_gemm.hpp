@@ -29,7 +29,7 @@ DistributedGemmParams distributed_gemm_params(const Params& p);
 
 class DistributedGemmWorkload final : public Workload {
  public:
-  explicit DistributedGemmWorkload(const Params& p);
+  explicit DistributedGemmWorkload(const DistributedGemmParams& p) : p_(p) {}
   std::string skip_reason(const CaseContext& ctx) const override;
   void setup(CaseContext& ctx, std::uint64_t seed) override;
   void run_sample(CaseContext& ctx) override;

@@ -10,6 +10,7 @@
 #include "workloads/collective_pattern.hpp"
 #include "workloads/gemm_operands.hpp"
 #include "workloads/overlap_report.hpp"
+#include "workloads/typed_workload.hpp"
 
 namespace gpuscale {
 
@@ -133,36 +134,38 @@ WorkloadSchema dp_step_schema() {
 }
 
 // Like collective: the groups of its scope, and with one group of all ranks serial is parallel.
-class DpStepType final : public WorkloadType {
+class DpStepType final : public TypedWorkloadType<DpStepParams> {
  public:
-  const WorkloadSchema& schema() const override { return schema_; }
-  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<DpStepWorkload>(p); }
-  // Check-time refusals: shapes beyond Device::gemm's int, a dtype the transport cannot add.
+  DpStepType() : TypedWorkloadType(dp_step_schema()) {}
+  DpStepParams parse(const Params& p) const override { return dp_step_params(p); }
+  // Check-time refusals: shapes beyond Device::gemm's int (as given: parse makes them ints), a dtype the transport
+  // cannot add.
   std::string unsupported(const Params& p, const RunTarget& target) const override;
-  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
-  CaseWork work(const Params& p, const JobShape& job) const override;
-  std::optional<Scope> scope(const Params& p) const override { return dp_step_params(p).scope; }
-  bool single_turn(const Params& p) const override { return single_group(dp_step_params(p).scope); }
-
   const RowAnalysis* analysis() const override { return &overlap_analysis(); }
   // One bucket, several, and fp64 in small buckets.
   std::vector<Params> examples() const override {
-    return example_params(schema_, {"hidden = 64\nbatch = 8\nlayers = 4",
-                                    "hidden = 64\nbatch = 8\nlayers = 4\nbucket_bytes = 20000\noverlap = false",
-                                    "hidden = 128\nbatch = 16\nlayers = 3\ndtype = \"fp64\"\nbucket_bytes = 8192"});
+    return example_params(schema(), {"hidden = 64\nbatch = 8\nlayers = 4",
+                                     "hidden = 64\nbatch = 8\nlayers = 4\nbucket_bytes = 20000\noverlap = false",
+                                     "hidden = 128\nbatch = 16\nlayers = 3\ndtype = \"fp64\"\nbucket_bytes = 8192"});
   }
 
  private:
-  WorkloadSchema schema_ = dp_step_schema();
+  std::unique_ptr<Workload> make_for(const DpStepParams& d) const override {
+    return std::make_unique<DpStepWorkload>(d);
+  }
+  MemoryNeed memory_for(const DpStepParams& d, bool buffers_on_host) const override;
+  CaseWork work_for(const DpStepParams& d, const JobShape& job) const override;
+  std::optional<Scope> scope_for(const DpStepParams& d) const override { return d.scope; }
+  bool single_turn_for(const DpStepParams& d) const override { return single_group(d.scope); }
 };
 
 std::string DpStepType::unsupported(const Params& p, const RunTarget& target) const {
-  for (const char* key : {"hidden", "batch", "layers"}) {  // as given: dp_step_params makes them ints
+  for (const char* key : {"hidden", "batch", "layers"}) {
     if (p.get_int(key) > INT_MAX) {
       return std::string("key '") + key + "' must be at most " + std::to_string(INT_MAX);
     }
   }
-  const DType t = dp_step_params(p).dtype;
+  const DType t = parse(p).dtype;
   if (std::string why = gemm_unsupported(target.backend, GemmImpl::vendor, t); !why.empty()) return why;
   return data_comm_unsupported(target.comm, "allreduce", t);
 }
@@ -171,8 +174,7 @@ std::string DpStepType::unsupported(const Params& p, const RunTarget& target) co
 // On the host the larger of setup (W, W^T, X and X^T as doubles, an upload
 // or the gradients' poison) and the check (the gradients downloaded and
 // decoded, the reference), besides what the workload keeps.
-MemoryNeed DpStepType::memory(const Params& p, bool buffers_on_host) const {
-  const DpStepParams d = dp_step_params(p);
+MemoryNeed DpStepType::memory_for(const DpStepParams& d, bool buffers_on_host) const {
   const double h = d.hidden, rows = d.batch, layers = d.layers;
   const double e = static_cast<double>(dtype_size(d.dtype));
   const double grads = layers * h * h * e;
@@ -186,9 +188,8 @@ MemoryNeed DpStepType::memory(const Params& p, bool buffers_on_host) const {
   return need;
 }
 
-CaseWork DpStepType::work(const Params& p, const JobShape& job) const {
+CaseWork DpStepType::work_for(const DpStepParams& d, const JobShape& job) const {
   CaseWork cw;
-  const DpStepParams d = dp_step_params(p);
   const double h = d.hidden, batch = d.batch, layers = d.layers;
   cw.sample.add_gemm(d.dtype, GemmImpl::vendor, batch, h, h, 2 * layers);  // forward, and the activations' gradients
   cw.sample.add_gemm(d.dtype, GemmImpl::vendor, h, h, batch, layers);      // the weights' gradients
@@ -213,7 +214,7 @@ const WorkloadType& dp_step_type() {
   return type;
 }
 
-DpStepWorkload::DpStepWorkload(const Params& p) : p_(dp_step_params(p)) {
+DpStepWorkload::DpStepWorkload(const DpStepParams& p) : p_(p) {
   // As PyTorch DDP fills its buckets: gradients in the order the backward
   // makes them, a bucket closed once it holds at least bucket_bytes.
   Bucket b{p_.layers - 1, p_.layers - 1, 0, 0};

@@ -35,7 +35,7 @@ DpStepParams dp_step_params(const Params& p);
 
 class DpStepWorkload final : public Workload {
  public:
-  explicit DpStepWorkload(const Params& p);
+  explicit DpStepWorkload(const DpStepParams& p);
   std::string skip_reason(const CaseContext& ctx) const override;
   void setup(CaseContext& ctx, std::uint64_t seed) override;
   void run_sample(CaseContext& ctx) override;

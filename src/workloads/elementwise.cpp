@@ -7,6 +7,7 @@
 
 #include "core/hash.hpp"
 #include "device/ops/multiply_add.hpp"
+#include "workloads/typed_workload.hpp"
 
 namespace gpuscale {
 
@@ -100,34 +101,12 @@ Verification check(Device& dev, const DeviceBuffer& r, std::uint64_t seed, std::
   return v;
 }
 
-class ElementwiseType final : public WorkloadType {
+class ElementwiseType final : public TypedWorkloadType<ElementwiseParams> {
  public:
-  const WorkloadSchema& schema() const override { return schema_; }
-  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<ElementwiseWorkload>(p); }
-  // An `elements` past any memory (2^40) is refused before anything is allocated.
-  std::string unsupported(const Params& p, const RunTarget&) const override {
-    const std::int64_t n = p.get_int("elements");
-    if (n > kMaxElements) {
-      return "key 'elements' = " + std::to_string(n) + " is too large (at most " + std::to_string(kMaxElements) + ")";
-    }
-    return "";
-  }
-  // a, b and r; where the device's memory is not the host's, their chunks staged in host memory.
-  MemoryNeed memory(const Params& p, bool buffers_on_host) const override {
-    const double n = static_cast<double>(p.get_int("elements"));
-    const double e = static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
-    return {3 * n * e, buffers_on_host ? 0.0 : 3 * std::min(n, static_cast<double>(kChunk)) * e};
-  }
-  CaseWork work(const Params& p, const JobShape& job) const override {
-    SampleWork w;
-    const double ops = static_cast<double>(p.get_int("ops"));
-    w.add_stream(kPass, ops * static_cast<double>(p.get_int("elements")) * 4.0 *
-                            static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype")))),
-                 ops);
-    return local_case_work(w, job);
-  }
+  ElementwiseType() : TypedWorkloadType(elementwise_schema()) {}
+  ElementwiseParams parse(const Params& p) const override { return ElementwiseParams::from(p); }
   std::vector<Params> examples() const override {
-    return example_params(schema_, {"elements = 300000", "elements = 100000\ndtype = \"fp64\"\nops = 1"});
+    return example_params(schema(), {"elements = 300000", "elements = 100000\ndtype = \"fp64\"\nops = 1"});
   }
   Params small(const Params& p) const override {
     Params out = p;
@@ -136,10 +115,35 @@ class ElementwiseType final : public WorkloadType {
   }
 
  private:
-  WorkloadSchema schema_ = elementwise_schema();
+  std::unique_ptr<Workload> make_for(const ElementwiseParams& e) const override {
+    return std::make_unique<ElementwiseWorkload>(e);
+  }
+  // An `elements` past any memory (2^40) is refused before anything is allocated.
+  std::string unsupported_for(const ElementwiseParams& e, const RunTarget&) const override {
+    if (e.elements > kMaxElements) {
+      return "key 'elements' = " + std::to_string(e.elements) + " is too large (at most " +
+             std::to_string(kMaxElements) + ")";
+    }
+    return "";
+  }
+  // a, b and r; where the device's memory is not the host's, their chunks staged in host memory.
+  MemoryNeed memory_for(const ElementwiseParams& e, bool buffers_on_host) const override {
+    const double n = static_cast<double>(e.elements), size = static_cast<double>(dtype_size(e.dtype));
+    return {3 * n * size, buffers_on_host ? 0.0 : 3 * std::min(n, static_cast<double>(kChunk)) * size};
+  }
+  CaseWork work_for(const ElementwiseParams& e, const JobShape& job) const override {
+    SampleWork w;
+    const double ops = static_cast<double>(e.ops);
+    w.add_stream(kPass, ops * static_cast<double>(e.elements) * 4.0 * static_cast<double>(dtype_size(e.dtype)), ops);
+    return local_case_work(w, job);
+  }
 };
 
 }  // namespace
+
+ElementwiseParams ElementwiseParams::from(const Params& p) {
+  return {p.get_int("elements"), parse_dtype(p.get_string("dtype")), p.get_int("ops")};
+}
 
 const WorkloadType& elementwise_type() {
   static const ElementwiseType type;
@@ -160,10 +164,8 @@ double elementwise_tolerance(DType t, std::int64_t passes) {
   return n * std::ldexp(1.0, 1 - digits);
 }
 
-ElementwiseWorkload::ElementwiseWorkload(const Params& p)
-    : elements_(static_cast<std::size_t>(p.get_int("elements"))),
-      dtype_(parse_dtype(p.get_string("dtype"))),
-      ops_(p.get_int("ops")) {}
+ElementwiseWorkload::ElementwiseWorkload(const ElementwiseParams& p)
+    : elements_(static_cast<std::size_t>(p.elements)), dtype_(p.dtype), ops_(p.ops) {}
 
 void ElementwiseWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
   Device& dev = ctx.dev;

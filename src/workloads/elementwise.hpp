@@ -16,6 +16,14 @@ namespace gpuscale {
 
 const WorkloadType& elementwise_type();
 
+// A case's keys, parsed once for the workload and for its type's hooks.
+struct ElementwiseParams {
+  std::int64_t elements = 0;
+  DType dtype = DType::fp32;
+  std::int64_t ops = 1;
+  static ElementwiseParams from(const Params& p);
+};
+
 // Element i's inputs for a seed: a, b and r's starting value.
 struct ElementwiseInputs {
   double a, b, r0;
@@ -26,7 +34,8 @@ double elementwise_tolerance(DType t, std::int64_t passes);
 
 class ElementwiseWorkload final : public Workload {
  public:
-  explicit ElementwiseWorkload(const Params& p);
+  explicit ElementwiseWorkload(const ElementwiseParams& p);
+  explicit ElementwiseWorkload(const Params& p) : ElementwiseWorkload(ElementwiseParams::from(p)) {}
   void setup(CaseContext& ctx, std::uint64_t seed) override;
   void run_sample(CaseContext& ctx) override;
   double flops_per_sample() const override { return 0.0; }  // 2 per element and pass, but the rate is GB/s

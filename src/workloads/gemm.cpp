@@ -1,5 +1,6 @@
 #include "workloads/gemm.hpp"
 #include "workloads/gemm_report.hpp"
+#include "workloads/typed_workload.hpp"
 
 #include <algorithm>
 
@@ -18,35 +19,35 @@ WorkloadSchema gemm_schema() {
   return s;
 }
 
-class GemmType final : public WorkloadType {
+class GemmType final : public TypedWorkloadType<GemmParams> {
  public:
-  const WorkloadSchema& schema() const override { return schema_; }
-  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<GemmWorkload>(p); }
+  GemmType() : TypedWorkloadType(gemm_schema()) {}
+  GemmParams parse(const Params& p) const override { return GemmParams::from(p); }
+  // The problem's, then the graph key's (which the runner reads, not the workload).
   std::string unsupported(const Params& p, const RunTarget& target) const override {
-    const std::string why = gemm_problem_unsupported(p, target.backend);
+    const std::string why = gemm_problem_unsupported(parse(p).problem, target.backend);
     return why.empty() ? graph_unsupported(p, target) : why;
   }
-  MemoryNeed memory(const Params& p, bool) const override { return gemm_operands_memory(gemm_problem(p)); }
-  CaseWork work(const Params& p, const JobShape& job) const override {
-    SampleWork w;
-    w.add_gemm(gemm_problem(p), static_cast<double>(p.get_int("ops")));
-    return local_case_work(w, job);
-  }
-
   const RowAnalysis* analysis() const override { return &gemm_analysis(); }
-  std::vector<Params> examples() const override;
+  std::vector<Params> examples() const override {
+    return example_params(schema(), {"size = 96\nops = 2", "m = 64\nn = 32\nk = 200\ndtype = \"fp32\"",
+                                     "m = 300\nn = 20\nk = 10"});
+  }
   Params small(const Params& p) const override { return gemm_small(p); }
 
  private:
-  WorkloadSchema schema_ = gemm_schema();
+  std::unique_ptr<Workload> make_for(const GemmParams& g) const override { return std::make_unique<GemmWorkload>(g); }
+  MemoryNeed memory_for(const GemmParams& g, bool) const override { return gemm_operands_memory(g.problem); }
+  CaseWork work_for(const GemmParams& g, const JobShape& job) const override {
+    SampleWork w;
+    w.add_gemm(g.problem, static_cast<double>(g.ops));
+    return local_case_work(w, job);
+  }
 };
 
-std::vector<Params> GemmType::examples() const {
-  return example_params(schema_, {"size = 96\nops = 2", "m = 64\nn = 32\nk = 200\ndtype = \"fp32\"",
-                                  "m = 300\nn = 20\nk = 10"});
-}
-
 }  // namespace
+
+GemmParams GemmParams::from(const Params& p) { return {gemm_problem(p), p.get_int("ops")}; }
 
 const WorkloadType& gemm_type() {
   static const GemmType type;

@@ -5,7 +5,11 @@
 // bounds by the tolerance of the dtype (see gemm_tolerance).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <random>
+#include <utility>
 #include <vector>
 
 #include "core/param_spec.hpp"
@@ -29,7 +33,7 @@ constexpr std::int64_t kMaxGemmDim = std::int64_t{1} << 20;
 
 std::vector<ParamSpec> gemm_problem_specs(std::int64_t default_size, const std::string& default_dtype);
 GemmProblem gemm_problem(const Params& p);
-std::string gemm_problem_unsupported(const Params& p, const std::string& backend);
+std::string gemm_problem_unsupported(const GemmProblem& g, const std::string& backend);
 
 // `v` stored in dtype `t` in a new device buffer (values exact in every dtype, as gemm's inputs).
 DeviceBuffer upload_values(Device& dev, const std::vector<double>& v, DType t);
@@ -37,6 +41,33 @@ DeviceBuffer upload_values(Device& dev, const std::vector<double>& v, DType t);
 // Rounding bound of |c - ref| / sum|a*b| for k terms: accumulation in the
 // compute precision plus rounding C to its storage type.
 double gemm_tolerance(DType t, int k);
+
+// Entries (row, column) of a rows x cols C to check: the first `corners` of its corners (0, 0), (rows-1, cols-1),
+// (0, cols-1), (rows-1, 0), then `count` pseudo-random ones from `rng` (of each, the column is drawn first).
+std::vector<std::pair<std::size_t, std::size_t>> sampled_entries(std::size_t rows, std::size_t cols, int corners,
+                                                                 int count, std::mt19937_64& rng);
+
+// Checks C = A * B at `entries` against sums of k terms in long double: c(i, j) is C's entry as stored, a(i, q)
+// and b(q, j) the inputs as generated. Raises v.max_error to each entry's |c - ref| / sum_q |a b| (a NaN as
+// infinity) and returns how many entries are above v.tolerance or NaN.
+template <class C, class A, class B>
+std::int64_t check_entries(const std::vector<std::pair<std::size_t, std::size_t>>& entries, std::size_t k, C c, A a,
+                           B b, Verification& v) {
+  std::int64_t wrong = 0;
+  for (auto [i, j] : entries) {
+    long double ref = 0.0L, mag = 0.0L;
+    for (std::size_t q = 0; q < k; ++q) {
+      const long double t = static_cast<long double>(a(i, q)) * b(q, j);
+      ref += t;
+      mag += std::fabs(t);
+    }
+    const long double diff = std::fabs(c(i, j) - ref);
+    const double err = static_cast<double>(mag > 0 ? diff / mag : diff);
+    if (!(err <= v.tolerance)) ++wrong;
+    v.max_error = std::max(v.max_error, std::isnan(err) ? INFINITY : err);
+  }
+  return wrong;
+}
 
 // What GemmOperands takes: A, B and C on the device; on the host A and B as
 // doubles (kept for the check), with the larger of an upload staged in the

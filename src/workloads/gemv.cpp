@@ -8,6 +8,7 @@
 #include "core/hash.hpp"
 #include "workloads/gemm_operands.hpp"
 #include "workloads/gemv_op.hpp"
+#include "workloads/typed_workload.hpp"
 
 namespace gpuscale {
 
@@ -60,35 +61,15 @@ void upload(Device& dev, DeviceBuffer& dst, DType t, std::size_t count, F value)
   }
 }
 
-class GemvType final : public WorkloadType {
+class GemvType final : public TypedWorkloadType<GemvParams> {
  public:
-  const WorkloadSchema& schema() const override { return schema_; }
-  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<GemvWorkload>(p); }
-  std::string unsupported(const Params& p, const RunTarget& target) const override {
-    return gemv_unsupported(target.backend, parse_dtype(p.get_string("dtype")));
-  }
-  // A, x and y; on the host a chunk of A as doubles (staged in the dtype too where the device's memory is not the
-  // host's), and for the check y as stored, and x and y as doubles.
-  MemoryNeed memory(const Params& p, bool buffers_on_host) const override {
-    const double m = static_cast<double>(p.get_int("m")), n = static_cast<double>(p.get_int("n"));
-    const double e = static_cast<double>(dtype_size(parse_dtype(p.get_string("dtype"))));
-    const double chunk = std::min(m * n, static_cast<double>(kChunk));
-    return {(m * n + n + m) * e, 8 * (n + m + chunk) + e * m + (buffers_on_host ? 0.0 : e * chunk)};
-  }
-  CaseWork work(const Params& p, const JobShape& job) const override {
-    SampleWork w;
-    const double ops = static_cast<double>(p.get_int("ops"));
-    w.add_stream(kGemvKind,
-                 ops * stream_bytes(static_cast<double>(p.get_int("m")), static_cast<double>(p.get_int("n")),
-                                    parse_dtype(p.get_string("dtype"))),
-                 ops);
-    return local_case_work(w, job);
-  }
+  GemvType() : TypedWorkloadType(gemv_schema()) {}
+  GemvParams parse(const Params& p) const override { return GemvParams::from(p); }
   std::vector<StreamKind> stream_kinds() const override {
     return {{kGemvKind, kPass, "matrix-vector products: the matrix, x and y, each streamed once a product"}};
   }
   std::vector<Params> examples() const override {
-    return example_params(schema_, {"m = 256\nn = 256", "m = 300\nn = 200\ndtype = \"fp64\"\nops = 2"});
+    return example_params(schema(), {"m = 256\nn = 256", "m = 300\nn = 200\ndtype = \"fp64\"\nops = 2"});
   }
   Params small(const Params& p) const override {  // 16 MiB of fp32
     Params out = p;
@@ -98,10 +79,31 @@ class GemvType final : public WorkloadType {
   }
 
  private:
-  WorkloadSchema schema_ = gemv_schema();
+  std::unique_ptr<Workload> make_for(const GemvParams& g) const override { return std::make_unique<GemvWorkload>(g); }
+  std::string unsupported_for(const GemvParams& g, const RunTarget& target) const override {
+    return gemv_unsupported(target.backend, g.dtype);
+  }
+  // A, x and y; on the host a chunk of A as doubles (staged in the dtype too where the device's memory is not the
+  // host's), and for the check y as stored, and x and y as doubles.
+  MemoryNeed memory_for(const GemvParams& g, bool buffers_on_host) const override {
+    const double m = static_cast<double>(g.m), n = static_cast<double>(g.n);
+    const double e = static_cast<double>(dtype_size(g.dtype));
+    const double chunk = std::min(m * n, static_cast<double>(kChunk));
+    return {(m * n + n + m) * e, 8 * (n + m + chunk) + e * m + (buffers_on_host ? 0.0 : e * chunk)};
+  }
+  CaseWork work_for(const GemvParams& g, const JobShape& job) const override {
+    SampleWork w;
+    const double ops = static_cast<double>(g.ops);
+    w.add_stream(kGemvKind, ops * stream_bytes(static_cast<double>(g.m), static_cast<double>(g.n), g.dtype), ops);
+    return local_case_work(w, job);
+  }
 };
 
 }  // namespace
+
+GemvParams GemvParams::from(const Params& p) {
+  return {p.get_int("m"), p.get_int("n"), parse_dtype(p.get_string("dtype")), p.get_int("ops")};
+}
 
 const WorkloadType& gemv_type() {
   static const GemvType type;
@@ -114,11 +116,8 @@ double gemv_a(std::uint64_t seed, std::size_t i, std::size_t j, std::size_t n) {
 
 double gemv_x(std::uint64_t seed, std::size_t j) { return in_256ths(splitmix64(~seed * 0x9E3779B97F4A7C15ULL + j)); }
 
-GemvWorkload::GemvWorkload(const Params& p)
-    : m_(static_cast<int>(p.get_int("m"))),
-      n_(static_cast<int>(p.get_int("n"))),
-      dtype_(parse_dtype(p.get_string("dtype"))),
-      ops_(p.get_int("ops")) {}
+GemvWorkload::GemvWorkload(const GemvParams& p)
+    : m_(static_cast<int>(p.m)), n_(static_cast<int>(p.n)), dtype_(p.dtype), ops_(p.ops) {}
 
 void GemvWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
   Device& dev = ctx.dev;

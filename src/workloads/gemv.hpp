@@ -13,13 +13,21 @@ namespace gpuscale {
 
 const WorkloadType& gemv_type();
 
+// A case's keys, parsed once for the workload and for its type's hooks.
+struct GemvParams {
+  std::int64_t m = 0, n = 0;
+  DType dtype = DType::fp32;
+  std::int64_t ops = 1;
+  static GemvParams from(const Params& p);
+};
+
 // A's element (i, j) and x's element j for a seed.
 double gemv_a(std::uint64_t seed, std::size_t i, std::size_t j, std::size_t n);
 double gemv_x(std::uint64_t seed, std::size_t j);
 
 class GemvWorkload final : public Workload {
  public:
-  explicit GemvWorkload(const Params& p);
+  explicit GemvWorkload(const GemvParams& p);
   void setup(CaseContext& ctx, std::uint64_t seed) override;
   void run_sample(CaseContext& ctx) override;
   double flops_per_sample() const override { return 0.0; }  // 2mn per product, but the rate is GB/s

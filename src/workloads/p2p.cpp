@@ -6,6 +6,7 @@
 
 #include "report/analysis.hpp"
 #include "workloads/collective_pattern.hpp"
+#include "workloads/typed_workload.hpp"
 
 namespace gpuscale {
 
@@ -19,6 +20,15 @@ P2pPattern parse_pattern(const std::string& s) {
   if (s == "bw") return P2pPattern::bw;
   if (s == "bibw") return P2pPattern::bibw;
   throw std::invalid_argument("unknown pattern '" + s + "'");
+}
+
+const char* pattern_name(P2pPattern p) {
+  switch (p) {
+    case P2pPattern::latency: return "latency";
+    case P2pPattern::bw: return "bw";
+    case P2pPattern::bibw: return "bibw";
+  }
+  return "bibw";
 }
 
 // Bytes of one message: `bytes` rounded down to whole elements.
@@ -64,42 +74,41 @@ class P2pAnalysis final : public RowAnalysis {
   }
 };
 
-class P2pType final : public WorkloadType {
+class P2pType final : public TypedWorkloadType<P2pParams> {
  public:
-  const WorkloadSchema& schema() const override { return schema_; }
-  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<P2pWorkload>(p); }
-  std::string unsupported(const Params&, const RunTarget&) const override { return ""; }
-  MemoryNeed memory(const Params& p, bool buffers_on_host) const override {
-    const double b = static_cast<double>(message_bytes(P2pParams::from(p).bytes));
+  P2pType() : TypedWorkloadType(p2p_schema()) {}
+  P2pParams parse(const Params& p) const override { return P2pParams::from(p); }
+  const RowAnalysis* analysis() const override { return &analysis_; }
+  std::vector<Params> examples() const override {
+    return example_params(schema(), {"pattern = [\"latency\", \"bw\", \"bibw\"]\nbytes = 4102\niters = 3",
+                                     "pattern = \"bw\"\nbytes = 1048576\niters = 2\nscope = \"intra-node\""});
+  }
+
+ private:
+  std::unique_ptr<Workload> make_for(const P2pParams& p) const override { return std::make_unique<P2pWorkload>(p); }
+  MemoryNeed memory_for(const P2pParams& p, bool buffers_on_host) const override {
+    const double b = static_cast<double>(message_bytes(p.bytes));
     const double poison = std::min(b, static_cast<double>(Device::kPoisonChunkBytes));
     MemoryNeed need{2 * b + kAckBytes, 2 * b + poison};  // device: send, receive; host: the data, its check
     if (!buffers_on_host) need.host_bytes += 2 * b;  // MPI on a GPU stages both through pinned host memory
     return need;
   }
-  CaseWork work(const Params& params, const JobShape& job) const override {
-    const P2pParams p = P2pParams::from(params);
+  CaseWork work_for(const P2pParams& p, const JobShape& job) const override {
     const ScopeGroups g = scope_groups(p.scope, job);
     CaseWork cw;
     cw.skip_reason = p2p_skip_reason(p, job.nodes, 0, g.size);
     const double iters = static_cast<double>(p.iters);
     // Latency: a message and its echo per iteration, each of op_bytes.
     const double ops = p.pattern == P2pPattern::latency ? 2 * iters : iters;
-    cw.sample.add_transfer({"p2p-" + params.get_string("pattern"), op_bytes_of(p) / (ops / iters), 1.0, 2,
+    cw.sample.add_transfer({std::string("p2p-") + pattern_name(p.pattern), op_bytes_of(p) / (ops / iters), 1.0, 2,
                             g.across_nodes ? 2 : 1, 0}, ops);
     cw.sample.across_nodes = g.across_nodes;
     cw.turns = g.count * pairs_in_group_of(g.size);
     cw.busy_ranks_per_node = ranks_per_node(job);
     return cw;
   }
-  std::optional<Scope> scope(const Params& p) const override { return P2pParams::from(p).scope; }
-  const RowAnalysis* analysis() const override { return &analysis_; }
-  std::vector<Params> examples() const override {
-    return example_params(schema_, {"pattern = [\"latency\", \"bw\", \"bibw\"]\nbytes = 4102\niters = 3",
-                                    "pattern = \"bw\"\nbytes = 1048576\niters = 2\nscope = \"intra-node\""});
-  }
+  std::optional<Scope> scope_for(const P2pParams& p) const override { return p.scope; }
 
- private:
-  WorkloadSchema schema_ = p2p_schema();
   P2pAnalysis analysis_;
 };
 

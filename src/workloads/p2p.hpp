@@ -36,7 +36,7 @@ const WorkloadType& p2p_type();
 
 class P2pWorkload final : public Workload {
  public:
-  explicit P2pWorkload(const Params& p) : p_(P2pParams::from(p)) {}
+  explicit P2pWorkload(const P2pParams& p) : p_(p) {}
   std::string skip_reason(const CaseContext& ctx) const override;
   void setup(CaseContext& ctx, std::uint64_t seed) override;
   void run_sample(CaseContext& ctx) override;

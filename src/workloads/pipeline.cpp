@@ -1,6 +1,7 @@
 #include "workloads/pipeline.hpp"
 #include "workloads/gemm.hpp"
 #include "workloads/overlap_report.hpp"
+#include "workloads/typed_workload.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -28,61 +29,63 @@ WorkloadSchema pipeline_schema() {
   return s;
 }
 
-class PipelineType final : public WorkloadType {
+class PipelineType final : public TypedWorkloadType<PipelineParams> {
  public:
-  const WorkloadSchema& schema() const override { return schema_; }
-  std::unique_ptr<Workload> make(const Params& p) const override { return std::make_unique<PipelineWorkload>(p); }
-  std::string unsupported(const Params& p, const RunTarget& target) const override {
-    return gemm_problem_unsupported(p, target.backend);
-  }
-  MemoryNeed memory(const Params& p, bool buffers_on_host) const override;
-  CaseWork work(const Params& p, const JobShape& job) const override;
-
+  PipelineType() : TypedWorkloadType(pipeline_schema()) {}
+  PipelineParams parse(const Params& p) const override { return PipelineParams::from(p); }
   const RowAnalysis* analysis() const override { return &overlap_analysis(); }
   std::vector<Params> examples() const override {
-    return example_params(schema_, {"size = 64\nops = 5",
-                                    "m = 48\nn = 40\nk = 30\nops = 3\ndtype = \"fp32\"\noverlap = false"});
+    return example_params(schema(), {"size = 64\nops = 5",
+                                     "m = 48\nn = 40\nk = 30\nops = 3\ndtype = \"fp32\"\noverlap = false"});
   }
   Params small(const Params& p) const override { return gemm_small(p); }
 
  private:
-  WorkloadSchema schema_ = pipeline_schema();
+  std::unique_ptr<Workload> make_for(const PipelineParams& p) const override {
+    return std::make_unique<PipelineWorkload>(p);
+  }
+  std::string unsupported_for(const PipelineParams& p, const RunTarget& target) const override {
+    return gemm_problem_unsupported(p.problem, target.backend);
+  }
+  MemoryNeed memory_for(const PipelineParams& p, bool buffers_on_host) const override;
+  CaseWork work_for(const PipelineParams& p, const JobShape& job) const override;
 };
 
 // The operands, and a C per matmul on the device and in host memory.
-MemoryNeed PipelineType::memory(const Params& p, bool) const {
-  const GemmProblem g = gemm_problem(p);
+MemoryNeed PipelineType::memory_for(const PipelineParams& p, bool) const {
+  const GemmProblem& g = p.problem;
   MemoryNeed need = gemm_operands_memory(g);
-  const double results = static_cast<double>(p.get_int("ops")) * g.shape.m * static_cast<double>(g.shape.n) *
+  const double results = static_cast<double>(p.ops) * g.shape.m * static_cast<double>(g.shape.n) *
                          static_cast<double>(dtype_size(g.dtype));
   need.device_bytes += results;
   need.host_bytes += results;
   return need;
 }
 
-CaseWork PipelineType::work(const Params& p, const JobShape& job) const {
+CaseWork PipelineType::work_for(const PipelineParams& p, const JobShape& job) const {
   SampleWork w;
-  const GemmProblem g = gemm_problem(p);
-  const double ops = static_cast<double>(p.get_int("ops"));
+  const GemmProblem& g = p.problem;
+  const double ops = static_cast<double>(p.ops);
   w.add_gemm(g, ops);
-  w.add_copy("d2h", p.get_string("host") == "pinned",
+  w.add_copy("d2h", p.pinned,
              ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype)), ops);
-  w.overlapped = p.get_bool("overlap");
+  w.overlapped = p.overlap;
   return local_case_work(w, job);
 }
 
 }  // namespace
+
+PipelineParams PipelineParams::from(const Params& p) {
+  return {gemm_problem(p), p.get_int("ops"), p.get_bool("overlap"), p.get_string("host") == "pinned"};
+}
 
 const WorkloadType& pipeline_type() {
   static const PipelineType type;
   return type;
 }
 
-PipelineWorkload::PipelineWorkload(const Params& p)
-    : problem_(gemm_problem(p)),
-      ops_(p.get_int("ops")),
-      overlap_(p.get_bool("overlap")),
-      pinned_(p.get_string("host") == "pinned") {}
+PipelineWorkload::PipelineWorkload(const PipelineParams& p)
+    : problem_(p.problem), ops_(p.ops), overlap_(p.overlap), pinned_(p.pinned) {}
 
 std::size_t PipelineWorkload::c_bytes() const {
   return static_cast<std::size_t>(problem_.shape.m) * problem_.shape.n * dtype_size(problem_.dtype);

@@ -15,9 +15,18 @@ namespace gpuscale {
 
 const WorkloadType& pipeline_type();
 
+// A case's keys, parsed once for the workload and for its type's hooks.
+struct PipelineParams {
+  GemmProblem problem;
+  std::int64_t ops = 1;
+  bool overlap = true;
+  bool pinned = true;  // key host
+  static PipelineParams from(const Params& p);
+};
+
 class PipelineWorkload final : public Workload {
  public:
-  explicit PipelineWorkload(const Params& p);
+  explicit PipelineWorkload(const PipelineParams& p);
   void setup(CaseContext& ctx, std::uint64_t seed) override;
   void run_sample(CaseContext& ctx) override;
   double flops_per_sample() const override;

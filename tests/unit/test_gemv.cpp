@@ -28,7 +28,7 @@ TEST_CASE("y = A x verifies for fp32 and fp64, and its rate counts A, x and y on
   CpuDevice dev;
   CaseContext ctx{dev};
   for (const std::string dtype : {"fp32", "fp64"}) {
-    GemvWorkload w(gemv_params(131, 97, dtype, 3));
+    GemvWorkload w(GemvParams::from(gemv_params(131, 97, dtype, 3)));
     w.setup(ctx, 5);
     w.run_sample(ctx);
     dev.synchronize();
@@ -60,7 +60,7 @@ TEST_CASE("the op computes y = A x as the reference does, row by row", "[gemv]")
 TEST_CASE("a wrong element of y, or no product at all, fails verification", "[gemv]") {
   CpuDevice dev;
   CaseContext ctx{dev};
-  GemvWorkload w(gemv_params(64, 40, "fp32", 1));
+  GemvWorkload w(GemvParams::from(gemv_params(64, 40, "fp32", 1)));
   w.setup(ctx, 9);
   CHECK_FALSE(w.verify(ctx).ok);  // y is still NaN: nothing ran
   w.run_sample(ctx);

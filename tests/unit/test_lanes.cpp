@@ -135,7 +135,7 @@ TEST_CASE("pipeline: with overlap = false no copy overlaps a matmul, results ver
     CpuDevice dev;
     dev.set_threads(1);
     CaseContext ctx{dev};
-    PipelineWorkload w(pipeline_params(overlap));
+    PipelineWorkload w(PipelineParams::from(pipeline_params(overlap)));
     w.setup(ctx, 3);
     CHECK_FALSE(w.verify(ctx).ok);  // nothing copied yet: the host buffers hold NaN
     PhaseLog log(dev);
@@ -163,7 +163,7 @@ TEST_CASE("pipeline: with overlap = true each copy runs while the next matmul wa
   for (const bool overlap : {true, false}) {
     testing::HandshakeDevice dev(8);
     CaseContext ctx{dev};
-    PipelineWorkload w(pipeline_params(overlap));
+    PipelineWorkload w(PipelineParams::from(pipeline_params(overlap)));
     w.setup(ctx, 4);
     PhaseLog log(dev);
     const auto iv = pipeline_sample(dev, w, log).intervals;
