@@ -63,7 +63,7 @@ std::string summary_line(const CaseRecord& rec, const ReportRow& r) {
         format_sig3(*r.busbw_gbps) + " GB/s";
   } else {
     s = "median " + format_seconds(r.median_s) +
-        (rec.mode == "serial" && r.turns > 1 ? " (sum over " + std::to_string(r.turns) + " turns)" : "");
+        (rec.mode == Mode::serial && r.turns > 1 ? " (sum over " + std::to_string(r.turns) + " turns)" : "");
     if (r.gflops) s += ", " + format_sig3(*r.gflops) + " GFLOP/s per rank";
     if (r.gbps) s += ", " + format_sig3(*r.gbps) + " GB/s per rank";
   }

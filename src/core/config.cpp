@@ -40,8 +40,17 @@ const std::vector<ExpectLimit>& expect_limits() {
 }
 
 const std::vector<std::string>& mode_choices() {
-  static const std::vector<std::string> v{"serial", "parallel"};
+  static const std::vector<std::string> v{mode_name(Mode::serial), mode_name(Mode::parallel)};
   return v;
+}
+
+const char* mode_name(Mode m) { return m == Mode::serial ? "serial" : "parallel"; }
+
+std::optional<Mode> parse_mode(const std::string& s) {
+  for (Mode m : {Mode::serial, Mode::parallel}) {
+    if (s == mode_name(m)) return m;
+  }
+  return std::nullopt;
 }
 
 const char* type_name(ParamType t) {
@@ -465,8 +474,8 @@ std::string limit_unfit(const std::string& key, const WorkloadSchema& w, const E
       }
     }
   }
-  const bool both_modes = std::find(e.modes.begin(), e.modes.end(), "serial") != e.modes.end() &&
-                          std::find(e.modes.begin(), e.modes.end(), "parallel") != e.modes.end();
+  const bool both_modes = std::find(e.modes.begin(), e.modes.end(), Mode::serial) != e.modes.end() &&
+                          std::find(e.modes.begin(), e.modes.end(), Mode::parallel) != e.modes.end();
   const bool strong_scaling = std::any_of(w.params.begin(), w.params.end(),
                                           [](const ParamSpec& s) { return s.key == "group_size"; });
   if (key == "min_efficiency" && !both_modes && !strong_scaling) {
@@ -595,13 +604,14 @@ Experiment parse_experiment(const toml::table& t, std::size_t index, const Defau
   if (auto m = t.get("modes")) {
     for (const auto& v : convert_list(*m, mode_spec, ctx)) {
       const auto& s = std::get<std::string>(v);
-      if (std::find(e.modes.begin(), e.modes.end(), s) != e.modes.end()) {
+      const Mode mode = *parse_mode(s);  // one of mode_choices(): convert_list checked it
+      if (std::find(e.modes.begin(), e.modes.end(), mode) != e.modes.end()) {
         fail(m->source(), ctx + "mode \"" + s + "\" is listed twice");
       }
-      e.modes.push_back(s);
+      e.modes.push_back(mode);
     }
   } else {
-    e.modes = mode_choices();
+    e.modes = {Mode::serial, Mode::parallel};
   }
 
   for (const auto& spec : specs) {

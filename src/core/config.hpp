@@ -30,10 +30,17 @@ struct Defaults {
   double budget_s = 0.0;         // refuse a plan estimated over this (0: no budget)
 };
 
+// How a case's ranks take their turns: one after another (serial) or all at once (parallel). An enum in
+// memory, its name (mode_name) in configs, files and print.
+enum class Mode { serial, parallel };
+const char* mode_name(Mode m);
+// The mode of a name as mode_name writes it; none for another text.
+std::optional<Mode> parse_mode(const std::string& s);
+
 struct Experiment {
   std::string name;
   std::string workload;
-  std::vector<std::string> modes;  // serial | parallel
+  std::vector<Mode> modes;
   // Every parameter (common ones first, then the workload's) with its values;
   // one value unless the config gave a list. Optional parameters not given are absent.
   std::vector<std::pair<std::string, std::vector<Value>>> params;

@@ -30,7 +30,7 @@ std::string Case::param_label() const {
 
 std::string Case::label() const {
   const std::string p = param_label();
-  return experiment + (p.empty() ? "" : " " + p) + " [" + mode + "]";
+  return experiment + (p.empty() ? "" : " " + p) + " [" + mode_name(mode) + "]";
 }
 
 std::string Case::numbered(std::size_t cases) const {

@@ -16,7 +16,7 @@ struct Case {
   std::size_t index = 0;  // position in the plan, from 0
   std::string experiment;
   std::string workload;
-  std::string mode;
+  Mode mode = Mode::parallel;
   Params params;  // warmup, reps, threads, then the workload's own
   std::vector<std::pair<std::string, double>> expect;  // its experiment's [experiment.expect]
 

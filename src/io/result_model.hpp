@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/value.hpp"
 #include "io/case_table.hpp"
 
@@ -98,7 +99,9 @@ inline std::optional<CaseStatus> parse_status(const std::string& s) {
 
 struct CaseRecord {
   std::size_t index = 0;
-  std::string experiment, workload, mode, backend;
+  std::string experiment, workload;
+  Mode mode = Mode::parallel;
+  std::string backend;
   CaseStatus status = CaseStatus::ok;
   std::string status_reason;  // why it was skipped ("" otherwise)
   std::string note;           // what the workload says about how it ran here ("" if nothing)

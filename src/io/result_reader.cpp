@@ -510,10 +510,10 @@ void read_case_attrs(hid_t id, const std::string& name, const std::string& where
   c.index = static_cast<std::size_t>(index);
   c.experiment = h5::read_string_attr(id, "name");
   c.workload = h5::read_string_attr(id, "workload");
-  c.mode = h5::read_string_attr(id, "mode");
-  if (c.mode != "serial" && c.mode != "parallel") {
-    throw ReadError(where + ": attribute 'mode' is '" + c.mode + "', neither serial nor parallel");
-  }
+  const std::string mode = h5::read_string_attr(id, "mode");
+  const std::optional<Mode> parsed_mode = parse_mode(mode);
+  if (!parsed_mode) throw ReadError(where + ": attribute 'mode' is '" + mode + "', neither serial nor parallel");
+  c.mode = *parsed_mode;
   c.backend = h5::read_string_attr(id, "backend");
   const std::string status = h5::read_string_attr(id, "status");
   const std::optional<CaseStatus> parsed = parse_status(status);

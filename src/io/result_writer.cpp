@@ -140,7 +140,7 @@ void write_case_attrs(hid_t id, const CaseRecord& c) {
   h5::write_attr(id, "index", static_cast<std::int64_t>(c.index));
   h5::write_attr(id, "name", c.experiment);
   h5::write_attr(id, "workload", c.workload);
-  h5::write_attr(id, "mode", c.mode);
+  h5::write_attr(id, "mode", std::string(mode_name(c.mode)));
   h5::write_attr(id, "backend", c.backend);
   h5::write_attr(id, "status", std::string(status_name(c.status)));
   h5::write_attr(id, "status_reason", c.status_reason);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config.hpp"
 #include "core/value.hpp"
 
 namespace gpuscale {
@@ -23,7 +24,8 @@ struct ModelSource {
 
 // A case of the files, for `predict MODEL.json` without a config.
 struct ModelCase {
-  std::string experiment, workload, mode;
+  std::string experiment, workload;
+  Mode mode = Mode::parallel;
   Params params;
 };
 

@@ -70,7 +70,7 @@ json sources_json(const Model& m) {
 json cases_json(const Model& m) {
   json cases = json::array();
   for (const auto& c : m.cases) {
-    cases.push_back({{"experiment", c.experiment}, {"workload", c.workload}, {"mode", c.mode},
+    cases.push_back({{"experiment", c.experiment}, {"workload", c.workload}, {"mode", mode_name(c.mode)},
                      {"params", params_json<json>(c.params)}});
   }
   return cases;
@@ -230,7 +230,7 @@ ModelSource source_of(const ModelField& s) {
 }
 
 ModelCase case_of(const ModelField& c) {
-  ModelCase k{c["experiment"].text(), case_workload(c["workload"]), c["mode"].word(mode_choices()), {}};
+  ModelCase k{c["experiment"].text(), case_workload(c["workload"]), *parse_mode(c["mode"].word(mode_choices())), {}};
   if (k.experiment.empty()) c["experiment"].fail("must be an experiment's name, got \"\"");
   k.params = case_params(c["params"], k.workload);
   return k;

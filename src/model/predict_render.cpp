@@ -29,7 +29,7 @@ std::string interval_text(const Prediction& p) {
 
 // A row's cells after its varying parameters.
 std::vector<std::string> cells_of(const PredictRow& r, bool against) {
-  std::vector<std::string> cells{r.c.mode};
+  std::vector<std::string> cells{mode_name(r.c.mode)};
   if (!r.p.predicted()) {
     cells.insert(cells.end(), {r.p.skip_reason.empty() ? "-" : "skipped", "", "", ""});
   } else {
@@ -120,7 +120,7 @@ std::string breakdown_of(const std::vector<PredictRow>& rows) {
     if (!r.p.predicted()) continue;
     const std::string label = "#" + std::to_string(r.number) + " " + r.c.experiment + " " +
                               Case{0, r.c.experiment, r.c.workload, r.c.mode, r.c.params, {}}.param_label() + " [" +
-                              r.c.mode + "]";
+                              mode_name(r.c.mode) + "]";
     lines.push_back({label + " predicted", r.p.parts});
     if (r.measured && r.measured->breakdown) lines.push_back({label + " measured", *r.measured->breakdown});
   }
@@ -193,7 +193,7 @@ std::string render_predict_json(const PredictHeader& h, const std::vector<Predic
   if (!h.against.empty()) out["against"] = h.against;
   out["cases"] = json::array();
   for (const auto& r : rows) {
-    json o{{"case", r.number}, {"experiment", r.c.experiment}, {"workload", r.c.workload}, {"mode", r.c.mode},
+    json o{{"case", r.number}, {"experiment", r.c.experiment}, {"workload", r.c.workload}, {"mode", mode_name(r.c.mode)},
            {"params", params_json<json>(r.c.params.without(sample_count_keys()))}};
     prediction_json(r, o);
     measured_json(r, o);

@@ -24,19 +24,19 @@ std::map<std::string, Value> identity(const Params& p) {
 // every row with every other is quadratic in the cases, minutes for a model of 200,000.
 using CaseKey = std::tuple<std::string, std::string, std::string, std::map<std::string, Value>>;
 
-CaseKey key_of(const ModelCase& c, const std::string& mode) {
-  return {c.experiment, c.workload, mode, identity(c.params)};
+CaseKey key_of(const ModelCase& c, Mode mode) {
+  return {c.experiment, c.workload, mode_name(mode), identity(c.params)};
 }
 
 // Parallel rows with a serial twin: speedup = the twin's median / this one's; efficiency = speedup / its turns.
 void relate(std::vector<PredictRow>& rows) {
   std::map<CaseKey, const PredictRow*> serial;  // of twins of one case, the last
   for (const auto& s : rows) {
-    if (s.c.mode == "serial" && s.p.predicted()) serial[key_of(s.c, s.c.mode)] = &s;
+    if (s.c.mode == Mode::serial && s.p.predicted()) serial[key_of(s.c, s.c.mode)] = &s;
   }
   for (auto& p : rows) {
-    if (p.c.mode != "parallel" || !p.p.predicted() || !(p.p.median_s > 0)) continue;
-    const auto it = serial.find(key_of(p.c, "serial"));
+    if (p.c.mode != Mode::parallel || !p.p.predicted() || !(p.p.median_s > 0)) continue;
+    const auto it = serial.find(key_of(p.c, Mode::serial));
     if (it == serial.end()) continue;
     p.speedup = it->second->p.median_s / p.p.median_s;
     p.efficiency = *p.speedup / std::max(1, it->second->p.turns);
@@ -54,7 +54,7 @@ std::vector<PredictRow> predict_rows(const Model& m, const std::vector<ModelCase
 
 void add_measured(std::vector<PredictRow>& rows, const std::vector<ReportRow>& measured) {
   std::map<CaseKey, const ReportRow*> by_case;  // of rows of one case, the first
-  for (const auto& r : measured) by_case.emplace(CaseKey{r.name, r.workload, r.mode, identity(r.params)}, &r);
+  for (const auto& r : measured) by_case.emplace(CaseKey{r.name, r.workload, mode_name(r.mode), identity(r.params)}, &r);
   for (auto& row : rows) {
     const auto it = by_case.find(key_of(row.c, row.c.mode));
     if (it == by_case.end()) continue;

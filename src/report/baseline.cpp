@@ -140,7 +140,7 @@ std::string render_baseline(const std::vector<ReportRow>& rows) {
     transfers = transfers || r.op_time_s;
     const bool found = std::isfinite(b.ratio);
     const double there = b.op_time_s ? *b.op_time_s : b.median_s;
-    cells.push_back({std::to_string(r.case_index + 1), r.name, labels.at(&r), r.mode,
+    cells.push_back({std::to_string(r.case_index + 1), r.name, labels.at(&r), mode_name(r.mode),
                      found ? format_seconds(there) : "-", format_seconds(compared_time(r).s), ratio_cell(b),
                      b.verdict});
   }

@@ -168,7 +168,7 @@ class SampleParts {
   // The ranks that run together: in serial mode each turn's, in turn order; in parallel mode all of them.
   static std::vector<std::vector<Member>> units_of(const CaseRecord& c) {
     const std::vector<std::int64_t> turn = turns_of(c);
-    const bool serial = c.mode == "serial";
+    const bool serial = c.mode == Mode::serial;
     const std::vector<bool> in = taking_part(c);
     std::vector<std::vector<Member>> units(
         serial ? static_cast<std::size_t>(*std::max_element(turn.begin(), turn.end()) + 1) : 1);

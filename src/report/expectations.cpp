@@ -38,7 +38,7 @@ std::string number(const std::string& limit, double v, bool precise = false) {
 }
 
 std::string label_of(const ReportRow& r) {
-  return r.name + (r.params_label.empty() ? "" : " " + r.params_label) + " [" + r.mode + "]";
+  return r.name + (r.params_label.empty() ? "" : " " + r.params_label) + " [" + mode_name(r.mode) + "]";
 }
 
 // Efficiency compares ranks at once with ranks alone: where the ranks of a node (times their BLAS threads on the
@@ -121,10 +121,10 @@ std::string summary(const std::string& path, const std::vector<LimitCheck>& chec
 
 // Efficiency exists for parallel rows against a serial twin, or with group_size > 1 against group_size = 1.
 // Of vendor exists for our kernels' rows, not the vendor library's.
-bool limit_applies(const std::string& limit, const std::string& mode, const Params& params) {
+bool limit_applies(const std::string& limit, Mode mode, const Params& params) {
   if (limit == "min_of_vendor") return !(params.has("impl") && params.get_string("impl") == "vendor");
   if (limit != "min_efficiency") return true;
-  return mode == "parallel" && !(params.has("group_size") && params.get_int("group_size") < 2);
+  return mode == Mode::parallel && !(params.has("group_size") && params.get_int("group_size") < 2);
 }
 
 std::pair<int, int> most_crowded_node(const RunRecord& run) {

@@ -27,7 +27,7 @@ struct LimitCheck {
 // Whether a limit bounds a case of this mode and parameters: min_efficiency
 // parallel ones that have an efficiency, min_of_vendor our kernels, not the
 // vendor library.
-bool limit_applies(const std::string& limit, const std::string& mode, const Params& params);
+bool limit_applies(const std::string& limit, Mode mode, const Params& params);
 
 // The job's node with the most ranks per core: its ranks and its cores ({0, 0}: no node's cores are known).
 std::pair<int, int> most_crowded_node(const RunRecord& run);

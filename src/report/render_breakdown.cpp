@@ -51,7 +51,7 @@ std::string table(const std::vector<BreakdownLine>& lines, bool inline_labels) {
 std::string case_label(const ReportRow& r, const ParamSplit& split, std::size_t i) {
   std::string label = "#" + std::to_string(r.case_index + 1);
   for (const auto& [key, cells] : split.varying) label += " " + key + "=" + cells[i];
-  return label + " [" + r.mode + "]";
+  return label + " [" + mode_name(r.mode) + "]";
 }
 
 // The table, inline labels where they fit, else on lines of their own.

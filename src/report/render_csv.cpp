@@ -54,7 +54,7 @@ std::vector<std::pair<std::string, Cell>> case_columns() {
       {"case", [](const ReportRow& r) { return count(r.case_index + 1); }},
       {"name", [](const ReportRow& r) { return quoted(r.name); }},
       {"workload", [](const ReportRow& r) { return field(r.workload); }},
-      {"mode", [](const ReportRow& r) { return field(r.mode); }},
+      {"mode", [](const ReportRow& r) { return field(mode_name(r.mode)); }},
       {"backend", [](const ReportRow& r) { return field(r.backend); }},
       {"ranks", [](const ReportRow& r) { return std::to_string(r.ranks); }},
       {"nodes", [](const ReportRow& r) { return std::to_string(r.nodes); }},

@@ -162,7 +162,7 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
       label += " (" + std::to_string(r.groups) + "x" + std::to_string(r.group_size) + ")";
     }
     transfers = transfers || is_transfer(r);
-    cells.push_back({std::to_string(r.case_index + 1), r.name, r.mode, std::to_string(r.ranks), std::to_string(r.nodes),
+    cells.push_back({std::to_string(r.case_index + 1), r.name, mode_name(r.mode), std::to_string(r.ranks), std::to_string(r.nodes),
                      label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
                      format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
                      r.busbw_gbps ? format_sig3(*r.busbw_gbps) + " GB/s" : "-", op_time(r), speedup_cell(r, true),
@@ -217,10 +217,10 @@ void job_columns(const std::vector<const ReportRow*>& rows, BlockColumns& b) {
     for (const auto* r : rows) b.numbers.back().cells.push_back(get(*r));
     return true;
   };
-  const auto mode = [](const ReportRow& r) { return r.mode; };
+  const auto mode = [](const ReportRow& r) { return std::string(mode_name(r.mode)); };
   const auto ranks = [](const ReportRow& r) { return std::to_string(r.ranks); };
   const auto nodes = [](const ReportRow& r) { return std::to_string(r.nodes); };
-  if (!add_if_varies("mode", mode, true)) b.shared += ", " + first.mode;
+  if (!add_if_varies("mode", mode, true)) b.shared += std::string(", ") + mode_name(first.mode);
   if (!add_if_varies("ranks", ranks, false)) b.shared += ", " + ranks(first) + " rank(s)";
   if (!add_if_varies("nodes", nodes, false)) b.shared += " on " + nodes(first) + " node(s)";
 }

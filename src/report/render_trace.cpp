@@ -187,7 +187,7 @@ void TraceWriter::slice(const char* cat, const std::string& name, std::int64_t p
 // Each rank's part of the case: from its first sample's start to its last one's end, with the case's parameters.
 void TraceWriter::add_case_spans(const CaseRecord& c) {
   const std::size_t reps = static_cast<std::size_t>(c.reps);
-  const std::string name = "case " + std::to_string(c.index + 1) + " " + c.experiment + " [" + c.mode + "]";
+  const std::string name = "case " + std::to_string(c.index + 1) + " " + c.experiment + " [" + mode_name(c.mode) + "]";
   for (std::size_t r = 0; r < static_cast<std::size_t>(c.ranks); ++r) {
     const auto first = c.wall_start_s.begin() + static_cast<std::ptrdiff_t>(r * reps);
     const auto last = c.wall_end_s.begin() + static_cast<std::ptrdiff_t>(r * reps);

@@ -54,7 +54,7 @@ std::vector<std::int64_t> turns_of(const CaseRecord& c) {
 }
 
 std::vector<double> sample_times(const CaseRecord& c) {
-  return c.mode == "serial" ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turns_of(c), c.ranks, c.reps)
+  return c.mode == Mode::serial ? serial_turn_totals(c.wall_start_s, c.wall_end_s, turns_of(c), c.ranks, c.reps)
                             : makespans(c.wall_start_s, c.wall_end_s, c.ranks, c.reps);
 }
 
@@ -350,9 +350,9 @@ void relate_rows(std::vector<ReportRow>& rows) {
   // Pair each parallel row with the serial row of the same experiment,
   // parameters, ranks and nodes.
   for (auto& p : rows) {
-    if (p.mode != "parallel" || p.status == CaseStatus::skipped) continue;
+    if (p.mode != Mode::parallel || p.status == CaseStatus::skipped) continue;
     for (const auto& s : rows) {
-      if (s.mode == "serial" && s.status != CaseStatus::skipped && s.name == p.name && s.params == p.params &&
+      if (s.mode == Mode::serial && s.status != CaseStatus::skipped && s.name == p.name && s.params == p.params &&
           s.ranks == p.ranks && s.nodes == p.nodes) {
         set_speedup(p, s, s.turns);
         break;

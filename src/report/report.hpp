@@ -48,7 +48,9 @@ struct Figure {
 struct ReportRow {
   std::string file;  // the result file the row comes from (set by the caller)
   std::size_t case_index = 0;  // the file's index (/cases/NNNN); every view shows case_index + 1, as `run` does
-  std::string name, workload, mode, backend;
+  std::string name, workload;
+  Mode mode = Mode::parallel;
+  std::string backend;
   CaseStatus status = CaseStatus::ok;
   std::string status_reason;  // why a case was skipped
   int ranks = 1, nodes = 1, reps = 0;

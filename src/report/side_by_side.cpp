@@ -13,13 +13,13 @@ namespace {
 
 using Key = std::tuple<std::string, std::string, std::string>;  // name, parameters, mode
 
-Key key_of(const ReportRow& r) { return {r.name, r.params_label, r.mode}; }
+Key key_of(const ReportRow& r) { return {r.name, r.params_label, mode_name(r.mode)}; }
 
 // A parallel row's throughput over one rank's in the baseline's serial run:
 // every rank does the same work, so speedup = ranks x (serial median / serial
 // turns) / this median, with its interval; eff = speedup / ranks.
 std::string scaling_cell(const ReportRow& r, const ReportRow* serial) {
-  if (!serial || r.mode != "parallel" || !r.scope.empty() || serial->turns < 1 || !std::isfinite(serial->median_s)) {
+  if (!serial || r.mode != Mode::parallel || !r.scope.empty() || serial->turns < 1 || !std::isfinite(serial->median_s)) {
     return "";
   }
   const double per_turn = static_cast<double>(r.ranks) / serial->turns;
@@ -70,8 +70,8 @@ std::string render_side_by_side(const std::vector<RunRows>& runs) {
       const ReportRow& any = *block[i];
       std::vector<std::string> row;
       for (const auto& [key, cells] : split.varying) row.push_back(cells[i]);
-      row.push_back(any.mode);
-      const auto serial_it = cell.find({any.name, any.params_label, "serial"});
+      row.push_back(mode_name(any.mode));
+      const auto serial_it = cell.find({any.name, any.params_label, mode_name(Mode::serial)});
       const ReportRow* serial = serial_it == cell.end() ? nullptr : serial_it->second[0];
       for (const auto* r : cell[key_of(any)]) {
         if (!r) row.push_back("-");

@@ -65,12 +65,12 @@ class CaseSamples {
               const CaseSettings& s)
       : comm_(comm), clock_(clock), timer_(timer), watch_(watch), s_(s) {}
 
-  // Collective. Runs `mode` ("parallel" | "serial") with this rank in turn `my_turn` of `turns`.
-  void run(const std::string& mode, int my_turn, int turns) {
-    if (mode == "parallel") {
+  // Collective. Runs `mode` with this rank in turn `my_turn` of `turns`.
+  void run(Mode mode, int my_turn, int turns) {
+    if (mode == Mode::parallel) {
       warm_up(true);
       for (int i = 0; i < s_.reps; ++i) timed(i, comm_.comm());
-    } else if (mode == "serial") {
+    } else {
       // The ranks of one turn start each sample together, as in parallel mode.
       MPI_Comm unit = MPI_COMM_NULL;
       GPUSCALE_MPI(MPI_Comm_split(comm_.comm(), my_turn, comm_.rank(), &unit));
@@ -83,8 +83,6 @@ class CaseSamples {
         }
         comm_.idle_barrier();
       }
-    } else {
-      throw RuntimeError("unknown mode '" + mode + "'");
     }
   }
   const WarmUp& warm() const { return warm_; }

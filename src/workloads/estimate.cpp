@@ -55,7 +55,7 @@ double Rates::stream_rate(const std::string& kind) const {
 
 CaseWork case_work(const Case& c, const JobShape& job) {
   CaseWork cw = find_workload(c.workload).work(c.params, job);
-  if (c.mode == "parallel") {
+  if (c.mode == Mode::parallel) {
     cw.turns = 1;
   } else if (!find_workload(c.workload).scope(c.params)) {
     cw.busy_ranks_per_node = 1;  // device-local work in turns: one rank at a time

@@ -80,7 +80,7 @@ std::vector<std::string> drop_single_turn_serials(std::vector<Case>& plan) {
   std::vector<Case> kept;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const Case& c = plan[i];
-    const bool twin = c.mode == "serial" && i + 1 < plan.size() && plan[i + 1].mode == "parallel" &&
+    const bool twin = c.mode == Mode::serial && i + 1 < plan.size() && plan[i + 1].mode == Mode::parallel &&
                       plan[i + 1].experiment == c.experiment && plan[i + 1].params == c.params;
     if (twin && find_workload(c.workload).single_turn(c.params)) {
       const std::string n = "experiment '" + c.experiment +

@@ -22,7 +22,7 @@ namespace {
 Case example_case(const WorkloadType& type, const Params& example, const std::string& mode) {
   Case c;
   c.experiment = c.workload = type.schema().name;
-  c.mode = mode;
+  c.mode = *parse_mode(mode);
   for (const ParamSpec& s : case_common_specs(Defaults{})) {
     if (s.default_value) c.params.set(s.key, *s.default_value);
   }

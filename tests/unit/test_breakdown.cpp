@@ -24,7 +24,7 @@ CaseRecord timed(const std::string& workload, const std::string& mode, const std
   CaseRecord c;
   c.experiment = "x";
   c.workload = workload;
-  c.mode = mode;
+  c.mode = *parse_mode(mode);
   c.backend = "cpu";
   c.status = CaseStatus::ok;
   c.ranks = static_cast<int>(timing.size());
@@ -197,7 +197,7 @@ TEST_CASE("a skipped case has no breakdown: none in its row, its JSON or its CSV
   skipped.index = 1;
   skipped.experiment = "x";
   skipped.workload = "gemm";
-  skipped.mode = "parallel";
+  skipped.mode = Mode::parallel;
   skipped.status = CaseStatus::skipped;
   skipped.status_reason = "needs 2 nodes";
   CHECK_FALSE(measured_breakdown(skipped));
@@ -266,7 +266,7 @@ TEST_CASE("report --breakdown: the run, a block per experiment, a line per case 
   skipped.index = 2;
   skipped.experiment = "y";
   skipped.workload = "collective";
-  skipped.mode = "parallel";
+  skipped.mode = Mode::parallel;
   skipped.status = CaseStatus::skipped;
   run.cases = {a, p, skipped};
   const std::string text = render_breakdown_report("f.h5", run, build_report(run));

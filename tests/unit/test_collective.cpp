@@ -203,10 +203,10 @@ size = 8
   REQUIRE(plan.size() == 10);
   const auto notes = drop_single_turn_serials(plan);
   REQUIRE(plan.size() == 9);
-  CHECK(plan[0].mode == "parallel");
+  CHECK(plan[0].mode == Mode::parallel);
   CHECK(plan[0].params.get_string("scope") == "world");
   CHECK(plan[1].params.get_string("scope") == "intra-node");
-  CHECK(plan[1].mode == "serial");
+  CHECK(plan[1].mode == Mode::serial);
   for (std::size_t i = 0; i < plan.size(); ++i) CHECK(plan[i].index == i);
   REQUIRE(notes.size() == 1);
   CHECK(notes[0] == "experiment 't': one group takes every turn, so serial and parallel are the same; each such case "

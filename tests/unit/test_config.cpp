@@ -56,7 +56,7 @@ TEST_CASE("the documented example config is accepted as written", "[config]") {
   const auto& e = c.experiments[0];
   CHECK(e.name == "gemm-512");
   CHECK(e.workload == "gemm");
-  CHECK(e.modes == std::vector<std::string>{"serial", "parallel"});
+  CHECK(e.modes == std::vector<Mode>{Mode::serial, Mode::parallel});
   auto find = [&](const std::string& k) {
     for (const auto& [key, vals] : e.params) {
       if (key == k) return vals;
@@ -77,7 +77,7 @@ TEST_CASE("defaults fill what the file leaves out", "[config]") {
   CHECK(c.defaults.threads == 1);
   CHECK(c.defaults.timeout_s == 0.0);  // auto: derived from each case
   CHECK(c.experiments[0].name == "experiment #1");
-  CHECK(c.experiments[0].modes == std::vector<std::string>{"serial", "parallel"});
+  CHECK(c.experiments[0].modes == std::vector<Mode>{Mode::serial, Mode::parallel});
 }
 
 TEST_CASE("under Slurm, threads default to the task's CPUs unless the config sets them", "[config]") {

@@ -25,7 +25,7 @@ std::vector<Case> plan_of(const std::string& toml) {
 
 Case only_case(const std::string& toml, const std::string& mode = "parallel") {
   for (const auto& c : plan_of(toml)) {
-    if (c.mode == mode) return c;
+    if (mode_name(c.mode) == mode) return c;
   }
   FAIL("no " << mode << " case");
   return {};
@@ -94,7 +94,7 @@ TEST_CASE("a collective's work follows its scope's groups on the job", "[estimat
   const Case* intra = nullptr;
   const Case* inter = nullptr;
   for (const auto& c : plan) {
-    if (c.mode != "serial") continue;
+    if (c.mode != Mode::serial) continue;
     (c.params.get_string("scope") == "intra-node" ? intra : inter) = &c;
   }
   REQUIRE(intra);

@@ -62,7 +62,7 @@ CaseRecord case_of(const Case& c, const RunRecord& run, double each, int reps = 
   }
   for (int k = 0; k < r.ranks; ++k) {
     for (int i = 0; i < reps; ++i) {
-      const double t0 = c.mode == "serial" ? (k * reps + i) * 10.0 : i * 10.0;
+      const double t0 = c.mode == Mode::serial ? (k * reps + i) * 10.0 : i * 10.0;
       r.device_time_s.push_back(each);
       r.enqueue_s.push_back(0);
       r.wall_start_s.push_back(t0);
@@ -182,14 +182,14 @@ TEST_CASE("a gemm timed on one rank predicts the speedup of two, and of ranks sh
   CHECK(m.gemm[0].points.size() == 2);
   const auto rows = predict_rows(m, m.cases, predict_job(m, 2, 1));
   REQUIRE(rows.size() == 4);
-  const PredictRow& parallel = rows[0].c.mode == "parallel" ? rows[0] : rows[1];
+  const PredictRow& parallel = rows[0].c.mode == Mode::parallel ? rows[0] : rows[1];
   REQUIRE(parallel.speedup);
   CHECK(*parallel.speedup == Approx(2.0).epsilon(1e-6));
   CHECK(*parallel.efficiency == Approx(1.0).epsilon(1e-6));
   CHECK(parallel.p.parts.compute_s == Approx(1e-3).epsilon(1e-6));
   // Four ranks on a node of two cores: each has half a core, so the parallel sample takes twice as long.
   const auto crowded = predict_rows(m, m.cases, predict_job(m, 4, 1));
-  const PredictRow& p4 = crowded[0].c.mode == "parallel" ? crowded[0] : crowded[1];
+  const PredictRow& p4 = crowded[0].c.mode == Mode::parallel ? crowded[0] : crowded[1];
   CHECK(p4.p.parts.compute_s == Approx(2e-3).epsilon(1e-6));
   CHECK(*p4.speedup == Approx(4 * (1e-3 + 1e-6) / (2e-3 + 1e-6)).epsilon(1e-6));
 }

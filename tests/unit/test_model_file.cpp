@@ -245,14 +245,14 @@ TEST_CASE("predict relates the serial and parallel twins of many cases in one pa
   for (std::int64_t ops = 1; ops <= 20000; ++ops) {
     for (const char* mode : {"serial", "parallel"}) {
       ModelCase c = gemm;
-      c.mode = mode;
+      c.mode = *parse_mode(mode);
       c.params.set("ops", ops);
       m.cases.push_back(c);
     }
   }
   const auto rows = predict_rows(m, m.cases, predict_job(m, 2, 1));
   for (const auto& r : rows) {
-    if (r.c.mode != "parallel") continue;
+    if (r.c.mode != Mode::parallel) continue;
     REQUIRE(r.speedup);
     CHECK(*r.speedup == Approx(2.0));  // 2 ranks, a core each: the serial median is 2 turns of the same sample
   }

@@ -47,7 +47,7 @@ CaseRecord sweep_case(int nodes, int per_node, int reps, const std::function<dou
   c.index = 3;
   c.experiment = "np";
   c.workload = "collective";
-  c.mode = "parallel";
+  c.mode = Mode::parallel;
   c.backend = "cpu";
   c.status = CaseStatus::ok;
   c.ranks = nodes * per_node;
@@ -224,7 +224,7 @@ scope = "node-pairs"
   REQUIRE(plan.size() == 2);
   drop_single_turn_serials(plan);
   REQUIRE(plan.size() == 1);
-  CHECK(plan[0].mode == "parallel");
+  CHECK(plan[0].mode == Mode::parallel);
 }
 
 TEST_CASE("the pairs table round-trips through the file", "[node-pairs][hdf5]") {

@@ -24,7 +24,7 @@ CaseRecord timed_case(std::size_t index, const std::string& mode, int ranks, int
   c.index = index;
   c.experiment = "g";
   c.workload = "gemm";
-  c.mode = mode;
+  c.mode = *parse_mode(mode);
   c.backend = "cpu";
   c.status = CaseStatus::ok;
   c.ranks = ranks;

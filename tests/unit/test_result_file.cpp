@@ -55,7 +55,7 @@ CaseRecord sample_case(std::size_t index, const std::string& mode) {
   c.index = index;
   c.experiment = "gemm-512";
   c.workload = "gemm";
-  c.mode = mode;
+  c.mode = *parse_mode(mode);
   c.backend = "cpu";
   c.status = CaseStatus::ok;
   c.ranks = 2;
@@ -169,7 +169,7 @@ TEST_CASE("a result file round-trips every field", "[hdf5]") {
   const CaseRecord want = sample_case(1, "parallel");
   const CaseRecord& got = back.cases[1];
   CHECK(got.index == 1);
-  CHECK(got.mode == "parallel");
+  CHECK(got.mode == Mode::parallel);
   CHECK(got.params == want.params);  // order and types kept: int, string, double
   CHECK(got.device_time_s == want.device_time_s);
   CHECK(got.enqueue_s == want.enqueue_s);
@@ -665,7 +665,7 @@ TEST_CASE("files of schema 1.3 and before (variable-length strings, contiguous d
   REQUIRE(back.ranks.size() == 2);
   CHECK(back.ranks[1].hostname == "node1");
   REQUIRE(back.cases.size() == 1);
-  CHECK(back.cases[0].mode == "parallel");
+  CHECK(back.cases[0].mode == Mode::parallel);
   CHECK(back.cases[0].params.get_string("dtype") == "fp64");  // rewritten last: now last in creation order
   CHECK(back.cases[0].params.get_int("size") == 512);
   CHECK(back.cases[0].device_time_s == c.device_time_s);

@@ -38,7 +38,7 @@ CaseRecord known_case() {
   c.index = 2;
   c.experiment = "pipe";
   c.workload = "pipeline";
-  c.mode = "parallel";
+  c.mode = Mode::parallel;
   c.backend = "cpu";
   c.status = CaseStatus::ok;
   c.ranks = 2;
