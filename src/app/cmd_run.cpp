@@ -70,7 +70,7 @@ std::string summary_line(const CaseRecord& rec, const ReportRow& r) {
   if (r.ranks > 1) s += ", slowest rank " + std::to_string(r.slowest_rank) + format_number(" %.2fx", r.slowest_ratio);
   for (const auto& f : r.flags) s += "; " + f;  // ran cold, throttled, clocks low
   if (rec.status == CaseStatus::ok) return s + ", verified";
-  if (!rec.scope.empty()) return s + ", VERIFICATION FAILED (" + std::to_string(r.wrong_elements) + " wrong elements)";
+  if (rec.scope) return s + ", VERIFICATION FAILED (" + std::to_string(r.wrong_elements) + " wrong elements)";
   return s + ", VERIFICATION FAILED (max error " + std::to_string(r.max_verify_error) + ")";
 }
 

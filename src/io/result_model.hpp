@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "comm/groups.hpp"
 #include "core/value.hpp"
 #include "io/case_table.hpp"
 
@@ -125,7 +126,7 @@ struct CaseRecord {
   std::vector<double> warmup_device_time_s;
 
   // Transfers only (scope empty for device-local workloads).
-  std::string scope;  // "world" | "intra-node" | "inter-node" | "node-pairs"
+  std::optional<Scope> scope;  // none: a device-local workload
   std::string comm;   // "mpi" | "nccl"
   int groups = 0;     // groups in the scope
   std::vector<std::int64_t> group, group_rank, group_size;  // [ranks]

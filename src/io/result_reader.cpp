@@ -556,11 +556,11 @@ void read_expect(hid_t id, const std::string& where, CaseRecord& c) {
 void read_scope(hid_t id, const std::string& where, CaseRecord& c, h5::DigestCheck* digests) {
   if (!h5::has_attr(id, "scope")) return;
   const auto ranks = static_cast<std::size_t>(c.ranks);
-  c.scope = h5::read_string_attr(id, "scope");
+  const std::string scope = h5::read_string_attr(id, "scope");
   try {
-    parse_scope(c.scope);
+    c.scope = parse_scope(scope);
   } catch (const std::invalid_argument&) {
-    throw ReadError(where + ": attribute 'scope' is '" + c.scope + "'");
+    throw ReadError(where + ": attribute 'scope' is '" + scope + "'");
   }
   c.comm = h5::read_string_attr(id, "comm");
   c.groups = narrow(int_in(id, "groups", 0, c.ranks, where));
@@ -649,7 +649,7 @@ void read_case(hid_t cases, const std::string& name, const RunRecord& run, CaseR
   read_samples(id, where, c, digests);
   read_turns_and_warmup(id, where, c, digests);
   read_tables(id, where, run, c, digests);
-  if (!c.scope.empty()) read_transfers(id, where, c, digests);
+  if (c.scope) read_transfers(id, where, c, digests);
   check.check();
 }
 

@@ -157,8 +157,8 @@ void write_case_attrs(hid_t id, const CaseRecord& c) {
     H5Id p = h5::create_group(id, "parameters");
     for (const auto& [k, v] : c.params.items()) h5::write_attr(p.get(), k, v);
   }
-  if (!c.scope.empty()) {
-    h5::write_attr(id, "scope", c.scope);
+  if (c.scope) {
+    h5::write_attr(id, "scope", std::string(scope_name(*c.scope)));
     h5::write_attr(id, "comm", c.comm);
     h5::write_attr(id, "groups", static_cast<std::int64_t>(c.groups));
     h5::write_ints(id, "group", c.group);
@@ -176,7 +176,7 @@ void write_samples(hid_t id, const CaseRecord& c) {
                       "s",
                       "device time of each warm-up sample [rank][sample], the first 1000; NaN past the rank's count");
   }
-  if (!c.scope.empty()) {
+  if (c.scope) {
     h5::write_ints(id, "wrong_elements", c.wrong_elements);
     h5::write_doubles(id, "op_bytes", c.op_bytes, ranks, 0, "B",
                       "bytes of one operation in the rank's group, as nccl-tests' size");
@@ -366,7 +366,7 @@ std::pair<int, std::uint64_t> table_bytes(const CaseTable& t) {
 }
 
 std::uint64_t record_bytes(const CaseRecord& c) {
-  int datasets = 8 + (c.scope.empty() ? 0 : 6);
+  int datasets = 8 + (c.scope ? 6 : 0);
   std::uint64_t extra = c.note.size() + c.status_reason.size() + 2 * c.experiment.size();
   for (const auto& t : c.tables) {
     if (t.rows() == 0) continue;  // not written
@@ -451,7 +451,7 @@ void ResultWriter::write_case(const CaseRecord& c) {
       if (t.rows() > 0) write_table(id, t);  // a table without rows says nothing: left out, as merge_rank_tables does
     }
     h5::write_doubles(id, "verify_error", c.verify_error, static_cast<hsize_t>(c.ranks), 0, nullptr,
-                      c.scope.empty() ? "the workload's verification error per rank (docs/metrics.md)"
+                      !c.scope ? "the workload's verification error per rank (docs/metrics.md)"
                                       : "result elements that differ from the expected ones, per rank");
   }
   g.reset();

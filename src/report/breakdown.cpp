@@ -221,7 +221,7 @@ class SampleParts {
       p.compute = length(compute_);
       p.wire = length(transfer_);
       p.exposed = outside(transfer_, compute_);
-    } else if (c_.scope.empty()) {
+    } else if (!c_.scope) {
       p.compute = busy_[a];
     } else {
       p.exposed = p.wire = busy_[a];

@@ -70,8 +70,8 @@ void json_numbers(const ReportRow& r, nlohmann::json& o) {
     o[hi] = (*ci)->hi;
   }
   if (r.speedup_ci) o["speedup_no_difference"] = speedup_uncertain(r);
-  if (!r.scope.empty()) {
-    o["scope"] = r.scope;
+  if (r.scope) {
+    o["scope"] = scope_name(*r.scope);
     o["comm"] = r.comm;
     o["groups"] = r.groups;
     o["group_size"] = r.group_size;

@@ -120,7 +120,7 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
     for (const auto& n : r.notes) add(n);
     if (!r.phase_s.empty()) add(c + phase_note(r));
     if (r.status == CaseStatus::skipped) add("skipped: " + c + r.status_reason);
-    if (r.status == CaseStatus::verify_failed && !r.scope.empty()) {
+    if (r.status == CaseStatus::verify_failed && r.scope) {
       add("verify-failed: " + c + "up to " + std::to_string(r.wrong_elements) + " wrong element(s) on a rank");
     }
     if (r.speedup && !r.speedup_ci) {
@@ -131,7 +131,7 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
   return notes;
 }
 
-bool is_transfer(const ReportRow& r) { return r.busbw_gbps.has_value() || (!r.scope.empty() && r.status == CaseStatus::skipped); }
+bool is_transfer(const ReportRow& r) { return r.busbw_gbps.has_value() || (r.scope && r.status == CaseStatus::skipped); }
 
 // Every column in one table (report --wide).
 std::string wide_table(const std::vector<ReportRow>& rows) {
@@ -158,7 +158,7 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
   bool transfers = false;
   for (const auto& r : rows) {
     std::string label = r.params_label;
-    if (!r.scope.empty() && r.status != CaseStatus::skipped) {
+    if (r.scope && r.status != CaseStatus::skipped) {
       label += " (" + std::to_string(r.groups) + "x" + std::to_string(r.group_size) + ")";
     }
     transfers = transfers || is_transfer(r);

@@ -242,7 +242,7 @@ void rates(const CaseRecord& c, const RowAnalysis* a, const std::vector<bool>& i
   const std::vector<double> some = all_in ? std::vector<double>() : rows_of(c.device_time_s, c.reps, in);
   const std::vector<double>& device = all_in ? c.device_time_s : some;
   const bool one_op = !a || a->times_one_operation(c);
-  if (!c.scope.empty() && one_op && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {
+  if (c.scope && one_op && !c.op_bytes.empty() && mean(c.op_bytes) > 0) {
     op_times(c, r);
   } else if (c.flops_per_sample > 0) {
     r.gflops = c.flops_per_sample / median(device) / 1e9;

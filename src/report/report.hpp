@@ -73,7 +73,8 @@ struct ReportRow {
   // Transfers: the scope, its groups, and nccl-tests' numbers: the time of
   // one operation (mean over ranks of device time / iters, median over
   // samples), algbw = bytes / that time, busbw = algbw x the bus factor.
-  std::string scope, comm;
+  std::optional<Scope> scope;
+  std::string comm;
   int groups = 0, group_size = 0;  // group_size: the largest group
   std::optional<double> op_time_s, algbw_gbps, busbw_gbps;
   std::optional<Interval> op_time_ci;  // of the op time (as median_ci of the median)

@@ -19,7 +19,7 @@ Key key_of(const ReportRow& r) { return {r.name, r.params_label, mode_name(r.mod
 // every rank does the same work, so speedup = ranks x (serial median / serial
 // turns) / this median, with its interval; eff = speedup / ranks.
 std::string scaling_cell(const ReportRow& r, const ReportRow* serial) {
-  if (!serial || r.mode != Mode::parallel || !r.scope.empty() || serial->turns < 1 || !std::isfinite(serial->median_s)) {
+  if (!serial || r.mode != Mode::parallel || r.scope || serial->turns < 1 || !std::isfinite(serial->median_s)) {
     return "";
   }
   const double per_turn = static_cast<double>(r.ranks) / serial->turns;

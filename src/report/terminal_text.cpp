@@ -36,7 +36,7 @@ void escape(Stragglers& s) {
 std::vector<ReportRow> for_terminal(std::vector<ReportRow> rows) {
   for (auto& r : rows) {
     for (auto* s : {&r.file, &r.name, &r.workload, &r.backend, &r.status_reason, &r.params_label,
-                    &r.scope, &r.comm, &r.note}) {
+                    &r.comm, &r.note}) {
       escape(*s);
     }
     escape(r.params);

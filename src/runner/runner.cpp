@@ -188,7 +188,7 @@ CaseRecord Runner::start_record(const Case& c, const CaseContext& ctx, double wa
   rec.expect = c.expect;
   if (!rec.params.has("warmup_s")) rec.params.set("warmup_s", warmup_s);  // the value used
   if (ctx.group) {
-    rec.scope = scope_name(ctx.group->scope);
+    rec.scope = ctx.group->scope;
     rec.comm = ctx.group->data ? ctx.data().kind() : "";  // rank 0, which writes it, is in every group
     rec.groups = ctx.group->count;
     rec.group = to_int64(comm_.gather(ctx.group->index));

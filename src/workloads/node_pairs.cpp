@@ -26,7 +26,7 @@ std::string percent(double share) {
 
 std::string pair_name(const NodePairRow& p) { return p.host_a + " - " + p.host_b; }
 
-bool is_sweep(const CaseRecord& c) { return c.scope == "node-pairs"; }
+bool is_sweep(const CaseRecord& c) { return c.scope == Scope::node_pairs; }
 
 }  // namespace
 

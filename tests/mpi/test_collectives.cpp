@@ -61,7 +61,7 @@ TEST_CASE("every op, dtype and in-place form verifies in scopes world and intra-
           INFO(keys);
           CHECK(rec.status == CaseStatus::ok);
           CHECK(rec.comm == "mpi");
-          CHECK(rec.scope == scope);
+          CHECK(rec.scope == parse_scope(scope));
           CHECK(rec.groups == 1);  // one node here: one group in both scopes
           CHECK(rec.group == std::vector<std::int64_t>(n, 0));
           CHECK(rec.group_size == std::vector<std::int64_t>(n, n));
@@ -117,7 +117,7 @@ TEST_CASE("a corrupted result fails verification with its count, and the file ke
   REQUIRE(back.cases.size() == 1);
   CHECK(back.cases[0].status == CaseStatus::verify_failed);
   CHECK(back.cases[0].wrong_elements == std::vector<std::int64_t>(n, 1));
-  CHECK(back.cases[0].scope == "world");
+  CHECK(back.cases[0].scope == Scope::world);
   CHECK(back.cases[0].op_bytes == rec.op_bytes);
 }
 

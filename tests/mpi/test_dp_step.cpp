@@ -130,7 +130,7 @@ TEST_CASE("a training step's reduced gradients verify in scopes world and intra-
           if (comm.rank() != 0) continue;
           INFO(keys << "\nmode = " << mode);
           CHECK(rec.status == CaseStatus::ok);
-          CHECK(rec.scope == scope);
+          CHECK(rec.scope == parse_scope(scope));
           CHECK(rec.wrong_elements == std::vector<std::int64_t>(n, 0));
           CHECK(rec.verify_error == std::vector<double>(n, 0.0));
           const double e = dtype == "fp32" ? 4 : 8;

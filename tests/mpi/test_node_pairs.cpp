@@ -70,7 +70,7 @@ TEST_CASE("on one host the sweep is skipped, with local rank 0 alone in its grou
   if (comm.rank() != 0) return;
   CHECK(rec.status == CaseStatus::skipped);
   CHECK(rec.status_reason == "scope node-pairs needs ranks on at least 2 nodes; this job runs on 1 node");
-  CHECK(rec.scope == "node-pairs");
+  CHECK(rec.scope == Scope::node_pairs);
   CHECK(rec.groups == 1);
   std::vector<std::int64_t> group(comm.size(), -1), size(comm.size(), 0);
   group[0] = 0;

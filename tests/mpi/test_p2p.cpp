@@ -43,7 +43,7 @@ TEST_CASE("every pattern verifies in scopes world and intra-node, with the bytes
       if (comm.rank() != 0) continue;
       INFO(keys);
       CHECK(rec.status == CaseStatus::ok);
-      CHECK(rec.scope == scope);
+      CHECK(rec.scope == parse_scope(scope));
       CHECK(rec.wrong_elements == std::vector<std::int64_t>(n, 0));
       const double op = pattern == "bw" ? 4100 : 2 * 4100;  // a round trip and an exchange carry it twice
       CHECK(rec.op_bytes == std::vector<double>(n, op));

@@ -96,7 +96,7 @@ TEST_CASE("transfer that compute hid is wire time, not exposed; compute on two l
   // Compute intervals that overlap each other (two lanes) count as the time they cover: 0-60 ms, not 80 ms.
   // The transfer 10-70 ms is hidden up to 60 ms: 10 ms exposed.
   c = timed("dp_step", "parallel", {{0, 0.08, 0.07}}, 3);
-  c.scope = "world";
+  c.scope = Scope::world;
   add_phases(c, {{0, 0.0, 0.05}, {0, 0.03, 0.06}, {1, 0.01, 0.07}});
   b = measured_breakdown(c);
   REQUIRE(b);
@@ -120,7 +120,7 @@ TEST_CASE("serial turns: each part summed over the turns, no wait between them, 
   // Transfers in serial mode: a turn is a group, whose ranks run together; within it the median rank waits for
   // the group's slowest. Groups {0, 1} and {2, 3}.
   c = timed("collective", "serial", {{0, 0.10, 0.09}, {0, 0.12, 0.11}, {0, 0.20, 0.18}, {0, 0.30, 0.28}}, 5);
-  c.scope = "intra-node";
+  c.scope = Scope::intra_node;
   c.turn = {0, 0, 1, 1};
   for (std::size_t k = 0; k < c.wall_start_s.size(); ++k) {  // ranks 1 and 3 with 0 and 2 (timed() staggers them)
     const double with_previous = (k / 5) % 2 == 1 ? 5.0 : 0.0;
@@ -137,7 +137,7 @@ TEST_CASE("serial turns: each part summed over the turns, no wait between them, 
 
 TEST_CASE("without phases a transfer's busy time is exposed transfer and wire, a gemm's is compute", "[breakdown]") {
   CaseRecord coll = timed("collective", "parallel", {{0, 0.05, 0.04}, {0, 0.05, 0.04}}, 4);
-  coll.scope = "world";
+  coll.scope = Scope::world;
   auto b = measured_breakdown(coll);
   REQUIRE(b);
   check_parts(*b, 0, 0.04, 0.01, 0, 0.04);
@@ -148,7 +148,7 @@ TEST_CASE("without phases a transfer's busy time is exposed transfer and wire, a
   for (int r = 0; r < 2; ++r) {
     for (int i = 0; i < 4; ++i) rounds.add(r, i, 0, coll.wall_start_s[r * 4 + i], coll.wall_end_s[r * 4 + i]);
   }
-  coll.scope = "node-pairs";
+  coll.scope = Scope::node_pairs;
   coll.tables = {testing::phases_table_of(rounds, 2)};
   b = measured_breakdown(coll);
   REQUIRE(b);
@@ -165,7 +165,7 @@ TEST_CASE("ranks that sat the case out are left out of the median rank, not of t
   // 150 ms) the median is rank 1; counting rank 3 it would be rank 0.
   CaseRecord c = timed("distributed_gemm", "parallel",
                        {{0, 0.10, 0.10}, {0, 0.12, 0.12}, {0, 0.15, 0.15}, {0, 1e-6, 1e-6}}, 5);
-  c.scope = "world";
+  c.scope = Scope::world;
   c.group = {0, 0, 0, -1};
   const auto b = measured_breakdown(c);
   REQUIRE(b);

@@ -56,7 +56,7 @@ CaseRecord case_of(const Case& c, const RunRecord& run, double each, int reps = 
   r.reps = reps;
   r.params = c.params;
   if (c.params.has("scope")) {  // a transfer: what the report needs for its op time
-    r.scope = c.params.get_string("scope");
+    r.scope = parse_scope(c.params.get_string("scope"));
     r.op_bytes.assign(static_cast<std::size_t>(r.ranks), static_cast<double>(c.params.get_int("bytes")));
     r.bus_factor.assign(static_cast<std::size_t>(r.ranks), 1.0);
   }

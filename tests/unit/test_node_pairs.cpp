@@ -57,7 +57,7 @@ CaseRecord sweep_case(int nodes, int per_node, int reps, const std::function<dou
   c.params.set("bytes", static_cast<std::int64_t>(kBytes));
   c.params.set("iters", std::int64_t{kIters});
   c.params.set("scope", std::string("node-pairs"));
-  c.scope = "node-pairs";
+  c.scope = Scope::node_pairs;
   c.comm = "mpi";
   c.groups = 1;
   const int rounds = node_pair_rounds(nodes);
@@ -255,7 +255,7 @@ TEST_CASE("the pairs table round-trips through the file", "[node-pairs][hdf5]") 
   const CaseTable& p = testing::table_of(back.cases[0], kPairsTable);
   REQUIRE(p.rows() == 6);
   testing::check_same_table(p, testing::table_of(c, kPairsTable));  // round, node_a, node_b, rank_a, rank_b, hosts
-  CHECK(back.cases[0].scope == "node-pairs");
+  CHECK(back.cases[0].scope == Scope::node_pairs);
   const CaseTable& phases = testing::table_of(back.cases[0], kPhasesTable);
   CHECK(testing::phase_rows(phases).names == testing::phase_rows(c).names);
   testing::check_same_table(phases, testing::table_of(c, kPhasesTable));
@@ -398,8 +398,8 @@ TEST_CASE("report: the collective declares --pair-threshold, which rows read as 
   CHECK(s.value(o) == 0.5);
   // The sweep is not one operation; the collective's other scopes are.
   CaseRecord c;
-  c.scope = "node-pairs";
+  c.scope = Scope::node_pairs;
   CHECK_FALSE(a->times_one_operation(c));
-  c.scope = "world";
+  c.scope = Scope::world;
   CHECK(a->times_one_operation(c));
 }

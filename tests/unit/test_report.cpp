@@ -374,7 +374,7 @@ TEST_CASE("strong scaling: group_size rows against the group_size = 1 row, ranks
   auto scaled = [](std::size_t index, int g, double each) {
     CaseRecord c = timed_case(index, "parallel", 2, 5, each);
     c.workload = "distributed_gemm";
-    c.scope = "world";
+    c.scope = Scope::world;
     c.params.set("group_size", std::int64_t{g});
     c.flops_per_sample = 2e6 / g;  // rank 0's share
     c.group = {0, g > 1 ? 0 : -1};
