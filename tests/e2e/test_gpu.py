@@ -106,6 +106,20 @@ class ShippedConfigs(ScratchTest):
     def test_elementwise_and_cpu_vs_gpu(self):
         self.check_cases(self.run_config("cpu-vs-gpu.toml"))
 
+    def test_gemv_in_fp32_and_bf16(self):
+        """cuBLAS gemv (Sgemv; TSTgemvStridedBatched for bf16) verifies every element of y on the GPU, beside
+        elementwise passes over the same bytes; the model fits the two apart."""
+        out = self.run_config("gemv.toml", 'gemv.dtype=["fp32","bf16"]', "defaults.reps=5")
+        self.check_cases(out)
+        with h5py.File(out, "r") as f:
+            dtypes = {s(c["parameters"].attrs["dtype"]) for c in f["cases"].values() if s(c.attrs["workload"]) == "gemv"}
+        self.assertEqual(dtypes, {"fp32", "bf16"})
+        model = self.path("gemv-model.json")
+        p = gpuscale("model", out, "-o", model)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("copies gemv (cuda)", p.stdout)
+        self.assertIn("copies pass (cuda)", p.stdout)
+
     def test_lesson_eager_and_graph(self):
         """graph = true replays the 20000 matmuls with one launch call: its enqueue time is a small fraction of
         eager's, and both verify. The time ratio is printed, not asserted (a benchmark, not a test)."""
