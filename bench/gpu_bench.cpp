@@ -456,7 +456,7 @@ int main(int argc, char** argv) {
       MpiCommunicator self(MPI_COMM_SELF);
       CommonClock clock(self);
       const std::unique_ptr<Device> dev = make_cuda_device(0);
-      Runner runner(self, *dev, nullptr, clock, "cuda", kSeed);
+      Runner runner(self, *dev, nullptr, clock, Backend::cuda, kSeed);
       BareGpu bare;
 
       std::printf("gpu_bench: %s (%s), CUDA runtime %s%s\n", dev->info().name.c_str(), dev->info().uuid.c_str(),

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
       MpiCommunicator self(MPI_COMM_SELF);
       CpuDevice dev;
       CommonClock clock(self);
-      Runner runner(self, dev, nullptr, clock, "cpu", 42);
+      Runner runner(self, dev, nullptr, clock, Backend::cpu, 42);
       const Case c = make_case(size, ops, reps, threads, "serial");
       std::vector<double> bare, harness;
       for (int r = 0; r < rounds; ++r) {
@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
 
     CpuDevice dev;
     CommonClock clock(world);
-    Runner runner(world, dev, nullptr, clock, "cpu", 42);
+    Runner runner(world, dev, nullptr, clock, Backend::cpu, 42);
     RunRecord run;
     run.cases.push_back(runner.run(make_case(size, ops, reps, threads, "serial")));
     run.cases.push_back(runner.run(make_case(size, ops, reps, threads, "parallel")));

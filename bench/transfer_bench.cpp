@@ -233,8 +233,8 @@ int main(int argc, char** argv) {
     MpiCommunicator world(MPI_COMM_WORLD);
     CpuDevice dev;
     CommonClock clock(world);
-    Groups groups(world, dev, data_comm_factory("mpi"));
-    Runner runner(world, dev, &groups, clock, "cpu", 42);
+    Groups groups(world, dev, data_comm_factory(CommKind::mpi));
+    Runner runner(world, dev, &groups, clock, Backend::cpu, 42);
     if (world.rank() == 0) {
       std::printf("%s, %s asked, %s provided\n", mpi_runs_with().c_str(), mpi_thread_level_name(requested).c_str(),
                   mpi_thread_level_name(provided).c_str());

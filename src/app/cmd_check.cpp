@@ -51,11 +51,11 @@ JobShape estimate_job(const CheckOptions& opt) {
 }
 
 // Rates measured on this machine's device of the backend, where there is one; else the defaults.
-Rates check_rates(const BackendChoice& backend, const std::string& comm, const std::vector<Case>& plan,
+Rates check_rates(const BackendChoice& backend, CommKind comm, const std::vector<Case>& plan,
                   double* took_s) {
   const Rates defaults = default_rates(backend.backend, comm);
   *took_s = 0;
-  if (backend.backend == "cuda" && !probe_cuda().usable) return defaults;
+  if (backend.backend == Backend::cuda && !probe_cuda().usable) return defaults;
   const auto t0 = std::chrono::steady_clock::now();
   const auto device = make_device(backend, 0);
   Rates r = calibrate(*device, plan, defaults);
@@ -83,12 +83,12 @@ std::string rates_text(const Rates& r, const std::vector<Case>& plan, double too
 }
 
 // The model's sample times for the cases it can predict; the rates' source says for how many.
-Model use_model(const std::string& path, const std::string& comm, const std::vector<Case>& plan, const JobShape& job,
+Model use_model(const std::string& path, CommKind comm, const std::vector<Case>& plan, const JobShape& job,
                 Rates& rates) {
   Model m = read_model_file(path);
   PredictJob target = predict_job(m, job.ranks, job.nodes);
-  target.backend = rates.backend;
-  target.comm = comm;
+  target.backend = backend_name(rates.backend);  // the model's files name them as the result files do
+  target.comm = comm_name(comm);
   std::size_t covered = 0;
   for (const auto& c : plan) covered += predict_case(m, {c.experiment, c.workload, c.mode, c.params}, target).predicted();
   rates.sample_time = [m, target](const Case& c, const JobShape& shape) -> std::optional<double> {
@@ -190,14 +190,14 @@ int cmd_check(const CheckOptions& opt) {
   try {
     backend = choose_backend(cfg.defaults.backend, probe_cuda());
   } catch (const InputError& e) {
-    backend = {cfg.defaults.backend, std::string(e.what()) + " on this machine"};
+    backend = {*parse_backend(cfg.defaults.backend), std::string(e.what()) + " on this machine"};  // "cuda" asked
   }
   CommChoice comm;
   try {
     comm = choose_comm(cfg.defaults.comm, backend.backend, nccl_built());
   } catch (const InputError& e) {
-    if (backend.backend == cfg.defaults.backend || cfg.defaults.comm != "nccl") throw;
-    comm = {cfg.defaults.comm, std::string(e.what()) + " on this machine"};  // the CUDA backend is not here either
+    if (backend_name(backend.backend) == cfg.defaults.backend || cfg.defaults.comm != "nccl") throw;
+    comm = {CommKind::nccl, std::string(e.what()) + " on this machine"};  // the CUDA backend is not here either
   }
   check_plan_runs_on(plan, {backend.backend, comm.comm});
   const JobShape job = estimate_job(opt);
@@ -214,8 +214,8 @@ int cmd_check(const CheckOptions& opt) {
   const std::string timeout = cfg.defaults.timeout_s > 0 ? format_number("%g s per case", cfg.defaults.timeout_s)
                                                            : std::string("from each case's samples (docs/metrics.md)");
   std::printf("%s: %zu experiment(s), %zu case(s); backend %s (%s); comm %s (%s); timeout %s, seed %lld\n",
-              config.c_str(), cfg.experiments.size(), plan.size(), backend.backend.c_str(), backend.reason.c_str(),
-              comm.comm.c_str(), comm.reason.c_str(), timeout.c_str(), static_cast<long long>(cfg.defaults.seed));
+              config.c_str(), cfg.experiments.size(), plan.size(), backend_name(backend.backend), backend.reason.c_str(),
+              comm_name(comm.comm), comm.reason.c_str(), timeout.c_str(), static_cast<long long>(cfg.defaults.seed));
   for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
   if (cfg.defaults.timeout_s > 0) {  // a case estimated past its timeout would abort the job
     std::size_t over = 0;
@@ -231,7 +231,7 @@ int cmd_check(const CheckOptions& opt) {
   const bool transfers = std::any_of(plan.begin(), plan.end(), [](const Case& c) {
     return find_workload(c.workload).scope(c.params).has_value();
   });
-  if (transfers && cfg.defaults.share_devices && comm.comm == "nccl") {
+  if (transfers && cfg.defaults.share_devices && comm.comm == CommKind::nccl) {
     std::printf("note: share_devices = true: NCCL refuses two ranks on one GPU (\"Duplicate GPU detected\"), so %s\n",
                 cfg.defaults.comm == "nccl"
                     ? "a job whose ranks share a GPU stops before any case runs, naming them; comm = \"auto\" or "

@@ -45,7 +45,7 @@ int cmd_info(int* argc, char*** argv) {
     std::printf("%s", format_rank_notes("backend", reasons).c_str());
     const CommChoice transfers = comm_for_shared_devices(choose_comm("auto", choice.backend, nccl_built()), "auto",
                                                          shared_device_ranks(table));
-    std::printf("  transfers between ranks: %s (%s)\n", transfers.comm.c_str(), transfers.reason.c_str());
+    std::printf("  transfers between ranks: %s (%s)\n", comm_name(transfers.comm), transfers.reason.c_str());
   }
   return kExitOk;
 }

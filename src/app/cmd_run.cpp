@@ -203,7 +203,7 @@ class PlanRun {
 
 // Devices, rank table and the choices every rank must share; rank 0 checks the time budget and the disk.
 int PlanRun::start() {
-  const auto backends = comm_.gather(p_.backend.backend);
+  const auto backends = comm_.gather(std::string(backend_name(p_.backend.backend)));
   std::string disagree;
   for (std::size_t r = 1; r < backends.size(); ++r) {
     if (backends[r] != backends[0]) {
@@ -256,7 +256,7 @@ std::string PlanRun::agree_on_comm() {
       error = e.what();
     }
   }
-  comm_choice_.comm = comm_.broadcast(comm_choice_.comm);
+  comm_choice_.comm = static_cast<CommKind>(comm_.broadcast(static_cast<int>(comm_choice_.comm)));
   comm_choice_.reason = comm_.broadcast(comm_choice_.reason);
   return error;
 }
@@ -286,9 +286,9 @@ RunRecord PlanRun::run_record() const {
   run.config_file = opt_.config;
   run.config_text = p_.cfg.text;
   run.config_overrides = join(opt_.sets, "\n");
-  run.backend = p_.backend.backend;
+  run.backend = backend_name(p_.backend.backend);
   run.backend_reason = p_.backend.reason;
-  run.comm = comm_choice_.comm;
+  run.comm = comm_name(comm_choice_.comm);
   run.comm_reason = comm_choice_.reason;
   if (const char* j = std::getenv("SLURM_JOB_ID")) run.slurm_job_id = j;
   run.environment = relevant_environment();
@@ -312,8 +312,8 @@ void PlanRun::print_start(const RunRecord& run) const {
               p_.plan.size(), opt_.config.c_str(), comm_.size(), comm_.node_count());
   // Typed alone, `run` is a job of one rank, whose serial and parallel cases are one and the same: say how to get more.
   if (!p_.launched && comm_.size() == 1) std::printf("%s\n", printable(singleton_note(opt_.command_line)).c_str());
-  std::printf("backend %s: %s\n", p_.backend.backend.c_str(), p_.backend.reason.c_str());
-  std::printf("comm %s: %s\n", comm_choice_.comm.c_str(), comm_choice_.reason.c_str());
+  std::printf("backend %s: %s\n", backend_name(p_.backend.backend), p_.backend.reason.c_str());
+  std::printf("comm %s: %s\n", comm_name(comm_choice_.comm), comm_choice_.reason.c_str());
   for (const auto& n : p_.plan_notes) std::printf("note: %s\n", n.c_str());
   std::printf("estimated time: about %s (rates %s)\n", format_duration(estimate_.total_s()).c_str(),
               estimate_.rates_source.c_str());

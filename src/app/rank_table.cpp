@@ -19,7 +19,7 @@
 namespace gpuscale {
 
 GpuTelemetry open_device_telemetry(const DeviceInfo& dev) {
-  if (dev.kind != "cuda") return {"the CPU backend has no GPU telemetry", nullptr, {}};
+  if (dev.kind != Backend::cuda) return {"the CPU backend has no GPU telemetry", nullptr, {}};
   return open_gpu_telemetry(dev.pci_bus_id);  // NVML is loaded now: a machine without a driver says why
 }
 
@@ -116,7 +116,7 @@ RankRecord own_rank(const MpiCommunicator& comm, const DeviceInfo& dev, const Cl
   rr.local_rank = comm.local_rank();
   rr.local_size = comm.local_size();
   rr.pid = static_cast<int>(getpid());
-  rr.device_kind = dev.kind;
+  rr.device_kind = backend_name(dev.kind);
   rr.device_name = dev.name;
   rr.device_uuid = dev.uuid;
   rr.device_pci_bus_id = dev.pci_bus_id;

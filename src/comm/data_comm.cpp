@@ -4,9 +4,18 @@
 
 namespace gpuscale {
 
-std::string data_comm_unsupported(const std::string& kind, const std::string& op, DType t) {
+const char* comm_name(CommKind c) { return c == CommKind::mpi ? "mpi" : "nccl"; }
+
+std::optional<CommKind> parse_comm(const std::string& s) {
+  for (CommKind c : {CommKind::mpi, CommKind::nccl}) {
+    if (s == comm_name(c)) return c;
+  }
+  return std::nullopt;
+}
+
+std::string data_comm_unsupported(CommKind kind, const std::string& op, DType t) {
   const bool sums = op == "allreduce" || op == "reduce_scatter" || op == "reduce";
-  if (kind == "mpi" && sums && (t == DType::fp16 || t == DType::bf16)) {
+  if (kind == CommKind::mpi && sums && (t == DType::fp16 || t == DType::bf16)) {
     return "op '" + op + "' with dtype " + dtype_name(t) +
            " is not available over MPI (MPI has no 16-bit float sum; it moves fp16 and bf16 but does not add them); "
            "use dtype fp32 or fp64, or comm \"nccl\" on a GPU";
@@ -15,11 +24,11 @@ std::string data_comm_unsupported(const std::string& kind, const std::string& op
 }
 
 void DataComm::send(const void*, int, std::size_t, DType) {
-  throw RuntimeError(std::string("the ") + kind() + " data plane here has no one-way send");
+  throw RuntimeError(std::string("the ") + comm_name(kind()) + " data plane here has no one-way send");
 }
 
 void DataComm::recv(void*, int, std::size_t, DType) {
-  throw RuntimeError(std::string("the ") + kind() + " data plane here has no one-way recv");
+  throw RuntimeError(std::string("the ") + comm_name(kind()) + " data plane here has no one-way recv");
 }
 
 }  // namespace gpuscale

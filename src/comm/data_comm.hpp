@@ -6,11 +6,18 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "device/dtype.hpp"
 
 namespace gpuscale {
+
+// What moves data between ranks: an enum in memory, its name (comm_name) in configs, files and print.
+enum class CommKind { mpi, nccl };
+const char* comm_name(CommKind c);  // "mpi" | "nccl"
+// The data plane of a name as comm_name writes it; none for another text ("auto" included).
+std::optional<CommKind> parse_comm(const std::string& s);
 
 // Buffers are device buffers of the rank's Device. Counts are elements of
 // `t`; reductions are sums; `root`, `to` and `from` are ranks of the group.
@@ -22,7 +29,7 @@ namespace gpuscale {
 class DataComm {
  public:
   virtual ~DataComm() = default;
-  virtual const char* kind() const = 0;  // "mpi" | "nccl"
+  virtual CommKind kind() const = 0;
   virtual int rank() const = 0;          // within the group
   virtual int size() const = 0;
 
@@ -56,6 +63,6 @@ class DataComm {
 };
 
 // "" when the transport can run `op` (a CollOp name) in dtype `t`, else why not.
-std::string data_comm_unsupported(const std::string& kind, const std::string& op, DType t);
+std::string data_comm_unsupported(CommKind kind, const std::string& op, DType t);
 
 }  // namespace gpuscale

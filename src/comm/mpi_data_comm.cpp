@@ -30,7 +30,7 @@ int mpi_count(std::size_t count) {
 }
 
 void check_sum(const std::string& op, DType t) {
-  if (const std::string why = data_comm_unsupported("mpi", op, t); !why.empty()) throw RuntimeError(why);
+  if (const std::string why = data_comm_unsupported(CommKind::mpi, op, t); !why.empty()) throw RuntimeError(why);
 }
 
 class MpiDataComm final : public DataComm {
@@ -43,7 +43,7 @@ class MpiDataComm final : public DataComm {
     GPUSCALE_MPI(MPI_Comm_size(d, &size_));
   }
 
-  const char* kind() const override { return "mpi"; }
+  CommKind kind() const override { return CommKind::mpi; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 

@@ -9,25 +9,27 @@
 namespace gpuscale {
 
 BackendChoice choose_backend(const std::string& requested, const CudaStatus& cuda) {
-  if (requested == "cpu") return {"cpu", "backend \"cpu\" requested"};
+  if (requested == "cpu") return {Backend::cpu, "backend \"cpu\" requested"};
   std::string why;
   if (!cuda.usable) {
     why = "no usable CUDA device: " + cuda.reason;
   } else {
-    return {"cuda", (requested == "auto" ? "backend auto: " : "backend \"cuda\" requested: ") +
+    return {Backend::cuda, (requested == "auto" ? "backend auto: " : "backend \"cuda\" requested: ") +
                         std::to_string(cuda.device_count) + " CUDA device(s) usable"};
   }
   if (requested == "cuda") throw InputError("backend \"cuda\" cannot run: " + why);
-  return {"cpu", why + "; running on the CPU backend"};
+  return {Backend::cpu, why + "; running on the CPU backend"};
 }
 
 std::unique_ptr<Device> make_device(const BackendChoice& choice, int local_rank) {
 #ifdef GPUSCALE_HAVE_CUDA
-  if (choice.backend == "cuda") return make_cuda_device(local_rank);
+  if (choice.backend == Backend::cuda) return make_cuda_device(local_rank);
 #else
   (void)local_rank;
 #endif
-  if (choice.backend != "cpu") throw RuntimeError("backend \"" + choice.backend + "\" is not built into this gpuscale");
+  if (choice.backend != Backend::cpu) {
+    throw RuntimeError(std::string("backend \"") + backend_name(choice.backend) + "\" is not built into this gpuscale");
+  }
   return std::make_unique<CpuDevice>();
 }
 

@@ -10,7 +10,7 @@
 namespace gpuscale {
 
 struct BackendChoice {
-  std::string backend;  // what runs: "cpu" | "cuda"
+  Backend backend = Backend::cpu;  // what runs
   std::string reason;   // why, for the output and the result file
 };
 

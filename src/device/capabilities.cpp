@@ -2,9 +2,9 @@
 
 namespace gpuscale {
 
-std::string gemm_unsupported(const std::string& backend, GemmImpl impl, DType t) {
+std::string gemm_unsupported(Backend backend, GemmImpl impl, DType t) {
   const std::string what = std::string("gemm impl '") + gemm_impl_name(impl) + "' with dtype " + dtype_name(t);
-  if (backend == "cpu") {
+  if (backend == Backend::cpu) {
     if (impl != GemmImpl::vendor && impl != GemmImpl::naive) {
       return what + " needs the CUDA backend (the CPU backend has impl vendor, naive)";
     }

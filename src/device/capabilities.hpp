@@ -8,8 +8,8 @@
 
 namespace gpuscale {
 
-// "" when `backend` ("cpu" | "cuda") runs this gemm, else why not, e.g.
+// "" when `backend` runs this gemm, else why not, e.g.
 // "dtype fp16 needs the CUDA backend (the CPU backend has fp64, fp32)".
-std::string gemm_unsupported(const std::string& backend, GemmImpl impl, DType t);
+std::string gemm_unsupported(Backend backend, GemmImpl impl, DType t);
 
 }  // namespace gpuscale

@@ -97,7 +97,7 @@ std::string blas_version() {
 }
 
 CpuDevice::CpuDevice() {
-  info_.kind = "cpu";
+  info_.kind = Backend::cpu;
   info_.name = cpu_model_name();
   for (auto& l : lanes_) l = std::make_unique<CpuStream>();
 }
@@ -150,7 +150,7 @@ void CpuDevice::copy_async(void* dst, const void* src, std::size_t bytes, CopyKi
 
 void CpuDevice::gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
                      DeviceBuffer& c) {
-  if (const std::string why = gemm_unsupported("cpu", impl, t); !why.empty()) throw RuntimeError(why);
+  if (const std::string why = gemm_unsupported(Backend::cpu, impl, t); !why.empty()) throw RuntimeError(why);
   const std::size_t e = dtype_size(t);
   if (a.bytes() < e * s.m * s.k || b.bytes() < e * s.k * s.n || c.bytes() < e * s.m * s.n) {
     throw RuntimeError("gemm: a buffer is smaller than the matrix shape");

@@ -46,13 +46,22 @@ const char* lane_name(Lane l) {
   return "?";
 }
 
-std::string op_unsupported(const std::string& op, const std::string& backend) {
-  return op + " is unsupported on the " + backend + " backend";
+const char* backend_name(Backend b) { return b == Backend::cpu ? "cpu" : "cuda"; }
+
+std::optional<Backend> parse_backend(const std::string& s) {
+  for (Backend b : {Backend::cpu, Backend::cuda}) {
+    if (s == backend_name(b)) return b;
+  }
+  return std::nullopt;
 }
 
-void DeviceOp::on_cpu(const CpuLane&) const { throw RuntimeError(op_unsupported(name(), "cpu")); }
+std::string op_unsupported(const std::string& op, Backend backend) {
+  return op + " is unsupported on the " + backend_name(backend) + " backend";
+}
 
-void DeviceOp::on_cuda(const CudaLane&) const { throw RuntimeError(op_unsupported(name(), "cuda")); }
+void DeviceOp::on_cpu(const CpuLane&) const { throw RuntimeError(op_unsupported(name(), Backend::cpu)); }
+
+void DeviceOp::on_cuda(const CudaLane&) const { throw RuntimeError(op_unsupported(name(), Backend::cuda)); }
 
 void Device::join_lanes() {
   wait(Lane::compute, Lane::copy);
@@ -60,7 +69,7 @@ void Device::join_lanes() {
 }
 
 std::unique_ptr<DeviceGraph> Device::capture(const std::function<void()>&) {
-  throw RuntimeError("the " + info().kind + " backend cannot record work into a graph (CUDA graphs need the CUDA backend)");
+  throw RuntimeError(std::string("the ") + backend_name(info().kind) + " backend cannot record work into a graph (CUDA graphs need the CUDA backend)");
 }
 
 void Device::copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes) {

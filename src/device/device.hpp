@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,8 +17,14 @@
 
 namespace gpuscale {
 
+// What runs a rank's work: an enum in memory, its name (backend_name) in configs, files and print.
+enum class Backend { cpu, cuda };
+const char* backend_name(Backend b);  // "cpu" | "cuda"
+// The backend of a name as backend_name writes it; none for another text ("auto" included).
+std::optional<Backend> parse_backend(const std::string& s);
+
 struct DeviceInfo {
-  std::string kind;  // "cpu" | "cuda"
+  Backend kind = Backend::cpu;
   std::string name;  // the CPU model, or the GPU name
   std::string uuid;  // empty where the device has none
   std::string pci_bus_id;

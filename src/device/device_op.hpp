@@ -37,6 +37,7 @@ class DeviceOp {
 };
 
 // "<op> is unsupported on the <backend> backend"
-std::string op_unsupported(const std::string& op, const std::string& backend);
+enum class Backend;
+std::string op_unsupported(const std::string& op, Backend backend);
 
 }  // namespace gpuscale

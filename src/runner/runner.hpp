@@ -27,14 +27,14 @@ namespace gpuscale {
 
 // Seconds of warm-up before a case's timed samples when the case sets no
 // `warmup_s`: 0.5 on the CUDA backend (clocks leave idle, first kernels load), 0 on the CPU.
-double default_warmup_s(const std::string& backend);
+double default_warmup_s(Backend backend);
 
 class Runner {
  public:
   // `groups` may be null when no case transfers data.
-  Runner(const MpiCommunicator& comm, Device& dev, Groups* groups, const CommonClock& clock, std::string backend,
+  Runner(const MpiCommunicator& comm, Device& dev, Groups* groups, const CommonClock& clock, Backend backend,
          std::uint64_t seed)
-      : comm_(comm), dev_(dev), groups_(groups), clock_(clock), backend_(std::move(backend)), seed_(seed) {}
+      : comm_(comm), dev_(dev), groups_(groups), clock_(clock), backend_(backend), seed_(seed) {}
 
   // Reads this rank's GPU every `interval_s` from the start of each case's
   // warm-up to its last timed sample (null: no telemetry on this rank).
@@ -59,7 +59,7 @@ class Runner {
   Device& dev_;
   Groups* groups_;
   const CommonClock& clock_;
-  std::string backend_;
+  Backend backend_;
   std::uint64_t seed_;
   CaseContext context(const Case& c, PhaseLog& phases) const;
   CaseRecord start_record(const Case& c, const CaseContext& ctx, double warmup_s) const;

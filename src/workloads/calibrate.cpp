@@ -48,7 +48,7 @@ GemmRate measure_gemm(Device& dev, DType t, GemmImpl impl, double deadline) {
   GemmRate r;
   r.call_s = call(16, 100);
   // Larger until a call takes 10 ms (or the time is up): the rate of big problems.
-  const int largest = dev.info().kind == "cpu" ? 1024 : 8192;
+  const int largest = dev.info().kind == Backend::cpu ? 1024 : 8192;
   double rate = 0;
   for (int n = 128; n <= largest; n *= 2) {
     const double s = call(n, 1);
@@ -123,7 +123,7 @@ Rates calibrate(Device& dev, const std::vector<Case>& plan, const Rates& default
   }
   r.gemm.clear();  // only what was measured; other kinds take gemm_default
   for (const auto& [t, impl] : kinds) r.gemm[{t, impl}] = measure_gemm(dev, t, impl, deadline);
-  const bool cpu = dev.info().kind == "cpu";
+  const bool cpu = dev.info().kind == Backend::cpu;
   const std::size_t bytes = cpu ? (16u << 20) : (256u << 20);
   r.stream_bytes_s[kHostPinned] = measure_copy(dev, CopyKind::h2d, true, bytes);
   r.stream_bytes_s[kHostPageable] = measure_copy(dev, CopyKind::h2d, false, bytes);

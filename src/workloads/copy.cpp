@@ -145,7 +145,7 @@ Verification CopyWorkload::verify(CaseContext& ctx) {
 }
 
 std::string CopyWorkload::note(const CaseContext& ctx) const {
-  if (ctx.dev.info().kind == "cpu") {
+  if (ctx.dev.info().kind == Backend::cpu) {
     return "CPU backend: device memory is host memory, so this measures memcpy; pinned is the same as pageable";
   }
   return "";

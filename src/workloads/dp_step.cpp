@@ -421,8 +421,7 @@ Verification DpStepWorkload::verify(CaseContext& ctx) {
 }
 
 std::string DpStepWorkload::note(const CaseContext& ctx) const {
-  const std::string kind = ctx.dev.info().kind;
-  if (kind == "cuda" && ctx.group && ctx.group->data && std::string(ctx.data().kind()) == "mpi") {
+  if (ctx.dev.info().kind == Backend::cuda && ctx.group && ctx.group->data && ctx.data().kind() == CommKind::mpi) {
     return "comm = mpi on the CUDA backend: each allreduce's host step waits for the whole device, so the "
            "backward and the allreduces cannot overlap";
   }

@@ -18,7 +18,7 @@ namespace {
 // CPU backend: the cores one rank's gemm gets (its threads, fewer where the
 // node's busy ranks want more cores than it has); 1 on a GPU.
 double cores_per_rank(const CaseWork& w, const Case& c, const JobShape& job, const Rates& r) {
-  if (r.backend != "cpu") return 1.0;
+  if (r.backend != Backend::cpu) return 1.0;
   const double threads = static_cast<double>(c.params.get_int("threads"));
   return std::min(threads, static_cast<double>(std::max(1, job.cores_per_node)) / w.busy_ranks_per_node);
 }
@@ -63,10 +63,10 @@ CaseWork case_work(const Case& c, const JobShape& job) {
   return cw;
 }
 
-Rates default_rates(const std::string& backend, const std::string& comm) {
+Rates default_rates(Backend backend, CommKind comm) {
   Rates r;
   r.backend = backend;
-  if (backend == "cuda") {
+  if (backend == Backend::cuda) {
     r.source = "defaults for the CUDA backend (no GPU measured)";
     // Below an H100's figures, so that an estimate errs long.
     r.gemm_default = {10e-6, 2e12};
@@ -106,16 +106,16 @@ Rates default_rates(const std::string& backend, const std::string& comm) {
     r.start_s = 0.5;
     r.warmup_s = 0.0;
   }
-  if (comm == "nccl") {
+  if (comm == CommKind::nccl) {
     r.wire_source = "NCCL defaults: 100 GB/s bus bandwidth within a node, 10 GB/s between nodes, 20 us per operation";
     r.wire_intra_bytes_s = 100e9;
     r.wire_inter_bytes_s = 10e9;
     r.transfer_s = 20e-6;
     r.group_s = 2.0;
   } else {
-    r.wire_source = "MPI defaults: " + std::string(backend == "cuda" ? "10" : "2") +
+    r.wire_source = "MPI defaults: " + std::string(backend == Backend::cuda ? "10" : "2") +
                     " GB/s bus bandwidth within a node, 1 GB/s between nodes, 30 us per operation";
-    r.wire_intra_bytes_s = backend == "cuda" ? 10e9 : 2e9;
+    r.wire_intra_bytes_s = backend == Backend::cuda ? 10e9 : 2e9;
     r.wire_inter_bytes_s = 1e9;
     r.transfer_s = 30e-6;
     r.group_s = 0.01;
@@ -133,9 +133,9 @@ double estimate_case(const Case& c, const JobShape& job, const Rates& r, bool fi
   const double warmup_s = c.params.has("warmup_s") ? c.params.get_double("warmup_s") : r.warmup_s;
   const double per_turn = std::max(warmup * t, warmup_s > 0 ? warmup_s + t : 0.0) + reps * t;
   // Every rank makes its inputs at once, and checks its results at the end.
-  const MemoryNeed need = memory_need(c, r.backend == "cpu");
+  const MemoryNeed need = memory_need(c, r.backend == Backend::cpu);
   const int per_node = ranks_per_node(job);
-  const double setup_shared = r.backend == "cpu" ? std::max(1.0, double(per_node) / std::max(1, job.cores_per_node)) : 1.0;
+  const double setup_shared = r.backend == Backend::cpu ? std::max(1.0, double(per_node) / std::max(1, job.cores_per_node)) : 1.0;
   const auto own = r.setup_bytes_s.find(c.workload);
   const double setup_rate = own == r.setup_bytes_s.end() ? r.fill_bytes_s : own->second;
   const double setup = (need.device_bytes + need.host_bytes) / setup_rate * setup_shared;

@@ -29,7 +29,7 @@ struct GemmRate {
 };
 
 struct Rates {
-  std::string backend;  // "cpu" | "cuda"
+  Backend backend = Backend::cpu;
   std::string source;   // where the compute and memory rates come from, for the output
   std::map<std::pair<DType, GemmImpl>, GemmRate> gemm;
   GemmRate gemm_default;  // a kind not measured
@@ -55,7 +55,7 @@ struct Rates {
 };
 
 // Conservative rates for a backend and data plane, where nothing was measured.
-Rates default_rates(const std::string& backend, const std::string& comm);
+Rates default_rates(Backend backend, CommKind comm);
 
 struct PlanEstimate {
   std::string rates_source;  // Rates::source

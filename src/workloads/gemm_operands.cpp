@@ -73,7 +73,7 @@ GemmProblem gemm_problem(const Params& p) {
   return g;
 }
 
-std::string gemm_problem_unsupported(const GemmProblem& g, const std::string& backend) {
+std::string gemm_problem_unsupported(const GemmProblem& g, Backend backend) {
   return gemm_unsupported(backend, g.impl, g.dtype);
 }
 

@@ -33,7 +33,7 @@ constexpr std::int64_t kMaxGemmDim = std::int64_t{1} << 20;
 
 std::vector<ParamSpec> gemm_problem_specs(std::int64_t default_size, const std::string& default_dtype);
 GemmProblem gemm_problem(const Params& p);
-std::string gemm_problem_unsupported(const GemmProblem& g, const std::string& backend);
+std::string gemm_problem_unsupported(const GemmProblem& g, Backend backend);
 
 // `v` stored in dtype `t` in a new device buffer (values exact in every dtype, as gemm's inputs).
 DeviceBuffer upload_values(Device& dev, const std::vector<double>& v, DType t);

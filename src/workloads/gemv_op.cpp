@@ -7,9 +7,9 @@
 
 namespace gpuscale {
 
-std::string gemv_unsupported(const std::string& backend, DType t) {
+std::string gemv_unsupported(Backend backend, DType t) {
   if (t == DType::fp32 || t == DType::fp64) return "";
-  if (t == DType::bf16 && backend == "cuda") return "";
+  if (t == DType::bf16 && backend == Backend::cuda) return "";
   return std::string("gemv in ") + dtype_name(t) + " needs the CUDA backend (cuBLAS); the CPU backend has fp32 and "
          "fp64";
 }
@@ -30,7 +30,7 @@ void gemv(Device& dev, DType t, int m, int n, const DeviceBuffer& a, const Devic
 }
 
 void GemvOp::on_cpu(const CpuLane& lane) const {
-  if (!gemv_unsupported("cpu", t).empty()) DeviceOp::on_cpu(lane);  // says it is unsupported
+  if (!gemv_unsupported(Backend::cpu, t).empty()) DeviceOp::on_cpu(lane);  // says it is unsupported
   if (t == DType::fp64) {
     lane.stream.enqueue([m = m, n = n, pa = static_cast<const double*>(a), px = static_cast<const double*>(x),
                          py = static_cast<double*>(y)] {

@@ -8,7 +8,7 @@ namespace gpuscale {
 
 // Row-major A (m x n) is column-major A^T (n x m, leading dimension n): y = A x is op T of it.
 void GemvOp::on_cuda(const CudaLane& lane) const {
-  if (!gemv_unsupported("cuda", t).empty()) DeviceOp::on_cuda(lane);  // says it is unsupported
+  if (!gemv_unsupported(Backend::cuda, t).empty()) DeviceOp::on_cuda(lane);  // says it is unsupported
   auto h = static_cast<cublasHandle_t>(lane.blas);
   if (t == DType::fp64) {
     const double one = 1.0, zero = 0.0;

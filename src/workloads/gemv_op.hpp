@@ -10,7 +10,7 @@
 namespace gpuscale {
 
 // "" when `backend` has gemv in dtype `t`, else why not.
-std::string gemv_unsupported(const std::string& backend, DType t);
+std::string gemv_unsupported(Backend backend, DType t);
 
 // RuntimeError for a buffer smaller than its part of the shape.
 void gemv(Device& dev, DType t, int m, int n, const DeviceBuffer& a, const DeviceBuffer& x, DeviceBuffer& y);

@@ -84,7 +84,7 @@ MemoryLimits host_memory_limits(const std::string& meminfo, const std::string& c
   return l;
 }
 
-MemoryLimits memory_limits_here(const std::string& backend, const CudaStatus& cuda, int ranks_per_node) {
+MemoryLimits memory_limits_here(Backend backend, const CudaStatus& cuda, int ranks_per_node) {
   std::string cgroup;
   const std::string self = read_text("/proc/self/cgroup");  // "0::/path" on cgroup v2
   if (const auto at = self.find("0::"); at != std::string::npos) {
@@ -92,7 +92,7 @@ MemoryLimits memory_limits_here(const std::string& backend, const CudaStatus& cu
     cgroup = read_text("/sys/fs/cgroup" + path + "/memory.max");
   }
   MemoryLimits l = host_memory_limits(read_text("/proc/meminfo"), cgroup, ranks_per_node);
-  if (backend == "cuda") {
+  if (backend == Backend::cuda) {
     if (cuda.device_memory_bytes > 0) {
       l.device_bytes = 0.9 * cuda.device_memory_bytes;
       l.device_from = "90% of the GPU's " + format_bytes(cuda.device_memory_bytes);

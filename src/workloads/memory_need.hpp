@@ -52,7 +52,7 @@ int parse_slurm_tasks_per_node(const std::string& s);  // "2(x3),1" -> 2; 0 when
 // (a CUDA plan checked on a login node) this machine is not the one that
 // will run it: 1 TiB of device and 16 TiB of host memory, more than any
 // server has today.
-MemoryLimits memory_limits_here(const std::string& backend, const CudaStatus& cuda, int ranks_per_node);
+MemoryLimits memory_limits_here(Backend backend, const CudaStatus& cuda, int ranks_per_node);
 
 // InputError naming the first case that does not fit: its need and what is available.
 void check_plan_memory(const std::vector<Case>& plan, const MemoryLimits& limits);

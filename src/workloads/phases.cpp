@@ -47,7 +47,7 @@ std::vector<PhaseLog::Interval> PhaseLog::intervals(const DeviceEvent& start) co
 }
 
 std::string cpu_lanes_note(const Device& dev, const std::string& lanes) {
-  if (dev.info().kind != "cpu") return "";
+  if (dev.info().kind != Backend::cpu) return "";
   std::string n = "CPU backend: the " + lanes + " lanes are worker threads; they overlap only where each has a core "
                   "of its own";
   cpu_set_t set;

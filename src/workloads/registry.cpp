@@ -44,7 +44,7 @@ ParamSpec graph_param() {
 bool uses_graph(const Params& p) { return p.has("graph") && p.get_bool("graph"); }
 
 std::string graph_unsupported(const Params& p, const RunTarget& target) {
-  if (uses_graph(p) && target.backend != "cuda") {
+  if (uses_graph(p) && target.backend != Backend::cuda) {
     return "graph = true needs the CUDA backend (CUDA graphs)";
   }
   return "";
@@ -66,9 +66,9 @@ void check_plan_runs_on(const std::vector<Case>& plan, const RunTarget& target) 
       throw InputError(where + e.what());
     }
     if (why.empty()) continue;
-    std::string run = target.backend == "cpu" ? "this run uses the CPU backend" : "";
+    std::string run = target.backend == Backend::cpu ? "this run uses the CPU backend" : "";
     if (find_workload(c.workload).scope(c.params)) {
-      const std::string comm = target.comm == "mpi" ? "MPI" : "NCCL";
+      const std::string comm = target.comm == CommKind::mpi ? "MPI" : "NCCL";
       run += (run.empty() ? "this run moves data with " : " and moves data with ") + comm;
     }
     throw InputError(where + why + (run.empty() ? "" : "; " + run));

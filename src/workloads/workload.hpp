@@ -107,8 +107,8 @@ struct MemoryNeed {
 
 // The choices that decide whether a case can run before anything starts.
 struct RunTarget {
-  std::string backend;  // "cpu" | "cuda"
-  std::string comm;     // "mpi" | "nccl": what moves data between ranks
+  Backend backend = Backend::cpu;
+  CommKind comm = CommKind::mpi;  // what moves data between ranks
 };
 
 struct RowAnalysis;  // report/analysis.hpp: what a workload adds to the report

@@ -20,7 +20,7 @@ namespace gpuscale::testing {
 template <class D = CpuDevice>
 struct Rig {
   explicit Rig(const MpiCommunicator& comm, DataCommFactory make = make_mpi_data_comm)
-      : clock(comm), groups(comm, dev, std::move(make)), runner(comm, dev, &groups, clock, "cpu", 7) {}
+      : clock(comm), groups(comm, dev, std::move(make)), runner(comm, dev, &groups, clock, Backend::cpu, 7) {}
   D dev;
   CommonClock clock;
   Groups groups;
@@ -31,7 +31,7 @@ struct Rig {
 class CommDecorator : public DataComm {
  public:
   explicit CommDecorator(std::unique_ptr<DataComm> inner) : inner_(std::move(inner)) {}
-  const char* kind() const override { return inner_->kind(); }
+  CommKind kind() const override { return inner_->kind(); }
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   void allreduce(const void* s, void* r, std::size_t n, DType t) override { inner_->allreduce(s, r, n, t); }

@@ -23,6 +23,6 @@ int main() {
     ++failures;
   }
   std::printf("%d CUDA device(s), runtime %s; auto chose %s: %s\n", s.device_count, s.runtime_version.c_str(),
-              c.backend.c_str(), c.reason.c_str());
+              backend_name(c.backend), c.reason.c_str());
   return failures ? 1 : 0;
 }

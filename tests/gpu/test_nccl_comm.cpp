@@ -235,7 +235,7 @@ int main(int argc, char** argv) {
     auto dev = make_cuda_device(node_local_rank());
     {
       auto dc = make_nccl_data_comm(MPI_COMM_WORLD, *dev);
-      expect(std::string(dc->kind()) == "nccl" && dc->rank() == world_rank && dc->size() == world_size,
+      expect(dc->kind() == CommKind::nccl && dc->rank() == world_rank && dc->size() == world_size,
              "kind, rank and size match MPI_COMM_WORLD");
       for (DType t : {DType::fp32, DType::fp64, DType::fp16}) run_ops(*dev, *dc, t);
     }  // the communicator goes before the device whose stream it uses

@@ -52,7 +52,7 @@ TEST_CASE("every op, dtype and in-place form verifies in scopes world and intra-
                                                    (inplace ? "true" : "false"),
                                                "parallel")
                                    .params;
-          if (!collective_type().unsupported(probe, {"cpu", "mpi"}).empty()) continue;
+          if (!collective_type().unsupported(probe, {Backend::cpu, CommKind::mpi}).empty()) continue;
           const std::string keys = "op = \"" + op + "\"\ndtype = \"" + dtype + "\"\nbytes = 4104\ninplace = " +
                                    (inplace ? "true" : "false") + "\niters = 2\nscope = \"" + scope + "\"";
           const CaseRecord rec = rig.runner.run(collective_case(keys, "parallel"));

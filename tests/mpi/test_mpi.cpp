@@ -119,7 +119,7 @@ Run run_case(const MpiCommunicator& comm, const std::string& mode, int reps) {
   const Case c = expand(cfg).at(0);
   CpuDevice dev;
   CommonClock clock(comm);
-  Runner runner(comm, dev, nullptr, clock, "cpu", 42);
+  Runner runner(comm, dev, nullptr, clock, Backend::cpu, 42);
   Run run{runner.run(c)};
   const auto all = comm.gather(std::vector<double>{clock.offset().uncertainty_s});
   run.slack = 2 * (all.empty() ? 0.0 : *std::max_element(all.begin(), all.end())) + 1e-6;
@@ -172,7 +172,7 @@ CaseRecord run_warmup_case(const MpiCommunicator& comm, const std::string& mode,
                                   "w.toml", {}, workload_schemas());
   CpuDevice dev;
   CommonClock clock(comm);
-  Runner runner(comm, dev, nullptr, clock, "cpu", 42);
+  Runner runner(comm, dev, nullptr, clock, Backend::cpu, 42);
   return runner.run(expand(cfg).at(0));
 }
 }  // namespace
@@ -221,7 +221,7 @@ TEST_CASE("graph = true: the sample's work is recorded once and every sample rep
                                   "g.toml", {}, workload_schemas());
   testing::RecordingDevice dev;
   CommonClock clock(comm);
-  Runner runner(comm, dev, nullptr, clock, "cpu", 42);
+  Runner runner(comm, dev, nullptr, clock, Backend::cpu, 42);
   const CaseRecord rec = runner.run(expand(cfg).at(0));
   CHECK(dev.recorded == 5);     // run_sample ran once, into the graph
   CHECK(dev.eager_gemms == 0);  // and never again
@@ -261,7 +261,7 @@ TEST_CASE("each rank's GPU readings during a case reach rank 0 as one table, wit
   CpuDevice dev;
   CommonClock clock(comm);
   FakeGpu gpu(comm.rank());
-  Runner runner(comm, dev, nullptr, clock, "cpu", 42);
+  Runner runner(comm, dev, nullptr, clock, Backend::cpu, 42);
   const double before = clock.now();
   runner.set_telemetry(&gpu, 0.01);
   const CaseRecord rec = runner.run(expand(cfg).at(0));
@@ -319,7 +319,7 @@ TEST_CASE("pipeline phases in the file: inside their sample, and overlapping exa
                                     "p.toml", {}, workload_schemas());
     testing::HandshakeDevice dev(4);  // makes the overlap deterministic (see its comment)
     CommonClock clock(comm);
-    Runner runner(comm, dev, nullptr, clock, "cpu", 42);
+    Runner runner(comm, dev, nullptr, clock, Backend::cpu, 42);
     const CaseRecord rec = runner.run(expand(cfg).at(0));
     CHECK(dev.timed_out == !overlap);
     if (comm.rank() != 0) continue;

@@ -64,7 +64,7 @@ TEST_CASE("on one host the sweep is skipped, with local rank 0 alone in its grou
   CpuDevice dev;
   CommonClock clock(comm);
   Groups groups(comm, dev, make_mpi_data_comm);
-  Runner runner(comm, dev, &groups, clock, "cpu", 7);
+  Runner runner(comm, dev, &groups, clock, Backend::cpu, 7);
   const Case c = expand(parse_config(kSweep, "np.toml", {}, workload_schemas())).at(0);
   const CaseRecord rec = runner.run(c);
   if (comm.rank() != 0) return;

@@ -54,7 +54,7 @@ TEST_CASE("every workload has examples, each a case the CPU backend runs over MP
     CHECK_FALSE(type->examples().empty());
   }
   const std::vector<Case> plan = examples_plan();
-  CHECK_NOTHROW(check_plan_runs_on(plan, {"cpu", "mpi"}));
+  CHECK_NOTHROW(check_plan_runs_on(plan, {Backend::cpu, CommKind::mpi}));
 }
 
 TEST_CASE("every example of every workload verifies on every rank, or is skipped with the reason",

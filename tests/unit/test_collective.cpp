@@ -153,31 +153,31 @@ TEST_CASE("scopes group ranks by node or by local rank", "[collective][scope]") 
 }
 
 TEST_CASE("comm auto picks NCCL on CUDA and MPI otherwise, and says why", "[collective][comm]") {
-  CHECK(choose_comm("auto", "cpu", true).comm == "mpi");
-  CHECK(choose_comm("auto", "cpu", true).reason == "comm auto: MPI on the cpu backend");
-  CHECK(choose_comm("auto", "cuda", true).comm == "nccl");
-  CHECK(choose_comm("auto", "cuda", false).comm == "mpi");
-  CHECK(choose_comm("mpi", "cuda", true).comm == "mpi");
-  CHECK_THROWS_WITH(choose_comm("nccl", "cpu", true),
+  CHECK(choose_comm("auto", Backend::cpu, true).comm == CommKind::mpi);
+  CHECK(choose_comm("auto", Backend::cpu, true).reason == "comm auto: MPI on the cpu backend");
+  CHECK(choose_comm("auto", Backend::cuda, true).comm == CommKind::nccl);
+  CHECK(choose_comm("auto", Backend::cuda, false).comm == CommKind::mpi);
+  CHECK(choose_comm("mpi", Backend::cuda, true).comm == CommKind::mpi);
+  CHECK_THROWS_WITH(choose_comm("nccl", Backend::cpu, true),
                     "comm \"nccl\" needs the CUDA backend, and this run uses the cpu backend (use comm \"mpi\" or "
                     "\"auto\")");
-  CHECK_THROWS_WITH(choose_comm("nccl", "cuda", false), "comm \"nccl\" cannot run: this gpuscale was built without NCCL");
+  CHECK_THROWS_WITH(choose_comm("nccl", Backend::cuda, false), "comm \"nccl\" cannot run: this gpuscale was built without NCCL");
 }
 
 TEST_CASE("ranks sharing a GPU: auto falls back to MPI, nccl is an input error naming them", "[collective][comm]") {
   const std::string shared = "ranks 0 and 1 on node1 share GPU GPU-1234";
-  const CommChoice nccl{"nccl", "comm auto: NCCL on the CUDA backend"};
+  const CommChoice nccl{CommKind::nccl, "comm auto: NCCL on the CUDA backend"};
   const CommChoice a = comm_for_shared_devices(nccl, "auto", shared);
-  CHECK(a.comm == "mpi");
+  CHECK(a.comm == CommKind::mpi);
   CHECK(a.reason == "comm auto: " + shared + ", which NCCL refuses; MPI through host memory instead");
-  CHECK(comm_for_shared_devices(nccl, "auto", "").comm == "nccl");
-  CHECK_THROWS_WITH(comm_for_shared_devices({"nccl", "comm \"nccl\" requested"}, "nccl", shared),
+  CHECK(comm_for_shared_devices(nccl, "auto", "").comm == CommKind::nccl);
+  CHECK_THROWS_WITH(comm_for_shared_devices({CommKind::nccl, "comm \"nccl\" requested"}, "nccl", shared),
                     "comm \"nccl\" cannot run: " + shared +
                         ", and NCCL refuses two ranks on one GPU; start one rank per GPU, or use comm \"mpi\"");
 }
 
 TEST_CASE("check refuses in-place where an op has none and 16-bit sums over MPI", "[collective][errors]") {
-  const RunTarget mpi{"cpu", "mpi"}, nccl{"cuda", "nccl"};
+  const RunTarget mpi{Backend::cpu, CommKind::mpi}, nccl{Backend::cuda, CommKind::nccl};
   CHECK(collective_type().unsupported(coll_params("sendrecv", "fp32", true), mpi) ==
         "op 'sendrecv' has no in-place form (inplace applies to allreduce, allgather, reduce_scatter, broadcast, "
         "reduce)");

@@ -260,7 +260,7 @@ TEST_CASE("warm-up by time: seconds from [defaults] or an experiment, zero allow
 }
 
 TEST_CASE("graph = true is refused on the CPU backend and where the host waits inside the sample", "[config][graph]") {
-  const RunTarget cpu{"cpu", "mpi"}, cuda{"cuda", "nccl"};
+  const RunTarget cpu{Backend::cpu, CommKind::mpi}, cuda{Backend::cuda, CommKind::nccl};
   auto params = [](const std::string& workload, const std::vector<std::pair<std::string, Value>>& extra) {
     std::string text = "[[experiment]]\nname = \"x\"\nworkload = \"" + workload + "\"\nmodes = [\"parallel\"]\n";
     for (const auto& [k, v] : extra) {

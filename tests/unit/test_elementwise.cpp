@@ -183,7 +183,7 @@ TEST_CASE("multiply_add refuses other dtypes and short buffers", "[elementwise][
 }
 
 TEST_CASE("an element count past any memory is refused before anything is allocated", "[elementwise]") {
-  const RunTarget cpu{"cpu", "mpi"};
+  const RunTarget cpu{Backend::cpu, CommKind::mpi};
   CHECK(elementwise_type().unsupported(elementwise_params(std::int64_t{1} << 40, "fp64", 1), cpu).empty());
   CHECK(elementwise_type().unsupported(elementwise_params((std::int64_t{1} << 40) + 1, "fp64", 1), cpu) ==
         "key 'elements' = 1099511627777 is too large (at most 1099511627776)");

@@ -48,7 +48,7 @@ TEST_CASE("device-local work takes one turn per rank in serial and one in parall
 }
 
 TEST_CASE("every kind of memory traffic has one name and a rate: its own, or a built-in kind's", "[estimate]") {
-  const Rates cpu = default_rates("cpu", "mpi"), cuda = default_rates("cuda", "nccl");
+  const Rates cpu = default_rates(Backend::cpu, CommKind::mpi), cuda = default_rates(Backend::cuda, CommKind::nccl);
   std::set<std::string> names;
   for (const StreamKind& k : stream_kinds()) {
     INFO(k.name);
@@ -133,7 +133,7 @@ TEST_CASE("the estimate gives each case the reason its run would record for skip
                             "[[experiment]]\nname = \"s\"\nworkload = \"dp_step\"\nscope = \"inter-node\"\n"
                             "modes = [\"parallel\"]\n");
   REQUIRE(plan.size() == 6);
-  const PlanEstimate e = estimate_plan(plan, JobShape{2, 1, 2}, default_rates("cpu", "mpi"));
+  const PlanEstimate e = estimate_plan(plan, JobShape{2, 1, 2}, default_rates(Backend::cpu, CommKind::mpi));
   REQUIRE(e.skip_reason.size() == plan.size());
   CHECK(e.skip_reason[0].empty());
   CHECK(e.skip_reason[1] == "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node");
@@ -142,7 +142,7 @@ TEST_CASE("the estimate gives each case the reason its run would record for skip
   CHECK(e.skip_reason[3] == "group_size = 4 needs at least 4 ranks; this job has 2");
   CHECK(e.skip_reason[4] == "m = 47 and n = 47 must be multiples of the group's 2 ranks");
   CHECK(e.skip_reason[5] == "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node");
-  const PlanEstimate across = estimate_plan(plan, JobShape{4, 2, 2}, default_rates("cpu", "mpi"));
+  const PlanEstimate across = estimate_plan(plan, JobShape{4, 2, 2}, default_rates(Backend::cpu, CommKind::mpi));
   CHECK(across.skip_reason[1].empty());
   CHECK(across.skip_reason[3].empty());
   CHECK(across.skip_reason[4] == "m = 47 and n = 47 must be multiples of the group's 4 ranks");
@@ -154,7 +154,7 @@ TEST_CASE("every workload has an estimate", "[estimate]") {
     const std::string& name = t->schema().name;
     const auto plan = plan_of("[[experiment]]\nworkload = \"" + name + "\"\n");
     REQUIRE_FALSE(plan.empty());
-    const Rates rates = default_rates("cpu", "mpi");
+    const Rates rates = default_rates(Backend::cpu, CommKind::mpi);
     const double s = estimate_case(plan.back(), JobShape{2, 1, 2}, rates, true);
     INFO(name);
     CHECK(std::isfinite(s));
@@ -163,7 +163,7 @@ TEST_CASE("every workload has an estimate", "[estimate]") {
 }
 
 TEST_CASE("the estimate grows with samples and with ranks sharing cores", "[estimate]") {
-  const Rates rates = default_rates("cpu", "mpi");
+  const Rates rates = default_rates(Backend::cpu, CommKind::mpi);
   auto parallel = [](int reps) {
     return only_case("[defaults]\nreps = " + std::to_string(reps) + "\nwarmup = 0\n[[experiment]]\nworkload = "
                      "\"gemm\"\nsize = 256\nops = 4\n");
@@ -185,7 +185,7 @@ TEST_CASE("the estimate grows with samples and with ranks sharing cores", "[esti
 
 TEST_CASE("a backend's minimum warm-up time is part of every turn", "[estimate]") {
   const Case c = only_case("[defaults]\nwarmup = 1\n[[experiment]]\nworkload = \"gemm\"\nsize = 64\n");
-  const Rates cuda = default_rates("cuda", "nccl");
+  const Rates cuda = default_rates(Backend::cuda, CommKind::nccl);
   REQUIRE(cuda.warmup_s == 0.5);
   CHECK(estimate_case(c, JobShape{1, 1, 1}, cuda, false) > 0.5);
   Case cold = c;
@@ -197,7 +197,7 @@ TEST_CASE("a plan over its time budget is an input error naming the estimate and
   const auto plan = plan_of("[[experiment]]\nname = \"big\"\nworkload = \"gemm\"\nsize = [1024, 2048]\n"
                             "[[experiment]]\nname = \"small\"\nworkload = \"gemm\"\nsize = 64\n");
   const JobShape job{2, 1, 2};
-  const PlanEstimate e = estimate_plan(plan, job, default_rates("cpu", "mpi"));
+  const PlanEstimate e = estimate_plan(plan, job, default_rates(Backend::cpu, CommKind::mpi));
   REQUIRE(e.total_s() > 1);
   CHECK_NOTHROW(check_time_budget(plan, e, job, 0, "budget_s"));  // no budget, and under a day
   CHECK_NOTHROW(check_time_budget(plan, e, job, e.total_s() * 1.01, "budget_s"));
@@ -217,7 +217,7 @@ TEST_CASE("a plan over its time budget is an input error naming the estimate and
 TEST_CASE("without a budget, a plan estimated over a day is refused as a likely typo", "[estimate]") {
   const auto plan = plan_of("[defaults]\nreps = 10000000\n[[experiment]]\nname = \"typo\"\nworkload = \"gemm\"\n");
   const JobShape job{2, 1, 2};
-  const PlanEstimate e = estimate_plan(plan, job, default_rates("cpu", "mpi"));
+  const PlanEstimate e = estimate_plan(plan, job, default_rates(Backend::cpu, CommKind::mpi));
   REQUIRE(e.total_s() > kDefaultTimeLimitS);
   REQUIRE(e.total_s() < kLongestDurationS);
   CHECK_THROWS_WITH(check_time_budget(plan, e, job, 0, "budget_s"),
@@ -232,7 +232,7 @@ TEST_CASE("an estimate of the largest counts says more than 1000 h, never a wrap
   const auto plan = plan_of("[defaults]\nreps = 2147483647\nwarmup = 2147483647\n[[experiment]]\nname = \"typo\"\n"
                             "workload = \"gemm\"\nsize = 1048576\nops = 2147483647\n");
   const JobShape job{2, 1, 2};
-  const PlanEstimate e = estimate_plan(plan, job, default_rates("cpu", "mpi"));
+  const PlanEstimate e = estimate_plan(plan, job, default_rates(Backend::cpu, CommKind::mpi));
   REQUIRE(e.total_s() > kLongestDurationS);
   try {
     check_time_budget(plan, e, job, 2592000, "budget_s");  // the largest budget, 30 days
@@ -247,7 +247,7 @@ TEST_CASE("an estimate of the largest counts says more than 1000 h, never a wrap
 TEST_CASE("calibration measures this machine's rates", "[estimate]") {
   CpuDevice dev;
   const auto plan = plan_of("[[experiment]]\nworkload = \"gemm\"\ndtype = [\"fp64\", \"fp32\"]\nsize = 64\n");
-  const Rates r = calibrate(dev, plan, default_rates("cpu", "mpi"), 0.2);
+  const Rates r = calibrate(dev, plan, default_rates(Backend::cpu, CommKind::mpi), 0.2);
   CHECK_THAT(r.source, Catch::Contains("measured on this CPU"));
   REQUIRE(r.gemm.size() == 2);  // the kinds the plan uses, nothing else
   for (const auto& [kind, rate] : r.gemm) {
@@ -258,5 +258,5 @@ TEST_CASE("calibration measures this machine's rates", "[estimate]") {
   CHECK(r.stream_rate(kDeviceCopy) > 1e8);
   CHECK(r.stream_rate(kPass) > 1e8);
   CHECK(r.fill_bytes_s > 1e7);
-  CHECK(r.wire_source == default_rates("cpu", "mpi").wire_source);  // transfers are not measured
+  CHECK(r.wire_source == default_rates(Backend::cpu, CommKind::mpi).wire_source);  // transfers are not measured
 }

@@ -134,29 +134,29 @@ TEST_CASE("tolerances follow the dtype's rounding", "[gemm]") {
 }
 
 TEST_CASE("what the CPU backend cannot run is refused with the choices", "[gemm][capabilities]") {
-  CHECK(gemm_unsupported("cpu", GemmImpl::vendor, DType::fp64).empty());
-  CHECK(gemm_unsupported("cpu", GemmImpl::naive, DType::fp32).empty());
-  CHECK(gemm_unsupported("cpu", GemmImpl::vendor, DType::fp16) ==
+  CHECK(gemm_unsupported(Backend::cpu, GemmImpl::vendor, DType::fp64).empty());
+  CHECK(gemm_unsupported(Backend::cpu, GemmImpl::naive, DType::fp32).empty());
+  CHECK(gemm_unsupported(Backend::cpu, GemmImpl::vendor, DType::fp16) ==
         "gemm impl 'vendor' with dtype fp16 needs the CUDA backend (the CPU backend has dtype fp64, fp32)");
-  CHECK(gemm_unsupported("cpu", GemmImpl::tiled, DType::fp64) ==
+  CHECK(gemm_unsupported(Backend::cpu, GemmImpl::tiled, DType::fp64) ==
         "gemm impl 'tiled' with dtype fp64 needs the CUDA backend (the CPU backend has impl vendor, naive)");
-  CHECK(gemm_unsupported("cuda", GemmImpl::tensor, DType::bf16).empty());
-  CHECK(gemm_unsupported("cuda", GemmImpl::tensor, DType::fp32).find("take fp16, bf16") != std::string::npos);
-  CHECK(gemm_unsupported("cuda", GemmImpl::naive, DType::tf32).find("use impl vendor") != std::string::npos);
-  CHECK(gemm_unsupported("cuda", GemmImpl::blocked, DType::fp64).empty());
-  CHECK(gemm_unsupported("cuda", GemmImpl::blocked, DType::fp16) ==
+  CHECK(gemm_unsupported(Backend::cuda, GemmImpl::tensor, DType::bf16).empty());
+  CHECK(gemm_unsupported(Backend::cuda, GemmImpl::tensor, DType::fp32).find("take fp16, bf16") != std::string::npos);
+  CHECK(gemm_unsupported(Backend::cuda, GemmImpl::naive, DType::tf32).find("use impl vendor") != std::string::npos);
+  CHECK(gemm_unsupported(Backend::cuda, GemmImpl::blocked, DType::fp64).empty());
+  CHECK(gemm_unsupported(Backend::cuda, GemmImpl::blocked, DType::fp16) ==
         "gemm impl 'blocked' with dtype fp16 is not available: the register-blocked kernel takes fp64, fp32");
   for (GemmImpl i : {GemmImpl::mma, GemmImpl::mma_async}) {
-    CHECK(gemm_unsupported("cuda", i, DType::bf16).empty());
-    CHECK(gemm_unsupported("cuda", i, DType::fp16).empty());
-    CHECK(gemm_unsupported("cuda", i, DType::fp32) == std::string("gemm impl '") + gemm_impl_name(i) +
+    CHECK(gemm_unsupported(Backend::cuda, i, DType::bf16).empty());
+    CHECK(gemm_unsupported(Backend::cuda, i, DType::fp16).empty());
+    CHECK(gemm_unsupported(Backend::cuda, i, DType::fp32) == std::string("gemm impl '") + gemm_impl_name(i) +
                                                           "' with dtype fp32 is not available: the tensor-core kernels "
                                                           "(tensor, mma, mma_async) take fp16, bf16");
   }
-  CHECK(gemm_unsupported("cpu", GemmImpl::mma, DType::fp32) ==
+  CHECK(gemm_unsupported(Backend::cpu, GemmImpl::mma, DType::fp32) ==
         "gemm impl 'mma' with dtype fp32 needs the CUDA backend (the CPU backend has impl vendor, naive)");
   for (const auto& i : gemm_impl_names()) CHECK(gemm_impl_name(parse_gemm_impl(i)) == i);
-  for (const auto& d : dtype_names()) CHECK(gemm_unsupported("cuda", GemmImpl::vendor, parse_dtype(d)).empty());
+  for (const auto& d : dtype_names()) CHECK(gemm_unsupported(Backend::cuda, GemmImpl::vendor, parse_dtype(d)).empty());
 }
 
 #if GPUSCALE_HAVE_CUDA
@@ -171,7 +171,7 @@ TEST_CASE("our kernels' launches refuse the dtypes check refuses, with no device
   REQUIRE(std::size(kernels) + 1 == gemm_impl_names().size());  // every impl but vendor
   for (const auto& [impl, launch] : kernels) {
     for (const auto& d : dtype_names()) {
-      if (gemm_unsupported("cuda", impl, parse_dtype(d)).empty()) continue;
+      if (gemm_unsupported(Backend::cuda, impl, parse_dtype(d)).empty()) continue;
       INFO(gemm_impl_name(impl) << " " << d);
       CHECK(launch(parse_dtype(d), 64, 64, 64, nullptr, nullptr, nullptr, nullptr) == 1);
     }
@@ -288,9 +288,9 @@ TEST_CASE("backend auto falls back to the CPU and says why and cuda without a de
   CudaStatus none;
   none.reason = "no NVIDIA driver found (libcuda.so.1 not loadable)";
   const BackendChoice a = choose_backend("auto", none);
-  CHECK(a.backend == "cpu");
+  CHECK(a.backend == Backend::cpu);
   CHECK(a.reason == "no usable CUDA device: " + none.reason + "; running on the CPU backend");
-  CHECK(choose_backend("cpu", none).backend == "cpu");
+  CHECK(choose_backend("cpu", none).backend == Backend::cpu);
   CHECK_THROWS_WITH(choose_backend("cuda", none), "backend \"cuda\" cannot run: no usable CUDA device: " + none.reason);
 }
 

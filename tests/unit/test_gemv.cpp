@@ -74,10 +74,10 @@ TEST_CASE("a wrong element of y, or no product at all, fails verification", "[ge
 
 TEST_CASE("gemv in bf16 is refused on the CPU backend before a case runs, and by the op itself", "[gemv]") {
   const WorkloadType& t = find_workload("gemv");
-  CHECK(t.unsupported(gemv_params(8, 8, "bf16", 1), {"cpu", "mpi"}) ==
+  CHECK(t.unsupported(gemv_params(8, 8, "bf16", 1), {Backend::cpu, CommKind::mpi}) ==
         "gemv in bf16 needs the CUDA backend (cuBLAS); the CPU backend has fp32 and fp64");
-  CHECK(t.unsupported(gemv_params(8, 8, "bf16", 1), {"cuda", "nccl"}).empty());
-  CHECK(t.unsupported(gemv_params(8, 8, "fp64", 1), {"cpu", "mpi"}).empty());
+  CHECK(t.unsupported(gemv_params(8, 8, "bf16", 1), {Backend::cuda, CommKind::nccl}).empty());
+  CHECK(t.unsupported(gemv_params(8, 8, "fp64", 1), {Backend::cpu, CommKind::mpi}).empty());
   CpuDevice dev;
   DeviceBuffer a = dev.alloc(128), x = dev.alloc(16), y = dev.alloc(16);
   CHECK_THROWS_WITH(gemv(dev, DType::bf16, 8, 8, a, x, y), "gemv bf16 is unsupported on the cpu backend");

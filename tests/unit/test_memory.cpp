@@ -51,7 +51,7 @@ namespace {
 class SelfComm final : public DataComm {
  public:
   explicit SelfComm(Device& dev) : dev_(dev) {}
-  const char* kind() const override { return "mpi"; }
+  CommKind kind() const override { return CommKind::mpi; }
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void allreduce(const void* s, void* r, std::size_t n, DType t) override { copy(s, r, n, t); }
@@ -204,16 +204,16 @@ TEST_CASE("ranks per node from Slurm's task counts", "[memory]") {
 
 TEST_CASE("a CUDA plan is held against the smallest GPU, or a ceiling where no GPU is visible", "[memory]") {
   CudaStatus none;
-  const MemoryLimits away = memory_limits_here("cuda", none, 1);
+  const MemoryLimits away = memory_limits_here(Backend::cuda, none, 1);
   CHECK(away.device_bytes == std::ldexp(1.0, 40));
   CHECK(away.device_from == "more than any GPU has today; no GPU is visible here");
   CudaStatus gpu;
   gpu.usable = true;
   gpu.device_memory_bytes = 80.0 * (1 << 30);
-  const MemoryLimits here = memory_limits_here("cuda", gpu, 1);
+  const MemoryLimits here = memory_limits_here(Backend::cuda, gpu, 1);
   CHECK(here.device_bytes == Approx(72.0 * (1 << 30)));
   CHECK(here.device_from == "90% of the GPU's 80 GiB");
-  CHECK(memory_limits_here("cpu", gpu, 1).device_bytes == 0);  // the CPU backend's device memory is the host's
+  CHECK(memory_limits_here(Backend::cpu, gpu, 1).device_bytes == 0);  // the CPU backend's device memory is the host's
 }
 
 TEST_CASE("sizes in binary units", "[memory][text]") {

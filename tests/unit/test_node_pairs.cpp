@@ -194,8 +194,8 @@ TEST_CASE("scope node-pairs is op pairs only, refused at check time naming the c
   const auto& general = scope_names();
   CHECK(std::find(general.begin(), general.end(), "node-pairs") == general.end());
 
-  CHECK(collective_type().unsupported(sweep_params("pairs"), {"cpu", "mpi"}).empty());
-  CHECK_THROWS_WITH(collective_type().unsupported(sweep_params("allreduce"), {"cpu", "mpi"}),
+  CHECK(collective_type().unsupported(sweep_params("pairs"), {Backend::cpu, CommKind::mpi}).empty());
+  CHECK_THROWS_WITH(collective_type().unsupported(sweep_params("allreduce"), {Backend::cpu, CommKind::mpi}),
                     "scope node-pairs runs op pairs only (every node exchanges with every other node, a pair at a "
                     "time); got op 'allreduce'");
   const std::string toml = R"([[experiment]]
@@ -206,11 +206,11 @@ scope = "node-pairs"
 )";
   auto plan = expand(parse_config(toml, "np.toml", {}, workload_schemas()));
   drop_single_turn_serials(plan);
-  CHECK_THROWS_WITH(check_plan_runs_on(plan, {"cpu", "mpi"}),
+  CHECK_THROWS_WITH(check_plan_runs_on(plan, {Backend::cpu, CommKind::mpi}),
                     "case 2 of 2 (np op=sendrecv dtype=fp32 bytes=1048576 inplace=false iters=1 scope=node-pairs "
                     "[parallel]): scope node-pairs runs op pairs only (every node exchanges with every other node, a "
                     "pair at a time); got op 'sendrecv'");
-  CHECK_THROWS_AS(check_plan_runs_on(plan, {"cpu", "mpi"}), InputError);
+  CHECK_THROWS_AS(check_plan_runs_on(plan, {Backend::cpu, CommKind::mpi}), InputError);
 }
 
 TEST_CASE("a sweep is one group: it runs once, as parallel", "[node-pairs][plan]") {

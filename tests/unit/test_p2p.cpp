@@ -52,7 +52,7 @@ TEST_CASE("the estimate's p2p case: each pair a turn, its wire bytes, and the sh
   const MemoryNeed m = t.memory(p2p_params("bytes = 4096"), true);
   CHECK(m.device_bytes == 2 * 4096 + 4);
   CHECK(t.memory(p2p_params("bytes = 4096"), false).host_bytes > m.host_bytes);  // MPI stages through host memory
-  CHECK(t.unsupported(p2p_params(""), RunTarget{"cpu", "mpi"}).empty());
+  CHECK(t.unsupported(p2p_params(""), RunTarget{Backend::cpu, CommKind::mpi}).empty());
 }
 
 TEST_CASE("the report gives a ping-pong's one-way latency, half its round trip, and nothing for bandwidth", "[p2p]") {

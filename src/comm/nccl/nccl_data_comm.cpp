@@ -84,7 +84,7 @@ class NcclDataComm final : public DataComm {
   NcclDataComm(const NcclDataComm&) = delete;
   NcclDataComm& operator=(const NcclDataComm&) = delete;
 
-  const char* kind() const override { return "nccl"; }
+  CommKind kind() const override { return CommKind::nccl; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
@@ -267,8 +267,9 @@ class NcclDataComm final : public DataComm {
 }  // namespace
 
 std::unique_ptr<DataComm> make_nccl_data_comm(MPI_Comm group, Device& dev) {
-  if (dev.info().kind != "cuda")
-    throw RuntimeError("the NCCL data plane needs a CUDA device, not a '" + dev.info().kind + "' one");
+  if (dev.info().kind != Backend::cuda)
+    throw RuntimeError(std::string("the NCCL data plane needs a CUDA device, not a '") + backend_name(dev.info().kind) +
+                       "' one");
   if (dev.native_stream() == nullptr) {
     throw RuntimeError("the NCCL data plane needs the device's CUDA stream, and it has none");
   }

@@ -79,7 +79,7 @@ class CudaDevice final : public Device {
     GPUSCALE_CUDA(cudaGetDeviceProperties(&prop, ordinal));
     char pci[32] = {};
     GPUSCALE_CUDA(cudaDeviceGetPCIBusId(pci, sizeof pci, ordinal));
-    info_.kind = "cuda";
+    info_.kind = Backend::cuda;
     info_.name = prop.name;
     info_.uuid = uuid_string(prop.uuid);
     info_.pci_bus_id = pci;
@@ -142,7 +142,7 @@ class CudaDevice final : public Device {
 
   void gemm(GemmImpl impl, DType t, GemmShape s, const DeviceBuffer& a, const DeviceBuffer& b,
             DeviceBuffer& c) override {
-    if (const std::string why = gemm_unsupported("cuda", impl, t); !why.empty()) throw RuntimeError(why);
+    if (const std::string why = gemm_unsupported(Backend::cuda, impl, t); !why.empty()) throw RuntimeError(why);
     const std::size_t e = dtype_size(t);
     if (a.bytes() < e * s.m * s.k || b.bytes() < e * s.k * s.n || c.bytes() < e * s.m * s.n) {
       throw RuntimeError("gemm: a buffer is smaller than the matrix shape");
