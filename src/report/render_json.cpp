@@ -18,7 +18,7 @@ nlohmann::json json_identity(const ReportRow& r) {
   o["case"] = r.case_index + 1;
   o["name"] = r.name;
   o["workload"] = r.workload;
-  o["mode"] = r.mode;
+  o["mode"] = mode_name(r.mode);
   o["backend"] = r.backend;
   o["ranks"] = r.ranks;
   o["nodes"] = r.nodes;

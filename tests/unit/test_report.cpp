@@ -131,6 +131,9 @@ TEST_CASE("json rows carry numbers as numbers and the documented keys", "[report
     CHECK(j[0].contains(k));
   }
   CHECK(j[0]["median_s"].is_number());
+  CHECK(j[0]["mode"] == "serial");  // enums by their names, as the file writes them
+  CHECK(j[1]["mode"] == "parallel");
+  CHECK(j[0]["status"] == "ok");
   CHECK_FALSE(j[0].contains("speedup"));
   CHECK(j[1]["speedup"].is_number());
   CHECK(j[1]["efficiency"].is_number());

@@ -143,6 +143,8 @@ TEST_CASE("a trace has one slice per sample, phase interval and rank's case, at 
     CHECK(std::llabs(tp_ns(e["dur"]) - 2500000000LL) <= 1);
     CHECK(e["args"]["params"] == nlohmann::json{{"size", 512}, {"dtype", "fp64"}});
     CHECK(e["args"]["warmup_samples"] == r + 1);
+    CHECK(e["args"]["mode"] == "parallel");  // enums by their names, as the file writes them
+    CHECK(e["args"]["status"] == "ok");
   }
 }
 
