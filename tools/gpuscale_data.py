@@ -239,6 +239,8 @@ ROOT_TEXT = ("softwareVersion", "date", "softwareDependencies", "backend", "back
 ROOT_LENIENT = ("commandLine", "configFile", "config", "configOverrides")  # need not be UTF-8: read with U+FFFD
 ROOT_OPTIONAL = ("mpiLibrary", "comm", "commReason", "warnings", "lastUpdate")  # absent from older schemas
 SCOPES = ("world", "intra-node", "inter-node", "node-pairs")
+BACKENDS = ("cpu", "cuda")
+COMMS = ("", "mpi", "nccl")  # "": a case whose group had no data plane (gpuscale writes it so)
 RANGES = ("finite", "rank", "sample", "node", "positive", "level")
 KIND_NOUN = {"f": "numbers", "i": "integers", "s": "strings"}
 KIND_DTYPE = {"f": np.float64, "i": np.int64, "s": object}
@@ -646,6 +648,13 @@ def _attr(obj, name, where):
     return v, what
 
 
+def _check_word(attrs, name, allowed, where):
+    """`attrs[name]` is one of `allowed` (as gpuscale's reader holds it), else the file is damaged."""
+    if attrs[name] not in allowed:
+        words = {"backend": "neither cpu nor cuda", "comm": "neither mpi nor nccl"}[name]
+        raise _Damage(f"{where}: attribute '{name}' is '{attrs[name]}', {words}")
+
+
 def _text_attr(obj, name, where, lenient=False):
     v, what = _attr(obj, name, where)
     return _text(v, what, lenient)
@@ -858,6 +867,9 @@ class _Reader:
         attrs.update({k: _text_attr(f, k, "") for k in ROOT_TEXT})
         attrs.update({k: _text_attr(f, k, "", lenient=True) for k in ROOT_LENIENT})
         attrs.update({k: _text_attr(f, k, "") for k in ROOT_OPTIONAL if _has_attr(f, k, "")})
+        _check_word(attrs, "backend", BACKENDS, "/")
+        if "comm" in attrs:
+            _check_word(attrs, "comm", COMMS, "/")
         attrs["nodes"] = _int_attr(f, "nodes", "", 1, MAX_RANKS)
         attrs["complete"] = _int_attr(f, "complete", "", 0, 1)
         if _has_attr(f, "casesPlanned", ""):
@@ -974,7 +986,8 @@ class _Reader:
         if f"{a['index']:04d}" != name:
             raise _Damage(f"{where}: attribute 'index' is {a['index']}")
         for k, allowed, words in (("name", None, ""), ("workload", None, ""),
-                                  ("mode", ("serial", "parallel"), "neither serial nor parallel"), ("backend", None, ""),
+                                  ("mode", ("serial", "parallel"), "neither serial nor parallel"),
+                                  ("backend", BACKENDS, "neither cpu nor cuda"),
                                   ("status", ("ok", "verify-failed", "skipped"), "not ok, verify-failed or skipped")):
             a[k] = _text_attr(g, k, where)
             if allowed and a[k] not in allowed:
@@ -1016,6 +1029,7 @@ class _Reader:
         if a["scope"] not in SCOPES:
             raise _Damage(f"{where}: attribute 'scope' is '{a['scope']}'")
         a["comm"] = _text_attr(g, "comm", where)
+        _check_word(a, "comm", COMMS, where)
         a["groups"] = _int_attr(g, "groups", where, 0, a["ranks"])
         cols = {}
         for k, lo, hi in (("group", -1, a["groups"] - 1), ("group_size", 0, a["ranks"]),

@@ -286,9 +286,9 @@ RunRecord PlanRun::run_record() const {
   run.config_file = opt_.config;
   run.config_text = p_.cfg.text;
   run.config_overrides = join(opt_.sets, "\n");
-  run.backend = backend_name(p_.backend.backend);
+  run.backend = p_.backend.backend;
   run.backend_reason = p_.backend.reason;
-  run.comm = comm_name(comm_choice_.comm);
+  run.comm = comm_choice_.comm;
   run.comm_reason = comm_choice_.reason;
   if (const char* j = std::getenv("SLURM_JOB_ID")) run.slurm_job_id = j;
   run.environment = relevant_environment();

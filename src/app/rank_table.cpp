@@ -28,7 +28,7 @@ std::string format_gpu_facts(const std::vector<RankRecord>& table, const std::ve
   auto known = [](int v) { return v >= 0 ? std::to_string(v) : std::string("?"); };
   for (std::size_t r = 0; r < table.size(); ++r) {
     const RankRecord& t = table[r];
-    if (t.device_kind != "cuda") continue;
+    if (t.device_kind != backend_name(Backend::cuda)) continue;
     os << "  rank " << r << " GPU " << t.device_pci_bus_id << ": telemetry " << t.telemetry;
     if (t.telemetry == "nvml") {
       os << "; PCIe gen " << known(t.pcie_gen) << " x" << known(t.pcie_width) << " (max gen " << known(t.pcie_max_gen)

@@ -102,7 +102,7 @@ struct CaseRecord {
   std::size_t index = 0;
   std::string experiment, workload;
   Mode mode = Mode::parallel;
-  std::string backend;
+  Backend backend = Backend::cpu;
   CaseStatus status = CaseStatus::ok;
   std::string status_reason;  // why it was skipped ("" otherwise)
   std::string note;           // what the workload says about how it ran here ("" if nothing)
@@ -127,7 +127,7 @@ struct CaseRecord {
 
   // Transfers only (scope empty for device-local workloads).
   std::optional<Scope> scope;  // none: a device-local workload
-  std::string comm;   // "mpi" | "nccl"
+  std::optional<CommKind> comm;
   int groups = 0;     // groups in the scope
   std::vector<std::int64_t> group, group_rank, group_size;  // [ranks]
   std::vector<std::int64_t> wrong_elements;                 // [ranks], of the verification
@@ -157,8 +157,10 @@ struct RunRecord {
   std::string mpi_library;            // MPI_Get_library_version's text ("" in files before it was written)
   std::string command_line;
   std::string config_file, config_text, config_overrides;
-  std::string backend, backend_reason;
-  std::string comm, comm_reason;  // what moved data between ranks, and why
+  Backend backend = Backend::cpu;
+  std::string backend_reason;
+  std::optional<CommKind> comm;  // what moved data between ranks (none: a file of schema 1.0), and why
+  std::string comm_reason;
   std::string slurm_job_id;
   std::size_t cases_planned = 0;  // cases the run set out to run (0: unknown, older files)
   std::vector<PlannedCase> plan;  // one per planned case (empty: files before schema 1.5)

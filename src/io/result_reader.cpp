@@ -163,6 +163,21 @@ bool schema_before(const std::string& v, int major, int minor) {
   return ma < major || (ma == major && mi < minor);
 }
 
+// The backend and the data plane a file names, as backend_name and comm_name write them.
+Backend read_backend(hid_t id, const std::string& where) {
+  const std::string s = h5::read_string_attr(id, "backend");
+  const std::optional<Backend> b = parse_backend(s);
+  if (!b) throw ReadError(where + ": attribute 'backend' is '" + s + "', neither cpu nor cuda");
+  return *b;
+}
+// "" (none: a case whose group had no data plane here) reads as none.
+std::optional<CommKind> read_comm(hid_t id, const std::string& where) {
+  const std::string s = h5::read_string_attr(id, "comm");
+  const std::optional<CommKind> c = parse_comm(s);
+  if (!c && !s.empty()) throw ReadError(where + ": attribute 'comm' is '" + s + "', neither mpi nor nccl");
+  return c;
+}
+
 // The root's attributes after its schema version.
 void read_root_attrs(hid_t f, RunRecord& run) {
   run.software_version = h5::read_string_attr(f, "softwareVersion");
@@ -173,10 +188,10 @@ void read_root_attrs(hid_t f, RunRecord& run) {
   run.config_file = h5::read_string_attr(f, "configFile", true);
   run.config_text = h5::read_string_attr(f, "config", true);
   run.config_overrides = h5::read_string_attr(f, "configOverrides", true);
-  run.backend = h5::read_string_attr(f, "backend");
+  run.backend = read_backend(f, "/");
   run.backend_reason = h5::read_string_attr(f, "backendReason");
   // Absent from files of schema 1.0, which had no transfers.
-  run.comm = h5::has_attr(f, "comm") ? h5::read_string_attr(f, "comm") : "";
+  if (h5::has_attr(f, "comm")) run.comm = read_comm(f, "/");
   run.comm_reason = h5::has_attr(f, "commReason") ? h5::read_string_attr(f, "commReason") : "";
   run.slurm_job_id = h5::read_string_attr(f, "slurmJobId");
   if (h5::has_attr(f, "warnings")) {  // schema 1.2 on
@@ -514,7 +529,7 @@ void read_case_attrs(hid_t id, const std::string& name, const std::string& where
   const std::optional<Mode> parsed_mode = parse_mode(mode);
   if (!parsed_mode) throw ReadError(where + ": attribute 'mode' is '" + mode + "', neither serial nor parallel");
   c.mode = *parsed_mode;
-  c.backend = h5::read_string_attr(id, "backend");
+  c.backend = read_backend(id, where);
   const std::string status = h5::read_string_attr(id, "status");
   const std::optional<CaseStatus> parsed = parse_status(status);
   if (!parsed) throw ReadError(where + ": attribute 'status' is '" + status + "', not ok, verify-failed or skipped");
@@ -562,7 +577,7 @@ void read_scope(hid_t id, const std::string& where, CaseRecord& c, h5::DigestChe
   } catch (const std::invalid_argument&) {
     throw ReadError(where + ": attribute 'scope' is '" + scope + "'");
   }
-  c.comm = h5::read_string_attr(id, "comm");
+  c.comm = read_comm(id, where);
   c.groups = narrow(int_in(id, "groups", 0, c.ranks, where));
   c.group = per_rank(h5::read_ints(id, "group", {}, digests), ranks, child(where, "group"));
   ints_in(c.group, -1, c.groups - 1, child(where, "group"));

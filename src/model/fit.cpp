@@ -92,8 +92,8 @@ void add_gemm_points(const std::vector<Measured>& ms, Model& m) {
     if (!only_gemm(x.work.sample)) continue;
     const GemmWork& g = x.work.sample.gemms[0];
     const double busy = median(x.busy);
-    const double cores = cores_used(x.run->backend, x.c->params, x.work, job_of(*x.run));
-    auto& point = by_kind[{x.run->backend, device_of(*x.run), dtype_name(g.dtype), gemm_impl_name(g.impl)}]
+    const double cores = cores_used(backend_name(x.run->backend), x.c->params, x.work, job_of(*x.run));
+    auto& point = by_kind[{backend_name(x.run->backend), device_of(*x.run), dtype_name(g.dtype), gemm_impl_name(g.impl)}]
                          [g.flops_per_call];
     point.first.push_back(g.flops_per_call * g.calls / busy / cores);
     const auto ci = median_interval(x.busy);
@@ -109,7 +109,7 @@ void add_gemm_points(const std::vector<Measured>& ms, Model& m) {
 void add_copy_fits(const std::vector<Measured>& ms, Model& m) {
   std::map<StreamKey, std::vector<const Measured*>> by_kind;
   for (const auto& x : ms) {
-    if (const StreamWork* s = only_stream(x.work.sample)) by_kind[{x.run->backend, s->kind}].push_back(&x);
+    if (const StreamWork* s = only_stream(x.work.sample)) by_kind[{backend_name(x.run->backend), s->kind}].push_back(&x);
   }
   for (const auto& [key, list] : by_kind) {
     std::vector<std::vector<double>> rows;
@@ -221,7 +221,7 @@ void add_transfer_fits(const std::vector<Measured>& ms, Model& m) {
       alone = true;
       continue;
     }
-    by_op[{x.run->backend, x.c->comm, x.work.sample.transfer_ops[0].op}].push_back(&x);
+    by_op[{backend_name(x.run->backend), x.c->comm ? comm_name(*x.c->comm) : "", x.work.sample.transfer_ops[0].op}].push_back(&x);
   }
   for (const auto& [key, list] : by_op) m.transfers.push_back(fit_transfer(key, list, m));
   if (alone) m.notes.push_back("transfers in groups of one rank move nothing between ranks: not fitted");
@@ -241,7 +241,7 @@ double sample_overhead(const std::vector<Measured>& ms) {
 
 ModelSource source_of(const std::string& path, const RunRecord& run) {
   const JobShape job = job_of(run);
-  return {path, run.date, run.backend, run.comm, device_of(run), job.ranks, job.nodes, job.cores_per_node};
+  return {path, run.date, backend_name(run.backend), run.comm ? comm_name(*run.comm) : "", device_of(run), job.ranks, job.nodes, job.cores_per_node};
 }
 
 void add_case(const CaseRecord& c, const Params& params, Model& m) {

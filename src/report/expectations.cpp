@@ -45,7 +45,7 @@ std::string label_of(const ReportRow& r) {
 // CPU backend) outnumber its cores, they take turns on them and the ratio says nothing of the hardware.
 std::string efficiency_not_applicable(const ReportRow& r) {
   if (r.node_cores <= 0) return "";
-  const std::int64_t threads = r.backend == "cpu" && r.params.has("threads") ? r.params.get_int("threads") : 1;
+  const std::int64_t threads = r.backend == Backend::cpu && r.params.has("threads") ? r.params.get_int("threads") : 1;
   if (static_cast<std::int64_t>(r.node_ranks) * threads <= r.node_cores) return "";
   return std::to_string(r.node_ranks) + " ranks" + (threads > 1 ? " x " + std::to_string(threads) + " threads" : "") +
          " on " + std::to_string(r.node_cores) + (r.node_cores == 1 ? " core" : " cores");

@@ -72,7 +72,7 @@ std::string render_breakdown(const std::vector<BreakdownLine>& lines) { return f
 std::string render_breakdown_report(const std::string& path, const RunRecord& run,
                                     const std::vector<ReportRow>& rows) {
   std::string out = wrap(path + ": where the time goes, " + std::to_string(run.ranks.size()) + " rank(s) on " +
-                         std::to_string(run.nodes) + " node(s), backend " + run.backend);
+                         std::to_string(run.nodes) + " node(s), backend " + backend_name(run.backend));
   for (const auto& w : run.warnings) out += wrap("WARNING: " + w);
   std::string skipped;
   bool any = false;

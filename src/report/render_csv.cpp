@@ -55,7 +55,7 @@ std::vector<std::pair<std::string, Cell>> case_columns() {
       {"name", [](const ReportRow& r) { return quoted(r.name); }},
       {"workload", [](const ReportRow& r) { return field(r.workload); }},
       {"mode", [](const ReportRow& r) { return field(mode_name(r.mode)); }},
-      {"backend", [](const ReportRow& r) { return field(r.backend); }},
+      {"backend", [](const ReportRow& r) { return field(backend_name(r.backend)); }},
       {"ranks", [](const ReportRow& r) { return std::to_string(r.ranks); }},
       {"nodes", [](const ReportRow& r) { return std::to_string(r.nodes); }},
       {"reps", [](const ReportRow& r) { return std::to_string(r.reps); }},

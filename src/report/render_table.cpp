@@ -54,7 +54,7 @@ std::string not_complete(const RunRecord& run, std::size_t rows) {
 std::string run_header(const std::string& path, const RunRecord& run, std::size_t rows, bool wide) {
   const auto wrap = [wide](const std::string& s) { return wide ? s + "\n" : gpuscale::wrap(s); };
   const std::string facts = std::to_string(run.ranks.size()) + " rank(s) on " + std::to_string(run.nodes) +
-                            " node(s), backend " + run.backend + ", gpuscale " + run.software_version + ", " +
+                            " node(s), backend " + backend_name(run.backend) + ", gpuscale " + run.software_version + ", " +
                             run.date;
   // The path on a line of its own when both do not fit on one: the run's size then stays on one line.
   std::string out = path + ": " + facts + "\n";

@@ -194,7 +194,7 @@ void TraceWriter::add_case_spans(const CaseRecord& c) {
     const std::int64_t start = ns(*std::min_element(first, first + static_cast<std::ptrdiff_t>(reps)));
     const std::int64_t end = ns(*std::max_element(last, last + static_cast<std::ptrdiff_t>(reps)));
     nlohmann::ordered_json args{{"case", c.index + 1}, {"experiment", c.experiment}, {"workload", c.workload},
-                                {"mode", mode_name(c.mode)}, {"backend", c.backend},       {"status", status_name(c.status)},
+                                {"mode", mode_name(c.mode)}, {"backend", backend_name(c.backend)},       {"status", status_name(c.status)},
                                 {"rank", r},           {"reps", c.reps}};
     if (r < c.warmup_samples.size()) args["warmup_samples"] = c.warmup_samples[r];
     if (!c.note.empty()) args["note"] = c.note;
@@ -288,7 +288,7 @@ void TraceWriter::finish(const std::vector<std::size_t>& cases) {
                                {"software", run_.software + " " + run_.software_version},
                                {"schema_version", run_.schema_version},
                                {"date", run_.date},
-                               {"backend", run_.backend},
+                               {"backend", backend_name(run_.backend)},
                                {"ranks", run_.ranks.size()},
                                {"nodes", run_.nodes},
                                {"status", run_.status},

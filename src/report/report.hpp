@@ -50,7 +50,7 @@ struct ReportRow {
   std::size_t case_index = 0;  // the file's index (/cases/NNNN); every view shows case_index + 1, as `run` does
   std::string name, workload;
   Mode mode = Mode::parallel;
-  std::string backend;
+  Backend backend = Backend::cpu;
   CaseStatus status = CaseStatus::ok;
   std::string status_reason;  // why a case was skipped
   int ranks = 1, nodes = 1, reps = 0;
@@ -74,7 +74,7 @@ struct ReportRow {
   // one operation (mean over ranks of device time / iters, median over
   // samples), algbw = bytes / that time, busbw = algbw x the bus factor.
   std::optional<Scope> scope;
-  std::string comm;
+  std::optional<CommKind> comm;
   int groups = 0, group_size = 0;  // group_size: the largest group
   std::optional<double> op_time_s, algbw_gbps, busbw_gbps;
   std::optional<Interval> op_time_ci;  // of the op time (as median_ci of the median)

@@ -35,8 +35,7 @@ void escape(Stragglers& s) {
 
 std::vector<ReportRow> for_terminal(std::vector<ReportRow> rows) {
   for (auto& r : rows) {
-    for (auto* s : {&r.file, &r.name, &r.workload, &r.backend, &r.status_reason, &r.params_label,
-                    &r.comm, &r.note}) {
+    for (auto* s : {&r.file, &r.name, &r.workload, &r.status_reason, &r.params_label, &r.note}) {
       escape(*s);
     }
     escape(r.params);
@@ -55,7 +54,7 @@ std::vector<ReportRow> for_terminal(std::vector<ReportRow> rows) {
 }
 
 RunRecord for_terminal(RunRecord run) {
-  for (auto* s : {&run.software_version, &run.date, &run.backend, &run.status, &run.last_update}) escape(*s);
+  for (auto* s : {&run.software_version, &run.date, &run.status, &run.last_update}) escape(*s);
   escape(run.warnings);
   return run;
 }

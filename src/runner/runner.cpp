@@ -179,7 +179,7 @@ CaseRecord Runner::start_record(const Case& c, const CaseContext& ctx, double wa
   rec.experiment = c.experiment;
   rec.workload = c.workload;
   rec.mode = c.mode;
-  rec.backend = backend_name(backend_);
+  rec.backend = backend_;
   rec.ranks = comm_.size();
   rec.nodes = comm_.node_count();
   rec.reps = static_cast<int>(c.params.get_int("reps"));
@@ -189,7 +189,7 @@ CaseRecord Runner::start_record(const Case& c, const CaseContext& ctx, double wa
   if (!rec.params.has("warmup_s")) rec.params.set("warmup_s", warmup_s);  // the value used
   if (ctx.group) {
     rec.scope = ctx.group->scope;
-    rec.comm = ctx.group->data ? comm_name(ctx.data().kind()) : "";  // rank 0, which writes it, is in every group
+    if (ctx.group->data) rec.comm = ctx.data().kind();  // rank 0, which writes it, is in every group
     rec.groups = ctx.group->count;
     rec.group = to_int64(comm_.gather(ctx.group->index));
     rec.group_rank = to_int64(comm_.gather(ctx.group->rank));

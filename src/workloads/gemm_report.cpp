@@ -47,7 +47,7 @@ class GemmAnalysis : public RowAnalysis {
       r.figures.push_back({"of_vendor", *r.gflops / *vendor->gflops, FigureKind::share, "of vendor", ""});
       r.figures.push_back({"vendor_case", static_cast<double>(vendor->case_index), FigureKind::case_number, "", ""});
       r.notes.push_back("of vendor: GFLOP/s per rank over that of impl vendor (" +
-                        std::string(r.backend == "cpu" ? "OpenBLAS" : "cuBLAS") +
+                        std::string(r.backend == Backend::cpu ? "OpenBLAS" : "cuBLAS") +
                         ") for the same dtype, shape, mode and ranks in this run");
       if (vendor->name != r.name) {
         r.notes.push_back("case " + std::to_string(r.case_index + 1) + ": of vendor against case " +

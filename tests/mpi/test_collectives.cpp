@@ -60,7 +60,7 @@ TEST_CASE("every op, dtype and in-place form verifies in scopes world and intra-
           if (comm.rank() != 0) continue;
           INFO(keys);
           CHECK(rec.status == CaseStatus::ok);
-          CHECK(rec.comm == "mpi");
+          CHECK(rec.comm == CommKind::mpi);
           CHECK(rec.scope == parse_scope(scope));
           CHECK(rec.groups == 1);  // one node here: one group in both scopes
           CHECK(rec.group == std::vector<std::int64_t>(n, 0));

@@ -25,7 +25,7 @@ CaseRecord timed(const std::string& workload, const std::string& mode, const std
   c.experiment = "x";
   c.workload = workload;
   c.mode = *parse_mode(mode);
-  c.backend = "cpu";
+  c.backend = Backend::cpu;
   c.status = CaseStatus::ok;
   c.ranks = static_cast<int>(timing.size());
   c.reps = reps;
@@ -257,7 +257,7 @@ TEST_CASE("the breakdown table fits 80 columns: each part, how near they add up,
 TEST_CASE("report --breakdown: the run, a block per experiment, a line per case that ran, the skipped named",
           "[breakdown]") {
   RunRecord run;
-  run.backend = "cpu";
+  run.backend = Backend::cpu;
   run.ranks.resize(2);
   CaseRecord a = timed("gemm", "serial", {{0, 0.10, 0.09}, {0, 0.10, 0.09}}, 3);
   CaseRecord p = timed("gemm", "parallel", {{0, 0.10, 0.09}, {0, 0.10, 0.09}}, 3);

@@ -27,8 +27,8 @@ std::vector<Case> plan_of(const std::string& toml) {
 // A run of `ranks` ranks on `nodes` nodes (of `cores` cores each) with no case yet.
 RunRecord run_of(int ranks, int nodes, int cores = 8) {
   RunRecord run;
-  run.backend = "cpu";
-  run.comm = "mpi";
+  run.backend = Backend::cpu;
+  run.comm = CommKind::mpi;
   run.nodes = nodes;
   run.complete = true;
   for (int r = 0; r < ranks; ++r) {

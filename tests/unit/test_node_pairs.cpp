@@ -48,7 +48,7 @@ CaseRecord sweep_case(int nodes, int per_node, int reps, const std::function<dou
   c.experiment = "np";
   c.workload = "collective";
   c.mode = Mode::parallel;
-  c.backend = "cpu";
+  c.backend = Backend::cpu;
   c.status = CaseStatus::ok;
   c.ranks = nodes * per_node;
   c.nodes = nodes;
@@ -58,7 +58,7 @@ CaseRecord sweep_case(int nodes, int per_node, int reps, const std::function<dou
   c.params.set("iters", std::int64_t{kIters});
   c.params.set("scope", std::string("node-pairs"));
   c.scope = Scope::node_pairs;
-  c.comm = "mpi";
+  c.comm = CommKind::mpi;
   c.groups = 1;
   const int rounds = node_pair_rounds(nodes);
   testing::PhaseRows phases;

@@ -25,7 +25,7 @@ CaseRecord timed_case(std::size_t index, const std::string& mode, int ranks, int
   c.experiment = "g";
   c.workload = "gemm";
   c.mode = *parse_mode(mode);
-  c.backend = "cpu";
+  c.backend = Backend::cpu;
   c.status = CaseStatus::ok;
   c.ranks = ranks;
   c.reps = reps;
@@ -762,7 +762,7 @@ TEST_CASE("efficiency is not applicable where a node's ranks (times their thread
   run.ranks = one_node(2, 2);
   for (auto& c : run.cases) c.params.set("threads", std::int64_t{2});
   CHECK(efficiency().not_applicable == "2 ranks x 2 threads on 2 cores");
-  for (auto& c : run.cases) c.backend = "cuda";
+  for (auto& c : run.cases) c.backend = Backend::cuda;
   CHECK(efficiency().not_applicable.empty());
 
   // Several nodes: the one with the most ranks per core.
@@ -911,7 +911,7 @@ TEST_CASE("a kernel far below the vendor library keeps two significant digits, a
                gemm_case(2, "ladder", "tiled", "fp16", 1, 0.001 / 0.025),
                gemm_case(3, "ladder", "mma", "fp16", 1, 0.001 / 0.0996),  // 9.96% rounds to 10%, not 10.0%
                gemm_case(4, "ladder", "mma_async", "fp16", 1, 0.001 / 0.87)};
-  for (auto& c : run.cases) c.backend = "cuda";
+  for (auto& c : run.cases) c.backend = Backend::cuda;
   const auto rows = report_no_stragglers(run);
   const std::string t = render_table("f.h5", run, rows);
   INFO(t);

@@ -28,7 +28,7 @@ RunRecord sample_run() {
   run.command_line = "gpuscale run x.toml";
   run.config_file = "x.toml";
   run.config_text = "[[experiment]]\nworkload = \"gemm\"\n";
-  run.backend = "cpu";
+  run.backend = Backend::cpu;
   run.backend_reason = "backend \"cpu\" requested";
   run.environment = {{"OMPI_COMM_WORLD_SIZE", "2"}, {"SLURM_JOB_ID", "17"}};
   run.nodes = 1;
@@ -56,7 +56,7 @@ CaseRecord sample_case(std::size_t index, const std::string& mode) {
   c.experiment = "gemm-512";
   c.workload = "gemm";
   c.mode = *parse_mode(mode);
-  c.backend = "cpu";
+  c.backend = Backend::cpu;
   c.status = CaseStatus::ok;
   c.ranks = 2;
   c.nodes = 1;
@@ -581,6 +581,10 @@ TEST_CASE("what the report relies on is checked: counts, shapes, indices, finite
     edit_file(path, [](hid_t g) { h5::write_attr(g, "mode", std::string("sideways")); });
     CHECK(read_error(path) == damaged + "/cases/0000: attribute 'mode' is 'sideways', neither serial nor parallel");
   }
+  SECTION("a backend the report does not know") {
+    edit_file(path, [](hid_t g) { h5::write_attr(g, "backend", std::string("rocm")); });
+    CHECK(read_error(path) == damaged + "/cases/0000: attribute 'backend' is 'rocm', neither cpu nor cuda");
+  }
   SECTION("a missing attribute") {
     edit_file(path, [](hid_t g) { H5Adelete(g, "note"); });
     CHECK(read_error(path) == damaged + "attribute 'note' of /cases/0000 missing");
@@ -661,7 +665,7 @@ TEST_CASE("files of schema 1.3 and before (variable-length strings, contiguous d
       false);
   const RunRecord back = read_result_file(path);
   CHECK(back.schema_version == "1.3");
-  CHECK(back.backend == "cpu");
+  CHECK(back.backend == Backend::cpu);
   REQUIRE(back.ranks.size() == 2);
   CHECK(back.ranks[1].hostname == "node1");
   REQUIRE(back.cases.size() == 1);

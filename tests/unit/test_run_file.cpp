@@ -43,7 +43,7 @@ struct Scratch {
 RunRecord a_run(std::size_t planned) {
   RunRecord run;
   run.software_version = "0.1.0+gtest";
-  run.backend = "cpu";
+  run.backend = Backend::cpu;
   run.nodes = 1;
   run.ranks.resize(2);
   for (int r = 0; r < 2; ++r) {
@@ -63,7 +63,7 @@ CaseRecord a_case(std::size_t index, int reps = 3) {
   c.experiment = "g";
   c.workload = "gemm";
   c.mode = Mode::parallel;
-  c.backend = "cpu";
+  c.backend = Backend::cpu;
   c.status = CaseStatus::ok;
   c.ranks = 2;
   c.reps = reps;

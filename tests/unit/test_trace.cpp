@@ -20,7 +20,7 @@ namespace {
 RunRecord two_ranks() {
   RunRecord run;
   run.software_version = "0.1.0";
-  run.backend = "cpu";
+  run.backend = Backend::cpu;
   run.status = "complete";
   run.complete = true;
   for (int r = 0; r < 2; ++r) {
@@ -39,7 +39,7 @@ CaseRecord known_case() {
   c.experiment = "pipe";
   c.workload = "pipeline";
   c.mode = Mode::parallel;
-  c.backend = "cpu";
+  c.backend = Backend::cpu;
   c.status = CaseStatus::ok;
   c.ranks = 2;
   c.reps = 3;
