@@ -87,8 +87,8 @@ Model use_model(const std::string& path, CommKind comm, const std::vector<Case>&
                 Rates& rates) {
   Model m = read_model_file(path);
   PredictJob target = predict_job(m, job.ranks, job.nodes);
-  target.backend = backend_name(rates.backend);  // the model's files name them as the result files do
-  target.comm = comm_name(comm);
+  target.backend = rates.backend;
+  target.comm = comm;
   std::size_t covered = 0;
   for (const auto& c : plan) covered += predict_case(m, {c.experiment, c.workload, c.mode, c.params}, target).predicted();
   rates.sample_time = [m, target](const Case& c, const JobShape& shape) -> std::optional<double> {

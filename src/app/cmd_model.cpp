@@ -51,7 +51,7 @@ std::string transfer_text(const TransferFit& t) {
     terms.push_back(j < kSecPerByteIntra ? "latency " + format_seconds(t.coef[j]) + " per step " + where[j]
                                          : "busbw " + rate_text(t.coef[j] > 0 ? 1 / t.coef[j] : 0) + " " + where[j]);
   }
-  return t.op + " over " + t.comm + " (" + t.backend + "): " + join(terms, ", ") + "; " +
+  return t.op + " over " + comm_name(t.comm) + " (" + backend_name(t.backend) + "): " + join(terms, ", ") + "; " +
          std::to_string(t.points.size()) + " case(s), residuals " + format_number("%.1f%%", 100 * t.rel_rms) + " rms";
 }
 
@@ -61,12 +61,12 @@ std::string model_summary(const std::string& path, const Model& m) {
   for (const auto& g : m.gemm) {
     double lo = INFINITY, hi = 0;
     for (const auto& p : g.points) lo = std::min(lo, p.core_flops_s), hi = std::max(hi, p.core_flops_s);
-    out += item("gemm " + g.dtype + " (" + g.impl + ", " + g.backend + "): " + std::to_string(g.points.size()) +
+    out += item("gemm " + g.dtype + " (" + g.impl + ", " + backend_name(g.backend) + "): " + std::to_string(g.points.size()) +
                 " size(s), " + format_sig3(lo / 1e9) + "-" + format_sig3(hi / 1e9) + " GFLOP/s per core");
   }
   for (const auto& c : m.copies) {
     // One size measured: latency and bandwidth cannot be told apart, the fit keeps the bandwidth (latency 0).
-    out += item("copies " + c.kind + " (" + c.backend + "): " + (c.latency_s > 0 ? format_seconds(c.latency_s) +
+    out += item("copies " + c.kind + " (" + backend_name(c.backend) + "): " + (c.latency_s > 0 ? format_seconds(c.latency_s) +
                 " per call, " : std::string("no latency fitted, ")) + rate_text(c.bytes_s));
   }
   for (const auto& t : m.transfers) out += item(transfer_text(t));

@@ -38,8 +38,8 @@ JobShape job_of(const RunRecord& run) {
   return job;
 }
 
-double cores_used(const std::string& backend, const Params& params, const CaseWork& w, const JobShape& job) {
-  if (backend != "cpu") return 1.0;
+double cores_used(Backend backend, const Params& params, const CaseWork& w, const JobShape& job) {
+  if (backend != Backend::cpu) return 1.0;
   const double threads = params.has("threads") ? static_cast<double>(params.get_int("threads")) : 1.0;
   return std::min(threads, static_cast<double>(job.cores_per_node) / std::max(1, w.busy_ranks_per_node));
 }
@@ -71,17 +71,21 @@ std::string device_of(const RunRecord& run) { return run.ranks.empty() ? "" : ru
 
 // What a fit is of: cases with the same key are fitted together, others apart.
 struct GemmKey {
-  std::string backend, device, dtype, impl;
+  Backend backend;
+  std::string device, dtype, impl;
   bool operator<(const GemmKey& o) const {
     return std::tie(backend, device, dtype, impl) < std::tie(o.backend, o.device, o.dtype, o.impl);
   }
 };
 struct StreamKey {
-  std::string backend, kind;
+  Backend backend;
+  std::string kind;
   bool operator<(const StreamKey& o) const { return std::tie(backend, kind) < std::tie(o.backend, o.kind); }
 };
 struct TransferKey {
-  std::string backend, comm, op;
+  Backend backend;
+  CommKind comm;
+  std::string op;
   bool operator<(const TransferKey& o) const { return std::tie(backend, comm, op) < std::tie(o.backend, o.comm, o.op); }
 };
 
@@ -92,8 +96,8 @@ void add_gemm_points(const std::vector<Measured>& ms, Model& m) {
     if (!only_gemm(x.work.sample)) continue;
     const GemmWork& g = x.work.sample.gemms[0];
     const double busy = median(x.busy);
-    const double cores = cores_used(backend_name(x.run->backend), x.c->params, x.work, job_of(*x.run));
-    auto& point = by_kind[{backend_name(x.run->backend), device_of(*x.run), dtype_name(g.dtype), gemm_impl_name(g.impl)}]
+    const double cores = cores_used(x.run->backend, x.c->params, x.work, job_of(*x.run));
+    auto& point = by_kind[{x.run->backend, device_of(*x.run), dtype_name(g.dtype), gemm_impl_name(g.impl)}]
                          [g.flops_per_call];
     point.first.push_back(g.flops_per_call * g.calls / busy / cores);
     const auto ci = median_interval(x.busy);
@@ -109,7 +113,7 @@ void add_gemm_points(const std::vector<Measured>& ms, Model& m) {
 void add_copy_fits(const std::vector<Measured>& ms, Model& m) {
   std::map<StreamKey, std::vector<const Measured*>> by_kind;
   for (const auto& x : ms) {
-    if (const StreamWork* s = only_stream(x.work.sample)) by_kind[{backend_name(x.run->backend), s->kind}].push_back(&x);
+    if (const StreamWork* s = only_stream(x.work.sample)) by_kind[{x.run->backend, s->kind}].push_back(&x);
   }
   for (const auto& [key, list] : by_kind) {
     std::vector<std::vector<double>> rows;
@@ -124,7 +128,7 @@ void add_copy_fits(const std::vector<Measured>& ms, Model& m) {
     }
     const LsqFit fit = relative_nonneg_lsq(rows, y, {true, true}, {0, 1}, {0, 0});
     if (!fit.ok || !fit.used[1]) {
-      m.notes.push_back("copies " + key.kind + " (" + key.backend + "): the sizes measured cannot tell latency "
+      m.notes.push_back("copies " + key.kind + " (" + backend_name(key.backend) + "): the sizes measured cannot tell latency "
                         "from bandwidth; measure at least two sizes");
       continue;
     }
@@ -203,7 +207,7 @@ TransferFit fit_transfer(const TransferKey& key, const std::vector<const Measure
     f.coef[j] = fit.ok ? fit.coef[j] : 0.0;
     f.fitted[j] = fit.ok && fit.used[j];
     if (usable[j] && !f.fitted[j]) {
-      m.notes.push_back(key.op + " over " + key.comm + ": " + transfer_term_name(j) + " could not be fitted (the "
+      m.notes.push_back(key.op + " over " + comm_name(key.comm) + ": " + transfer_term_name(j) + " could not be fitted (the "
                         "sizes and shapes measured cannot tell it apart, or it came out negative); taken as 0");
     }
   }
@@ -221,7 +225,8 @@ void add_transfer_fits(const std::vector<Measured>& ms, Model& m) {
       alone = true;
       continue;
     }
-    by_op[{backend_name(x.run->backend), x.c->comm ? comm_name(*x.c->comm) : "", x.work.sample.transfer_ops[0].op}].push_back(&x);
+    if (!x.c->comm) continue;  // no data plane: nothing ran between ranks
+    by_op[{x.run->backend, *x.c->comm, x.work.sample.transfer_ops[0].op}].push_back(&x);
   }
   for (const auto& [key, list] : by_op) m.transfers.push_back(fit_transfer(key, list, m));
   if (alone) m.notes.push_back("transfers in groups of one rank move nothing between ranks: not fitted");
@@ -241,7 +246,7 @@ double sample_overhead(const std::vector<Measured>& ms) {
 
 ModelSource source_of(const std::string& path, const RunRecord& run) {
   const JobShape job = job_of(run);
-  return {path, run.date, backend_name(run.backend), run.comm ? comm_name(*run.comm) : "", device_of(run), job.ranks, job.nodes, job.cores_per_node};
+  return {path, run.date, run.backend, run.comm, device_of(run), job.ranks, job.nodes, job.cores_per_node};
 }
 
 void add_case(const CaseRecord& c, const Params& params, Model& m) {

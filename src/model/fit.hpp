@@ -25,6 +25,6 @@ JobShape job_of(const RunRecord& run);
 
 // The cores one rank's work had on that job (CPU backend: its threads, fewer where its node's busy ranks
 // share fewer cores; 1 on a GPU).
-double cores_used(const std::string& backend, const Params& params, const CaseWork& w, const JobShape& job);
+double cores_used(Backend backend, const Params& params, const CaseWork& w, const JobShape& job);
 
 }  // namespace gpuscale

@@ -31,21 +31,20 @@ std::array<double, kTransferTerms> transfer_row(const std::string& op, int ranks
   return row;
 }
 
-const GemmCurve* Model::find_gemm(const std::string& backend, const std::string& dtype, const std::string& impl) const {
+const GemmCurve* Model::find_gemm(Backend backend, const std::string& dtype, const std::string& impl) const {
   const auto it = std::find_if(gemm.begin(), gemm.end(), [&](const GemmCurve& g) {
     return g.backend == backend && g.dtype == dtype && g.impl == impl;
   });
   return it == gemm.end() ? nullptr : &*it;
 }
 
-const CopyFit* Model::find_copy(const std::string& backend, const std::string& kind) const {
+const CopyFit* Model::find_copy(Backend backend, const std::string& kind) const {
   const auto it = std::find_if(copies.begin(), copies.end(),
                                [&](const CopyFit& c) { return c.backend == backend && c.kind == kind; });
   return it == copies.end() ? nullptr : &*it;
 }
 
-const TransferFit* Model::find_transfer(const std::string& backend, const std::string& comm,
-                                        const std::string& op) const {
+const TransferFit* Model::find_transfer(Backend backend, CommKind comm, const std::string& op) const {
   const auto it = std::find_if(transfers.begin(), transfers.end(), [&](const TransferFit& t) {
     return t.backend == backend && t.comm == comm && t.op == op;
   });

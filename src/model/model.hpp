@@ -8,17 +8,23 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "comm/data_comm.hpp"
 #include "core/config.hpp"
+#include "device/device.hpp"
 #include "core/value.hpp"
 
 namespace gpuscale {
 
 // Where a model's rates came from: one result file.
 struct ModelSource {
-  std::string path, date, backend, comm, device;
+  std::string path, date;
+  Backend backend = Backend::cpu;
+  std::optional<CommKind> comm;  // none: a file of schema 1.0 (no transfers)
+  std::string device;
   int ranks = 1, nodes = 1, node_cores = 0;
 };
 
@@ -36,13 +42,15 @@ struct GemmPoint {
   double rel_ci = 0;         // half the width of the median's 95% interval, relative to the median
 };
 struct GemmCurve {
-  std::string backend, device, dtype, impl;
+  Backend backend = Backend::cpu;
+  std::string device, dtype, impl;
   std::vector<GemmPoint> points;  // by flops, one per size (the median of its cases)
 };
 
 // Copies of one kind ("host-pinned", "host-pageable", "device", "pass"): seconds = calls x latency + bytes / rate.
 struct CopyFit {
-  std::string backend, kind;
+  Backend backend = Backend::cpu;
+  std::string kind;
   double latency_s = 0, bytes_s = 0;
   double min_bytes = 0, max_bytes = 0;  // per call, the sizes fitted
   double rel_rms = 0;                   // of the fit's relative residuals
@@ -64,7 +72,9 @@ enum TransferTerm { kAlphaIntra, kAlphaInter, kSecPerByteIntra, kSecPerByteInter
 const char* transfer_term_name(int term);
 
 struct TransferFit {
-  std::string backend, comm, op;
+  Backend backend = Backend::cpu;
+  CommKind comm = CommKind::mpi;
+  std::string op;
   std::array<double, kTransferTerms> coef{};          // seconds, seconds per byte
   std::array<bool, kTransferTerms> fitted{};          // the files held data for the term
   std::array<std::array<double, kTransferTerms>, kTransferTerms> cov{};  // bootstrap covariance of coef
@@ -83,9 +93,9 @@ struct Model {
   int node_cores = 0;              // cores per node of the files' nodes (the least), for the CPU backend
   double sample_overhead_s = 0;    // host time around a sample's device time, median of the files' samples
 
-  const GemmCurve* find_gemm(const std::string& backend, const std::string& dtype, const std::string& impl) const;
-  const CopyFit* find_copy(const std::string& backend, const std::string& kind) const;
-  const TransferFit* find_transfer(const std::string& backend, const std::string& comm, const std::string& op) const;
+  const GemmCurve* find_gemm(Backend backend, const std::string& dtype, const std::string& impl) const;
+  const CopyFit* find_copy(Backend backend, const std::string& kind) const;
+  const TransferFit* find_transfer(Backend backend, CommKind comm, const std::string& op) const;
 };
 
 // Ring steps of `op` over n ranks: allreduce 2(n-1); allgather, reduce_scatter,

@@ -30,11 +30,11 @@ constexpr int kFormatVersion = 1;
 json gemm_json(const GemmCurve& g) {
   json points = json::array();
   for (const auto& p : g.points) points.push_back({{"flops_per_call", p.flops}, {"gflops_per_core", p.core_flops_s / 1e9}, {"rel_ci", p.rel_ci}});
-  return {{"backend", g.backend}, {"device", g.device}, {"dtype", g.dtype}, {"impl", g.impl}, {"points", points}};
+  return {{"backend", backend_name(g.backend)}, {"device", g.device}, {"dtype", g.dtype}, {"impl", g.impl}, {"points", points}};
 }
 
 json copy_json(const CopyFit& c) {
-  return {{"backend", c.backend}, {"kind", c.kind}, {"latency_s", c.latency_s}, {"gbps", c.bytes_s / 1e9},
+  return {{"backend", backend_name(c.backend)}, {"kind", c.kind}, {"latency_s", c.latency_s}, {"gbps", c.bytes_s / 1e9},
           {"min_bytes", c.min_bytes}, {"max_bytes", c.max_bytes}, {"rel_rms", c.rel_rms}, {"cases", c.points}};
 }
 
@@ -51,7 +51,7 @@ json transfer_json(const TransferFit& t) {
   }
   json cov = json::array();
   for (const auto& row : t.cov) cov.push_back(row);
-  return {{"backend", t.backend}, {"comm", t.comm}, {"op", t.op}, {"alpha_intra_s", term(kAlphaIntra, false)},
+  return {{"backend", backend_name(t.backend)}, {"comm", comm_name(t.comm)}, {"op", t.op}, {"alpha_intra_s", term(kAlphaIntra, false)},
           {"alpha_inter_s", term(kAlphaInter, false)}, {"busbw_intra_gbps", term(kSecPerByteIntra, true)},
           {"busbw_inter_gbps", term(kSecPerByteInter, true)}, {"rel_rms", t.rel_rms},
           {"terms", {"alpha_intra_s", "alpha_inter_s", "s_per_byte_intra", "s_per_byte_inter"}},
@@ -61,7 +61,7 @@ json transfer_json(const TransferFit& t) {
 json sources_json(const Model& m) {
   json files = json::array();
   for (const auto& s : m.sources) {
-    files.push_back({{"path", s.path}, {"date", s.date}, {"backend", s.backend}, {"comm", s.comm},
+    files.push_back({{"path", s.path}, {"date", s.date}, {"backend", backend_name(s.backend)}, {"comm", s.comm ? comm_name(*s.comm) : ""},
                      {"device", s.device}, {"ranks", s.ranks}, {"nodes", s.nodes}, {"node_cores", s.node_cores}});
   }
   return files;
@@ -130,7 +130,7 @@ void check_once(std::set<std::string>& seen, const std::string& what, const Mode
 }
 
 GemmCurve gemm_of(const ModelField& g) {
-  GemmCurve c{g["backend"].word(backends()), g["device"].str(), g["dtype"].word(dtype_names()),
+  GemmCurve c{*parse_backend(g["backend"].word(backends())), g["device"].str(), g["dtype"].word(dtype_names()),
               g["impl"].word(gemm_impl_names()), {}};
   for (const auto& p : g["points"].list(0, 1)) {
     const double flops = p["flops_per_call"].above(0);
@@ -145,7 +145,7 @@ GemmCurve gemm_of(const ModelField& g) {
 }
 
 CopyFit copy_of(const ModelField& c) {
-  CopyFit f{c["backend"].word(backends()), c["kind"].word(copy_kinds()), c["latency_s"].seconds(), c["gbps"].giga(),
+  CopyFit f{*parse_backend(c["backend"].word(backends())), c["kind"].word(copy_kinds()), c["latency_s"].seconds(), c["gbps"].giga(),
             c["min_bytes"].above(0), 0, 0, 0};
   f.max_bytes = c["max_bytes"].at_least(f.min_bytes);
   f.rel_rms = c["rel_rms"].at_least(0);
@@ -211,7 +211,7 @@ TransferPoint point_of(const ModelField& p) {
 }
 
 TransferFit transfer_of(const ModelField& t) {
-  TransferFit f{t["backend"].word(backends()), t["comm"].word(comms()), t["op"].text(), {}, {}, {}, 0, {}};
+  TransferFit f{*parse_backend(t["backend"].word(backends())), *parse_comm(t["comm"].word(comms())), t["op"].text(), {}, {}, {}, 0, {}};
   if (f.op.empty()) t["op"].fail("must be an operation's name, got \"\"");
   read_terms(t, f);
   f.rel_rms = t["rel_rms"].at_least(0);
@@ -220,7 +220,8 @@ TransferFit transfer_of(const ModelField& t) {
 }
 
 ModelSource source_of(const ModelField& s) {
-  ModelSource m{s["path"].str(), s["date"].str(), s["backend"].word(backends()), s["comm"].word(comms()),
+  ModelSource m{s["path"].str(), s["date"].str(), *parse_backend(s["backend"].word(backends())),
+                parse_comm(s["comm"].word(comms())),
                 s["device"].str(), s["ranks"].whole(1), 1, 0};
   m.nodes = s["nodes"].whole(1);
   if (m.nodes > m.ranks) s["nodes"].fail("must be at most the file's ranks, " + std::to_string(m.ranks) + ", got " +
@@ -241,16 +242,16 @@ void read_fits(const ModelField& o, Model& m) {
   for (const auto& g : o["gemm"].list()) {
     m.gemm.push_back(gemm_of(g));
     const GemmCurve& c = m.gemm.back();
-    check_once(seen, "gemm " + c.dtype + " (" + c.impl + ") on " + c.backend + " " + c.device, g);  // as fit keys it
+    check_once(seen, "gemm " + c.dtype + " (" + c.impl + ") on " + backend_name(c.backend) + " " + c.device, g);  // as fit keys it
   }
   for (const auto& c : o["copies"].list()) {
     m.copies.push_back(copy_of(c));
-    check_once(seen, "copies " + m.copies.back().kind + " on " + m.copies.back().backend, c);
+    check_once(seen, "copies " + m.copies.back().kind + " on " + backend_name(m.copies.back().backend), c);
   }
   for (const auto& t : o["transfers"].list()) {
     m.transfers.push_back(transfer_of(t));
     const TransferFit& f = m.transfers.back();
-    check_once(seen, f.op + " over " + f.comm + " on " + f.backend, t);
+    check_once(seen, f.op + " over " + comm_name(f.comm) + " on " + backend_name(f.backend), t);
   }
 }
 

@@ -69,7 +69,7 @@ Part gemm_part(const Ctx& x, const GemmWork& g, double cores) {
   const GemmCurve* curve = x.m.find_gemm(x.job.backend, dtype_name(g.dtype), gemm_impl_name(g.impl));
   if (!curve || curve->points.empty()) {
     x.why(std::string("no GEMM rate for ") + dtype_name(g.dtype) + " (" + gemm_impl_name(g.impl) + ") on the " +
-          x.job.backend + " backend in the model's files");
+          backend_name(x.job.backend) + " backend in the model's files");
     return {};
   }
   const auto& pts = curve->points;
@@ -93,7 +93,8 @@ Part copy_part(const Ctx& x, const std::string& kind, double bytes, double calls
   if (bytes <= 0) return {};
   const CopyFit* f = x.m.find_copy(x.job.backend, kind);
   if (!f) {
-    x.why(std::string("no rate for copies ") + kind + " on the " + x.job.backend + " backend in the model's files");
+    x.why(std::string("no rate for copies ") + kind + " on the " + backend_name(x.job.backend) +
+          " backend in the model's files");
     return {};
   }
   if (bytes / calls < f->min_bytes || bytes / calls > f->max_bytes) {
@@ -126,9 +127,10 @@ void flag_transfer_range(const Ctx& x, const TransferFit& f, const TransferWork&
 
 // One operation's time and half-width: the fit's row times its terms, the bootstrap's spread and the fit's residuals.
 Part op_part(const Ctx& x, const TransferWork& t) {
-  const TransferFit* f = x.m.find_transfer(x.job.backend, x.job.comm, t.op);
+  const TransferFit* f = x.job.comm ? x.m.find_transfer(x.job.backend, *x.job.comm, t.op) : nullptr;
   if (!f) {
-    x.why("no fit for " + t.op + " over " + x.job.comm + " on the " + x.job.backend + " backend in the model's files");
+    x.why("no fit for " + t.op + " over " + (x.job.comm ? comm_name(*x.job.comm) : "") + " on the " +
+          backend_name(x.job.backend) + " backend in the model's files");
     return {};
   }
   const auto row = transfer_row(t.op, t.group_size, t.group_nodes, t.op_bytes * t.bus_factor);

@@ -24,7 +24,8 @@ TransferSpan transfer_span(const TransferFit& f);
 
 struct PredictJob {
   JobShape shape;
-  std::string backend, comm;  // the target's; the model's files' by default
+  Backend backend = Backend::cpu;  // the target's; the model's first file's by default
+  std::optional<CommKind> comm;
   // Of each transfer fit of the model predict_job had, in its order: worked out once, as a model of many cases has
   // as many points, and going through them for every case would make predict quadratic in the cases.
   std::vector<TransferSpan> spans;

@@ -137,7 +137,7 @@ TEST_CASE("ring steps per op, and the steps between nodes", "[model]") {
 
 TEST_CASE("fitted on 2 and 3 nodes, the model gives back its terms and predicts 4 nodes", "[model]") {
   const Model m = fit_model({allreduce_file(2, 2), allreduce_file(3, 3)});
-  const TransferFit* f = m.find_transfer("cpu", "mpi", "allreduce");
+  const TransferFit* f = m.find_transfer(Backend::cpu, CommKind::mpi, "allreduce");
   REQUIRE(f != nullptr);
   CHECK(f->coef[kAlphaInter] == Approx(kAlpha).epsilon(1e-6));
   CHECK(f->coef[kSecPerByteInter] == Approx(kSecPerByte).epsilon(1e-6));
@@ -162,7 +162,7 @@ TEST_CASE("fitted on 2 and 3 nodes, the model gives back its terms and predicts 
 
 TEST_CASE("terms inside a node and between nodes combine for a job that has both", "[model]") {
   const Model m = fit_model({allreduce_file(2, 1), allreduce_file(2, 2), allreduce_file(3, 1)});
-  const TransferFit* f = m.find_transfer("cpu", "mpi", "allreduce");
+  const TransferFit* f = m.find_transfer(Backend::cpu, CommKind::mpi, "allreduce");
   REQUIRE(f != nullptr);
   CHECK(f->coef[kAlphaIntra] == Approx(kAlpha).epsilon(1e-6));
   CHECK(f->coef[kSecPerByteIntra] == Approx(kSecPerByte * 0.1).epsilon(1e-6));
@@ -228,7 +228,7 @@ TEST_CASE("a case the model has no rate for is listed with the reason, not guess
 
 TEST_CASE("an overlapped step's exposed transfer is what its compute does not hide", "[model]") {
   Model m = fit_model({allreduce_file(2, 2)});
-  m.gemm.push_back({"cpu", "test cpu", "fp32", "vendor", {{1e3, 1e9, 0}, {1e12, 1e9, 0}}});  // 1 GFLOP/s per core
+  m.gemm.push_back({Backend::cpu, "test cpu", "fp32", "vendor", {{1e3, 1e9, 0}, {1e12, 1e9, 0}}});  // 1 GFLOP/s per core
   const auto plan = plan_of("[[experiment]]\nname = \"dp\"\nworkload = \"dp_step\"\nhidden = 256\nbatch = 64\n"
                             "layers = 4\nbucket_bytes = 262144\noverlap = [true, false]\n");
   for (const auto& c : plan) {
