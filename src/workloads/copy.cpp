@@ -33,15 +33,6 @@ CopyKind parse_kind(const std::string& s) {
   return CopyKind::d2d;
 }
 
-const char* direction_name(CopyKind k) {
-  switch (k) {
-    case CopyKind::h2d: return "h2d";
-    case CopyKind::d2h: return "d2h";
-    case CopyKind::d2d: return "d2d";
-  }
-  return "d2d";
-}
-
 class CopyType final : public TypedWorkloadType<CopyParams> {
  public:
   CopyType() : TypedWorkloadType(copy_schema()) {}
@@ -69,7 +60,7 @@ class CopyType final : public TypedWorkloadType<CopyParams> {
   CaseWork work_for(const CopyParams& c, const JobShape& job) const override {
     SampleWork w;
     const double ops = static_cast<double>(c.ops);
-    w.add_copy(direction_name(c.kind), c.pinned, static_cast<double>(c.bytes) * ops, ops);
+    w.add_copy(c.kind, c.pinned, static_cast<double>(c.bytes) * ops, ops);
     return local_case_work(w, job);
   }
 };

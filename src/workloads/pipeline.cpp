@@ -67,7 +67,7 @@ CaseWork PipelineType::work_for(const PipelineParams& p, const JobShape& job) co
   const GemmProblem& g = p.problem;
   const double ops = static_cast<double>(p.ops);
   w.add_gemm(g, ops);
-  w.add_copy("d2h", p.pinned,
+  w.add_copy(CopyKind::d2h, p.pinned,
              ops * g.shape.m * static_cast<double>(g.shape.n) * static_cast<double>(dtype_size(g.dtype)), ops);
   w.overlapped = p.overlap;
   return local_case_work(w, job);

@@ -38,8 +38,8 @@ void SampleWork::add_stream(const std::string& kind, double bytes, double calls)
   it->calls += calls;
 }
 
-void SampleWork::add_copy(const std::string& direction, bool pinned, double bytes, double calls) {
-  add_stream(direction == "d2d" ? kDeviceCopy : pinned ? kHostPinned : kHostPageable, bytes, calls);
+void SampleWork::add_copy(CopyKind kind, bool pinned, double bytes, double calls) {
+  add_stream(kind == CopyKind::d2d ? kDeviceCopy : pinned ? kHostPinned : kHostPageable, bytes, calls);
 }
 
 double SampleWork::stream_bytes() const {

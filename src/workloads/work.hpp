@@ -81,8 +81,8 @@ struct SampleWork {
   void add_gemm(const GemmProblem& g, double calls);
   // `calls` of `kind` moving `bytes` in all, added to the kind's entry.
   void add_stream(const std::string& kind, double bytes, double calls);
-  // `direction`: h2d, d2h or d2d; `pinned` host memory (else pageable; no matter for d2d).
-  void add_copy(const std::string& direction, bool pinned, double bytes, double calls);
+  // `pinned` host memory (else pageable; no matter for d2d).
+  void add_copy(CopyKind kind, bool pinned, double bytes, double calls);
   double stream_bytes() const;  // of every kind
   double stream_calls() const;
   // `count` operations `t` (t.count is set from it) on a group that spans nodes or not: adds them to

@@ -78,9 +78,9 @@ TEST_CASE("traffic of one kind adds up in one entry, and each kind is priced at 
   CHECK(w.stream_bytes() == 450);
   CHECK(w.stream_calls() == 6);
   SampleWork copies;
-  copies.add_copy("d2d", true, 10, 1);
-  copies.add_copy("h2d", true, 20, 1);
-  copies.add_copy("d2h", false, 30, 1);
+  copies.add_copy(CopyKind::d2d, true, 10, 1);
+  copies.add_copy(CopyKind::h2d, true, 20, 1);
+  copies.add_copy(CopyKind::d2h, false, 30, 1);
   REQUIRE(copies.streams.size() == 3);
   CHECK(copies.streams[0].kind == kDeviceCopy);
   CHECK(copies.streams[1].kind == kHostPinned);
