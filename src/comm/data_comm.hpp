@@ -16,6 +16,8 @@ namespace gpuscale {
 // What moves data between ranks: an enum in memory, its name (comm_name) in configs, files and print.
 enum class CommKind { mpi, nccl };
 const char* comm_name(CommKind c);  // "mpi" | "nccl"
+// "" for none: what a record without a data plane (a file of schema 1.0, a case whose group had none) writes.
+inline const char* comm_name(const std::optional<CommKind>& c) { return c ? comm_name(*c) : ""; }
 // The data plane of a name as comm_name writes it; none for another text ("auto" included).
 std::optional<CommKind> parse_comm(const std::string& s);
 

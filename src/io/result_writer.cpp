@@ -59,7 +59,7 @@ void write_run_attrs(hid_t f, const RunRecord& run, const std::string& warnings)
   h5::write_attr(f, "configOverrides", run.config_overrides);
   h5::write_attr(f, "backend", std::string(backend_name(run.backend)));
   h5::write_attr(f, "backendReason", run.backend_reason);
-  h5::write_attr(f, "comm", std::string(run.comm ? comm_name(*run.comm) : ""));
+  h5::write_attr(f, "comm", std::string(comm_name(run.comm)));
   h5::write_attr(f, "commReason", run.comm_reason);
   h5::write_attr(f, "slurmJobId", run.slurm_job_id);
   h5::write_attr(f, "ranks", static_cast<std::int64_t>(run.ranks.size()));
@@ -159,7 +159,7 @@ void write_case_attrs(hid_t id, const CaseRecord& c) {
   }
   if (c.scope) {
     h5::write_attr(id, "scope", std::string(scope_name(*c.scope)));
-    h5::write_attr(id, "comm", std::string(c.comm ? comm_name(*c.comm) : ""));
+    h5::write_attr(id, "comm", std::string(comm_name(c.comm)));
     h5::write_attr(id, "groups", static_cast<std::int64_t>(c.groups));
     h5::write_ints(id, "group", c.group);
     h5::write_ints(id, "group_rank", c.group_rank);

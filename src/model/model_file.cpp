@@ -61,7 +61,7 @@ json transfer_json(const TransferFit& t) {
 json sources_json(const Model& m) {
   json files = json::array();
   for (const auto& s : m.sources) {
-    files.push_back({{"path", s.path}, {"date", s.date}, {"backend", backend_name(s.backend)}, {"comm", s.comm ? comm_name(*s.comm) : ""},
+    files.push_back({{"path", s.path}, {"date", s.date}, {"backend", backend_name(s.backend)}, {"comm", comm_name(s.comm)},
                      {"device", s.device}, {"ranks", s.ranks}, {"nodes", s.nodes}, {"node_cores", s.node_cores}});
   }
   return files;

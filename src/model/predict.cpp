@@ -129,7 +129,7 @@ void flag_transfer_range(const Ctx& x, const TransferFit& f, const TransferWork&
 Part op_part(const Ctx& x, const TransferWork& t) {
   const TransferFit* f = x.job.comm ? x.m.find_transfer(x.job.backend, *x.job.comm, t.op) : nullptr;
   if (!f) {
-    x.why("no fit for " + t.op + " over " + (x.job.comm ? comm_name(*x.job.comm) : "") + " on the " +
+    x.why("no fit for " + t.op + " over " + comm_name(x.job.comm) + " on the " +
           backend_name(x.job.backend) + " backend in the model's files");
     return {};
   }

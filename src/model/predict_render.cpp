@@ -131,7 +131,7 @@ std::string breakdown_of(const std::vector<PredictRow>& rows) {
 
 std::string render_predict_table(const PredictHeader& h, const std::vector<PredictRow>& rows, bool breakdown) {
   std::string out = wrap("predicted for " + job_text(h.job.shape) + ", backend " + backend_name(h.job.backend) + ", comm " +
-                         (h.job.comm ? comm_name(*h.job.comm) : "") + ", from " + h.model_from + (h.against.empty() ? "" : "; measured: " + h.against));
+                         comm_name(h.job.comm) + ", from " + h.model_from + (h.against.empty() ? "" : "; measured: " + h.against));
   const auto report_rows = as_report_rows(rows);
   for (const auto& block : by_experiment(report_rows)) out += "\n" + block_of(block, rows, !h.against.empty());
   out += "\n" + wrap("predicted: a transfer's op time, else the median sample (serial: the sum over turns; parallel: "
@@ -189,7 +189,7 @@ std::string render_predict_json(const PredictHeader& h, const std::vector<Predic
   json out;
   out["model"] = h.model_from;
   out["job"] = {{"ranks", h.job.shape.ranks}, {"nodes", h.job.shape.nodes}, {"backend", backend_name(h.job.backend)},
-                {"comm", h.job.comm ? comm_name(*h.job.comm) : ""}, {"cores_per_node", h.job.shape.cores_per_node}};
+                {"comm", comm_name(h.job.comm)}, {"cores_per_node", h.job.shape.cores_per_node}};
   if (!h.against.empty()) out["against"] = h.against;
   out["cases"] = json::array();
   for (const auto& r : rows) {

@@ -72,7 +72,7 @@ void json_numbers(const ReportRow& r, nlohmann::json& o) {
   if (r.speedup_ci) o["speedup_no_difference"] = speedup_uncertain(r);
   if (r.scope) {
     o["scope"] = scope_name(*r.scope);
-    o["comm"] = r.comm ? comm_name(*r.comm) : "";
+    o["comm"] = comm_name(r.comm);
     o["groups"] = r.groups;
     o["group_size"] = r.group_size;
     o["wrong_elements"] = r.wrong_elements;
@@ -179,7 +179,7 @@ nlohmann::json run_json(const std::string& path, const RunRecord& run, std::size
                    {"config_file", run.config_file},
                    {"backend", backend_name(run.backend)},
                    {"backend_reason", run.backend_reason},
-                   {"comm", run.comm ? comm_name(*run.comm) : ""},
+                   {"comm", comm_name(run.comm)},
                    {"comm_reason", run.comm_reason},
                    {"ranks", run.ranks.size()},
                    {"nodes", run.nodes},

@@ -123,7 +123,7 @@ std::string block_head(const Block& b) {
   const std::string groups = r.groups > 1 ? ", " + std::to_string(r.groups) + " groups of " +
                                                 std::to_string(r.group_size) : "";
   return wrap(r.name + ": collective," + shared + ", " + mode_name(r.mode) + ", " + std::to_string(r.ranks) + " rank(s) on " +
-              std::to_string(r.nodes) + " node(s), comm " + (r.comm ? comm_name(*r.comm) : "") + groups);
+              std::to_string(r.nodes) + " node(s), comm " + comm_name(r.comm) + groups);
 }
 
 // The experiment's rows in blocks, each block's sizes in the order they ran; false where a row lacks a key.
