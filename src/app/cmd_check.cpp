@@ -214,8 +214,9 @@ int cmd_check(const CheckOptions& opt) {
   const std::string timeout = cfg.defaults.timeout_s > 0 ? format_number("%g s per case", cfg.defaults.timeout_s)
                                                            : std::string("from each case's samples (docs/metrics.md)");
   std::printf("%s: %zu experiment(s), %zu case(s); backend %s (%s); comm %s (%s); timeout %s, seed %lld\n",
-              config.c_str(), cfg.experiments.size(), plan.size(), backend_name(backend.backend), backend.reason.c_str(),
-              comm_name(comm.comm), comm.reason.c_str(), timeout.c_str(), static_cast<long long>(cfg.defaults.seed));
+              config.c_str(), cfg.experiments.size(), plan.size(), backend_name(backend.backend),
+              backend.reason.c_str(), comm_name(comm.comm), comm.reason.c_str(), timeout.c_str(),
+              static_cast<long long>(cfg.defaults.seed));
   for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
   if (cfg.defaults.timeout_s > 0) {  // a case estimated past its timeout would abort the job
     std::size_t over = 0;

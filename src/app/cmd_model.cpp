@@ -61,13 +61,15 @@ std::string model_summary(const std::string& path, const Model& m) {
   for (const auto& g : m.gemm) {
     double lo = INFINITY, hi = 0;
     for (const auto& p : g.points) lo = std::min(lo, p.core_flops_s), hi = std::max(hi, p.core_flops_s);
-    out += item("gemm " + g.dtype + " (" + g.impl + ", " + backend_name(g.backend) + "): " + std::to_string(g.points.size()) +
-                " size(s), " + format_sig3(lo / 1e9) + "-" + format_sig3(hi / 1e9) + " GFLOP/s per core");
+    out += item("gemm " + g.dtype + " (" + g.impl + ", " + backend_name(g.backend) +
+                "): " + std::to_string(g.points.size()) + " size(s), " + format_sig3(lo / 1e9) + "-" +
+                format_sig3(hi / 1e9) + " GFLOP/s per core");
   }
   for (const auto& c : m.copies) {
     // One size measured: latency and bandwidth cannot be told apart, the fit keeps the bandwidth (latency 0).
-    out += item("copies " + c.kind + " (" + backend_name(c.backend) + "): " + (c.latency_s > 0 ? format_seconds(c.latency_s) +
-                " per call, " : std::string("no latency fitted, ")) + rate_text(c.bytes_s));
+    const std::string latency =
+        c.latency_s > 0 ? format_seconds(c.latency_s) + " per call, " : std::string("no latency fitted, ");
+    out += item("copies " + c.kind + " (" + backend_name(c.backend) + "): " + latency + rate_text(c.bytes_s));
   }
   for (const auto& t : m.transfers) out += item(transfer_text(t));
   for (const auto& n : m.notes) out += wrap("note: " + n);

@@ -69,7 +69,8 @@ void Device::join_lanes() {
 }
 
 std::unique_ptr<DeviceGraph> Device::capture(const std::function<void()>&) {
-  throw RuntimeError(std::string("the ") + backend_name(info().kind) + " backend cannot record work into a graph (CUDA graphs need the CUDA backend)");
+  throw RuntimeError(std::string("the ") + backend_name(info().kind) +
+                     " backend cannot record work into a graph (CUDA graphs need the CUDA backend)");
 }
 
 void Device::copy_to_device(DeviceBuffer& dst, const void* src, std::size_t bytes) {

@@ -128,7 +128,8 @@ void add_copy_fits(const std::vector<Measured>& ms, Model& m) {
     }
     const LsqFit fit = relative_nonneg_lsq(rows, y, {true, true}, {0, 1}, {0, 0});
     if (!fit.ok || !fit.used[1]) {
-      m.notes.push_back("copies " + key.kind + " (" + backend_name(key.backend) + "): the sizes measured cannot tell latency "
+      m.notes.push_back("copies " + key.kind + " (" + backend_name(key.backend) +
+                        "): the sizes measured cannot tell latency "
                         "from bandwidth; measure at least two sizes");
       continue;
     }
@@ -207,7 +208,8 @@ TransferFit fit_transfer(const TransferKey& key, const std::vector<const Measure
     f.coef[j] = fit.ok ? fit.coef[j] : 0.0;
     f.fitted[j] = fit.ok && fit.used[j];
     if (usable[j] && !f.fitted[j]) {
-      m.notes.push_back(key.op + " over " + comm_name(key.comm) + ": " + transfer_term_name(j) + " could not be fitted (the "
+      m.notes.push_back(key.op + " over " + comm_name(key.comm) + ": " + transfer_term_name(j) +
+                        " could not be fitted (the "
                         "sizes and shapes measured cannot tell it apart, or it came out negative); taken as 0");
     }
   }

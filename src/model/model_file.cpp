@@ -30,7 +30,8 @@ constexpr int kFormatVersion = 1;
 json gemm_json(const GemmCurve& g) {
   json points = json::array();
   for (const auto& p : g.points) points.push_back({{"flops_per_call", p.flops}, {"gflops_per_core", p.core_flops_s / 1e9}, {"rel_ci", p.rel_ci}});
-  return {{"backend", backend_name(g.backend)}, {"device", g.device}, {"dtype", g.dtype}, {"impl", g.impl}, {"points", points}};
+  return {{"backend", backend_name(g.backend)}, {"device", g.device}, {"dtype", g.dtype}, {"impl", g.impl},
+          {"points", points}};
 }
 
 json copy_json(const CopyFit& c) {
@@ -51,8 +52,9 @@ json transfer_json(const TransferFit& t) {
   }
   json cov = json::array();
   for (const auto& row : t.cov) cov.push_back(row);
-  return {{"backend", backend_name(t.backend)}, {"comm", comm_name(t.comm)}, {"op", t.op}, {"alpha_intra_s", term(kAlphaIntra, false)},
-          {"alpha_inter_s", term(kAlphaInter, false)}, {"busbw_intra_gbps", term(kSecPerByteIntra, true)},
+  return {{"backend", backend_name(t.backend)}, {"comm", comm_name(t.comm)}, {"op", t.op},
+          {"alpha_intra_s", term(kAlphaIntra, false)}, {"alpha_inter_s", term(kAlphaInter, false)},
+          {"busbw_intra_gbps", term(kSecPerByteIntra, true)},
           {"busbw_inter_gbps", term(kSecPerByteInter, true)}, {"rel_rms", t.rel_rms},
           {"terms", {"alpha_intra_s", "alpha_inter_s", "s_per_byte_intra", "s_per_byte_inter"}},
           {"coef", t.coef}, {"fitted", t.fitted}, {"cov", cov}, {"points", points}};
@@ -61,8 +63,9 @@ json transfer_json(const TransferFit& t) {
 json sources_json(const Model& m) {
   json files = json::array();
   for (const auto& s : m.sources) {
-    files.push_back({{"path", s.path}, {"date", s.date}, {"backend", backend_name(s.backend)}, {"comm", comm_name(s.comm)},
-                     {"device", s.device}, {"ranks", s.ranks}, {"nodes", s.nodes}, {"node_cores", s.node_cores}});
+    files.push_back({{"path", s.path}, {"date", s.date}, {"backend", backend_name(s.backend)},
+                     {"comm", comm_name(s.comm)}, {"device", s.device}, {"ranks", s.ranks}, {"nodes", s.nodes},
+                     {"node_cores", s.node_cores}});
   }
   return files;
 }
@@ -145,8 +148,8 @@ GemmCurve gemm_of(const ModelField& g) {
 }
 
 CopyFit copy_of(const ModelField& c) {
-  CopyFit f{*parse_backend(c["backend"].word(backends())), c["kind"].word(copy_kinds()), c["latency_s"].seconds(), c["gbps"].giga(),
-            c["min_bytes"].above(0), 0, 0, 0};
+  CopyFit f{*parse_backend(c["backend"].word(backends())), c["kind"].word(copy_kinds()), c["latency_s"].seconds(),
+            c["gbps"].giga(), c["min_bytes"].above(0), 0, 0, 0};
   f.max_bytes = c["max_bytes"].at_least(f.min_bytes);
   f.rel_rms = c["rel_rms"].at_least(0);
   f.points = c["cases"].whole(1);
@@ -211,7 +214,8 @@ TransferPoint point_of(const ModelField& p) {
 }
 
 TransferFit transfer_of(const ModelField& t) {
-  TransferFit f{*parse_backend(t["backend"].word(backends())), *parse_comm(t["comm"].word(comms())), t["op"].text(), {}, {}, {}, 0, {}};
+  TransferFit f{*parse_backend(t["backend"].word(backends())), *parse_comm(t["comm"].word(comms())), t["op"].text(),
+                {}, {}, {}, 0, {}};
   if (f.op.empty()) t["op"].fail("must be an operation's name, got \"\"");
   read_terms(t, f);
   f.rel_rms = t["rel_rms"].at_least(0);
@@ -242,7 +246,8 @@ void read_fits(const ModelField& o, Model& m) {
   for (const auto& g : o["gemm"].list()) {
     m.gemm.push_back(gemm_of(g));
     const GemmCurve& c = m.gemm.back();
-    check_once(seen, "gemm " + c.dtype + " (" + c.impl + ") on " + backend_name(c.backend) + " " + c.device, g);  // as fit keys it
+    // As fit keys it.
+    check_once(seen, "gemm " + c.dtype + " (" + c.impl + ") on " + backend_name(c.backend) + " " + c.device, g);
   }
   for (const auto& c : o["copies"].list()) {
     m.copies.push_back(copy_of(c));

@@ -130,8 +130,9 @@ std::string breakdown_of(const std::vector<PredictRow>& rows) {
 }  // namespace
 
 std::string render_predict_table(const PredictHeader& h, const std::vector<PredictRow>& rows, bool breakdown) {
-  std::string out = wrap("predicted for " + job_text(h.job.shape) + ", backend " + backend_name(h.job.backend) + ", comm " +
-                         comm_name(h.job.comm) + ", from " + h.model_from + (h.against.empty() ? "" : "; measured: " + h.against));
+  std::string out =
+      wrap("predicted for " + job_text(h.job.shape) + ", backend " + backend_name(h.job.backend) + ", comm " +
+           comm_name(h.job.comm) + ", from " + h.model_from + (h.against.empty() ? "" : "; measured: " + h.against));
   const auto report_rows = as_report_rows(rows);
   for (const auto& block : by_experiment(report_rows)) out += "\n" + block_of(block, rows, !h.against.empty());
   out += "\n" + wrap("predicted: a transfer's op time, else the median sample (serial: the sum over turns; parallel: "
@@ -193,8 +194,8 @@ std::string render_predict_json(const PredictHeader& h, const std::vector<Predic
   if (!h.against.empty()) out["against"] = h.against;
   out["cases"] = json::array();
   for (const auto& r : rows) {
-    json o{{"case", r.number}, {"experiment", r.c.experiment}, {"workload", r.c.workload}, {"mode", mode_name(r.c.mode)},
-           {"params", params_json<json>(r.c.params.without(sample_count_keys()))}};
+    json o{{"case", r.number}, {"experiment", r.c.experiment}, {"workload", r.c.workload},
+           {"mode", mode_name(r.c.mode)}, {"params", params_json<json>(r.c.params.without(sample_count_keys()))}};
     prediction_json(r, o);
     measured_json(r, o);
     out["cases"].push_back(o);

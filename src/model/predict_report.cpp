@@ -54,7 +54,9 @@ std::vector<PredictRow> predict_rows(const Model& m, const std::vector<ModelCase
 
 void add_measured(std::vector<PredictRow>& rows, const std::vector<ReportRow>& measured) {
   std::map<CaseKey, const ReportRow*> by_case;  // of rows of one case, the first
-  for (const auto& r : measured) by_case.emplace(CaseKey{r.name, r.workload, mode_name(r.mode), identity(r.params)}, &r);
+  for (const auto& r : measured) {
+    by_case.emplace(CaseKey{r.name, r.workload, mode_name(r.mode), identity(r.params)}, &r);
+  }
   for (auto& row : rows) {
     const auto it = by_case.find(key_of(row.c, row.c.mode));
     if (it == by_case.end()) continue;

@@ -54,8 +54,8 @@ std::string not_complete(const RunRecord& run, std::size_t rows) {
 std::string run_header(const std::string& path, const RunRecord& run, std::size_t rows, bool wide) {
   const auto wrap = [wide](const std::string& s) { return wide ? s + "\n" : gpuscale::wrap(s); };
   const std::string facts = std::to_string(run.ranks.size()) + " rank(s) on " + std::to_string(run.nodes) +
-                            " node(s), backend " + backend_name(run.backend) + ", gpuscale " + run.software_version + ", " +
-                            run.date;
+                            " node(s), backend " + backend_name(run.backend) + ", gpuscale " + run.software_version +
+                            ", " + run.date;
   // The path on a line of its own when both do not fit on one: the run's size then stays on one line.
   std::string out = path + ": " + facts + "\n";
   if (!wide && out.size() - 1 > kTerminalWidth) out = path + ":\n  " + gpuscale::wrap(facts, kTerminalWidth - 2);
@@ -131,7 +131,9 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
   return notes;
 }
 
-bool is_transfer(const ReportRow& r) { return r.busbw_gbps.has_value() || (r.scope && r.status == CaseStatus::skipped); }
+bool is_transfer(const ReportRow& r) {
+  return r.busbw_gbps.has_value() || (r.scope && r.status == CaseStatus::skipped);
+}
 
 // Every column in one table (report --wide).
 std::string wide_table(const std::vector<ReportRow>& rows) {
@@ -162,9 +164,9 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
       label += " (" + std::to_string(r.groups) + "x" + std::to_string(r.group_size) + ")";
     }
     transfers = transfers || is_transfer(r);
-    cells.push_back({std::to_string(r.case_index + 1), r.name, mode_name(r.mode), std::to_string(r.ranks), std::to_string(r.nodes),
-                     label, format_seconds(r.median_s), format_seconds(r.min_s), format_seconds(r.p95_s),
-                     format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
+    cells.push_back({std::to_string(r.case_index + 1), r.name, mode_name(r.mode), std::to_string(r.ranks),
+                     std::to_string(r.nodes), label, format_seconds(r.median_s), format_seconds(r.min_s),
+                     format_seconds(r.p95_s), format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
                      r.busbw_gbps ? format_sig3(*r.busbw_gbps) + " GB/s" : "-", op_time(r), speedup_cell(r, true),
                      percent_cell(r.efficiency), slowest_cell(r), status_name(r.status)});
     for (std::size_t i = 0; i < heads.size(); ++i) {

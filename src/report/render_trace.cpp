@@ -193,9 +193,10 @@ void TraceWriter::add_case_spans(const CaseRecord& c) {
     const auto last = c.wall_end_s.begin() + static_cast<std::ptrdiff_t>(r * reps);
     const std::int64_t start = ns(*std::min_element(first, first + static_cast<std::ptrdiff_t>(reps)));
     const std::int64_t end = ns(*std::max_element(last, last + static_cast<std::ptrdiff_t>(reps)));
-    nlohmann::ordered_json args{{"case", c.index + 1}, {"experiment", c.experiment}, {"workload", c.workload},
-                                {"mode", mode_name(c.mode)}, {"backend", backend_name(c.backend)},       {"status", status_name(c.status)},
-                                {"rank", r},           {"reps", c.reps}};
+    nlohmann::ordered_json args{{"case", c.index + 1},          {"experiment", c.experiment},
+                                {"workload", c.workload},          {"mode", mode_name(c.mode)},
+                                {"backend", backend_name(c.backend)}, {"status", status_name(c.status)},
+                                {"rank", r},                       {"reps", c.reps}};
     if (r < c.warmup_samples.size()) args["warmup_samples"] = c.warmup_samples[r];
     if (!c.note.empty()) args["note"] = c.note;
     args["params"] = params_json<nlohmann::ordered_json>(typed_params(c.workload, c.params));  // booleans as such

@@ -122,8 +122,8 @@ std::string block_head(const Block& b) {
   for (const auto& [key, v] : rest.items()) shared += " " + key + "=" + to_string(v);
   const std::string groups = r.groups > 1 ? ", " + std::to_string(r.groups) + " groups of " +
                                                 std::to_string(r.group_size) : "";
-  return wrap(r.name + ": collective," + shared + ", " + mode_name(r.mode) + ", " + std::to_string(r.ranks) + " rank(s) on " +
-              std::to_string(r.nodes) + " node(s), comm " + comm_name(r.comm) + groups);
+  return wrap(r.name + ": collective," + shared + ", " + mode_name(r.mode) + ", " + std::to_string(r.ranks) +
+              " rank(s) on " + std::to_string(r.nodes) + " node(s), comm " + comm_name(r.comm) + groups);
 }
 
 // The experiment's rows in blocks, each block's sizes in the order they ran; false where a row lacks a key.

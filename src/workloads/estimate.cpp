@@ -135,7 +135,8 @@ double estimate_case(const Case& c, const JobShape& job, const Rates& r, bool fi
   // Every rank makes its inputs at once, and checks its results at the end.
   const MemoryNeed need = memory_need(c, r.backend == Backend::cpu);
   const int per_node = ranks_per_node(job);
-  const double setup_shared = r.backend == Backend::cpu ? std::max(1.0, double(per_node) / std::max(1, job.cores_per_node)) : 1.0;
+  const double setup_shared =
+      r.backend == Backend::cpu ? std::max(1.0, double(per_node) / std::max(1, job.cores_per_node)) : 1.0;
   const auto own = r.setup_bytes_s.find(c.workload);
   const double setup_rate = own == r.setup_bytes_s.end() ? r.fill_bytes_s : own->second;
   const double setup = (need.device_bytes + need.host_bytes) / setup_rate * setup_shared;

@@ -112,7 +112,8 @@ class ShippedConfigs(ScratchTest):
         out = self.run_config("gemv.toml", 'gemv.dtype=["fp32","bf16"]', "defaults.reps=5")
         self.check_cases(out)
         with h5py.File(out, "r") as f:
-            dtypes = {s(c["parameters"].attrs["dtype"]) for c in f["cases"].values() if s(c.attrs["workload"]) == "gemv"}
+            gemv = [c for c in f["cases"].values() if s(c.attrs["workload"]) == "gemv"]
+            dtypes = {s(c["parameters"].attrs["dtype"]) for c in gemv}
         self.assertEqual(dtypes, {"fp32", "bf16"})
         model = self.path("gemv-model.json")
         p = gpuscale("model", out, "-o", model)

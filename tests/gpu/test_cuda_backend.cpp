@@ -52,7 +52,8 @@ int main() {
   auto dev = make_device(choice, 0);
   CaseContext ctx{*dev};
   std::printf("device: %s %s %s\n", dev->info().name.c_str(), dev->info().uuid.c_str(), dev->info().pci_bus_id.c_str());
-  expect(dev->info().kind == Backend::cuda && dev->info().uuid.rfind("GPU-", 0) == 0, "device info names a GPU and its UUID");
+  expect(dev->info().kind == Backend::cuda && dev->info().uuid.rfind("GPU-", 0) == 0,
+         "device info names a GPU and its UUID");
 
   struct Shape {
     int m, n, k;
@@ -84,7 +85,8 @@ int main() {
   for (const Shape s : {Shape{77, 131, 45}, Shape{1000, 1096, 904}, Shape{1000, 1100, 900}}) {
     for (const auto& dtype : dtype_names()) {
       for (const auto& impl : gemm_impl_names()) {
-        if (impl == "vendor" || !gemm_unsupported(Backend::cuda, parse_gemm_impl(impl), parse_dtype(dtype)).empty()) continue;
+        const std::string why = gemm_unsupported(Backend::cuda, parse_gemm_impl(impl), parse_dtype(dtype));
+        if (impl == "vendor" || !why.empty()) continue;
         const auto r = testing::agree_with_vendor(*dev, gemm_problem(gemm_params(s.m, s.n, s.k, dtype, impl)), 11);
         char what[200];
         std::snprintf(what, sizeof what, "gemm %s %s %dx%dx%d: every element as cuBLAS's; %lld differ (first: row "

@@ -35,7 +35,10 @@ template <class Dev>
 struct DgRig {
   template <class... DevArgs>
   explicit DgRig(const MpiCommunicator& comm, DevArgs... args)
-      : dev(args...), clock(comm), groups(comm, dev, make_mpi_data_comm), runner(comm, dev, &groups, clock, Backend::cpu, 7) {}
+      : dev(args...),
+        clock(comm),
+        groups(comm, dev, make_mpi_data_comm),
+        runner(comm, dev, &groups, clock, Backend::cpu, 7) {}
   Dev dev;
   CommonClock clock;
   Groups groups;

@@ -161,7 +161,8 @@ TEST_CASE("comm auto picks NCCL on CUDA and MPI otherwise, and says why", "[coll
   CHECK_THROWS_WITH(choose_comm("nccl", Backend::cpu, true),
                     "comm \"nccl\" needs the CUDA backend, and this run uses the cpu backend (use comm \"mpi\" or "
                     "\"auto\")");
-  CHECK_THROWS_WITH(choose_comm("nccl", Backend::cuda, false), "comm \"nccl\" cannot run: this gpuscale was built without NCCL");
+  CHECK_THROWS_WITH(choose_comm("nccl", Backend::cuda, false),
+                    "comm \"nccl\" cannot run: this gpuscale was built without NCCL");
 }
 
 TEST_CASE("ranks sharing a GPU: auto falls back to MPI, nccl is an input error naming them", "[collective][comm]") {

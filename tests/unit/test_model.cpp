@@ -228,7 +228,8 @@ TEST_CASE("a case the model has no rate for is listed with the reason, not guess
 
 TEST_CASE("an overlapped step's exposed transfer is what its compute does not hide", "[model]") {
   Model m = fit_model({allreduce_file(2, 2)});
-  m.gemm.push_back({Backend::cpu, "test cpu", "fp32", "vendor", {{1e3, 1e9, 0}, {1e12, 1e9, 0}}});  // 1 GFLOP/s per core
+  m.gemm.push_back(
+      {Backend::cpu, "test cpu", "fp32", "vendor", {{1e3, 1e9, 0}, {1e12, 1e9, 0}}});  // 1 GFLOP/s per core
   const auto plan = plan_of("[[experiment]]\nname = \"dp\"\nworkload = \"dp_step\"\nhidden = 256\nbatch = 64\n"
                             "layers = 4\nbucket_bytes = 262144\noverlap = [true, false]\n");
   for (const auto& c : plan) {
