@@ -14,8 +14,8 @@ import unittest
 import h5py
 import numpy as np
 
-from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, ScratchTest, gpuscale, mpirun, preamble,
-                    rank_pids, read_until)
+from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, ScratchTest, exits_past_a_stopped_peer,
+                    gpuscale, mpirun, preamble, rank_pids, read_until)
 
 OPS = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv", "pairs"]
 SIZE = {"fp32": 4, "fp64": 8, "fp16": 2, "bf16": 2}
@@ -315,7 +315,7 @@ class Hang(ScratchTest):
 
     def test_a_hung_peer_ends_the_job_within_the_timeout_naming_case_rank_and_host(self):
         rc, stdout, stderr, took, out = self.start_and_hit_rank_1(signal.SIGSTOP)
-        self.assertEqual(rc, 3, stdout + stderr)
+        self.assertIn(rc, exits_past_a_stopped_peer(3), stdout + stderr)
         self.assertLess(took, 4 + 10, stderr)
         self.assertRegex(stderr, r"gpuscale: error: rank 0 on \S+: case \d+ of 60 \(hang op=allreduce dtype=fp32 "
                                  r"bytes=4194304 inplace=false iters=\d+ scope=world \[parallel\]\) ran past its "
@@ -330,7 +330,7 @@ class Hang(ScratchTest):
                   .replace("iters = { from = 1, to = 60, step = 1 }", "iters = { from = 20, to = 40, step = 1 }"))
         # 21 cases of ~0.8 s: still running when the test gets to rank 1, even if it reads the output late.
         rc, stdout, stderr, took, out = self.start_and_hit_rank_1(signal.SIGSTOP, config, after="[1/21]", delay=0.5)
-        self.assertEqual(rc, 3, stdout + stderr)
+        self.assertIn(rc, exits_past_a_stopped_peer(3), stdout + stderr)
         # 30 s after the last sample (10 x the slowest sample yet is far less on any machine); 60 s in the rare
         # case that rank 1 stopped during a case's setup or warm-up.
         m = re.search(r"gpuscale: error: rank 0 on \S+: case \d+ of 21 \(hang op=allreduce .* iters=\d+ "
