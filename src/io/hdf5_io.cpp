@@ -465,6 +465,9 @@ H5Id create_group(hid_t parent, const std::string& name, bool member_order) {
   H5Id gcpl(GPUSCALE_H5(H5Pcreate(H5P_GROUP_CREATE)), H5Pclose);
   GPUSCALE_H5(H5Pset_attr_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
   GPUSCALE_H5(H5Pset_attr_phase_change(gcpl.get(), 65535, 65535));
+  // Links too: in the object header, not in a heap and B-trees of their own (a group of more than 8 members, e.g.
+  // a table of 12 columns, would otherwise hold bytes that only some reads touch, so that damage there went unseen).
+  GPUSCALE_H5(H5Pset_link_phase_change(gcpl.get(), 65535, 65535));
   if (member_order) {
     GPUSCALE_H5(H5Pset_link_creation_order(gcpl.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED));
   }

@@ -18,7 +18,7 @@
 
 namespace gpuscale {
 
-constexpr const char* kSchemaVersion = "1.7";
+constexpr const char* kSchemaVersion = "1.8";
 
 // A case's limits (CaseRecord::expect) are its attributes named this and the limit's name.
 constexpr const char* kExpectPrefix = "expect.";
@@ -79,6 +79,10 @@ constexpr const char* kTelemetryTable = "telemetry";
 // Named intervals inside the timed samples, one row per interval: rank,
 // sample, phase (an index into the levels "names"), start, end (common clock).
 constexpr const char* kPhasesTable = "phases";
+// What else the host did while the case ran, one row per rank (1.8 on): rank, wall, cpu, run_wait,
+// involuntary_switches, node_busy, node_steal, node_cpus, cpus_allowed, cpu_quota, procs_running, load
+// (runner/host_load.hpp; judged by report/host_noise.hpp).
+constexpr const char* kHostTable = "host";
 
 // How a case ended: an enum in memory, its name in the file and wherever it is printed.
 enum class CaseStatus { ok, verify_failed, skipped };

@@ -29,6 +29,7 @@ std::string quoted(const std::string& s) { return csv_field(s, true); }
 std::string field(const std::string& s) { return csv_field(s); }
 bool ran(const ReportRow& r) { return r.status != CaseStatus::skipped; }
 std::string if_ran(const ReportRow& r, double v) { return ran(r) ? num(v) : ""; }
+std::string if_finite(double v) { return std::isfinite(v) ? num(v) : ""; }
 
 std::string lo(const std::optional<Interval>& ci) { return ci ? num(ci->lo) : ""; }
 std::string hi(const std::optional<Interval>& ci) { return ci ? num(ci->hi) : ""; }
@@ -84,6 +85,11 @@ std::vector<std::pair<std::string, Cell>> case_columns() {
        [](const ReportRow& r) { return r.scope && ran(r) ? std::to_string(r.wrong_elements) : ""; }},
       {"status_reason", [](const ReportRow& r) { return quoted(r.status_reason); }},
       {"flags", [](const ReportRow& r) { return quoted(join(r.flags, "; ")); }},
+      {"host_others_share", [](const ReportRow& r) { return if_finite(r.host.others_share); }},
+      {"host_wait_share", [](const ReportRow& r) { return if_finite(r.host.wait_share); }},
+      {"host_busy", [](const ReportRow& r) { return ran(r) ? std::to_string(int(!r.host.busy.empty())) : ""; }},
+      {"descheduled",
+       [](const ReportRow& r) { return ran(r) ? std::to_string(int(!r.host.descheduled.empty())) : ""; }},
   };
 }
 

@@ -32,6 +32,21 @@ nlohmann::json json_identity(const ReportRow& r) {
   return o;
 }
 
+// What else the host did: the shares where they were measured, and the two flags.
+nlohmann::json host_json(const HostNoise& h) {
+  nlohmann::json o{{"busy", !h.busy.empty()}, {"descheduled", !h.descheduled.empty()}};
+  if (std::isfinite(h.others_share)) {
+    o["others_share"] = h.others_share;
+    o["others_node"] = h.others_node;
+  }
+  if (std::isfinite(h.wait_share)) {
+    o["wait_share"] = h.wait_share;
+    o["wait_rank"] = h.wait_rank;
+  }
+  if (std::isfinite(h.load)) o["load"] = h.load;
+  return o;
+}
+
 // The numbers: absent rather than null where a row has none.
 void json_numbers(const ReportRow& r, nlohmann::json& o) {
   if (r.status != CaseStatus::skipped) {  // a skipped case has no samples
@@ -42,6 +57,7 @@ void json_numbers(const ReportRow& r, nlohmann::json& o) {
     o["slowest_rank"] = r.slowest_rank;
     o["slowest_ratio"] = r.slowest_ratio;
     o["max_verify_error"] = r.max_verify_error;
+    o["host"] = host_json(r.host);
   }
   const std::pair<const char*, const std::optional<double>*> optional_numbers[] = {
       {"gflops", &r.gflops},         {"total_gflops", &r.total_gflops}, {"gbps", &r.gbps},

@@ -265,6 +265,9 @@ void ranks_and_flags(const RunRecord& run, const CaseRecord& c, const std::vecto
   if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
   if (std::string f = clock_flag(run, c, in, r.median_s); !f.empty()) r.flags.push_back(std::move(f));
   telemetry_flags(run, c, r.flags);
+  r.host = host_noise(run, c);
+  if (!r.host.busy.empty()) r.flags.push_back("host busy: " + r.host.busy);
+  if (!r.host.descheduled.empty()) r.flags.push_back("descheduled: " + r.host.descheduled);
 }
 
 }  // namespace

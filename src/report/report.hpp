@@ -12,6 +12,7 @@
 #include "core/intervals.hpp"
 #include "io/result_model.hpp"
 #include "report/breakdown.hpp"
+#include "report/host_noise.hpp"
 #include "report/stragglers.hpp"
 
 namespace gpuscale {
@@ -93,6 +94,8 @@ struct ReportRow {
   std::optional<Breakdown> breakdown;
   // What a reader should doubt about this case's numbers (ran cold, throttled, clocks below the maximum).
   std::vector<std::string> flags;
+  // What else the host did while the case ran (report/host_noise.hpp); its flags are also in `flags`.
+  HostNoise host;
   // What the run's header warns of every case (e.g. more ranks than cores), so that a row read alone keeps it.
   std::vector<std::string> run_warnings;
   // Ranks and nodes slower than the others by more than the straggler threshold (also in flags).

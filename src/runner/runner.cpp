@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "runner/case_tables.hpp"
 #include "runner/case_watch.hpp"
+#include "runner/host_load.hpp"
 #include "runner/sample_timer.hpp"
 #include "workloads/workload.hpp"
 
@@ -252,8 +253,9 @@ CaseRecord Runner::run(const Case& c) {
     sampler->start();
   }
   const auto [my_turn, turns] = compact_turn(comm_, w->turn(ctx, comm_.rank()));
+  const HostReading host_start = read_host_load();
   samples.run(c.mode, my_turn, turns);
-  std::vector<CaseTable> tables{phases_table(timer.times(), phases.names())};
+  std::vector<CaseTable> tables{phases_table(timer.times(), phases.names()), host_table(host_start, read_host_load())};
   if (sampler) tables.push_back(telemetry_table(sampler->stop(), telemetry_interval_s_));
   const Verification v = w->verify(ctx);
   gather_samples(comm_, timer.times(), samples.warm(), v, my_turn, rec);

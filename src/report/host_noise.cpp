@@ -1,0 +1,155 @@
+#include "report/host_noise.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/text.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+// /proc/stat counts in ticks of 10 ms on every CPU: over a shorter window than this, the node's busy time is too
+// coarse to tell a share of 5% (and the case is not judged on it).
+constexpr double kMinBusyWallS = 0.1;
+
+struct RankRow {
+  double wall = NAN, cpu = NAN, run_wait = NAN, node_busy = NAN, load = NAN;
+  std::int64_t node_cpus = 0;
+};
+
+// The host table's rows by rank (empty where the case has none, or it lacks a column: an older or other writer).
+std::map<int, RankRow> host_rows(const CaseRecord& c) {
+  std::map<int, RankRow> rows;
+  const CaseTable* t = find_table(c.tables, kHostTable);
+  if (!t) return rows;
+  const auto col = columns_of(*t, {{"rank", ColumnType::integer}, {"wall", ColumnType::real},
+                                   {"cpu", ColumnType::real}, {"run_wait", ColumnType::real},
+                                   {"node_busy", ColumnType::real}, {"node_cpus", ColumnType::integer},
+                                   {"load", ColumnType::real}});
+  if (col.empty()) return rows;
+  for (std::size_t i = 0; i < t->rows(); ++i) {
+    const auto rank = col[0]->ints[i];
+    if (rank < 0 || rank >= c.ranks) continue;
+    RankRow& r = rows[static_cast<int>(rank)];
+    r.wall = col[1]->reals[i];
+    r.cpu = col[2]->reals[i];
+    r.run_wait = col[3]->reals[i];
+    r.node_busy = col[4]->reals[i];
+    r.node_cpus = col[5]->ints[i];
+    r.load = col[6]->reals[i];
+  }
+  return rows;
+}
+
+bool usable(double x) { return std::isfinite(x) && x >= 0; }
+
+int node_of(const RunRecord& run, int rank) {
+  return static_cast<std::size_t>(rank) < run.ranks.size() ? run.ranks[rank].node_index : 0;
+}
+
+// The ranks of the job: the run's where it lists them, else as many as have rows.
+int c_ranks(const RunRecord& run, const std::map<int, RankRow>& rows) {
+  return run.ranks.empty() ? (rows.empty() ? 0 : rows.rbegin()->first + 1) : static_cast<int>(run.ranks.size());
+}
+
+// Others' share of each node's CPUs: the node's busy time less its ranks' own CPU time, over wall x CPUs.
+void judge_others(const RunRecord& run, const std::map<int, RankRow>& rows, HostNoise& h) {
+  struct Node {
+    double wall = 0, busy = NAN, own = 0, load = NAN;
+    std::int64_t cpus = 0;
+    bool whole = true;  // every rank of the node has its numbers
+  };
+  std::map<int, Node> nodes;
+  for (int rank = 0; rank < c_ranks(run, rows); ++rank) {
+    Node& n = nodes[node_of(run, rank)];
+    const auto row = rows.find(rank);
+    if (row == rows.end()) n.whole = false;  // its CPU time would count as the others'
+    if (!n.whole) continue;
+    const RankRow& r = row->second;
+    n.whole = usable(r.wall) && usable(r.cpu) && usable(r.node_busy) && r.node_cpus > 0;
+    if (!n.whole) continue;
+    n.own += r.cpu;
+    if (r.wall >= n.wall) {  // the longest window of the node's ranks
+      n.wall = r.wall;
+      n.busy = r.node_busy;
+      n.cpus = r.node_cpus;
+      n.load = r.load;
+    }
+  }
+  for (const auto& [index, n] : nodes) {
+    if (!n.whole || n.wall < kMinBusyWallS) continue;
+    const double share = std::max(0.0, n.busy - n.own) / (n.wall * static_cast<double>(n.cpus));
+    if (!(share <= h.others_share)) {  // NaN at first
+      h.others_share = share;
+      h.others_node = index;
+      h.load = n.load;
+      h.node_cpus = static_cast<int>(n.cpus);
+    }
+  }
+  if (h.others_share > kHostBusyShare) {
+    h.busy = "others used " + format_number("%.0f%%", 100 * h.others_share) + " of node " +
+             std::to_string(h.others_node) + "'s " + std::to_string(h.node_cpus) + " CPUs" +
+             (std::isfinite(h.load) ? format_number(" (load %.1f)", h.load) : "");
+  }
+}
+
+// The rank that waited longest for a CPU, as a share of its wall time.
+void judge_waits(const std::map<int, RankRow>& rows, HostNoise& h) {
+  for (const auto& [rank, r] : rows) {
+    if (!usable(r.run_wait) || !(r.wall > 0)) continue;
+    const double share = std::min(1.0, r.run_wait / r.wall);
+    if (!(share <= h.wait_share)) {
+      h.wait_share = share;
+      h.wait_rank = rank;
+    }
+  }
+  if (h.wait_share > kDescheduledShare) {
+    h.descheduled = "rank " + std::to_string(h.wait_rank) + " waited for a CPU " +
+                    format_number("%.0f%%", 100 * h.wait_share) + " of the time it ran";
+  }
+}
+
+// The job's own ranks x threads against each node's cores.
+void judge_job(const RunRecord& run, const CaseRecord& c, HostNoise& h) {
+  const std::int64_t threads = c.backend == Backend::cpu && c.params.has("threads") ? c.params.get_int("threads") : 1;
+  std::map<int, std::pair<std::int64_t, std::int64_t>> nodes;  // node: ranks, cores
+  for (const auto& r : run.ranks) {
+    auto& n = nodes[r.node_index];
+    ++n.first;
+    n.second = r.node_cores;
+  }
+  for (const auto& [index, n] : nodes) {
+    if (n.second <= 0 || n.first * threads <= n.second) continue;
+    h.oversubscribed = std::to_string(n.first) + (n.first == 1 ? " rank" : " ranks") +
+                       (threads > 1 ? " x " + std::to_string(threads) + " threads" : "") + " on " +
+                       std::to_string(n.second) + (n.second == 1 ? " core" : " cores") + " of node " +
+                       std::to_string(index);
+    return;
+  }
+}
+
+}  // namespace
+
+std::string HostNoise::why() const {
+  std::vector<std::string> parts;
+  if (!busy.empty()) parts.push_back("host busy: " + busy);
+  if (!descheduled.empty()) parts.push_back("descheduled: " + descheduled);
+  if (!oversubscribed.empty()) parts.push_back("oversubscribed: " + oversubscribed);
+  return join(parts, "; ");
+}
+
+HostNoise host_noise(const RunRecord& run, const CaseRecord& c) {
+  HostNoise h;
+  if (c.status != CaseStatus::skipped) {
+    const auto rows = host_rows(c);
+    judge_others(run, rows, h);
+    judge_waits(rows, h);
+  }
+  judge_job(run, c, h);
+  return h;
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,36 @@
+// What else the host is doing, read cheaply at a case's start and end (getrusage, /proc/thread-self/schedstat,
+// /proc/stat, /proc/loadavg): the rank's own CPU time and waits for a CPU, and the node's busy CPU time. The case
+// keeps the differences as its `host` table; report/host_noise.hpp judges them.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "io/case_table.hpp"
+
+namespace gpuscale {
+
+struct HostReading {
+  double wall_s = 0;            // steady clock
+  double cpu_s = NAN;           // this process's user + system time, all its threads
+  double run_wait_s = NAN;      // the calling thread's time waiting on a run queue (schedstat; NaN: unreadable)
+  std::int64_t involuntary_switches = -1;  // this process's
+  double node_busy_s = NAN;     // the node's CPUs' busy time (user, nice, system, irq, softirq, steal), summed
+  double node_steal_s = NAN;    // of which stolen by the hypervisor
+  int node_cpus = 0;            // CPUs /proc/stat lists (0: unreadable)
+  std::int64_t procs_running = -1;
+  double load1 = NAN;           // the 1-minute load average
+};
+
+// Reads them now; a field it cannot read stays NaN / -1 / 0. Never throws.
+HostReading read_host_load();
+
+// CPUs this thread may run on (its affinity mask), and the cgroup's CPU quota in cores (NaN: none, or unreadable).
+int cpus_allowed();
+double cgroup_cpu_quota();
+
+// One row: the differences from `start` to `end`, and what `end` saw (procs_running, load).
+CaseTable host_table(const HostReading& start, const HostReading& end);
+
+}  // namespace gpuscale
