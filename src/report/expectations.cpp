@@ -80,11 +80,14 @@ std::string limit_text(const LimitCheck& c) {
   return c.limit == kVerified ? c.limit : c.limit + " " + number(c.limit, c.expected);
 }
 
+// "FAILED", and what the host did where that may be why: "FAILED (host busy: others used 63% of ...)".
+std::string failed_text(const LimitCheck& c) { return c.host.empty() ? "FAILED" : "FAILED (" + c.host + ")"; }
+
 // What a limit came to, after its name: "holds, measured 1.02x", "FAILED; the case did not run", "not applicable:
 // 4 ranks on 2 cores".
 std::string outcome(const LimitCheck& c) {
   if (!c.not_applicable.empty()) return "not applicable: " + c.not_applicable;
-  std::string s = c.holds ? "holds" : "FAILED";
+  std::string s = c.holds ? "holds" : failed_text(c);
   if (c.measured) s += ", measured " + measured_text(c);
   if (!c.why.empty()) s += "; " + c.why;
   return s;
@@ -158,6 +161,7 @@ std::vector<LimitCheck> check_row(const ReportRow& r) {
       else if (!c.measured && limit == "min_of_vendor") c.why = kNoVendor;
       else if (!c.measured) c.why = "not measured for this case";
       else c.holds = limit.rfind("max_", 0) == 0 ? *c.measured <= expected : *c.measured >= expected;
+      if (!c.holds && r.host.doubtful()) c.host = r.host.why();
     }
     out.push_back(std::move(c));
   }
@@ -195,7 +199,7 @@ std::string render_checks(const std::string& path, const std::vector<LimitCheck>
   std::string out = summary(path, checks, "  ");
   for (const auto& c : checks) {
     if (c.holds && c.not_applicable.empty()) continue;
-    const std::string head = c.not_applicable.empty() ? "FAILED case " : "not applicable: case ";
+    const std::string head = c.not_applicable.empty() ? failed_text(c) + " case " : "not applicable: case ";
     std::string line = head + std::to_string(c.case_index + 1) + " (" + c.label + "): " + limit_text(c);
     line += c.not_applicable.empty() ? (c.measured ? ", measured " + measured_text(c) : "")
                                      : ": " + c.not_applicable;

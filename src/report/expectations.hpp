@@ -22,6 +22,9 @@ struct LimitCheck {
   std::string why;  // when it fails without a number: skipped, verification failed, not measured
   // Why the limit does not bound the case on this job ("4 ranks on 2 cores"): it then neither holds nor fails.
   std::string not_applicable;
+  // A limit that failed on a case the host disturbed: what it did ("host busy: others used 63% of node 0's 2
+  // CPUs"), so that the GPU or link is not blamed alone.
+  std::string host;
 };
 
 // Whether a limit bounds a case of this mode and parameters: min_efficiency

@@ -107,6 +107,7 @@ void json_judgements(const ReportRow& r, nlohmann::json& o) {
       }
       if (c.measured) e["measured"] = *c.measured;
       if (!c.why.empty()) e["why"] = c.why;
+      if (!c.host.empty()) e["host"] = c.host;
       ex.push_back(std::move(e));
     }
     o["expect"] = ex;

@@ -7,6 +7,7 @@
 
 #include "io/case_table.hpp"
 #include "io/result_model.hpp"
+#include "report/expectations.hpp"
 #include "report/host_noise.hpp"
 #include "report/report.hpp"
 #include "runner/host_load.hpp"
@@ -210,4 +211,28 @@ TEST_CASE("a report row carries the host noise and flags it", "[host]") {
         r.flags.end());
   CHECK(std::find(r.flags.begin(), r.flags.end(), "descheduled: rank 0 waited for a CPU 45% of the time it ran") !=
         r.flags.end());
+}
+
+TEST_CASE("report --check: a limit that fails on a case the host disturbed says what the host did", "[host]") {
+  ReportRow r;
+  r.name = "g";
+  r.median_s = 2.0;
+  r.expect = {{"max_median_s", 1.0}, {"max_slowest_ratio", 1.5}};
+  r.host.busy = "others used 63% of node 0's 2 CPUs";
+  const auto checks = check_row(r);
+  REQUIRE(checks.size() == 2);
+  CHECK_FALSE(checks[0].holds);
+  CHECK(checks[0].host == "host busy: others used 63% of node 0's 2 CPUs");
+  CHECK(checks[1].holds);  // a limit that holds needs no excuse
+  CHECK(checks[1].host.empty());
+  CHECK(render_checks("f.h5", checks) ==
+        "f.h5: check: 1 of 2 limit(s) of 1 case(s) FAILED\n"
+        "FAILED (host busy: others used 63% of node 0's 2 CPUs) case 1 (g [parallel]):\n"
+        "  max_median_s 1.00 s, measured 2.00 s\n");
+  const std::string every = render_checks("f.h5", checks, true);
+  INFO(every);
+  CHECK(every.find("  max_median_s 1.00 s: FAILED (host busy: others used 63% of node 0's 2 CPUs),\n"
+                   "    measured 2.00 s\n") != std::string::npos);
+  r.host = HostNoise{};
+  CHECK(check_row(r)[0].host.empty());
 }
