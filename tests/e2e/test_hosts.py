@@ -170,7 +170,9 @@ class AcrossHosts(ScratchTest):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
 
-LINK_CONFIG = preamble(warmup=1, reps=200, timeout=10) + """
+# Small cases (a few ms each even on a loaded machine, well inside the timeout): the link goes down as soon as the
+# first case is done, whatever the machine's speed, and what ends the run is the link, not a slow case.
+LINK_CONFIG = preamble(warmup=1, reps=20, timeout=10) + """
 [[experiment]]
 name = "link"
 workload = "collective"
@@ -237,7 +239,7 @@ class Clock(ScratchTest):
 
 class LinkDown(ScratchTest):
     def run_and_pull_host_2s_link(self, keepalive):
-        """Runs LINK_CONFIG on 4 ranks, takes host 2's link down during case 3, and waits until no gpuscale
+        """Runs LINK_CONFIG on 4 ranks, takes host 2's link down once case 1 is done, and waits until no gpuscale
         process is left on either host (or the case timeout + 30 s pass). Returns (mpirun's exit code or None if it
         still runs, seconds until mpirun exited, seconds until no gpuscale was left, processes left then, output)."""
         cfg = self.write("link.toml", LINK_CONFIG)
@@ -248,7 +250,7 @@ class LinkDown(ScratchTest):
         seen = seen_left = ""
         mpirun_took = None
         try:
-            seen = read_until(self, proc, "[3/40]", within=90)
+            seen = read_until(self, proc, "[2/40]", within=90)
             HOSTS.set_link(2, False)
             down = time.time()
             left = HOSTS.processes()
@@ -284,7 +286,7 @@ class LinkDown(ScratchTest):
                                      r"\(link |aborted: rank \d+ \(pid \d+ on \S+\) ended (during|after) case |failed: rank )",
                              output)
             cases = sorted(f["cases"].keys())
-            self.assertGreaterEqual(len(cases), 2)
+            self.assertGreaterEqual(len(cases), 1)
             for k in cases:
                 self.assertEqual(s(f["cases"][k].attrs["status"]), "ok")
         return status
