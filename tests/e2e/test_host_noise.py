@@ -1,0 +1,149 @@
+"""Host noise through the real binary: every case that ran keeps a `host` table (one row per rank, the readings
+docs/results-format.md lists), and `report` judges it as docs/metrics.md says: recomputed here from the file, the
+others' share and the longest wait for a CPU, and the flags they give, in table, JSON and CSV alike. With a busy loop
+pinned to each core while the run runs, every case is flagged (a verdict, not a timing: the loops take half of
+each core whatever the machine's speed)."""
+import csv
+import io
+import json
+import os
+import subprocess
+import unittest
+
+import h5py
+
+from common import SharedRunTest, gpuscale, mpirun, preamble, s
+
+HOST_COLUMNS = {"rank": "", "wall": "s", "cpu": "s", "run_wait": "s", "involuntary_switches": "", "node_busy": "s",
+                "node_steal": "s", "node_cpus": "", "cpus_allowed": "", "cpu_quota": "", "procs_running": "",
+                "load": ""}
+
+# Cases of about 0.3 s or more (the others' share is judged from 0.1 s on), one skipped (inter-node on one node).
+CONFIG = preamble(warmup=1, reps=6, threads=1) + """
+[[experiment]]
+name = "mm"
+workload = "gemm"
+size = 256
+ops = 8
+modes = ["serial", "parallel"]
+
+[[experiment]]
+name = "ar"
+workload = "collective"
+op = "allreduce"
+bytes = 1048576
+iters = 40
+scope = ["world", "inter-node"]
+modes = ["parallel"]
+"""
+
+BUSY_SHARE, WAIT_SHARE, MIN_WALL = 0.25, 0.2, 0.1  # report/host_noise.hpp
+
+
+def judged(rows, node_of):
+    """(others_share or None, wait_share or None) from a case's host rows, as report/host_noise.cpp computes them."""
+    nodes = {}
+    for r in rows:
+        n = nodes.setdefault(node_of[r["rank"]], {"wall": 0, "busy": None, "own": 0.0, "cpus": 0})
+        n["own"] += r["cpu"]
+        if r["wall"] >= n["wall"]:
+            n.update(wall=r["wall"], busy=r["node_busy"], cpus=r["node_cpus"])
+    shares = [max(0.0, n["busy"] - n["own"]) / (n["wall"] * n["cpus"]) for n in nodes.values() if n["wall"] >= MIN_WALL]
+    waits = [min(1.0, r["run_wait"] / r["wall"]) for r in rows if r["wall"] > 0]
+    return (max(shares) if shares else None), (max(waits) if waits else None)
+
+
+class Readings(SharedRunTest):
+    CONFIG = CONFIG
+
+    def test_every_case_that_ran_has_one_row_of_readings_per_rank(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
+        with h5py.File(self.out, "r") as f:
+            self.assertEqual(s(f.attrs["schemaVersion"]), "1.8")
+            for k, c in f["cases"].items():
+                if s(c.attrs["status"]) == "skipped":
+                    self.assertNotIn("host", c, k)
+                    continue
+                t = c["host"]
+                self.assertEqual(set(t.keys()), set(HOST_COLUMNS), k)
+                for name, unit in HOST_COLUMNS.items():
+                    self.assertEqual(s(t[name].attrs.get("unit", "")), unit, f"{k}/host/{name}")
+                self.assertEqual(sorted(t["rank"][()]), [0, 1])
+                self.assertTrue(all(t["wall"][()] > 0))
+                self.assertTrue(all(t["cpu"][()] >= 0))
+                self.assertTrue(all(t["cpu"][()] <= t["wall"][()] * t["cpus_allowed"][()] * 1.05 + 0.02))
+                self.assertTrue(all(t["node_cpus"][()] >= 1))
+                self.assertTrue(all(t["cpus_allowed"][()] >= 1))
+                self.assertTrue(all(t["node_busy"][()] >= 0))
+
+    def test_report_judges_the_readings_as_documented_in_every_view(self):
+        with h5py.File(self.out, "r") as f:
+            node_of = dict(enumerate(int(x) for x in f["ranks"]["node_index"][()]))
+            expected = {}
+            for k, c in f["cases"].items():
+                if "host" not in c:
+                    continue
+                t = c["host"]
+                rows = [{n: t[n][()][i] for n in HOST_COLUMNS} for i in range(len(t["rank"]))]
+                expected[int(k)] = judged(rows, node_of)
+        j = json.loads(gpuscale("report", self.out, "--format", "json").stdout)
+        table = gpuscale("report", self.out).stdout
+        by_case = {int(r["case"]) - 1: r for r in csv.DictReader(io.StringIO(gpuscale("report", self.out, "--format",
+                                                                                       "csv").stdout))}
+        self.assertEqual(len(expected), len([r for r in j if r["status"] != "skipped"]))
+        for r in j:
+            i = int(r["case"]) - 1
+            if r["status"] == "skipped":
+                self.assertNotIn("host", r)
+                self.assertEqual(by_case[i]["host_busy"], "")
+                continue
+            others, wait = expected[i]
+            h = r["host"]
+            if others is None:
+                self.assertNotIn("others_share", h)
+            else:
+                self.assertAlmostEqual(h["others_share"], others, places=9)
+                self.assertAlmostEqual(float(by_case[i]["host_others_share"]), others, places=6)
+            self.assertAlmostEqual(h["wait_share"], wait, places=9)
+            busy = others is not None and others > BUSY_SHARE
+            self.assertEqual(h["busy"], busy, r)
+            self.assertEqual(h["descheduled"], wait > WAIT_SHARE, r)
+            self.assertEqual(by_case[i]["host_busy"], str(int(busy)))
+            self.assertEqual(by_case[i]["descheduled"], str(int(wait > WAIT_SHARE)))
+            flags = r.get("flags", [])
+            self.assertEqual(any(x.startswith("host busy: others used ") for x in flags), busy, flags)
+            self.assertEqual(any(x.startswith("descheduled: rank ") for x in flags), wait > WAIT_SHARE, flags)
+            if busy:
+                self.assertIn(f"note: case {i + 1}: host busy: others used", table)
+
+
+class BusyLoops(unittest.TestCase):
+    """A busy loop pinned to each core for the whole run: every case's ranks share their cores with them."""
+
+    def test_every_case_is_flagged_when_a_busy_loop_holds_each_core(self):
+        test = SharedRunTest()
+        test.setUp()
+        self.addCleanup(test.tearDown)
+        loops = [subprocess.Popen(["taskset", "-c", str(cpu), "sh", "-c", "while :; do :; done"])
+                 for cpu in sorted(os.sched_getaffinity(0))]
+        try:
+            out = test.path("busy.h5")
+            p = mpirun(2, "run", test.write("busy.toml", CONFIG), "-o", out, timeout=600)
+        finally:
+            for loop in loops:
+                loop.kill()
+                loop.wait()
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        j = json.loads(gpuscale("report", out, "--format", "json").stdout)
+        ran = [r for r in j if r["status"] != "skipped"]
+        self.assertEqual(len(ran), 3)
+        for r in ran:
+            self.assertTrue(r["host"]["busy"] or r["host"]["descheduled"], r)
+            self.assertTrue(any(x.startswith(("host busy: ", "descheduled: ")) for x in r["flags"]), r)
+        # ... and in the progress line of each case that ran.
+        progress = [line for line in p.stdout.splitlines() if line.startswith("[") and " ... " in line]
+        self.assertEqual(sum(("host busy: " in line or "descheduled: " in line) for line in progress), 3, p.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
