@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -24,6 +25,33 @@
 namespace gpuscale {
 
 namespace {
+
+// --min-effect: "5%" or "0.05", handed on as the share.
+CLI::Validator min_effect_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const auto v = parse_min_effect(text);
+        if (v) {
+          text = format_number("%.17g", *v);
+          return "";
+        }
+        const bool whole = parse_min_effect(text + "%").has_value();
+        return whole ? "must be a share below 1 or a percentage, got " + text + ": write " + text + "% or " +
+                           format_number("%g", std::strtod(text.c_str(), nullptr) / 100)
+                     : "must be a share from 0 to below 1 (0.05) or a percentage (5%), got " + text;
+      },
+      "SHARE|N%");
+}
+
+// --min-effect and --fail-on judge verdicts against a baseline: without one they would silently do nothing.
+void check_baseline_options(const ReportOptions& opt) {
+  if (!opt.baseline.empty()) return;
+  const char* flag = !opt.fail_on.empty() ? "--fail-on" : !std::isnan(opt.min_effect) ? "--min-effect" : nullptr;
+  if (flag) {
+    throw InputError(std::string(flag) + " judges the verdicts against a baseline: add --baseline OLD.h5 (a result "
+                     "file of the same cases)");
+  }
+}
 
 // What the report's options say to every row's analysis.
 RowSettings settings_of(const ReportOptions& opt) {
@@ -159,7 +187,18 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
   report->add_flag("--wide", opt.wide, "table: every column in one wide table (default: fits 80 columns)");
   report->add_option("--baseline", opt.baseline,
                      "a result file of the same cases (e.g. before a driver update): each case's median over the "
-                     "baseline's, with a 95% interval and a verdict: faster, slower or within noise");
+                     "baseline's, with a 95% interval and a verdict: slower or faster where the whole interval lies "
+                     "beyond --min-effect, 'uncertain (host busy)' where either run's host was busy, else within "
+                     "noise");
+  report->add_option("--min-effect", opt.min_effect,
+                     "--baseline: the least change a verdict names, a share or a percentage (default 5%): slower only "
+                     "where the whole interval lies above 1 + it, faster only below 1 / (1 + it); twice the cases' "
+                     "scatter instead where that is larger (docs/analysis.md)")
+      ->transform(min_effect_validator());
+  report->add_option("--fail-on", opt.fail_on,
+                     "--baseline: exit 1 (after printing everything) when a case reads slower, faster, or either "
+                     "(any), naming the cases on stderr; 'uncertain (host busy)' and 'within noise' never fail")
+      ->check(choice_validator({"slower", "faster", "any"}));
   report->add_flag("--check", opt.check,
                    "check the limits the config set in [experiment.expect] and [defaults.expect]: each case with "
                    "each limit, whether it holds and what was measured; exit 1 when one fails, 0 when all hold");
@@ -186,6 +225,7 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                  "  gpuscale report results/default.h5 --format json\n" + examples +
                  "  gpuscale report results/one-node.h5 results/two-nodes.h5   # and side by side\n"
                  "  gpuscale report results/after.h5 --baseline results/before.h5\n"
+                 "  gpuscale report results/after.h5 --baseline results/before.h5 --fail-on slower --min-effect 10%\n"
                  "  gpuscale report results/acceptance.h5 --check && echo accepted\n"
                  "  gpuscale report results/training-step.h5 --breakdown\n"
                  "  gpuscale report results/overlap.h5 --format trace -o overlap.json --cases 2   # ui.perfetto.dev\n"
@@ -196,6 +236,8 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
 int cmd_report(const ReportOptions& opt) {
   check_trace_options(opt);
   check_breakdown_options(opt);
+  check_baseline_options(opt);
+  const double min_effect = std::isnan(opt.min_effect) ? kDefaultMinEffect : opt.min_effect;
   const ReportFormat f = parse_report_format(opt.format);
   if (f == ReportFormat::trace) return cmd_report_trace(opt);
   const bool table = f == ReportFormat::table;
@@ -204,31 +246,39 @@ int cmd_report(const ReportOptions& opt) {
   std::vector<ReportRow> all;
   std::vector<RunRows> runs;
   std::vector<RunRecord> headers;  // json-full: each file's run
+  std::vector<BaselineSummary> summaries;
   bool held = true;
   for (const auto& path : opt.files) {
     auto [run, rows] = rows_of(path, opt, table);
     if (f == ReportFormat::json_full) headers.push_back(run);
-    if (!opt.baseline.empty()) compare_with_baseline(rows, base, opt.baseline);
+    if (!opt.baseline.empty()) summaries.push_back(compare_with_baseline(rows, base, opt.baseline, min_effect));
     if (opt.check) {
       held = check_file(path, run, rows, table) && held;
     } else if (table && opt.breakdown) {
       print_table_text(render_breakdown_report(path, run, rows) + (opt.files.size() > 1 ? "\n" : ""));
     } else if (table) {
-      print_table_text(render_table(path, run, rows, opt.wide) + render_baseline(rows) +
+      print_table_text(render_table(path, run, rows, opt.wide) +
+                       (summaries.empty() ? "" : render_baseline(rows, summaries.back())) +
                        (opt.files.size() > 1 ? "\n" : ""));
     }
     all.insert(all.end(), rows.begin(), rows.end());
     runs.push_back({path, static_cast<int>(run.ranks.size()), run.nodes, std::move(rows)});
   }
   if (table && !opt.check && !opt.breakdown) print_table_text(render_side_by_side(runs));
-  if (f == ReportFormat::csv) std::cout << render_csv(all);
-  if (f == ReportFormat::json) std::cout << render_json(all);
+  if (f == ReportFormat::csv) std::cout << render_csv(all, summaries);
+  if (f == ReportFormat::json) std::cout << render_json(all, summaries);
   if (f == ReportFormat::json_full) {
     std::vector<RunOfRows> out;
     for (std::size_t i = 0; i < runs.size(); ++i) out.push_back({runs[i].path, &headers[i], &runs[i].rows});
-    std::cout << render_json_full(out);
+    std::cout << render_json_full(out, summaries);
   }
-  return held ? kExitOk : kExitFailure;
+  const FailOn fail_on = parse_fail_on(opt.fail_on);
+  const std::string failing = failing_cases(all, fail_on);
+  const std::string uncertain = fail_on == FailOn::none ? "" : uncertain_cases(all);
+  std::cout << std::flush;  // the lines come after everything printed
+  if (!uncertain.empty()) std::cerr << "gpuscale: note: " << printable(uncertain) << std::endl;
+  if (!failing.empty()) std::cerr << "gpuscale: " << printable(failing) << std::endl;
+  return held && failing.empty() ? kExitOk : kExitFailure;
 }
 
 }  // namespace gpuscale

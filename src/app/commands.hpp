@@ -2,6 +2,7 @@
 // runs (cmd_*), returning the exit code.
 #pragma once
 
+#include <cmath>
 #include <map>
 #include <string>
 #include <utility>
@@ -47,6 +48,8 @@ struct ReportOptions {
   std::string format = "table";  // table | csv | json | json-full
   bool wide = false;             // table: every column
   std::string baseline;          // a result file to compare every case with ("" none)
+  double min_effect = NAN;       // --baseline: the least change a verdict names (NaN: kDefaultMinEffect)
+  std::string fail_on;           // --baseline: slower | faster | any: exit 1 on such a verdict ("" never)
   bool check = false;            // check [experiment.expect]'s limits: exit 1 when one fails
   bool breakdown = false;        // where the time goes: a line per case (table); JSON and CSV carry it anyway
   double straggler_threshold = 0.2;

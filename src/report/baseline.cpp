@@ -1,11 +1,31 @@
 #include "report/baseline.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 
+#include "core/error.hpp"
 #include "core/text.hpp"
 
 namespace gpuscale {
+
+std::optional<double> parse_min_effect(const std::string& text) {
+  const bool percent = !text.empty() && text.back() == '%';
+  const std::string number = percent ? text.substr(0, text.size() - 1) : text;
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(v) || v < 0) return std::nullopt;
+  if (!percent && v >= 1) return std::nullopt;
+  return percent ? v / 100 : v;
+}
+
+std::string effect_verdict(const std::optional<Interval>& ratio, double effect) {
+  if (!ratio) return kTooFewSamples;
+  if (ratio->lo > 1.0 + effect) return kSlower;
+  if (ratio->hi < 1.0 / (1.0 + effect)) return kFaster;
+  return kWithinNoise;
+}
 
 namespace {
 
@@ -24,6 +44,12 @@ std::string shape(int ranks, int nodes) {
   return std::to_string(ranks) + " rank(s) on " + std::to_string(nodes) + " node(s)";
 }
 
+// "5%", "7.3%", "12%": two significant digits below 10%.
+std::string percent(double share) {
+  const double p = 100 * share;
+  return format_number(p < 10 ? "%.2g%%" : "%.0f%%", p);
+}
+
 // `r` has no twin in `base`; where the same case ran there in another shape, which.
 void not_found(const ReportRow& r, const std::vector<ReportRow>& base, BaselineComparison& b) {
   b.verdict = "not in baseline";
@@ -35,7 +61,8 @@ void not_found(const ReportRow& r, const std::vector<ReportRow>& base, BaselineC
   }
 }
 
-void compare(ReportRow& r, const ReportRow& old, BaselineComparison& b) {
+// The ratio and its interval; the verdict waits for the effect, which depends on every case.
+void compare(const ReportRow& r, const ReportRow& old, BaselineComparison& b) {
   b.case_index = old.case_index;
   if (old.status == CaseStatus::skipped) {
     b.verdict = "skipped in baseline";
@@ -46,22 +73,135 @@ void compare(ReportRow& r, const ReportRow& old, BaselineComparison& b) {
   b.op_time_s = old.op_time_s;
   b.ratio = here.s / there.s;
   b.ratio_ci = ratio_interval(here.ci, there.ci);
-  b.verdict = time_ratio_verdict(b.ratio_ci);
+}
+
+// Why the host makes the comparison of `r` with `old` doubtful ("" where it does not).
+std::string host_doubt(const ReportRow& r, const ReportRow& old) {
+  std::vector<std::string> parts;
+  if (r.host.doubtful()) parts.push_back("here, " + r.host.why());
+  if (old.host.doubtful()) parts.push_back("in the baseline (its case " + std::to_string(old.case_index + 1) + "), " +
+                                           old.host.why());
+  return join(parts, "; ");
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The scatter of the ratios that count (a verdict can come of them) and their median.
+void estimate_scatter(const std::vector<ReportRow>& rows, BaselineSummary& s) {
+  std::vector<double> logs;
+  for (const auto& r : rows) {
+    if (!r.baseline || !r.baseline->ratio_ci || !(r.baseline->ratio > 0)) continue;
+    if (s.uncertain.count(r.case_index)) continue;
+    logs.push_back(std::log(r.baseline->ratio));
+  }
+  if (logs.size() >= 3) s.median_ratio = std::exp(median_of(logs));
+  s.scatter_cases = logs.size();
+  if (logs.size() < kMinScatterCases) return;
+  const double mid = median_of(logs);
+  for (double& x : logs) x = std::fabs(x - mid);
+  const double sigma = 1.4826 * median_of(logs);  // the normal's sigma from the median absolute deviation
+  s.scatter = std::expm1(sigma);
+  s.effect = std::max(s.min_effect, std::expm1(kScatterWidths * sigma));
 }
 
 }  // namespace
 
-void compare_with_baseline(std::vector<ReportRow>& rows, const std::vector<ReportRow>& base,
-                           const std::string& base_path) {
+BaselineSummary compare_with_baseline(std::vector<ReportRow>& rows, const std::vector<ReportRow>& base,
+                                      const std::string& base_path, double min_effect) {
+  BaselineSummary s;
+  s.file = rows.empty() ? "" : rows.front().file;
+  s.base_file = base_path;
+  s.min_effect = s.effect = min_effect;
   for (auto& r : rows) {
     if (r.status == CaseStatus::skipped) continue;
     BaselineComparison b;
     b.file = base_path;
     const auto old = std::find_if(base.begin(), base.end(), [&](const ReportRow& o) { return same_case(r, o); });
-    if (old == base.end()) not_found(r, base, b);
-    else compare(r, *old, b);
+    if (old == base.end()) {
+      not_found(r, base, b);
+    } else {
+      compare(r, *old, b);
+      const std::string doubt = b.verdict.empty() ? host_doubt(r, *old) : "";
+      if (!doubt.empty()) s.uncertain[r.case_index] = doubt;
+    }
     r.baseline = std::move(b);
   }
+  estimate_scatter(rows, s);
+  for (auto& r : rows) {
+    if (!r.baseline || !r.baseline->verdict.empty()) continue;
+    r.baseline->verdict = s.uncertain.count(r.case_index) ? kUncertainHost : effect_verdict(r.baseline->ratio_ci,
+                                                                                            s.effect);
+  }
+  return s;
+}
+
+bool small_change(const BaselineComparison& b) {
+  return b.verdict == kWithinNoise && b.ratio_ci && !b.ratio_ci->contains(1.0);
+}
+
+std::string verdict_text(const BaselineComparison& b, double effect) {
+  return small_change(b) ? b.verdict + " (<" + percent(effect) + ")" : b.verdict;
+}
+
+FailOn parse_fail_on(const std::string& word) {
+  if (word.empty()) return FailOn::none;
+  if (word == "slower") return FailOn::slower;
+  if (word == "faster") return FailOn::faster;
+  if (word == "any") return FailOn::any;
+  throw InputError("--fail-on must be one of slower, faster, any, got " + word);
+}
+
+namespace {
+
+// Each file's cases with verdict `word`, as "3, 5" (and "a.h5: 3, 5; b.h5: 2" where rows come from several files).
+std::pair<std::size_t, std::string> cases_with(const std::vector<ReportRow>& rows, const std::string& word) {
+  std::vector<std::string> files;
+  std::map<std::string, std::vector<std::string>> cases;
+  std::size_t n = 0;
+  for (const auto& r : rows) {
+    if (std::find(files.begin(), files.end(), r.file) == files.end()) files.push_back(r.file);
+    if (!r.baseline || r.baseline->verdict != word) continue;
+    cases[r.file].push_back(std::to_string(r.case_index + 1));
+    ++n;
+  }
+  std::vector<std::string> parts;
+  for (const auto& f : files) {
+    if (cases.count(f)) parts.push_back((files.size() > 1 ? f + ": " : "") + join(cases[f], ", "));
+  }
+  return {n, join(parts, "; ")};
+}
+
+}  // namespace
+
+std::string failing_cases(const std::vector<ReportRow>& rows, FailOn on) {
+  if (on == FailOn::none) return "";
+  const auto slower = on == FailOn::faster ? std::pair<std::size_t, std::string>{} : cases_with(rows, kSlower);
+  const auto faster = on == FailOn::slower ? std::pair<std::size_t, std::string>{} : cases_with(rows, kFaster);
+  if (slower.first + faster.first == 0) return "";
+  if (on == FailOn::slower) return std::to_string(slower.first) + " case(s) slower than the baseline: " + slower.second;
+  if (on == FailOn::faster) return std::to_string(faster.first) + " case(s) faster than the baseline: " + faster.second;
+  std::vector<std::string> parts;
+  if (slower.first) parts.push_back("slower " + slower.second);
+  if (faster.first) parts.push_back("faster " + faster.second);
+  return std::to_string(slower.first + faster.first) + " case(s) slower or faster than the baseline: " +
+         join(parts, "; ");
+}
+
+std::string uncertain_cases(const std::vector<ReportRow>& rows) {
+  const auto [n, cases] = cases_with(rows, kUncertainHost);
+  if (n == 0) return "";
+  return std::to_string(n) + " case(s) " + kUncertainHost + ", not judged by --fail-on: " + cases;
+}
+
+const BaselineSummary* summary_of(const std::vector<BaselineSummary>& summaries, const std::string& file) {
+  for (const auto& s : summaries) {
+    if (s.file == file) return &s;
+  }
+  return nullptr;
 }
 
 namespace {
@@ -125,31 +265,70 @@ std::string fitted(std::vector<std::vector<std::string>> cells) {
   return out;
 }
 
+// The rule above the table: what the ratio is and what a verdict needs.
+std::string rule_text(const BaselineSummary& s, bool transfers) {
+  std::string effect = "a change of at least " + percent(s.effect);
+  if (s.effect > s.min_effect) {
+    effect += ": twice the cases' scatter, above the minimum effect " + percent(s.min_effect);
+  } else {
+    effect += " (--min-effect)";
+  }
+  return wrap("against the baseline " + s.base_file + ": ratio = time here / time there (" +
+              (transfers ? "transfers: op time; others: " : "") +
+              "median sample), with its 95% interval from both cases' samples; slower where the whole interval lies "
+              "above " + format_number("%.3f", 1 + s.effect) + ", faster where below " +
+              format_number("%.3f", 1 / (1 + s.effect)) + ": " + effect);
+}
+
+// What a reader needs beside the table: the small changes, the scatter, a shift of every case, uncertain cases.
+std::vector<std::string> baseline_notes(const std::vector<ReportRow>& rows, const BaselineSummary& s) {
+  std::vector<std::string> notes;
+  const auto small = [](const ReportRow& r) { return r.baseline && small_change(*r.baseline); };
+  if (std::any_of(rows.begin(), rows.end(), small)) {
+    notes.push_back("within noise (<" + percent(s.effect) + "): the interval leaves out 1 but does not lie wholly "
+                    "beyond a change of " + percent(s.effect) + ", so the change may be smaller; one run's samples "
+                    "do not show how much two runs of the same software differ, so a smaller change is not called");
+  }
+  if (std::isfinite(s.scatter)) {
+    notes.push_back("the ratios of " + std::to_string(s.scatter_cases) + " cases scatter by " + percent(s.scatter) +
+                    " about their median (1.4826 x the median absolute deviation of log ratios)");
+  } else {
+    notes.push_back(std::to_string(s.scatter_cases) + " case(s) with an interval and a host not busy on either "
+                    "side, too few (" + std::to_string(kMinScatterCases) + " needed) to see how much the cases "
+                    "scatter between the runs: only the minimum effect applies");
+  }
+  if (std::isfinite(s.median_ratio) && std::fabs(std::log(s.median_ratio)) > std::log1p(s.effect)) {
+    notes.push_back(format_number("the median case is %.2fx the baseline's: most cases moved together, as they do "
+                                  "on a busier or slower machine as well as with slower or faster software; run both "
+                                  "again before believing it", s.median_ratio));
+  }
+  for (const auto& [index, why] : s.uncertain) {
+    notes.push_back("case " + std::to_string(index + 1) + " is uncertain, never slower or faster: " + why);
+  }
+  return notes;
+}
+
 }  // namespace
 
-std::string render_baseline(const std::vector<ReportRow>& rows) {
+std::string render_baseline(const std::vector<ReportRow>& rows, const BaselineSummary& summary) {
   const std::vector<std::string> head{"#", "name", "parameters", "mode", "baseline", "here", "ratio (95%)", "verdict"};
   std::vector<std::vector<std::string>> cells{head};
   const auto labels = varying_labels(rows);
-  std::string file;
   bool transfers = false;
   for (const auto& r : rows) {
     if (!r.baseline) continue;
     const BaselineComparison& b = *r.baseline;
-    file = b.file;
     transfers = transfers || r.op_time_s;
     const bool found = std::isfinite(b.ratio);
     const double there = b.op_time_s ? *b.op_time_s : b.median_s;
     cells.push_back({std::to_string(r.case_index + 1), r.name, labels.at(&r), mode_name(r.mode),
                      found ? format_seconds(there) : "-", format_seconds(compared_time(r).s), ratio_cell(b),
-                     b.verdict});
+                     verdict_text(b, summary.effect)});
   }
   if (cells.size() == 1) return "";
-  return wrap("against the baseline " + file + ": ratio = time here / time there (" +
-              (transfers ? "transfers: op time; others: " : "") +
-              "median sample), with its 95% interval from both cases' samples; slower or faster only where the "
-              "interval leaves out 1") +
-         fitted(cells) + no_match_note(rows, file);
+  std::string notes;
+  for (const auto& n : baseline_notes(rows, summary)) notes += wrap("note: " + n);
+  return rule_text(summary, transfers) + fitted(cells) + notes + no_match_note(rows, summary.base_file);
 }
 
 }  // namespace gpuscale

@@ -1,12 +1,13 @@
 // The report as CSV: a row per case, the columns of docs/analysis.md (the
-// breakdown's as breakdown.KEY), then the figures of newer workloads and one
-// column per parameter (param.KEY).
+// breakdown's as breakdown.KEY, then what the baseline's verdicts needed),
+// then the figures of newer workloads and one column per parameter (param.KEY).
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <sstream>
 
 #include "core/text.hpp"
+#include "report/baseline.hpp"
 #include "report/report.hpp"
 
 namespace gpuscale {
@@ -131,6 +132,32 @@ std::vector<std::pair<std::string, Cell>> newer_columns() {
   };
 }
 
+// What a file's baseline verdicts needed (report/baseline.hpp): empty where the row has no twin in the baseline.
+std::vector<std::pair<std::string, Cell>> baseline_rule_columns(const std::vector<BaselineSummary>& summaries) {
+  using Get = std::function<std::string(const ReportRow&, const BaselineSummary&)>;
+  const auto rule = [&summaries](Get get) -> Cell {
+    return [&summaries, get](const ReportRow& r) {
+      const BaselineSummary* s = summary_of(summaries, r.file);
+      if (!s || !r.baseline || !std::isfinite(r.baseline->median_s)) return std::string();
+      return get(r, *s);
+    };
+  };
+  return {
+      {"baseline_min_effect", rule([](const ReportRow&, const BaselineSummary& s) { return num(s.min_effect); })},
+      {"baseline_effect_needed", rule([](const ReportRow&, const BaselineSummary& s) { return num(s.effect); })},
+      {"baseline_run_scatter", rule([](const ReportRow&, const BaselineSummary& s) {
+         return std::isfinite(s.scatter) ? num(s.scatter) : std::string();
+       })},
+      {"baseline_small_change", rule([](const ReportRow& r, const BaselineSummary&) {
+         return r.baseline->ratio_ci ? std::string(small_change(*r.baseline) ? "true" : "false") : std::string();
+       })},
+      {"baseline_uncertain_why", rule([](const ReportRow& r, const BaselineSummary& s) {
+         const auto why = s.uncertain.find(r.case_index);
+         return why == s.uncertain.end() ? quoted("") : quoted(why->second);
+       })},
+  };
+}
+
 // Where the time goes (report/breakdown.hpp): the keys of the JSON's "breakdown", each as breakdown.KEY.
 std::vector<std::pair<std::string, Cell>> breakdown_columns() {
   const std::pair<const char*, double Breakdown::*> parts[] = {
@@ -174,11 +201,14 @@ std::vector<std::string> param_keys(const std::vector<ReportRow>& rows) {
 
 }  // namespace
 
-std::string render_csv(const std::vector<ReportRow>& rows) {
+std::string render_csv(const std::vector<ReportRow>& rows) { return render_csv(rows, {}); }
+
+std::string render_csv(const std::vector<ReportRow>& rows, const std::vector<BaselineSummary>& summaries) {
   std::vector<std::pair<std::string, Cell>> cols = case_columns();
   for (auto* more : {judgement_columns, newer_columns, breakdown_columns}) {
     for (auto& c : more()) cols.push_back(std::move(c));
   }
+  for (auto& c : baseline_rule_columns(summaries)) cols.push_back(std::move(c));
   for (const auto& key : more_figures(rows)) {
     cols.emplace_back(key, [key](const ReportRow& r) { return figure_cell(r, key); });
   }

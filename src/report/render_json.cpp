@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "report/baseline.hpp"
 #include "report/expectations.hpp"
 #include "report/json_params.hpp"
 #include "report/report.hpp"
@@ -95,8 +96,38 @@ void json_numbers(const ReportRow& r, nlohmann::json& o) {
   }
 }
 
+// The comparison with the baseline; with what its verdict needed where the row has a twin there and `s` is known.
+nlohmann::json baseline_json(const ReportRow& r, const BaselineSummary* s) {
+  const BaselineComparison& b = *r.baseline;
+  nlohmann::json bj{{"file", b.file}, {"verdict", b.verdict}};
+  if (std::isfinite(b.median_s)) {
+    bj["case"] = b.case_index + 1;
+    bj["median_s"] = b.median_s;
+    if (b.op_time_s) bj["op_time_s"] = *b.op_time_s;
+    bj["ratio"] = b.ratio;
+    bj["compared"] = b.op_time_s ? "op_time_s" : "median_s";
+  }
+  if (!b.ran_there.empty()) bj["ran_there"] = b.ran_there;
+  if (b.ratio_ci) {
+    bj["ratio_lo"] = b.ratio_ci->lo;
+    bj["ratio_hi"] = b.ratio_ci->hi;
+    bj["small_change"] = small_change(b);
+  }
+  if (s && std::isfinite(b.median_s)) {
+    bj["min_effect"] = s->min_effect;
+    bj["effect_needed"] = s->effect;
+    if (std::isfinite(s->scatter)) {
+      bj["run_scatter"] = s->scatter;
+      bj["scatter_cases"] = s->scatter_cases;
+    }
+    const auto why = s->uncertain.find(r.case_index);
+    if (why != s->uncertain.end()) bj["uncertain_why"] = why->second;
+  }
+  return bj;
+}
+
 // The limits, the baseline, the stragglers, the phases and the breakdown, where the row has them.
-void json_judgements(const ReportRow& r, nlohmann::json& o) {
+void json_judgements(const ReportRow& r, const BaselineSummary* s, nlohmann::json& o) {
   if (!r.expect.empty()) {
     nlohmann::json ex = nlohmann::json::array();
     for (const auto& c : check_row(r)) {
@@ -112,23 +143,7 @@ void json_judgements(const ReportRow& r, nlohmann::json& o) {
     }
     o["expect"] = ex;
   }
-  if (r.baseline) {
-    const BaselineComparison& b = *r.baseline;
-    nlohmann::json bj{{"file", b.file}, {"verdict", b.verdict}};
-    if (std::isfinite(b.median_s)) {
-      bj["case"] = b.case_index + 1;
-      bj["median_s"] = b.median_s;
-      if (b.op_time_s) bj["op_time_s"] = *b.op_time_s;
-      bj["ratio"] = b.ratio;
-      bj["compared"] = b.op_time_s ? "op_time_s" : "median_s";
-    }
-    if (!b.ran_there.empty()) bj["ran_there"] = b.ran_there;
-    if (b.ratio_ci) {
-      bj["ratio_lo"] = b.ratio_ci->lo;
-      bj["ratio_hi"] = b.ratio_ci->hi;
-    }
-    o["baseline"] = bj;
-  }
+  if (r.baseline) o["baseline"] = baseline_json(r, s);
   if (!r.stragglers.ranks.empty() || !r.stragglers.nodes.empty()) {
     nlohmann::json st = {{"ranks", nlohmann::json::array()}, {"nodes", nlohmann::json::array()}};
     for (const auto& x : r.stragglers.ranks) {
@@ -153,12 +168,12 @@ void json_judgements(const ReportRow& r, nlohmann::json& o) {
 
 namespace {
 
-nlohmann::json rows_json(const std::vector<ReportRow>& rows) {
+nlohmann::json rows_json(const std::vector<ReportRow>& rows, const std::vector<BaselineSummary>& summaries) {
   nlohmann::json arr = nlohmann::json::array();
   for (const auto& r : rows) {
     nlohmann::json o = json_identity(r);
     json_numbers(r, o);
-    json_judgements(r, o);
+    json_judgements(r, summary_of(summaries, r.file), o);
     for (const auto& [key, text] : r.json) o[key] = nlohmann::json::parse(text);
     arr.push_back(std::move(o));
   }
@@ -214,13 +229,19 @@ nlohmann::json run_json(const std::string& path, const RunRecord& run, std::size
 
 }  // namespace
 
-std::string render_json(const std::vector<ReportRow>& rows) { return dump(rows_json(rows)); }
+std::string render_json(const std::vector<ReportRow>& rows) { return render_json(rows, {}); }
 
-std::string render_json_full(const std::vector<RunOfRows>& runs) {
+std::string render_json(const std::vector<ReportRow>& rows, const std::vector<BaselineSummary>& summaries) {
+  return dump(rows_json(rows, summaries));
+}
+
+std::string render_json_full(const std::vector<RunOfRows>& runs) { return render_json_full(runs, {}); }
+
+std::string render_json_full(const std::vector<RunOfRows>& runs, const std::vector<BaselineSummary>& summaries) {
   nlohmann::json out{{"runs", nlohmann::json::array()}, {"cases", nlohmann::json::array()}};
   for (const auto& r : runs) {
     out["runs"].push_back(run_json(r.path, *r.run, r.rows->size()));
-    for (auto& row : rows_json(*r.rows)) out["cases"].push_back(std::move(row));
+    for (auto& row : rows_json(*r.rows, summaries)) out["cases"].push_back(std::move(row));
   }
   return dump(out);
 }

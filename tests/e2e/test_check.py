@@ -78,7 +78,8 @@ class QuickTier(SharedRunTest):
         # A straggler still fails where efficiency does not apply.
         set_durations(out, [1.0, 4.0], same_start=True)
         lines = self.check(out, 1)
-        self.assertEqual(lines, listing("FAILED, measured 4.00x", "not applicable: 2 ranks on 1 core") +
+        self.assertEqual(lines, listing("FAILED (oversubscribed: 2 ranks on 1 core of node 0), measured 4.00x",
+                                        "not applicable: 2 ranks on 1 core") +
                          [f"{out}: check: 11 of 22 limit(s) of 11 case(s) FAILED; 2 not applicable"])
 
     def test_a_transfer_whose_result_was_wrong_fails_the_check(self):
@@ -100,6 +101,8 @@ class QuickTier(SharedRunTest):
 
     def test_the_run_says_the_verdict_at_its_end(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
+        # What ran, then the file, then the limits.
+        self.assertIn("\nran 11 of 11 cases (0 skipped; 0 failed verification)\ndone: " + self.out, self.proc.stdout)
         # Its count, whatever this machine's times made of the limits, then how to get the exit code.
         self.assertRegex(self.proc.stdout.replace("\n  ", " "),
                          rf"\n{self.out}: check: (all 24|\d+ of 24) limit\(s\) of 11 case\(s\) (hold|FAILED)\n")

@@ -169,7 +169,8 @@ class Sweep:
         self.assertIn(f"scope=intra-node (1x{self.ranks})", r.stdout)
         csv = gpuscale("report", self.out, "--format", "csv").stdout.splitlines()
         self.assertIn(",scope,groups,group_size,op_time_s,algbw_gbps,busbw_gbps,wrong_elements,"
-                      "status_reason,flags,exposed_transfer_s,overlap_fraction,", csv[0])
+                      "status_reason,flags,host_others_share,host_wait_share,host_busy,descheduled,"
+                      "exposed_transfer_s,overlap_fraction,", csv[0])
         # The default table: nccl-tests' columns and closing line per op, a skipped size as such, in 80 columns.
         t = gpuscale("report", self.out).stdout
         self.assertRegex(t, r"#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw\s+#wrong\s+max\n")

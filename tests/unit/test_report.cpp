@@ -560,7 +560,7 @@ TEST_CASE("report --baseline: ratio of medians with an interval and a verdict pe
   for (auto& c : new_run.cases) c.params.set("threads", std::int64_t{4});  // other BLAS threads: the same cases
   const auto base = report_no_stragglers(old_run);
   auto rows = report_no_stragglers(new_run);
-  compare_with_baseline(rows, base, "old.h5");
+  const BaselineSummary summary = compare_with_baseline(rows, base, "old.h5");
   REQUIRE(rows[0].baseline);
   CHECK(rows[0].baseline->verdict == "within noise");
   CHECK(rows[0].baseline->ratio == Approx(1.0));
@@ -570,7 +570,7 @@ TEST_CASE("report --baseline: ratio of medians with an interval and a verdict pe
   CHECK(rows[2].baseline->verdict == "faster");
   CHECK(rows[2].baseline->case_index == 2);
   CHECK(rows[3].baseline->verdict == "not in baseline");
-  const std::string t = render_baseline(rows);
+  const std::string t = render_baseline(rows, summary);
   INFO(t);
   CHECK(fits_80(t));
   CHECK(t.find("against the baseline old.h5") == 0);
