@@ -25,9 +25,14 @@ namespace gpuscale {
 namespace {
 
 // A model file, or result files to fit one from now.
-Model model_from(const std::vector<std::string>& inputs, std::string* from) {
+Model model_from(const std::vector<std::string>& inputs, bool include_noisy, std::string* from) {
   for (const auto& f : inputs) check_input_file(f, "model file or result file");  // before a FIFO is opened
   if (inputs.size() == 1 && looks_like_json(inputs[0])) {
+    if (include_noisy) {
+      throw InputError("--include-noisy applies where predict fits result files, and " + inputs[0] + " is a model "
+                       "file, fitted already: fit it again with 'gpuscale model --include-noisy RESULT_FILES... -o " +
+                       inputs[0] + " --force'");
+    }
     *from = inputs[0];
     return read_model_file(inputs[0]);
   }
@@ -37,11 +42,38 @@ Model model_from(const std::vector<std::string>& inputs, std::string* from) {
     throw InputError(f + ": a model file among result files; give either one model file or result files to fit");
   }
   *from = join(inputs, " ") + " (fitted now)";
-  return fit_model(read_runs_to_fit(inputs));
+  return fit_model(read_runs_to_fit(inputs), {include_noisy});
+}
+
+// "6 gemm cases", "6 gemm and 4 collective cases": the cases by workload, in order of first appearance.
+std::string cases_text(const std::vector<ModelCase>& cases) {
+  std::vector<std::pair<std::string, int>> by;
+  for (const auto& c : cases) {
+    auto it = std::find_if(by.begin(), by.end(), [&](const auto& b) { return b.first == c.workload; });
+    if (it == by.end()) it = by.insert(by.end(), {c.workload, 0});
+    ++it->second;
+  }
+  std::vector<std::string> parts;
+  for (const auto& [workload, n] : by) parts.push_back(std::to_string(n) + " " + workload);
+  const std::string last = parts.empty() ? "0" : parts.back();
+  if (!parts.empty()) parts.pop_back();
+  return (parts.empty() ? last : join(parts, ", ") + " and " + last) + (cases.size() == 1 ? " case" : " cases");
+}
+
+// InputError where the measured file holds none of the cases predicted: nothing to compare.
+void check_shared(const PredictOptions& opt, const RunRecord& run, const std::vector<ModelCase>& cases) {
+  const std::string& config = run.config_file;
+  const std::string of = config.empty() ? "" : " of " + config.substr(config.find_last_of('/') + 1);
+  throw InputError(opt.against + " holds " + std::to_string(run.cases.size()) +
+                   (run.cases.size() == 1 ? " case" : " cases") + of + ", none of " +
+                   (opt.config.empty() ? "the model's " + cases_text(cases)
+                                       : "the " + cases_text(cases) + " of " + opt.config) +
+                   "; --against takes a run of the same cases on the job predicted");
 }
 
 std::vector<ModelCase> config_cases(const std::string& path) {
-  const Config cfg = load_config(path, {}, workload_schemas(), environment_defaults(std::getenv("SLURM_CPUS_PER_TASK")));
+  const Config cfg =
+      load_config(path, {}, workload_schemas(), environment_defaults(std::getenv("SLURM_CPUS_PER_TASK")));
   auto plan = expand(cfg);
   drop_single_turn_serials(plan);
   std::vector<ModelCase> cases;
@@ -96,6 +128,8 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& opt) {
   cmd->add_option("--against", opt.against, "A result file of the same cases on the job predicted: measured "
                                             "beside predicted, with the error");
   cmd->add_flag("--breakdown", opt.breakdown, "table: where each case's predicted time goes (JSON always has it)");
+  cmd->add_flag("--include-noisy", opt.include_noisy, "Result files fitted now: fit the cases whose numbers the host "
+                                                    "makes doubtful too (without it they are left out and named)");
   cmd->footer("Examples:\n  gpuscale predict model.json --ranks 64 --nodes 16\n"
               "  gpuscale predict model.json --config configs/quick.toml --ranks 8 --nodes 2 --format json\n"
               "  gpuscale predict model.json --against results/4nodes.h5");
@@ -105,15 +139,22 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& opt) {
 int cmd_predict(const PredictOptions& opt) {
   check_job_options(opt);
   PredictHeader h;
-  const Model m = model_from(opt.inputs, &h.model_from);
+  const Model m = model_from(opt.inputs, opt.include_noisy, &h.model_from);
+  h.noisy = m.noisy;
+  h.noisy_fitted = m.noisy_fitted;
   std::optional<RunRecord> against;
-  if (!opt.against.empty()) against = read_result_file(opt.against);
+  if (!opt.against.empty()) {
+    check_input_file(opt.against, "result file");
+    refuse_json_for_results(opt.against, "--against takes a result file (HDF5) that 'gpuscale run' wrote");
+    against = read_result_file(opt.against);
+  }
   h.job = predict_job(m, 1, 1);
   h.job.shape = target_shape(opt, against ? &*against : nullptr);
   h.job.shape.cores_per_node = std::max(1, m.node_cores);
   h.against = opt.against;
-  auto rows = predict_rows(m, opt.config.empty() ? m.cases : config_cases(opt.config), h.job);
-  if (against) add_measured(rows, measured_rows(opt.against, *against));
+  const std::vector<ModelCase> cases = opt.config.empty() ? m.cases : config_cases(opt.config);
+  auto rows = predict_rows(m, cases, h.job);
+  if (against && add_measured(rows, measured_rows(opt.against, *against)) == 0) check_shared(opt, *against, cases);
   // Names come from files (the model's, a result file's): a table prints them with control characters escaped, as
   // report does; JSON escapes them itself.
   std::cout << (opt.format == "json" ? render_predict_json(h, rows)

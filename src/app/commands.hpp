@@ -67,7 +67,8 @@ int cmd_report_trace(const ReportOptions& opt);
 struct ModelOptions {
   std::vector<std::string> files;
   std::string output;
-  bool force = false;  // -o may replace a file
+  bool force = false;          // -o may replace a file
+  bool include_noisy = false;  // fit the cases the host made doubtful too (report/host_noise.hpp)
 };
 CLI::App* add_model_command(CLI::App& app, ModelOptions& opt);
 // The result files a model is fitted to (model, predict FILES...), with a note on stderr for each that did not
@@ -82,6 +83,7 @@ struct PredictOptions {
   std::string format = "table";     // table | json
   std::string against;              // a measured result file ("" none)
   bool breakdown = false;
+  bool include_noisy = false;       // result files fitted now: the cases the host made doubtful too
 };
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& opt);
 int cmd_predict(const PredictOptions& opt);

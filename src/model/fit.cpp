@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -12,8 +13,10 @@
 #include "core/metrics.hpp"
 #include "core/plan.hpp"
 #include "core/stats.hpp"
+#include "core/text.hpp"
 #include "model/least_squares.hpp"
 #include "report/analysis.hpp"
+#include "report/host_noise.hpp"
 #include "report/report.hpp"
 #include "workloads/estimate.hpp"
 #include "workloads/workload.hpp"
@@ -50,6 +53,7 @@ namespace {
 struct Measured {
   const RunRecord* run = nullptr;
   const CaseRecord* c = nullptr;
+  std::string file;  // its path
   std::string from;  // "FILE case N"
   CaseWork work;
   std::vector<double> busy;  // per sample
@@ -89,24 +93,156 @@ struct TransferKey {
   bool operator<(const TransferKey& o) const { return std::tie(backend, comm, op) < std::tie(o.backend, o.comm, o.op); }
 };
 
+// One case of a fit: what it measured and what the fit gives it.
+struct CaseFit {
+  const Measured* x = nullptr;
+  double measured = 0, fitted = 0;
+};
+
+double log_ratio(const CaseFit& c) { return std::log(c.measured / c.fitted); }
+
+// The geometric mean of measured / fitted of the cases, grouped by what `by` names them, in first-seen order.
+template <typename By>
+std::vector<std::pair<std::string, double>> group_ratios(const std::vector<CaseFit>& cases, By by) {
+  std::vector<std::pair<std::string, std::vector<double>>> groups;
+  for (const auto& c : cases) {
+    const std::string name = by(*c.x);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == name; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {name, {}});
+    it->second.push_back(log_ratio(c));
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [name, logs] : groups) out.emplace_back(name, std::exp(mean(logs)));
+  return out;
+}
+
+// "" unless the groups lie on both sides of the fit, the highest and lowest kPoorFitRms or more apart; else the two.
+std::string split_text(const std::vector<std::pair<std::string, double>>& groups, const std::string& what) {
+  if (groups.size() < 2) return "";
+  const auto [lo, hi] = std::minmax_element(groups.begin(), groups.end(),
+                                            [](const auto& a, const auto& b) { return a.second < b.second; });
+  if (!(lo->second < 1 && hi->second > 1 && hi->second / lo->second > 1 + kPoorFitRms)) return "";
+  return what + ": the cases of " + hi->first + " measured " + format_sig3(hi->second) +
+         "x the fit (geometric mean), those of " + lo->first + " " + format_sig3(lo->second) + "x";
+}
+
+double rms_of(const std::vector<CaseFit>& cases, const CaseFit* without) {
+  double s = 0;
+  int n = 0;
+  for (const auto& c : cases) {
+    if (&c == without) continue;
+    s += std::pow((c.fitted - c.measured) / c.measured, 2);
+    ++n;
+  }
+  return n == 0 ? 0.0 : std::sqrt(s / n);
+}
+
+// Why a fit's error is above kPoorFitRms, as far as its cases show it.
+std::string why_poor(const std::vector<CaseFit>& cases, int terms) {
+  std::vector<std::string> why;
+  const auto worst = std::max_element(cases.begin(), cases.end(), [](const CaseFit& a, const CaseFit& b) {
+    return std::fabs(log_ratio(a)) < std::fabs(log_ratio(b));
+  });
+  const double rest = rms_of(cases, &*worst);
+  if (cases.size() > 2 && rest <= kPoorFitRms) {
+    why.push_back("one case far off: " + worst->x->from + " measured " + format_sig3(worst->measured / worst->fitted) +
+                  "x the fit; the others lie within " + format_number("%.1f%%", 100 * rest) + " rms");
+  }
+  const std::string files = split_text(group_ratios(cases, [](const Measured& x) { return x.file; }), "the files "
+                                       "disagree (the machine or its load changed between the runs)");
+  if (!files.empty()) why.push_back(files);
+  const std::string modes = split_text(group_ratios(cases, [](const Measured& x) { return mode_name(x.c->mode); }),
+                                       "serial and parallel cases disagree (ranks that run at once slow each other: "
+                                       "shared memory bandwidth or a busy host, which the model does not describe)");
+  if (!modes.empty()) why.push_back(modes);
+  if (static_cast<int>(cases.size()) - terms <= 2) {
+    why.push_back(std::to_string(cases.size()) + " case(s) for " + std::to_string(terms) + " term(s): too few to "
+                  "tell a stray case from the model's shape; measure more sizes or shapes");
+  }
+  if (why.empty()) {
+    why.push_back("the cases stray on both sides, none alone (the worst: " + worst->x->from + ", " +
+                  format_sig3(worst->measured / worst->fitted) + "x): noisy measurements, or a shape the model does "
+                  "not describe");
+  }
+  return join(why, "; ");
+}
+
+FitError error_of(std::vector<CaseFit> cases, int terms) {
+  FitError e;
+  e.cases = static_cast<int>(cases.size());
+  e.terms = terms;
+  std::set<std::string> files;
+  for (const auto& c : cases) files.insert(c.x->file);
+  e.files = static_cast<int>(files.size());
+  e.rel_rms = rms_of(cases, nullptr);
+  double logs = 0;
+  for (const auto& c : cases) logs += std::pow(log_ratio(c), 2);
+  e.log_se = e.freedom() > 0 ? std::sqrt(logs / e.freedom()) : 0.0;
+  if (e.rel_rms > kPoorFitRms) e.poor = why_poor(cases, terms);
+  std::stable_sort(cases.begin(), cases.end(), [](const CaseFit& a, const CaseFit& b) {
+    return std::fabs(log_ratio(a)) > std::fabs(log_ratio(b));
+  });
+  for (std::size_t i = 0; i < cases.size() && i < kWorstKept; ++i) {
+    e.worst.push_back({cases[i].x->from, cases[i].measured / cases[i].fitted});
+  }
+  return e;
+}
+
+// One gemm case: its rate per core and the relative half-width of its median's interval.
+struct GemmRate {
+  const Measured* x = nullptr;
+  double rate = 0, rel_ci = 0;
+};
+
+GemmCurve gemm_curve(const GemmKey& key, const std::map<double, std::vector<GemmRate>>& sizes) {
+  GemmCurve curve{key.backend, key.device, key.dtype, key.impl, {}, {}};
+  std::vector<CaseFit> cases;
+  for (const auto& [flops, rates] : sizes) {
+    std::vector<double> r, ci;
+    for (const auto& g : rates) r.push_back(g.rate), ci.push_back(g.rel_ci);
+    curve.points.push_back({flops, median(r), maximum(ci), static_cast<int>(rates.size())});
+    // A case's time goes as 1 / its rate: measured over fitted is the point's rate over the case's.
+    for (const auto& g : rates) cases.push_back({g.x, curve.points.back().core_flops_s, g.rate});
+  }
+  curve.error = error_of(cases, static_cast<int>(curve.points.size()));
+  return curve;
+}
+
 void add_gemm_points(const std::vector<Measured>& ms, Model& m) {
-  // key -> flops -> (rates, relative half-widths) of its cases
-  std::map<GemmKey, std::map<double, std::pair<std::vector<double>, std::vector<double>>>> by_kind;
+  std::map<GemmKey, std::map<double, std::vector<GemmRate>>> by_kind;  // key -> flops per call -> its cases
   for (const auto& x : ms) {
     if (!only_gemm(x.work.sample)) continue;
     const GemmWork& g = x.work.sample.gemms[0];
     const double busy = median(x.busy);
     const double cores = cores_used(x.run->backend, x.c->params, x.work, job_of(*x.run));
-    auto& point = by_kind[{x.run->backend, device_of(*x.run), dtype_name(g.dtype), gemm_impl_name(g.impl)}]
-                         [g.flops_per_call];
-    point.first.push_back(g.flops_per_call * g.calls / busy / cores);
     const auto ci = median_interval(x.busy);
-    point.second.push_back(ci ? (ci->hi - ci->lo) / 2 / busy : 0.0);
+    by_kind[{x.run->backend, device_of(*x.run), dtype_name(g.dtype), gemm_impl_name(g.impl)}][g.flops_per_call]
+        .push_back({&x, g.flops_per_call * g.calls / busy / cores, ci ? (ci->hi - ci->lo) / 2 / busy : 0.0});
   }
-  for (const auto& [key, sizes] : by_kind) {
-    GemmCurve curve{key.backend, key.device, key.dtype, key.impl, {}};
-    for (const auto& [flops, r] : sizes) curve.points.push_back({flops, median(r.first), maximum(r.second)});
-    m.gemm.push_back(curve);
+  for (const auto& [key, sizes] : by_kind) m.gemm.push_back(gemm_curve(key, sizes));
+}
+
+// The cases of a linear fit against what the fit gives them.
+std::vector<CaseFit> linear_cases(const std::vector<const Measured*>& list, const std::vector<std::vector<double>>& x,
+                                  const std::vector<double>& y, const std::vector<double>& coef) {
+  std::vector<CaseFit> out;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    double fitted = 0;
+    for (std::size_t j = 0; j < coef.size(); ++j) fitted += x[i][j] * coef[j];
+    // A case the fit gives no time (every term of its row dropped) counts as a billion times off, not as ln(0).
+    out.push_back({list[i], y[i], std::max(fitted, y[i] * 1e-9)});
+  }
+  return out;
+}
+
+int terms_used(const std::vector<bool>& used) { return static_cast<int>(std::count(used.begin(), used.end(), true)); }
+
+template <std::size_t N>
+void set_unscaled(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                  const std::vector<bool>& used, Unscaled<N>& out) {
+  const auto c = relative_unscaled_cov(x, y, used);
+  for (std::size_t j = 0; j < N; ++j) {
+    for (std::size_t k = 0; k < N; ++k) out[j][k] = c ? (*c)[j][k] : 0.0;
   }
 }
 
@@ -118,7 +254,7 @@ void add_copy_fits(const std::vector<Measured>& ms, Model& m) {
   for (const auto& [key, list] : by_kind) {
     std::vector<std::vector<double>> rows;
     std::vector<double> y;
-    CopyFit f{key.backend, key.kind, 0, 0, INFINITY, 0, 0, static_cast<int>(list.size())};
+    CopyFit f{key.backend, key.kind, 0, 0, INFINITY, 0, {}, {}};
     for (const Measured* x : list) {
       const StreamWork& s = x->work.sample.streams[0];
       rows.push_back({s.calls, s.bytes});
@@ -135,7 +271,8 @@ void add_copy_fits(const std::vector<Measured>& ms, Model& m) {
     }
     f.latency_s = fit.coef[0];
     f.bytes_s = 1.0 / fit.coef[1];
-    f.rel_rms = relative_rms(rows, y, fit.coef);
+    f.error = error_of(linear_cases(list, rows, y, fit.coef), terms_used(fit.used));
+    set_unscaled(rows, y, fit.used, f.cov_unscaled);
     m.copies.push_back(f);
   }
 }
@@ -189,7 +326,7 @@ void set_covariance(const std::vector<std::vector<double>>& reps, TransferFit& f
 }
 
 TransferFit fit_transfer(const TransferKey& key, const std::vector<const Measured*>& list, Model& m) {
-  TransferFit f{key.backend, key.comm, key.op, {}, {}, {}, 0, {}};
+  TransferFit f{key.backend, key.comm, key.op, {}, {}, {}, {}, {}, {}};
   TransferData d;
   std::vector<bool> usable(kTransferTerms, false);
   for (const Measured* x : list) {
@@ -213,8 +350,10 @@ TransferFit fit_transfer(const TransferKey& key, const std::vector<const Measure
                         "sizes and shapes measured cannot tell it apart, or it came out negative); taken as 0");
     }
   }
-  f.rel_rms = fit.ok ? relative_rms(d.x, d.y, fit.coef) : 0.0;
-  if (fit.ok) set_covariance(bootstrap(d, fit.used), f);
+  if (!fit.ok) return f;
+  f.error = error_of(linear_cases(list, d.x, d.y, fit.coef), terms_used(fit.used));
+  set_unscaled(d.x, d.y, fit.used, f.cov_unscaled);
+  set_covariance(bootstrap(d, fit.used), f);
   return f;
 }
 
@@ -258,44 +397,142 @@ void add_case(const CaseRecord& c, const Params& params, Model& m) {
   if (std::none_of(m.cases.begin(), m.cases.end(), same)) m.cases.push_back({c.experiment, c.workload, c.mode, params});
 }
 
-// The cases of the files that ran, with the work each did on its file's job.
-std::vector<Measured> measured_cases(const std::vector<std::pair<std::string, RunRecord>>& runs, Model& m) {
+// Case numbers from 1, runs of them joined: "case 3", "cases 1-4, 7".
+std::string case_list(const std::vector<int>& numbers) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < numbers.size();) {
+    std::size_t j = i;
+    while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
+    parts.push_back(std::to_string(numbers[i]) + (j > i ? "-" + std::to_string(numbers[j]) : ""));
+    i = j + 1;
+  }
+  return (numbers.size() == 1 ? "case " : "cases ") + join(parts, ", ");
+}
+
+// "44%" or "23-76%": the shares, least to most.
+std::string share_range(const std::vector<double>& shares) {
+  const std::string lo = format_number("%.0f", 100 * minimum(shares));
+  const std::string hi = format_number("%.0f", 100 * maximum(shares));
+  return (lo == hi ? lo : lo + "-" + hi) + "%";
+}
+
+using NoisyCase = std::pair<int, HostNoise>;  // its number from 1, and why it is noisy
+
+// Why the cases of one group (the same flags, the same crowding) are noisy: a case's own words, or the range of
+// their shares.
+std::string group_why(const std::vector<const NoisyCase*>& cases) {
+  const HostNoise& first = cases[0]->second;
+  if (cases.size() == 1) return first.why();
+  std::vector<double> others, waits;
+  for (const NoisyCase* c : cases) {
+    others.push_back(c->second.others_share);
+    waits.push_back(c->second.wait_share);
+  }
+  std::vector<std::string> parts;
+  if (!first.busy.empty()) parts.push_back("host busy: others used " + share_range(others) + " of a node's CPUs");
+  if (!first.descheduled.empty()) {
+    parts.push_back("descheduled: a rank waited for a CPU " + share_range(waits) + " of the time it ran");
+  }
+  if (!first.oversubscribed.empty()) parts.push_back("oversubscribed: " + first.oversubscribed);
+  return join(parts, "; ");
+}
+
+// A file's noisy cases, those with the same flags (and crowding) together: "cases 5-8 (descheduled: ...)".
+std::vector<std::string> noisy_groups(const std::vector<NoisyCase>& cases) {
+  std::vector<std::pair<std::string, std::vector<const NoisyCase*>>> groups;  // by flags, in order of first case
+  for (const auto& c : cases) {
+    const HostNoise& h = c.second;
+    const std::string flags = std::string{h.busy.empty() ? '-' : 'b', h.descheduled.empty() ? '-' : 'd'} +
+                              h.oversubscribed;
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == flags; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {flags, {}});
+    it->second.push_back(&c);
+  }
+  std::vector<std::string> out;
+  for (const auto& [flags, list] : groups) {
+    std::vector<int> numbers;
+    for (const NoisyCase* c : list) numbers.push_back(c->first);
+    out.push_back(case_list(numbers) + " (" + group_why(list) + ")");
+  }
+  return out;
+}
+
+// The noisy cases of one file, in its note and (left out) in Model::noisy.
+void note_noisy(const std::string& path, const std::vector<NoisyCase>& cases, bool fitted, Model& m) {
+  if (cases.empty()) return;
+  const std::vector<std::string> groups = noisy_groups(cases);
+  m.notes.push_back(path + ": " + std::to_string(cases.size()) +
+                    (fitted ? " noisy case(s) fitted anyway (--include-noisy): "
+                            : " case(s) left out as noisy (--include-noisy fits them anyway): ") +
+                    join(groups, "; "));
+  for (const auto& g : groups) m.noisy.push_back(path + " " + g);
+  m.noisy_fitted = fitted;
+}
+
+// The cases of the files that ran, with the work each did on its file's job; those whose numbers the host makes
+// doubtful only with `opt.include_noisy`.
+std::vector<Measured> measured_cases(const std::vector<std::pair<std::string, RunRecord>>& runs,
+                                     const FitOptions& opt, Model& m) {
   std::vector<Measured> ms;
   for (const auto& [path, run] : runs) {
     m.sources.push_back(source_of(path, run));
+    std::vector<NoisyCase> noisy;
     for (const auto& c : run.cases) {
       const Params params = typed_params(c.workload, c.params);  // booleans as the schema types them
       add_case(c, params, m);
       if (c.status != CaseStatus::ok || c.reps == 0) continue;
+      const std::string from = path + " case " + std::to_string(c.index + 1);
+      if (const HostNoise noise = host_noise(run, c); noise.doubtful()) {
+        noisy.emplace_back(static_cast<int>(c.index + 1), noise);
+        if (!opt.include_noisy) continue;
+      }
       Case k{c.index, c.experiment, c.workload, c.mode, params, {}};
       try {
-        ms.push_back({&run, &c, path + " case " + std::to_string(c.index + 1), case_work(k, job_of(run)),
-                      busy_per_sample(c)});
+        ms.push_back({&run, &c, path, from, case_work(k, job_of(run)), busy_per_sample(c)});
       } catch (const std::out_of_range&) {
-        m.notes.push_back(path + " case " + std::to_string(c.index + 1) + ": workload '" + c.workload +
-                          "' is not one this version knows");
+        m.notes.push_back(from + ": workload '" + c.workload + "' is not one this version knows");
       }
     }
+    note_noisy(path, noisy, opt.include_noisy, m);
   }
   return ms;
 }
 
-}  // namespace
-
-Model fit_model(const std::vector<std::pair<std::string, RunRecord>>& runs) {
+Model fit_cases(const std::vector<std::pair<std::string, RunRecord>>& runs, const FitOptions& opt) {
   Model m;
-  const std::vector<Measured> ms = measured_cases(runs, m);
+  const std::vector<Measured> ms = measured_cases(runs, opt, m);
   add_gemm_points(ms, m);
   add_copy_fits(ms, m);
   add_transfer_fits(ms, m);
   m.sample_overhead_s = sample_overhead(ms);
   m.node_cores = 0;
-  for (const auto& s : m.sources) m.node_cores = m.node_cores == 0 ? s.node_cores : std::min(m.node_cores, s.node_cores);
-  if (m.gemm.empty() && m.copies.empty() && m.transfers.empty()) {
-    throw InputError("nothing in the file(s) can be fitted: the model needs cases that ran (status ok) of one kind "
-                     "of work each: gemm, copy, elementwise, collective or p2p");
+  for (const auto& s : m.sources) {
+    m.node_cores = m.node_cores == 0 ? s.node_cores : std::min(m.node_cores, s.node_cores);
   }
   return m;
+}
+
+bool fits_nothing(const Model& m) { return m.gemm.empty() && m.copies.empty() && m.transfers.empty(); }
+
+}  // namespace
+
+std::string nothing_left_text(const std::vector<std::string>& noisy) {
+  constexpr std::size_t kNamed = 4;
+  std::vector<std::string> named(noisy.begin(), noisy.begin() + static_cast<long>(std::min(kNamed, noisy.size())));
+  if (noisy.size() > kNamed) named.push_back("and " + std::to_string(noisy.size() - kNamed) + " more");
+  return "nothing left to fit: the cases that could be fitted were all left out as noisy, their numbers not to be "
+         "trusted: " + join(named, "; ") + "; run them again on a quiet machine, or give --include-noisy to fit "
+         "them anyway";
+}
+
+Model fit_model(const std::vector<std::pair<std::string, RunRecord>>& runs, const FitOptions& opt) {
+  Model m = fit_cases(runs, opt);
+  if (!fits_nothing(m)) return m;
+  if (!m.noisy.empty() && !m.noisy_fitted && !fits_nothing(fit_cases(runs, {true}))) {
+    throw RuntimeError(nothing_left_text(m.noisy));
+  }
+  throw InputError("nothing in the file(s) can be fitted: the model needs cases that ran (status ok) of one kind "
+                   "of work each: gemm, copy, elementwise, collective or p2p");
 }
 
 }  // namespace gpuscale

@@ -104,6 +104,49 @@ LsqFit relative_nonneg_lsq(const std::vector<std::vector<double>>& x, const std:
   }
 }
 
+std::optional<std::vector<std::vector<double>>> relative_unscaled_cov(const std::vector<std::vector<double>>& x,
+                                                                      const std::vector<double>& y,
+                                                                      const std::vector<bool>& used) {
+  std::vector<std::size_t> cols;
+  for (std::size_t j = 0; j < used.size(); ++j) {
+    if (used[j]) cols.push_back(j);
+  }
+  const std::size_t p = cols.size();
+  if (p == 0 || y.size() < p) return std::nullopt;
+  std::vector<double> scale(p, 0.0);  // each column to at most 1, as the fit does: steps and bytes weigh alike
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    for (std::size_t j = 0; j < p; ++j) scale[j] = std::max(scale[j], std::fabs(x[i][cols[j]] / y[i]));
+  }
+  if (std::any_of(scale.begin(), scale.end(), [](double v) { return !(v > 0); })) return std::nullopt;
+  std::vector<std::vector<double>> a(p, std::vector<double>(p, 0.0));
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    for (std::size_t j = 0; j < p; ++j) {
+      for (std::size_t k = 0; k < p; ++k) a[j][k] += x[i][cols[j]] / y[i] / scale[j] * x[i][cols[k]] / y[i] / scale[k];
+    }
+  }
+  std::vector<std::vector<double>> out(used.size(), std::vector<double>(used.size(), 0.0));
+  for (std::size_t k = 0; k < p; ++k) {  // column k of the inverse
+    std::vector<double> unit(p, 0.0);
+    unit[k] = 1.0;
+    const auto z = solve(a, unit);
+    if (!z) return std::nullopt;
+    for (std::size_t j = 0; j < p; ++j) out[cols[j]][cols[k]] = (*z)[j] / scale[j] / scale[k];
+  }
+  return out;
+}
+
+double t_quantile_975(int freedom) {
+  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                 2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  const int n = static_cast<int>(sizeof(table) / sizeof(table[0]));
+  if (freedom < 1) return INFINITY;
+  if (freedom <= n) return table[freedom - 1];
+  // Beyond the table, the Cornish-Fisher expansion about the normal quantile (within 0.001 from 30 on).
+  const double z = 1.959964, v = freedom;
+  return z + (z * z * z + z) / (4 * v) + (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * v * v);
+}
+
 double relative_rms(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
                     const std::vector<double>& coef) {
   if (y.empty()) return 0.0;

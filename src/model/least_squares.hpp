@@ -3,6 +3,7 @@
 // cannot be negative (a time per step or per byte).
 #pragma once
 
+#include <optional>
 #include <vector>
 
 namespace gpuscale {
@@ -27,5 +28,15 @@ LsqFit relative_nonneg_lsq(const std::vector<std::vector<double>>& x, const std:
 // The relative residuals' root mean square of a fit.
 double relative_rms(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
                     const std::vector<double>& coef);
+
+// (A^T A)^-1 where A's rows are x_i / y_i over the columns `used` (R's cov.unscaled of the relative fit), as a
+// full matrix with 0 in the rows and columns not used; none where A^T A is singular.
+std::optional<std::vector<std::vector<double>>> relative_unscaled_cov(const std::vector<std::vector<double>>& x,
+                                                                      const std::vector<double>& y,
+                                                                      const std::vector<bool>& used);
+
+// Student's t quantile 0.975 for `freedom` degrees of freedom (1 or more): a 95% interval's half-width in
+// standard errors where the spread itself was estimated from `freedom` residuals.
+double t_quantile_975(int freedom);
 
 }  // namespace gpuscale

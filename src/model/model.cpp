@@ -1,6 +1,9 @@
 #include "model/model.hpp"
 
 #include <algorithm>
+#include <cmath>
+
+#include "core/text.hpp"
 
 namespace gpuscale {
 
@@ -11,6 +14,24 @@ const char* transfer_term_name(int term) {
     case kSecPerByteIntra: return "bandwidth inside a node";
     default: return "bandwidth between nodes";
   }
+}
+
+std::string fit_name(const GemmCurve& g) {
+  return "gemm " + g.dtype + " (" + g.impl + ", " + backend_name(g.backend) + ")";
+}
+std::string fit_name(const CopyFit& c) { return "copies " + c.kind + " (" + backend_name(c.backend) + ")"; }
+std::string fit_name(const TransferFit& t) {
+  return t.op + " over " + comm_name(t.comm) + " (" + backend_name(t.backend) + ")";
+}
+
+std::string fit_error_text(const FitError& e) {
+  std::string out = "fit error " + format_number("%.1f%%", 100 * e.rel_rms) + " rms over " +
+                    std::to_string(e.cases) + " case(s)";
+  std::vector<std::string> worst;
+  for (const auto& r : e.worst) {
+    if (std::fabs(r.ratio - 1) >= 0.005) worst.push_back(r.from + " (measured " + format_sig3(r.ratio) + "x the fit)");
+  }
+  return worst.empty() ? out : out + ", worst: " + join(worst, ", ");
 }
 
 double ring_steps(const std::string& op, int n) {

@@ -35,17 +35,48 @@ struct ModelCase {
   Params params;
 };
 
+// One case the fit was made from, and how far it lies from the fit: its measured time over the fitted one.
+struct Residual {
+  std::string from;  // "FILE case N"
+  double ratio = 1;  // measured / fitted
+};
+
+// Above this relative rms of its residuals a fit is poor, and says why it thinks so.
+constexpr double kPoorFitRms = 0.25;
+
+// How far the cases a fit was made from lie from it (its training error), and what a prediction's interval needs
+// of it (docs/model.md, "Intervals").
+struct FitError {
+  int cases = 0;                 // the cases fitted
+  int terms = 0;                 // the values fitted from them
+  int files = 0;                 // the files (runs) the cases came from
+  double rel_rms = 0;            // rms over the cases of (fitted - measured) / measured
+  double log_se = 0;             // sqrt(sum ln(measured / fitted)^2 / (cases - terms)); 0 where no freedom is left
+  std::vector<Residual> worst;   // the cases furthest from the fit, furthest first (at most kWorstKept)
+  std::string poor;              // why the fit is poor ("" when rel_rms <= kPoorFitRms)
+  int freedom() const { return cases - terms; }  // degrees of freedom of the residuals
+};
+constexpr std::size_t kWorstKept = 3;
+
 // GEMM of one kind: seconds per call at measured sizes (flops per call), per core used.
 struct GemmPoint {
   double flops = 0;          // per call
   double core_flops_s = 0;   // flops per second per core used (1 on a GPU)
   double rel_ci = 0;         // half the width of the median's 95% interval, relative to the median
+  int cases = 1;             // the cases of this size (the rate is their median)
 };
 struct GemmCurve {
   Backend backend = Backend::cpu;
   std::string device, dtype, impl;
   std::vector<GemmPoint> points;  // by flops, one per size (the median of its cases)
+  FitError error;                 // of each case's rate against its size's point; a term per size
 };
+
+// How a linear fit's terms move a prediction: (A^T A)^-1 of its rows each divided by the case's measured time
+// (R's cov.unscaled, on relative residuals), over the terms it used (0 elsewhere). With FitError::log_se it gives
+// the spread of a prediction's terms: leverage h = (x / t)^T C (x / t) at a row x predicted as t.
+template <std::size_t N>
+using Unscaled = std::array<std::array<double, N>, N>;
 
 // Copies of one kind ("host-pinned", "host-pageable", "device", "pass"): seconds = calls x latency + bytes / rate.
 struct CopyFit {
@@ -53,8 +84,8 @@ struct CopyFit {
   std::string kind;
   double latency_s = 0, bytes_s = 0;
   double min_bytes = 0, max_bytes = 0;  // per call, the sizes fitted
-  double rel_rms = 0;                   // of the fit's relative residuals
-  int points = 0;
+  FitError error;
+  Unscaled<2> cov_unscaled{};           // of (latency, seconds per byte)
 };
 
 // One measured transfer case: its shape and its time per operation.
@@ -78,9 +109,17 @@ struct TransferFit {
   std::array<double, kTransferTerms> coef{};          // seconds, seconds per byte
   std::array<bool, kTransferTerms> fitted{};          // the files held data for the term
   std::array<std::array<double, kTransferTerms>, kTransferTerms> cov{};  // bootstrap covariance of coef
-  double rel_rms = 0;  // of the relative residuals
+  Unscaled<kTransferTerms> cov_unscaled{};
+  FitError error;
   std::vector<TransferPoint> points;
 };
+
+// How a fit is named to a user: "gemm fp64 (vendor, cpu)", "copies pass (cpu)", "allreduce over mpi (cpu)".
+std::string fit_name(const GemmCurve& g);
+std::string fit_name(const CopyFit& c);
+std::string fit_name(const TransferFit& t);
+// "fit error 58.2% rms over 12 case(s), worst: a.h5 case 7 (measured 3.10x the fit), ..."
+std::string fit_error_text(const FitError& e);
 
 struct Model {
   std::string software_version;  // of the gpuscale that wrote the model file (set by the command)
@@ -90,6 +129,10 @@ struct Model {
   std::vector<CopyFit> copies;
   std::vector<TransferFit> transfers;
   std::vector<std::string> notes;  // what the fit left out, and why
+  // Cases of the files whose numbers cannot be trusted (report/host_noise.hpp), "FILE cases 1-4 (why)": left out
+  // of the fit, or fitted anyway where `noisy_fitted` (--include-noisy). The notes say so too; not in the model file.
+  std::vector<std::string> noisy;
+  bool noisy_fitted = false;
   int node_cores = 0;              // cores per node of the files' nodes (the least), for the CPU backend
   double sample_overhead_s = 0;    // host time around a sample's device time, median of the files' samples
 

@@ -25,18 +25,37 @@ namespace {
 using json = ModelJson;
 
 constexpr const char* kFormat = "gpuscale-model";
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
+constexpr const char* kNotModel = ": not a gpuscale model file";
+
+json fit_error_json(const FitError& e) {
+  json worst = json::array();
+  for (const auto& r : e.worst) worst.push_back({{"from", r.from}, {"ratio", r.ratio}});
+  return {{"cases", e.cases}, {"terms", e.terms}, {"files", e.files}, {"rel_rms", e.rel_rms}, {"log_se", e.log_se},
+          {"worst", worst}, {"poor", e.poor.empty() ? json(nullptr) : json(e.poor)}};
+}
+
+template <std::size_t N>
+json matrix_json(const Unscaled<N>& a) {
+  json rows = json::array();
+  for (const auto& row : a) rows.push_back(row);
+  return rows;
+}
 
 json gemm_json(const GemmCurve& g) {
   json points = json::array();
-  for (const auto& p : g.points) points.push_back({{"flops_per_call", p.flops}, {"gflops_per_core", p.core_flops_s / 1e9}, {"rel_ci", p.rel_ci}});
+  for (const auto& p : g.points) {
+    points.push_back({{"flops_per_call", p.flops}, {"gflops_per_core", p.core_flops_s / 1e9}, {"rel_ci", p.rel_ci},
+                      {"cases", p.cases}});
+  }
   return {{"backend", backend_name(g.backend)}, {"device", g.device}, {"dtype", g.dtype}, {"impl", g.impl},
-          {"points", points}};
+          {"points", points}, {"fit_error", fit_error_json(g.error)}};
 }
 
 json copy_json(const CopyFit& c) {
   return {{"backend", backend_name(c.backend)}, {"kind", c.kind}, {"latency_s", c.latency_s}, {"gbps", c.bytes_s / 1e9},
-          {"min_bytes", c.min_bytes}, {"max_bytes", c.max_bytes}, {"rel_rms", c.rel_rms}, {"cases", c.points}};
+          {"min_bytes", c.min_bytes}, {"max_bytes", c.max_bytes}, {"fit_error", fit_error_json(c.error)},
+          {"cov_unscaled", matrix_json(c.cov_unscaled)}};
 }
 
 // Terms as a reader wants them: latencies in seconds, bandwidths in GB/s (null where not fitted).
@@ -50,14 +69,14 @@ json transfer_json(const TransferFit& t) {
     points.push_back({{"ranks", p.ranks}, {"nodes", p.nodes}, {"bytes", p.bytes}, {"op_time_s", p.op_s},
                       {"from", p.from}});
   }
-  json cov = json::array();
-  for (const auto& row : t.cov) cov.push_back(row);
+  const json cov = matrix_json(t.cov);
   return {{"backend", backend_name(t.backend)}, {"comm", comm_name(t.comm)}, {"op", t.op},
           {"alpha_intra_s", term(kAlphaIntra, false)}, {"alpha_inter_s", term(kAlphaInter, false)},
           {"busbw_intra_gbps", term(kSecPerByteIntra, true)},
-          {"busbw_inter_gbps", term(kSecPerByteInter, true)}, {"rel_rms", t.rel_rms},
+          {"busbw_inter_gbps", term(kSecPerByteInter, true)}, {"fit_error", fit_error_json(t.error)},
           {"terms", {"alpha_intra_s", "alpha_inter_s", "s_per_byte_intra", "s_per_byte_inter"}},
-          {"coef", t.coef}, {"fitted", t.fitted}, {"cov", cov}, {"points", points}};
+          {"coef", t.coef}, {"fitted", t.fitted}, {"cov", cov}, {"cov_unscaled", matrix_json(t.cov_unscaled)},
+          {"points", points}};
 }
 
 json sources_json(const Model& m) {
@@ -132,9 +151,39 @@ void check_once(std::set<std::string>& seen, const std::string& what, const Mode
   if (!seen.insert(what).second) f.fail("a second fit of " + what + "; predict would use only the first");
 }
 
+FitError fit_error_of(const ModelField& f) {
+  FitError e;
+  e.cases = f["cases"].whole(1);
+  e.terms = f["terms"].whole(1);
+  if (e.terms > e.cases) {
+    f["terms"].fail("must be at most the fit's cases, " + std::to_string(e.cases) + ", got " + std::to_string(e.terms));
+  }
+  e.files = f["files"].whole(1);
+  if (e.files > e.cases) {
+    f["files"].fail("must be at most the fit's cases, " + std::to_string(e.cases) + ", got " + std::to_string(e.files));
+  }
+  e.rel_rms = f["rel_rms"].at_least(0);
+  e.log_se = f["log_se"].at_least(0);
+  for (const auto& r : f["worst"].list()) e.worst.push_back({r["from"].text(), r["ratio"].above(0)});
+  if (!f["poor"].null()) e.poor = f["poor"].text();
+  return e;
+}
+
+// A matrix of N x N numbers whose diagonal (variances) is 0 or more.
+template <std::size_t N>
+Unscaled<N> matrix_of(const ModelField& m) {
+  Unscaled<N> out{};
+  const auto rows = m.list(N);
+  for (std::size_t j = 0; j < N; ++j) {
+    const auto row = rows[j].list(N);
+    for (std::size_t k = 0; k < N; ++k) out[j][k] = j == k ? row[k].at_least(0) : row[k].number();
+  }
+  return out;
+}
+
 GemmCurve gemm_of(const ModelField& g) {
   GemmCurve c{*parse_backend(g["backend"].word(backends())), g["device"].str(), g["dtype"].word(dtype_names()),
-              g["impl"].word(gemm_impl_names()), {}};
+              g["impl"].word(gemm_impl_names()), {}, {}};
   for (const auto& p : g["points"].list(0, 1)) {
     const double flops = p["flops_per_call"].above(0);
     // Interpolation looks the size up among the points in order (one per size).
@@ -142,17 +191,18 @@ GemmCurve gemm_of(const ModelField& g) {
       p["flops_per_call"].fail("must be above the point before's " + format_number("%.15g", c.points.back().flops) +
                                " (points go by size, one per size), got " + format_number("%.15g", flops));
     }
-    c.points.push_back({flops, p["gflops_per_core"].giga(), p["rel_ci"].at_least(0)});
+    c.points.push_back({flops, p["gflops_per_core"].giga(), p["rel_ci"].at_least(0), p["cases"].whole(1)});
   }
+  c.error = fit_error_of(g["fit_error"]);
   return c;
 }
 
 CopyFit copy_of(const ModelField& c) {
   CopyFit f{*parse_backend(c["backend"].word(backends())), c["kind"].word(copy_kinds()), c["latency_s"].seconds(),
-            c["gbps"].giga(), c["min_bytes"].above(0), 0, 0, 0};
+            c["gbps"].giga(), c["min_bytes"].above(0), 0, {}, {}};
   f.max_bytes = c["max_bytes"].at_least(f.min_bytes);
-  f.rel_rms = c["rel_rms"].at_least(0);
-  f.points = c["cases"].whole(1);
+  f.error = fit_error_of(c["fit_error"]);
+  f.cov_unscaled = matrix_of<2>(c["cov_unscaled"]);
   return f;
 }
 
@@ -192,13 +242,12 @@ void read_terms(const ModelField& t, TransferFit& f) {
     }
   }
   const auto coef = t["coef"].list(kTransferTerms), fitted = t["fitted"].list(kTransferTerms);
-  const auto cov = t["cov"].list(kTransferTerms);
   for (int j = 0; j < kTransferTerms; ++j) {
     f.coef[j] = j == kAlphaIntra || j == kAlphaInter ? coef[j].seconds() : coef[j].at_least(0);
     f.fitted[j] = fitted[j].flag();
-    const auto row = cov[j].list(kTransferTerms);
-    for (int k = 0; k < kTransferTerms; ++k) f.cov[j][k] = j == k ? row[k].at_least(0) : row[k].number();  // variances
   }
+  f.cov = matrix_of<kTransferTerms>(t["cov"]);
+  f.cov_unscaled = matrix_of<kTransferTerms>(t["cov_unscaled"]);
   check_shown_terms(t, f);
 }
 
@@ -215,10 +264,10 @@ TransferPoint point_of(const ModelField& p) {
 
 TransferFit transfer_of(const ModelField& t) {
   TransferFit f{*parse_backend(t["backend"].word(backends())), *parse_comm(t["comm"].word(comms())), t["op"].text(),
-                {}, {}, {}, 0, {}};
+                {}, {}, {}, {}, {}, {}};
   if (f.op.empty()) t["op"].fail("must be an operation's name, got \"\"");
   read_terms(t, f);
-  f.rel_rms = t["rel_rms"].at_least(0);
+  f.error = fit_error_of(t["fit_error"]);
   for (const auto& p : t["points"].list()) f.points.push_back(point_of(p));
   return f;
 }
@@ -345,48 +394,64 @@ ModelJson parse_model(const std::string& text, const std::string& path) {
                      "holds (at most about 1.8e308), got " + (a < b ? printable(what.substr(a + 1, b - a - 1)) :
                      json_error_text(e)));
   } catch (const ModelJson::exception& e) {
-    throw InputError(path + ": not a model file: not JSON (" + json_error_text(e) + ")");
+    throw InputError(path + kNotModel + ": not JSON (" + json_error_text(e) + ")");
   }
 }
 
-// What a JSON object without "format" looks like, for the message that it is not a model.
-std::string what_it_is(const ModelJson& o) {
-  if (o.contains("traceEvents")) return "it is a trace (gpuscale report --format trace), not a model";
-  if (o.contains("runs") && o.contains("cases")) {
-    return "it is a report (gpuscale report --format json-full), not a model";
-  }
-  if (o.contains("model") && o.contains("job")) {
-    return "it is a prediction (gpuscale predict --format json), not a model";
-  }
-  return std::string("it lacks \"format\": \"") + kFormat + "\"";
-}
-
-// The format word and version first: a file of another kind or version says so, not what its keys lack.
-void check_format(const ModelJson& o, const std::string& path) {
-  const std::string make = " (make one with 'gpuscale model FILES... -o " + path + "')";
-  // Another gpuscale output: not to be overwritten by a model.
-  const std::string other = " (a model is what 'gpuscale model RESULT_FILES... -o MODEL.json' writes)";
+// Which other gpuscale output a JSON value looks like, by its keys ("report --format json"); "" none.
+std::string output_kind(const ModelJson& o) {
   if (o.is_array() && !o.empty() && o[0].is_object() && o[0].contains("workload")) {
-    throw InputError(path + ": not a model file: it is a report's rows (gpuscale report --format json)" + other);
+    return "report --format json";
   }
-  if (!o.is_object()) throw InputError(path + ": not a model file: JSON, but " + json_value_text(o) + make);
-  if (!o.contains("format")) {
-    const std::string what = what_it_is(o);
-    throw InputError(path + ": not a model file: " + what + (what.rfind("it lacks", 0) == 0 ? make : other));
-  }
-  if (o["format"] != kFormat) {
-    throw InputError(path + ": not a model file: its \"format\" is " + json_value_text(o["format"]) + ", not \"" +
-                     kFormat + "\"" + make);
-  }
+  if (!o.is_object()) return "";
+  if (o.contains("traceEvents")) return "report --format trace";
+  if (o.contains("runs") && o.contains("cases")) return "report --format json-full";
+  if (o.contains("model") && o.contains("job") && o.contains("cases")) return "predict --format json";
+  return "";
+}
+
+
+// "written by gpuscale 0.9.0" where the file says so in a form fit to print, else "".
+std::string written_by(const ModelJson& o) {
+  const auto it = o.find("software_version");
+  if (it == o.end() || !it->is_string() || !text_problem(it->get<std::string>()).empty()) return "";
+  return " (written by gpuscale " + it->get<std::string>() + ")";
+}
+
+void check_version(const ModelJson& o, const std::string& path) {
   const ModelField version = ModelField(o, path, "")["format_version"];
   if (!version.json().is_number_integer()) {
     version.fail("must be an integer (this gpuscale reads " + std::to_string(kFormatVersion) + "), got " +
                  json_value_text(version.json()));
   }
+  if (version.json() > kFormatVersion) {
+    throw InputError(path + ": model format version " + version.json().dump() + written_by(o) + " is newer than this "
+                     "gpuscale reads (" + std::to_string(kFormatVersion) + "); predict with that gpuscale or a newer "
+                     "one, or fit it again with this one ('gpuscale model')");
+  }
   if (version.json() != kFormatVersion) {
     throw InputError(path + ": model format version " + version.json().dump() + ", this gpuscale reads " +
                      std::to_string(kFormatVersion) + "; fit it again with 'gpuscale model'");
   }
+}
+
+// The format word and version first: a file of another kind or version says so, not what its keys lack.
+void check_format(const ModelJson& o, const std::string& path) {
+  const std::string make = " (make one with 'gpuscale model FILES... -o " + path + "')";
+  if (const std::string kind = output_kind(o); !kind.empty()) {
+    // Another gpuscale output: not to be overwritten by a model.
+    throw InputError(path + kNotModel + " (it looks like " + kind + " output): a model is what 'gpuscale model "
+                     "RESULT_FILES... -o MODEL.json' writes");
+  }
+  if (!o.is_object()) throw InputError(path + kNotModel + ": JSON, but " + json_value_text(o) + make);
+  if (!o.contains("format")) {
+    throw InputError(path + kNotModel + ": it lacks \"format\": \"" + kFormat + "\"" + make);
+  }
+  if (o["format"] != kFormat) {
+    throw InputError(path + kNotModel + ": its \"format\" is " + json_value_text(o["format"]) + ", not \"" + kFormat +
+                     "\"" + make);
+  }
+  check_version(o, path);
 }
 
 bool blank(const std::string& text) {
@@ -402,6 +467,25 @@ bool looks_like_json(const std::string& path) {
   }
   // A file of nothing but blanks too: the model reader then says it is empty (the HDF5 reader: "not HDF5").
   return in ? ch == '{' || ch == '[' : in.eof();
+}
+
+void refuse_json_for_results(const std::string& path, const std::string& use) {
+  if (!looks_like_json(path)) return;
+  std::ifstream in(path);
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string kind = "JSON";
+  if (blank(text)) {
+    kind = "an empty file";
+  } else {
+    try {
+      const ModelJson o = ModelJson::parse(text);
+      kind = o.is_object() && o.contains("format") && o["format"] == kFormat ? "a gpuscale model file"
+             : !output_kind(o).empty()                                       ? output_kind(o) + " output"
+                                                                             : kind;
+    } catch (const ModelJson::exception&) {  // JSON in part: still no result file
+    }
+  }
+  throw InputError(path + ": not a gpuscale result file (it looks like " + kind + "); " + use);
 }
 
 Model read_model_json(const std::string& text, const std::string& path) {

@@ -17,5 +17,8 @@ Model read_model_json(const std::string& text, const std::string& path);
 // True when the file at `path` starts as JSON does ('{' or '[') or holds nothing but blanks, so `predict` can
 // tell a model (which its reader checks, and says what else it is) from result files.
 bool looks_like_json(const std::string& path);
+// InputError "PATH: not a gpuscale result file (it looks like report --format json output); USE" where a result
+// file (HDF5) was wanted and `path` looks like JSON: what the JSON is, by its keys, rather than "not an HDF5 file".
+void refuse_json_for_results(const std::string& path, const std::string& use);
 
 }  // namespace gpuscale

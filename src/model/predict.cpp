@@ -8,6 +8,7 @@
 #include "core/text.hpp"
 #include "device/device.hpp"
 #include "model/fit.hpp"
+#include "model/least_squares.hpp"
 #include "workloads/estimate.hpp"
 #include "workloads/workload.hpp"
 
@@ -27,27 +28,50 @@ PredictJob predict_job(const Model& m, int ranks, int nodes) {
 }
 
 TransferSpan transfer_span(const TransferFit& f) {
-  TransferSpan s{f.points.size(), 0, 0, INFINITY, 0};
+  TransferSpan s{f.points.size(), 0, 0, INFINITY, 0, {}};
   for (const auto& p : f.points) {
     s.ranks = std::max(s.ranks, p.ranks);
     s.nodes = std::max(s.nodes, p.nodes);
     s.lo_bytes = std::min(s.lo_bytes, p.bytes);
     s.hi_bytes = std::max(s.hi_bytes, p.bytes);
+    const auto row = transfer_row(f.op, p.ranks, p.nodes, p.bytes);
+    for (int j = 0; j < kTransferTerms; ++j) s.measured[j] = s.measured[j] || row[j] > 0;
   }
   return s;
 }
 
 namespace {
 
-// A part of a sample's time and the half-width of its 95% interval.
+// A part of a sample's time and how far its 95% interval reaches above and below it.
 struct Part {
-  double s = 0, half = 0;
+  double s = 0, up = 0, down = 0;
   Part& operator+=(const Part& o) {
     s += o.s;
-    half += o.half;  // added, not in quadrature: the errors of one model's terms are not independent
+    up += o.up;  // added, not in quadrature: the errors of one model's terms are not independent
+    down += o.down;
     return *this;
   }
 };
+
+// `s` with the interval [s e^-w, s e^w]: the fit's residuals are ratios, so its interval is one of factors.
+Part with_log_half(double s, double w) { return {s, s * std::expm1(w), -s * std::expm1(-w)}; }
+
+// The half-width, in log, of the 95% interval of a prediction from a fit with error `e` at leverage `h`, with the
+// sampling spread of the measured medians (relative standard deviation) on top.
+double log_half_width(const FitError& e, double h, double sampling_sd) {
+  const double t = e.freedom() >= 1 ? t_quantile_975(e.freedom()) : 0.0;  // 0: Ctx::judge says there is none
+  return std::sqrt(std::pow(t * e.log_se, 2) * (1 + h) + std::pow(1.96 * sampling_sd, 2));
+}
+
+// Leverage of a row predicted as `s`: (row / s)^T C (row / s).
+template <std::size_t N>
+double leverage(const std::array<double, N>& row, double s, const Unscaled<N>& c) {
+  double h = 0;
+  for (std::size_t j = 0; j < N; ++j) {
+    for (std::size_t k = 0; k < N; ++k) h += row[j] / s * c[j][k] * row[k] / s;
+  }
+  return std::max(0.0, h);
+}
 
 struct Ctx {
   const Model& m;
@@ -59,6 +83,32 @@ struct Ctx {
   void beyond(const std::string& what) const {
     if (std::find(out.extrapolated.begin(), out.extrapolated.end(), what) == out.extrapolated.end()) {
       out.extrapolated.push_back(what);
+    }
+  }
+  void no_interval(const std::string& reason) const {
+    if (out.no_interval.empty()) out.no_interval = reason;
+  }
+  // The fit's error, where a prediction from it needs saying or stops an interval.
+  void judge(const std::string& name, const FitError& e) const {
+    if (!e.poor.empty()) {
+      const std::string text = name + ": " + fit_error_text(e) + "; " + e.poor;
+      if (std::find(out.poor_fits.begin(), out.poor_fits.end(), text) == out.poor_fits.end()) {
+        out.poor_fits.push_back(text);
+      }
+    }
+    if (e.freedom() < 1) {
+      no_interval(name + ": " + std::to_string(e.cases) + " case(s) for " + std::to_string(e.terms) + " term(s) "
+                  "leave no degree of freedom: nothing shows how far a case strays from the fit");
+    }
+    if (e.files < 2) {
+      no_interval(name + ": fitted from one run: its cases show no spread between runs, and another run strays "
+                  "by that too (fit two runs or more for an interval)");
+    }
+  }
+  // No interval where `v` lies more than kFarBeyond beyond [lo, hi].
+  void far(const std::string& what, double v, double lo, double hi, const std::string& range) const {
+    if (v > kFarBeyond * hi || v * kFarBeyond < lo) {
+      no_interval(what + " more than " + format_number("%g", kFarBeyond) + "x beyond the " + range + " measured");
     }
   }
 };
@@ -82,11 +132,18 @@ Part gemm_part(const Ctx& x, const GemmWork& g, double cores) {
              " flops per call) beyond the measured " + format_sig3(pts.front().flops) + "-" +
              format_sig3(pts.back().flops));
   }
+  x.far(std::string("gemm ") + dtype_name(g.dtype) + " of " + format_sig3(g.flops_per_call) + " flops per call",
+        g.flops_per_call, pts.front().flops, pts.back().flops, format_sig3(pts.front().flops) + "-" +
+        format_sig3(pts.back().flops));
+  x.judge(fit_name(*curve), curve->error);
   const double w = a.flops == b.flops ? 0.0 : std::log(g.flops_per_call / b.flops) / std::log(a.flops / b.flops);
   const double rate = b.core_flops_s + w * (a.core_flops_s - b.core_flops_s);
-  const double rel = std::max(a.rel_ci, b.rel_ci) + std::fabs(a.core_flops_s - b.core_flops_s) / 2 / rate;
+  // The rate is the median of each size's cases (about their mean: leverage 1 / cases), weighed as interpolated;
+  // how much it moves between the two sizes around it is added, as the curve between them is not known.
+  const double h = w * w / a.cases + (1 - w) * (1 - w) / b.cases;
+  const double between = std::fabs(a.core_flops_s - b.core_flops_s) / 2 / rate;
   const double s = g.calls * g.flops_per_call / rate / cores;
-  return {s, rel * s};
+  return with_log_half(s, log_half_width(curve->error, h, std::max(a.rel_ci, b.rel_ci) / 1.96) + between);
 }
 
 Part copy_part(const Ctx& x, const std::string& kind, double bytes, double calls) {
@@ -101,8 +158,11 @@ Part copy_part(const Ctx& x, const std::string& kind, double bytes, double calls
     x.beyond(std::string("copies ") + kind + " of " + format_bytes(bytes / calls) + " beyond the measured " +
              format_bytes(f->min_bytes) + "-" + format_bytes(f->max_bytes));
   }
+  x.far("copies " + kind + " of " + format_bytes(bytes / calls), bytes / calls, f->min_bytes, f->max_bytes,
+        format_bytes(f->min_bytes) + "-" + format_bytes(f->max_bytes));
+  x.judge(fit_name(*f), f->error);
   const double s = calls * f->latency_s + bytes / f->bytes_s;
-  return {s, f->rel_rms * s};
+  return with_log_half(s, log_half_width(f->error, leverage<2>({calls, bytes}, s, f->cov_unscaled), 0.0));
 }
 
 Part copies_part(const Ctx& x, const SampleWork& w) {
@@ -111,10 +171,20 @@ Part copies_part(const Ctx& x, const SampleWork& w) {
   return p;
 }
 
-void flag_transfer_range(const Ctx& x, const TransferFit& f, const TransferWork& t) {
+const TransferSpan& span_of(const Ctx& x, const TransferFit& f, TransferSpan& own) {
   const auto i = static_cast<std::size_t>(&f - x.m.transfers.data());
-  const TransferSpan s = i < x.job.spans.size() && x.job.spans[i].points == f.points.size() ? x.job.spans[i]
-                                                                                            : transfer_span(f);
+  if (i < x.job.spans.size() && x.job.spans[i].points == f.points.size()) return x.job.spans[i];
+  own = transfer_span(f);
+  return own;
+}
+
+void flag_transfer_range(const Ctx& x, const TransferSpan& s, const TransferWork& t) {
+  x.far(t.op + " on " + std::to_string(t.group_size) + " ranks", t.group_size, 1, s.ranks,
+        std::to_string(s.ranks) + " ranks");
+  x.far(t.op + " on " + std::to_string(t.group_nodes) + " nodes", t.group_nodes, 1, s.nodes,
+        std::to_string(s.nodes) + " node(s)");
+  x.far(t.op + " of " + format_bytes(t.op_bytes), t.op_bytes, s.lo_bytes, s.hi_bytes,
+        format_bytes(s.lo_bytes) + "-" + format_bytes(s.hi_bytes));
   if (t.group_size > s.ranks) x.beyond(t.op + " on " + std::to_string(t.group_size) + " ranks, beyond the " +
                                        std::to_string(s.ranks) + " measured");
   if (t.group_nodes > s.nodes) x.beyond(t.op + " on " + std::to_string(t.group_nodes) + " nodes, beyond the " +
@@ -143,13 +213,21 @@ Part op_part(const Ctx& x, const TransferWork& t) {
     }
     x.beyond(t.op + ": " + transfer_term_name(j) + " not fitted, taken as 0");
   }
-  flag_transfer_range(x, *f, t);
+  TransferSpan own;
+  const TransferSpan& span = span_of(x, *f, own);
+  flag_transfer_range(x, span, t);
+  for (int j = 0; j < kTransferTerms; ++j) {
+    if (row[j] > 0 && !span.measured[j]) x.no_interval(t.op + ": the files measured no " + transfer_term_name(j));
+  }
+  x.judge(fit_name(*f), f->error);
   double s = 0, var = 0;
   for (int j = 0; j < kTransferTerms; ++j) {
     s += row[j] * f->coef[j];
     for (int k = 0; k < kTransferTerms; ++k) var += row[j] * f->cov[j][k] * row[k];
   }
-  return {s, 1.96 * std::sqrt(std::max(0.0, var)) + f->rel_rms * s};
+  if (!(s > 0)) return {};
+  const double bootstrap_sd = std::sqrt(std::max(0.0, var)) / s;  // the terms' spread over the samples drawn again
+  return with_log_half(s, log_half_width(f->error, leverage(row, s, f->cov_unscaled), bootstrap_sd));
 }
 
 // One sample of one rank: its parts, and op time and busbw where it moves one kind of operation.
@@ -161,12 +239,12 @@ void predict_sample(const Ctx& x, const ModelCase& c, const CaseWork& w) {
   const Part copies = copies_part(x, w.sample);
   for (const auto& t : w.sample.transfer_ops) {
     const Part op = op_part(x, t);
-    wire += {op.s * t.count, op.half * t.count};
+    wire += {op.s * t.count, op.up * t.count, op.down * t.count};
     if (w.sample.transfer_ops.size() == 1 && c.params.has("iters") && op.s > 0) {
       const double per_iter = t.count / static_cast<double>(c.params.get_int("iters"));
       x.out.op_time_s = op.s * per_iter;
-      x.out.op_lo_s = (op.s - op.half) * per_iter;
-      x.out.op_hi_s = (op.s + op.half) * per_iter;
+      x.out.op_lo_s = (op.s - op.down) * per_iter;
+      x.out.op_hi_s = (op.s + op.up) * per_iter;
       x.out.busbw_gbps = t.op_bytes * t.bus_factor / op.s / 1e9;
     }
   }
@@ -176,13 +254,12 @@ void predict_sample(const Ctx& x, const ModelCase& c, const CaseWork& w) {
   b.exposed_s = std::max(0.0, busy - b.compute_s);
   b.wire_s = wire.s;
   b.overhead_s = x.m.sample_overhead_s;
-  const double half = gemm.half + copies.half + wire.half;
   const double turns = static_cast<double>(x.out.turns);
   for (double* v : {&b.compute_s, &b.exposed_s, &b.wire_s, &b.overhead_s}) *v *= turns;
   b.total_s = b.sum();
   x.out.median_s = b.total_s;
-  x.out.lo_s = std::max(0.0, b.total_s - half * turns);
-  x.out.hi_s = b.total_s + half * turns;
+  x.out.lo_s = std::max(0.0, b.total_s - (gemm.down + copies.down + wire.down) * turns);
+  x.out.hi_s = b.total_s + (gemm.up + copies.up + wire.up) * turns;
 }
 
 }  // namespace

@@ -14,12 +14,17 @@
 
 namespace gpuscale {
 
-// What a transfer fit's points span: the most ranks and nodes, the fewest and most bytes.
+// What a transfer fit's points span: the most ranks and nodes, the fewest and most bytes, the terms measured.
 struct TransferSpan {
   std::size_t points = 0;  // of the fit it was worked out from
   int ranks = 0, nodes = 0;
   double lo_bytes = 0, hi_bytes = 0;
+  std::array<bool, kTransferTerms> measured{};  // some point had steps or bytes of the term
 };
+
+// A prediction more than this factor beyond what the files measured (ranks, nodes, bytes, flops per call) gets no
+// interval: the model's shape may not hold that far, and nothing in the files says how far off it may be.
+constexpr double kFarBeyond = 2.0;
 TransferSpan transfer_span(const TransferFit& f);
 
 struct PredictJob {
@@ -37,12 +42,16 @@ struct Prediction {
   std::string unpredictable;  // why the model cannot predict the case ("" when it can)
   std::string skip_reason;    // why the job skips the case ("" when it runs)
   int turns = 1;              // serial: turns one after another
-  // The case's median sample (serial: the sum over turns; parallel: a rank's sample, no waiting), 95% interval.
+  // The case's median sample (serial: the sum over turns; parallel: a rank's sample, no waiting), 95% interval
+  // (lo_s, hi_s, op_lo_s, op_hi_s: only where no_interval is empty).
   double median_s = 0, lo_s = 0, hi_s = 0;
   std::optional<double> op_time_s, op_lo_s, op_hi_s, busbw_gbps;  // transfers of one kind only
   Breakdown parts;                                                 // of median_s
   std::vector<std::string> extrapolated;  // terms used beyond the fitted sizes and shapes, and terms taken as 0
+  std::string no_interval;                // why the data cannot support an interval ("" when they can)
+  std::vector<std::string> poor_fits;     // the fits it used whose error is above kPoorFitRms: "NAME: why"
   bool predicted() const { return unpredictable.empty() && skip_reason.empty(); }
+  bool has_interval() const { return predicted() && no_interval.empty(); }
 };
 
 Prediction predict_case(const Model& m, const ModelCase& c, const PredictJob& job);

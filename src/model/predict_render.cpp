@@ -15,16 +15,26 @@ namespace {
 
 using nlohmann::json;
 
-// The one time a row is judged by: a transfer's op time, else its median sample.
-double predicted_time(const Prediction& p) { return p.op_time_s ? *p.op_time_s : p.median_s; }
 double measured_time(const PredictRow& r) {
   return r.p.op_time_s && r.measured->op_time_s ? *r.measured->op_time_s : r.measured->median_s;
 }
 
+// "±12%" where the interval reaches as far each way, else "-57% +130%" (an interval of factors is lopsided).
 std::string interval_text(const Prediction& p) {
   const double t = predicted_time(p);
-  const double lo = p.op_time_s ? *p.op_lo_s : p.lo_s, hi = p.op_time_s ? *p.op_hi_s : p.hi_s;
-  return t > 0 ? format_number("±%.0f%%", 100.0 * std::max(t - lo, hi - t) / t) : "";
+  if (!p.has_interval() || !(t > 0)) return "";
+  const Interval i = predicted_interval(p);
+  const std::string down = format_number("%.0f%%", 100.0 * (t - i.lo) / t);
+  const std::string up = format_number("%.0f%%", 100.0 * (i.hi - t) / t);
+  return up == down ? "±" + up : "-" + down + " +" + up;
+}
+
+std::vector<std::string> measured_cells(const PredictRow& r) {
+  const bool ran = r.measured && r.measured->status != CaseStatus::skipped;
+  return {ran ? format_seconds(measured_time(r)) : r.measured ? "skipped" : "not run",
+          ran && r.measured->speedup ? format_sig3(*r.measured->speedup) + "x" : "",
+          r.ratio ? ratio_text(*r.ratio) : "", r.ratio ? signed_error_text(*r.ratio) : "",
+          r.inside ? (*r.inside ? "yes" : "no") : ""};
 }
 
 // A row's cells after its varying parameters.
@@ -39,9 +49,8 @@ std::vector<std::string> cells_of(const PredictRow& r, bool against) {
     cells.push_back(r.speedup ? format_sig3(*r.speedup) + "x" : "");
   }
   if (against) {
-    const bool ran = r.measured && r.measured->status != CaseStatus::skipped;
-    cells.push_back(ran ? format_seconds(measured_time(r)) : r.measured ? "skipped" : "not run");
-    cells.push_back(r.error ? format_number("%.1f%%", 100.0 * *r.error) : "");
+    const auto m = measured_cells(r);
+    cells.insert(cells.end(), m.begin(), m.end());
   }
   return cells;
 }
@@ -66,7 +75,7 @@ std::string block_of(const std::vector<const ReportRow*>& block, const std::vect
   std::vector<std::vector<std::string>> cells{{"case"}};
   for (const auto& [k, v] : split.varying) cells[0].push_back(k);
   for (const char* h : {"mode", "predicted", "", "busbw", "speedup"}) cells[0].push_back(h);
-  if (against) cells[0].insert(cells[0].end(), {"measured", "error"});
+  if (against) cells[0].insert(cells[0].end(), {"measured", "measured speedup", "m/p", "error", "in 95%"});
   for (std::size_t i = 0; i < block.size(); ++i) {
     std::vector<std::string> line{std::to_string(rows[block[i]->case_index].number)};
     for (const auto& [k, v] : split.varying) line.push_back(v[i]);
@@ -91,6 +100,8 @@ std::string notes_of(const std::vector<PredictRow>& rows) {
     if (!r.p.skip_reason.empty()) add("skipped on this job: " + r.p.skip_reason, r.number);
     if (!r.p.unpredictable.empty()) add("not predicted: " + r.p.unpredictable, r.number);
     if (!r.p.extrapolated.empty()) add("extrapolated: " + join(r.p.extrapolated, "; "), r.number);
+    if (r.p.predicted() && !r.p.no_interval.empty()) add("no interval: " + r.p.no_interval, r.number);
+    for (const auto& poor : r.p.poor_fits) add("poor fit, prediction doubtful: " + poor, r.number);
   }
   std::string out;
   for (const auto& [text, cases] : notes) {
@@ -99,14 +110,28 @@ std::string notes_of(const std::vector<PredictRow>& rows) {
   return out;
 }
 
+std::string summary_line(const ErrorSummary& s) {
+  std::string out = s.what + ": measured/predicted median " + ratio_text(s.median);
+  if (s.cases > 1) out += " (" + ratio_text(s.min) + "-" + ratio_text(s.max) + ")";
+  out += " over " + std::to_string(s.cases) + " case(s)";
+  if (s.with_interval > 0) {
+    out += "; " + std::to_string(s.inside) + " of " + std::to_string(s.with_interval) + " inside the 95% interval";
+  }
+  return wrap(out);
+}
+
 std::string summary_of(const std::vector<PredictRow>& rows) {
   std::string out;
-  for (const auto& s : error_summary(rows)) {
-    out += "error of " + s.what + ": median " +
-           format_number("%.1f%%", 100 * s.median) + ", max " + format_number("%.1f%%", 100 * s.max) + " (" +
-           std::to_string(s.cases) + " case(s))\n";
+  for (const auto& s : error_summary(rows)) out += summary_line(s);
+  const ErrorSummary all = total_summary(rows);
+  if (all.cases == 0) return out;
+  std::string total = std::to_string(all.inside) + " of " + std::to_string(all.with_interval) +
+                      " measured values inside the 95% interval";
+  if (all.with_interval < all.cases) {
+    total += "; " + std::to_string(all.cases - all.with_interval) + " measured value(s) had no interval to fall in "
+             "(the notes say why)";
   }
-  return out;
+  return out + wrap(total);
 }
 
 }  // namespace
@@ -136,8 +161,17 @@ std::string render_predict_table(const PredictHeader& h, const std::vector<Predi
   const auto report_rows = as_report_rows(rows);
   for (const auto& block : by_experiment(report_rows)) out += "\n" + block_of(block, rows, !h.against.empty());
   out += "\n" + wrap("predicted: a transfer's op time, else the median sample (serial: the sum over turns; parallel: "
-                     "one rank's sample, no waiting for others); ±: its 95% interval; busbw in GB/s" +
-                     std::string(h.against.empty() ? "" : "; error: |measured - predicted| / measured"));
+                     "one rank's sample, no waiting for others); ±: its 95% interval (none where the data cannot "
+                     "support one); busbw in GB/s" +
+                     std::string(h.against.empty() ? "" : "; m/p: measured / predicted; error: (measured - predicted) "
+                                                          "/ predicted; in 95%: the measured value inside the "
+                                                          "interval"));
+  if (!h.noisy.empty()) {
+    out += wrap(h.noisy_fitted ? "fitted now with noisy cases, their numbers doubtful (--include-noisy): " +
+                                     join(h.noisy, "; ")
+                               : "fitted now without the cases left out as noisy (--include-noisy fits them): " +
+                                     join(h.noisy, "; "));
+  }
   out += notes_of(rows);
   out += summary_of(rows);
   if (breakdown) out += breakdown_of(rows);
@@ -157,14 +191,21 @@ void prediction_json(const PredictRow& r, json& o) {
     return;
   }
   o["predicted_median_s"] = p.median_s;
-  o["lo"] = p.lo_s;
-  o["hi"] = p.hi_s;
+  if (p.has_interval()) {
+    o["lo"] = p.lo_s;
+    o["hi"] = p.hi_s;
+  } else {
+    o["no_interval"] = p.no_interval;
+  }
   if (p.op_time_s) {
     o["predicted_op_time_s"] = *p.op_time_s;
-    o["predicted_op_time_lo_s"] = *p.op_lo_s;
-    o["predicted_op_time_hi_s"] = *p.op_hi_s;
+    if (p.has_interval()) {
+      o["predicted_op_time_lo_s"] = *p.op_lo_s;
+      o["predicted_op_time_hi_s"] = *p.op_hi_s;
+    }
     o["predicted_busbw_gbps"] = *p.busbw_gbps;
   }
+  if (!p.poor_fits.empty()) o["poor_fit"] = p.poor_fits;
   if (r.speedup) o["predicted_speedup"] = *r.speedup;
   if (r.efficiency) o["predicted_efficiency"] = *r.efficiency;
   o["extrapolated"] = p.extrapolated;
@@ -180,7 +221,11 @@ void measured_json(const PredictRow& r, json& o) {
   if (m.op_time_s) o["measured_op_time_s"] = *m.op_time_s;
   if (m.busbw_gbps) o["measured_busbw_gbps"] = *m.busbw_gbps;
   if (m.speedup) o["measured_speedup"] = *m.speedup;
-  if (r.error) o["error"] = *r.error;
+  if (r.ratio) {
+    o["measured_over_predicted"] = *r.ratio;
+    o["signed_error"] = *r.ratio - 1;
+  }
+  if (r.inside) o["inside_interval"] = *r.inside;
   if (m.breakdown) o["measured_breakdown"] = parts_json(*m.breakdown);
 }
 
@@ -192,6 +237,7 @@ std::string render_predict_json(const PredictHeader& h, const std::vector<Predic
   out["job"] = {{"ranks", h.job.shape.ranks}, {"nodes", h.job.shape.nodes}, {"backend", backend_name(h.job.backend)},
                 {"comm", comm_name(h.job.comm)}, {"cores_per_node", h.job.shape.cores_per_node}};
   if (!h.against.empty()) out["against"] = h.against;
+  if (!h.noisy.empty()) out[h.noisy_fitted ? "fitted_noisy" : "left_out_noisy"] = h.noisy;
   out["cases"] = json::array();
   for (const auto& r : rows) {
     json o{{"case", r.number}, {"experiment", r.c.experiment}, {"workload", r.c.workload},
@@ -201,9 +247,12 @@ std::string render_predict_json(const PredictHeader& h, const std::vector<Predic
     out["cases"].push_back(o);
   }
   out["summary"] = json::array();
-  for (const auto& s : error_summary(rows)) {
-    out["summary"].push_back({{"what", s.what}, {"cases", s.cases}, {"median_error", s.median}, {"max_error", s.max}});
-  }
+  const auto summary = [](const ErrorSummary& s) -> json {
+    return {{"what", s.what}, {"cases", s.cases}, {"median_ratio", s.median}, {"min_ratio", s.min},
+            {"max_ratio", s.max}, {"inside_interval", s.inside}, {"with_interval", s.with_interval}};
+  };
+  for (const auto& s : error_summary(rows)) out["summary"].push_back(summary(s));
+  if (!h.against.empty()) out["total"] = summary(total_summary(rows));
   return out.dump(2) + "\n";
 }
 

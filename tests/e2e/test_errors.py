@@ -358,7 +358,7 @@ class InputsThatAreNotFiles(InputErrorTest):
         cfg = cls.shared.write("c.toml", SMALL_CONFIG)
         assert mpirun(2, "run", cfg, "-o", cls.good).returncode == 0
         cls.model = cls.shared.path("m.json")
-        assert gpuscale("model", cls.good, "-o", cls.model).returncode == 0
+        assert gpuscale("model", cls.good, "-o", cls.model, "--include-noisy").returncode == 0
         cls.cfg = cfg
 
     @classmethod

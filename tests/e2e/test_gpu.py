@@ -116,7 +116,7 @@ class ShippedConfigs(ScratchTest):
             dtypes = {s(c["parameters"].attrs["dtype"]) for c in gemv}
         self.assertEqual(dtypes, {"fp32", "bf16"})
         model = self.path("gemv-model.json")
-        p = gpuscale("model", out, "-o", model)
+        p = gpuscale("model", out, "-o", model, "--include-noisy")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("copies gemv (cuda)", p.stdout)
         self.assertIn("copies pass (cuda)", p.stdout)

@@ -126,7 +126,7 @@ class OneRuleForEveryOutput(SharedRunTest):
             self.refused(gpuscale("report", self.a, "--format", "trace", "-o", b),
                          f"{b}: the file exists; use --force to overwrite it, or choose another -o")
             self.assertEqual(digest(b), b_digest)
-            p = gpuscale("model", self.a, "-o", b, "--force")  # asked for: replaced, whole
+            p = gpuscale("model", self.a, "-o", b, "--force", "--include-noisy")  # asked for: replaced, whole
             self.assertEqual(p.returncode, 0, p.stderr)
             with open(b) as f:
                 self.assertIn('"format": "gpuscale-model"', f.read())
@@ -165,7 +165,7 @@ class OneRuleForEveryOutput(SharedRunTest):
     def test_standard_output_that_cannot_be_written_exits_1(self):
         cfg = self.write("c.toml", SMALL_CONFIG)
         model = self.path("m.json")
-        self.assertEqual(gpuscale("model", self.a, "-o", model).returncode, 0)
+        self.assertEqual(gpuscale("model", self.a, "-o", model, "--include-noisy").returncode, 0)
         for args in (["report", self.a], ["report", self.a, "--format", "json"],
                      ["report", self.a, "--format", "trace", "-o", "-"], ["check", cfg],
                      ["predict", model, "--ranks", "4"]):

@@ -3,6 +3,7 @@
 // model file, and what it refuses.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "model/least_squares.hpp"
 #include "model/model_file.hpp"
 #include "model/predict_report.hpp"
+#include "workloads/estimate.hpp"
 #include "workloads/workload.hpp"
 
 using namespace gpuscale;
@@ -142,7 +144,11 @@ TEST_CASE("fitted on 2 and 3 nodes, the model gives back its terms and predicts 
   CHECK(f->coef[kAlphaInter] == Approx(kAlpha).epsilon(1e-6));
   CHECK(f->coef[kSecPerByteInter] == Approx(kSecPerByte).epsilon(1e-6));
   CHECK_FALSE(f->fitted[kAlphaIntra]);
-  CHECK(f->rel_rms == Approx(0).margin(1e-9));
+  CHECK(f->error.rel_rms == Approx(0).margin(1e-9));
+  CHECK(f->error.cases == 6);
+  CHECK(f->error.terms == 2);
+  CHECK(f->error.files == 2);
+  CHECK(f->error.poor.empty());
   CHECK(f->points.size() == 6);
 
   const auto rows = predict_rows(m, m.cases, predict_job(m, 4, 4));
@@ -260,15 +266,20 @@ TEST_CASE("the model file keeps every term and case, and says what is wrong with
   CHECK(back.cases[0].params == m.cases[0].params);
   CHECK(back.sources.size() == 2);
   std::ofstream(path) << "{\"gemm\": []}";
-  CHECK_THROWS_WITH(read_model_file(path), path + ": not a model file: it lacks \"format\": \"gpuscale-model\" (make "
-                                                  "one with 'gpuscale model FILES... -o " + path + "')");
+  CHECK_THROWS_WITH(read_model_file(path), path + ": not a gpuscale model file: it lacks \"format\": "
+                                                  "\"gpuscale-model\" (make one with 'gpuscale model FILES... -o " +
+                                                  path + "')");
   std::ofstream(path) << "{\"format\": \"gpuscale-model\", \"format_version\": 9}";
-  CHECK_THROWS_WITH(read_model_file(path), path + ": model format version 9, this gpuscale reads 1; fit it again "
-                                                  "with 'gpuscale model'");
+  CHECK_THROWS_WITH(read_model_file(path), path + ": model format version 9 is newer than this gpuscale reads (2); "
+                                                  "predict with that gpuscale or a newer one, or fit it again with "
+                                                  "this one ('gpuscale model')");
   std::ofstream(path) << "{\"format\": \"gpuscale-model\", \"format_version\": 1}";
+  CHECK_THROWS_WITH(read_model_file(path), path + ": model format version 1, this gpuscale reads 2; fit it again "
+                                                  "with 'gpuscale model'");
+  std::ofstream(path) << "{\"format\": \"gpuscale-model\", \"format_version\": 2}";
   CHECK_THROWS_WITH(read_model_file(path), path + ": software_version: missing");
   std::ofstream(path) << "{not json";
-  CHECK_THROWS_WITH(read_model_file(path), Catch::StartsWith(path + ": not a model file: not JSON ("));
+  CHECK_THROWS_WITH(read_model_file(path), Catch::StartsWith(path + ": not a gpuscale model file: not JSON ("));
   std::remove(path.c_str());
   CHECK_THROWS_WITH(read_model_file(path), path + ": no such file");
 }
@@ -279,7 +290,7 @@ TEST_CASE("files with nothing of one kind of work to fit are refused", "[model]"
                     Catch::StartsWith("nothing in the file(s) can be fitted: the model needs cases that ran"));
 }
 
-TEST_CASE("predict against a measured run: the error of each case and a summary per op", "[model]") {
+TEST_CASE("predict against a measured run: measured / predicted of each case and a summary per op", "[model]") {
   const Model m = fit_model({allreduce_file(2, 2), allreduce_file(3, 3)});
   auto rows = predict_rows(m, m.cases, predict_job(m, 4, 4));
   RunRecord four = allreduce_file(4, 4).second;
@@ -287,14 +298,253 @@ TEST_CASE("predict against a measured run: the error of each case and a summary 
     for (auto& t : c.device_time_s) t *= 1.1;
     for (std::size_t i = 0; i < c.wall_end_s.size(); ++i) c.wall_end_s[i] = c.wall_start_s[i] + c.device_time_s[i];
   }
-  add_measured(rows, build_report(four));
+  CHECK(add_measured(rows, build_report(four)) == 3);
   for (const auto& r : rows) {
-    REQUIRE(r.error);
-    CHECK(*r.error == Approx(0.1 / 1.1).epsilon(1e-6));
+    REQUIRE(r.ratio);
+    CHECK(*r.ratio == Approx(1.1).epsilon(1e-6));
+    // A fit through its points exactly (no residual) with no sampling spread: its interval is the prediction alone.
+    REQUIRE(r.inside);
+    CHECK_FALSE(*r.inside);
   }
   const auto summary = error_summary(rows);
   REQUIRE(summary.size() == 1);
   CHECK(summary[0].what == "collective allreduce");
   CHECK(summary[0].cases == 3);
-  CHECK(summary[0].max == Approx(0.1 / 1.1).epsilon(1e-6));
+  CHECK(summary[0].max == Approx(1.1).epsilon(1e-6));
+  CHECK(summary[0].inside == 0);
+  CHECK(summary[0].with_interval == 3);
+  // A file of other cases shares none.
+  auto other = predict_rows(m, m.cases, predict_job(m, 4, 4));
+  RunRecord gemm = run_of(4, 4);
+  gemm.cases.push_back(case_of(plan_of("[[experiment]]\nname = \"g\"\nworkload = \"gemm\"\n")[0], gemm, 1e-3));
+  CHECK(add_measured(other, build_report(gemm)) == 0);
+}
+
+namespace {
+
+// A row predicted as `p` with the interval [lo, hi] (none where lo > hi), measured as `m`.
+PredictRow row_of(const std::string& op, double p, double lo, double hi, double m) {
+  PredictRow r;
+  r.c = {"x", "collective", Mode::parallel, {}};
+  r.c.params.set("op", op);
+  r.p.median_s = p;
+  r.p.lo_s = lo;
+  r.p.hi_s = hi;
+  if (lo > hi) r.p.no_interval = "none";
+  r.ratio = m / p;
+  if (r.p.has_interval()) r.inside = lo <= m && m <= hi;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("the error is measured / predicted and its signed percentage, not capped at 100%", "[model]") {
+  CHECK(ratio_text(16.4e-3 / 2.04e-3) == "8.04x");
+  CHECK(signed_error_text(16.4e-3 / 2.04e-3) == "+704%");
+  CHECK(signed_error_text(0.77) == "-23%");
+  CHECK(signed_error_text(1.049) == "+4.9%");
+  CHECK(signed_error_text(1.0) == "0.0%");
+  const std::vector<PredictRow> rows{row_of("sendrecv", 2.04e-3, 1e-3, 4e-3, 16.4e-3),
+                                     row_of("sendrecv", 1e-3, 0.5e-3, 2e-3, 1.5e-3),
+                                     row_of("allreduce", 1e-3, 1, 0, 1.2e-3)};
+  const auto s = error_summary(rows);
+  REQUIRE(s.size() == 2);
+  CHECK(s[0].what == "collective sendrecv");
+  CHECK(s[0].median == Approx((16.4 / 2.04 + 1.5) / 2));
+  CHECK(s[0].min == Approx(1.5));
+  CHECK(s[0].max == Approx(16.4 / 2.04));
+  CHECK(s[0].inside == 1);
+  CHECK(s[0].with_interval == 2);
+  CHECK(s[1].with_interval == 0);  // no interval: counted as measured, not as inside or outside
+  const ErrorSummary all = total_summary(rows);
+  CHECK(all.cases == 3);
+  CHECK(all.inside == 1);
+  CHECK(all.with_interval == 2);
+}
+
+TEST_CASE("Student's t and the unscaled covariance of a relative fit", "[model]") {
+  CHECK(t_quantile_975(1) == Approx(12.706));
+  CHECK(t_quantile_975(10) == Approx(2.228));
+  CHECK(t_quantile_975(30) == Approx(2.042));
+  CHECK(t_quantile_975(31) == Approx(2.040).margin(1e-3));
+  CHECK(t_quantile_975(1000) == Approx(1.962).margin(1e-3));
+  // Rows x / y = (1, 1), (1, 2), (1, 3): A^T A = [[3, 6], [6, 14]], its inverse [[14, -6], [-6, 3]] / 6.
+  const std::vector<std::vector<double>> x{{2, 2}, {2, 4}, {2, 6}};
+  const auto c = relative_unscaled_cov(x, {2, 2, 2}, {true, true});
+  REQUIRE(c);
+  CHECK((*c)[0][0] == Approx(14.0 / 6));
+  CHECK((*c)[0][1] == Approx(-1.0));
+  CHECK((*c)[1][1] == Approx(0.5));
+  const auto one = relative_unscaled_cov(x, {2, 2, 2}, {false, true});  // a column left out stays 0
+  REQUIRE(one);
+  CHECK((*one)[0][0] == 0);
+  CHECK((*one)[1][1] == Approx(1.0 / 14));
+  CHECK_FALSE(relative_unscaled_cov({{1, 2}, {2, 4}}, {1, 1}, {true, true}));  // singular
+}
+
+namespace {
+
+// A model of copies "pass" as fitted from `cases` cases with residual spread `log_se` and the given unscaled
+// covariance of (latency, seconds per byte): 1 us per call, 1 GB/s, 1 KiB to 1 MiB measured.
+Model copy_model(int cases, double log_se, const Unscaled<2>& c) {
+  Model m;
+  m.sources.push_back({"a.h5", "", Backend::cpu, CommKind::mpi, "test cpu", 1, 1, 8});
+  m.node_cores = 8;
+  CopyFit f{Backend::cpu, "pass", 1e-6, 1e9, 1024, 1048576, {}, c};
+  f.error.cases = cases;
+  f.error.terms = 2;
+  f.error.files = 2;
+  f.error.log_se = log_se;
+  m.copies.push_back(f);
+  return m;
+}
+
+// A pass of r += a * b over `elements` fp32 elements (16 bytes an element: a, b, r read, r written).
+ModelCase elementwise_case(std::int64_t elements) {
+  const auto plan = plan_of("[[experiment]]\nname = \"e\"\nworkload = \"elementwise\"\nelements = " +
+                            std::to_string(elements) + "\nops = 1\nmodes = [\"parallel\"]\n");
+  return model_case(plan[0]);
+}
+
+}  // namespace
+
+TEST_CASE("an interval holds the fit's residual spread, by Student's t, and its leverage", "[model]") {
+  const Unscaled<2> c{{{4e10, 0}, {0, 1e14}}};
+  const Model m = copy_model(6, 0.2, c);
+  const ModelCase k = elementwise_case(4096);
+  const Prediction p = predict_case(m, k, predict_job(m, 1, 1));
+  REQUIRE(p.predicted());
+  REQUIRE(p.has_interval());
+  const CaseWork w = case_work(Case{0, k.experiment, k.workload, k.mode, k.params, {}}, predict_job(m, 1, 1).shape);
+  REQUIRE(w.sample.streams.size() == 1);
+  const double calls = w.sample.streams[0].calls, bytes = w.sample.streams[0].bytes;
+  const double s = calls * 1e-6 + bytes / 1e9;
+  const double h = calls / s * 4e10 * calls / s + bytes / s * 1e14 * bytes / s;
+  const double half = t_quantile_975(4) * 0.2 * std::sqrt(1 + h);  // 6 cases, 2 terms: 4 degrees of freedom
+  CHECK(p.median_s - p.parts.overhead_s == Approx(s));
+  CHECK(p.hi_s - p.median_s == Approx(s * std::expm1(half)));
+  CHECK(p.median_s - p.lo_s == Approx(-s * std::expm1(-half)));
+}
+
+TEST_CASE("no interval where the data cannot support one, and the reason", "[model]") {
+  const Unscaled<2> c{};
+  const Prediction none = predict_case(copy_model(2, 0, c), elementwise_case(4096), predict_job(copy_model(2, 0, c),
+                                                                                                  1, 1));
+  REQUIRE(none.predicted());
+  CHECK_FALSE(none.has_interval());
+  CHECK(none.no_interval == "copies pass (cpu): 2 case(s) for 2 term(s) leave no degree of freedom: nothing shows "
+                            "how far a case strays from the fit");
+  Model m = copy_model(8, 0.1, c);
+  const auto job = predict_job(m, 1, 1);
+  CHECK(predict_case(m, elementwise_case(4096), job).has_interval());
+  m.copies[0].error.files = 1;
+  CHECK(predict_case(m, elementwise_case(4096), job).no_interval ==
+        "copies pass (cpu): fitted from one run: its cases show no spread between runs, and another run strays by "
+        "that too (fit two runs or more for an interval)");
+  m.copies[0].error.files = 2;
+  const Prediction far = predict_case(m, elementwise_case(1 << 20), job);  // 16 MiB a pass, 1 MiB measured
+  REQUIRE(far.predicted());
+  CHECK_THAT(far.no_interval, Catch::Contains("more than 2x beyond the 1 KiB-1 MiB measured"));
+  // A transfer on more nodes than twice those measured.
+  const Model t = fit_model({allreduce_file(2, 2), allreduce_file(3, 3)});
+  const Prediction wide = predict_case(t, model_case(plan_of(kCollectives)[0]), predict_job(t, 8, 8));
+  CHECK(wide.no_interval == "allreduce on 8 ranks more than 2x beyond the 3 ranks measured");
+}
+
+namespace {
+
+// The allreduce files of allreduce_file, with case `index` of the 3-node file `factor` times slower.
+Model fit_with_one_off(double factor, std::size_t index) {
+  auto three = allreduce_file(3, 3);
+  for (auto& t : three.second.cases[index].device_time_s) t *= factor;
+  return fit_model({allreduce_file(2, 2), three, allreduce_file(4, 4)});
+}
+
+}  // namespace
+
+TEST_CASE("a fit's error names its worst cases, and a poor fit says why it thinks so", "[model]") {
+  const Model good = fit_with_one_off(1.0, 1);
+  CHECK(good.transfers[0].error.poor.empty());
+  const Model bad = fit_with_one_off(8.0, 1);
+  const FitError& e = bad.transfers[0].error;
+  CHECK(e.cases == 9);
+  CHECK(e.rel_rms > kPoorFitRms);
+  REQUIRE(!e.worst.empty());
+  CHECK(e.worst[0].from == "3x3.h5 case 2");
+  CHECK(e.worst[0].ratio > 2);
+  CHECK_THAT(e.poor, Catch::StartsWith("one case far off: 3x3.h5 case 2 measured "));
+  CHECK_THAT(fit_error_text(e), Catch::StartsWith("fit error ") && Catch::Contains("worst: 3x3.h5 case 2 (measured "));
+  // A prediction from it repeats the warning.
+  const Prediction p = predict_case(bad, model_case(plan_of(kCollectives)[0]), predict_job(bad, 4, 4));
+  REQUIRE(p.poor_fits.size() == 1);
+  CHECK_THAT(p.poor_fits[0], Catch::StartsWith("allreduce over mpi (cpu): fit error ") &&
+                                 Catch::Contains("one case far off"));
+}
+
+TEST_CASE("files that disagree make a poor fit that says so", "[model]") {
+  const auto plan = plan_of("[[experiment]]\nname = \"g\"\nworkload = \"gemm\"\nsize = [64, 128]\n"
+                            "modes = [\"parallel\"]\n");
+  RunRecord quiet = run_of(1, 1), busy = run_of(1, 1);
+  for (const auto& c : plan) {
+    const double t = c.params.get_int("size") == 64 ? 1e-3 : 8e-3;
+    quiet.cases.push_back(case_of(c, quiet, t));
+    busy.cases.push_back(case_of(c, busy, 2 * t));  // the same cases, twice as slow
+  }
+  const Model m = fit_model({{"quiet.h5", quiet}, {"busy.h5", busy}});
+  REQUIRE(m.gemm.size() == 1);
+  const FitError& e = m.gemm[0].error;
+  CHECK(e.cases == 4);
+  CHECK(e.terms == 2);
+  CHECK(e.rel_rms > kPoorFitRms);
+  CHECK_THAT(e.poor, Catch::Contains("the files disagree") && Catch::Contains("the cases of busy.h5 measured ") &&
+                         Catch::Contains("those of quiet.h5 "));
+  CHECK_THAT(e.poor, Catch::Contains("4 case(s) for 2 term(s): too few"));
+}
+
+namespace {
+
+// A gemm sweep on 2 ranks of a node of 2 cores, threads = [1, 2]: the cases of 2 threads ask for 4 cores.
+RunRecord crowded_run() {
+  const auto plan = plan_of("[[experiment]]\nname = \"g\"\nworkload = \"gemm\"\nsize = [64, 128]\n"
+                            "threads = [1, 2]\nmodes = [\"parallel\"]\n");
+  RunRecord run = run_of(2, 1, 2);
+  for (const auto& c : plan) run.cases.push_back(case_of(c, run, c.params.get_int("size") == 64 ? 1e-3 : 8e-3));
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("cases whose host makes their numbers doubtful are left out and named, unless asked for", "[model]") {
+  const RunRecord run = crowded_run();
+  const Model m = fit_model({{"c.h5", run}});
+  REQUIRE(m.gemm.size() == 1);
+  CHECK(m.gemm[0].error.cases == 2);  // the two of 1 thread
+  REQUIRE(m.noisy.size() == 1);
+  CHECK(m.noisy[0] == "c.h5 cases 3-4 (oversubscribed: 2 ranks x 2 threads on 2 cores of node 0)");
+  CHECK(std::find(m.notes.begin(), m.notes.end(), "c.h5: 2 case(s) left out as noisy (--include-noisy fits them "
+                  "anyway): cases 3-4 (oversubscribed: 2 ranks x 2 threads on 2 cores of node 0)") != m.notes.end());
+  const Model all = fit_model({{"c.h5", run}}, {true});
+  CHECK(all.gemm[0].error.cases == 4);
+  CHECK(all.noisy == m.noisy);
+  CHECK(all.noisy_fitted);
+  CHECK(std::find(all.notes.begin(), all.notes.end(), "c.h5: 2 noisy case(s) fitted anyway (--include-noisy): "
+                  "cases 3-4 (oversubscribed: 2 ranks x 2 threads on 2 cores of node 0)") != all.notes.end());
+}
+
+TEST_CASE("where every case that could be fitted is noisy, the fit fails naming them", "[model]") {
+  RunRecord run = crowded_run();
+  for (auto& r : run.ranks) r.node_cores = 1;  // every case now asks for more cores than the node has
+  try {
+    fit_model({{"c.h5", run}});
+    FAIL("fitted");
+  } catch (const InputError&) {
+    FAIL("an input error (exit 2), not a failure to fit (exit 1)");
+  } catch (const RuntimeError& e) {
+    CHECK(std::string(e.what()) ==
+          "nothing left to fit: the cases that could be fitted were all left out as noisy, their numbers not to be "
+          "trusted: c.h5 cases 1-2 (oversubscribed: 2 ranks on 1 core of node 0); c.h5 cases 3-4 (oversubscribed: "
+          "2 ranks x 2 threads on 1 core of node 0); run them again on a quiet machine, or give --include-noisy to "
+          "fit them anyway");
+  }
+  CHECK(fit_model({{"c.h5", run}}, {true}).gemm.size() == 1);
 }

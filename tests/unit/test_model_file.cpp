@@ -22,21 +22,29 @@ namespace {
 
 // A model as `gpuscale model` writes one: a gemm curve, a copy fit, an allreduce fitted inside a node, two cases.
 const char* const kModel = R"({
-  "format": "gpuscale-model", "format_version": 1, "software_version": "0.1.0",
+  "format": "gpuscale-model", "format_version": 2, "software_version": "0.1.0",
   "files": [{"path": "one.h5", "date": "2026-11-27T00:00:00+0000", "backend": "cpu", "comm": "mpi",
              "device": "test cpu", "ranks": 2, "nodes": 1, "node_cores": 4}],
   "node_cores": 4, "sample_overhead_s": 1e-05,
   "gemm": [{"backend": "cpu", "device": "test cpu", "dtype": "fp64", "impl": "vendor", "points": [
-    {"flops_per_call": 524288.0, "gflops_per_core": 30.0, "rel_ci": 0.01},
-    {"flops_per_call": 4194304.0, "gflops_per_core": 50.0, "rel_ci": 0.0}]}],
+    {"flops_per_call": 524288.0, "gflops_per_core": 30.0, "rel_ci": 0.01, "cases": 2},
+    {"flops_per_call": 4194304.0, "gflops_per_core": 50.0, "rel_ci": 0.0, "cases": 2}],
+    "fit_error": {"cases": 4, "terms": 2, "files": 2, "rel_rms": 0.05, "log_se": 0.07, "poor": null,
+                  "worst": [{"from": "one.h5 case 1", "ratio": 1.05}]}}],
   "copies": [{"backend": "cpu", "kind": "host-pinned", "latency_s": 5e-06, "gbps": 40.0, "min_bytes": 65536.0,
-              "max_bytes": 1048576.0, "rel_rms": 0.1, "cases": 4}],
+              "max_bytes": 1048576.0, "cov_unscaled": [[1e-10, 0.0], [0.0, 1e-20]],
+              "fit_error": {"cases": 4, "terms": 2, "files": 1, "rel_rms": 0.1, "log_se": 0.14, "poor": null,
+                            "worst": []}}],
   "transfers": [{"backend": "cpu", "comm": "mpi", "op": "allreduce", "alpha_intra_s": 2e-06, "alpha_inter_s": null,
-    "busbw_intra_gbps": 10.0, "busbw_inter_gbps": null, "rel_rms": 0.01,
+    "busbw_intra_gbps": 10.0, "busbw_inter_gbps": null,
+    "fit_error": {"cases": 3, "terms": 2, "files": 1, "rel_rms": 0.01, "log_se": 0.02, "poor": null, "worst": []},
     "terms": ["alpha_intra_s", "alpha_inter_s", "s_per_byte_intra", "s_per_byte_inter"],
     "coef": [2e-06, 0.0, 1e-10, 0.0], "fitted": [true, false, true, false],
     "cov": [[1e-12, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1e-22, 0.0], [0.0, 0.0, 0.0, 0.0]],
-    "points": [{"ranks": 2, "nodes": 1, "bytes": 65536.0, "op_time_s": 1.5e-05, "from": "one.h5 case 5"}]}],
+    "cov_unscaled": [[1e-10, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1e-20, 0.0], [0.0, 0.0, 0.0, 0.0]],
+    "points": [{"ranks": 2, "nodes": 1, "bytes": 65536.0, "op_time_s": 1.5e-05, "from": "one.h5 case 5"},
+               {"ranks": 2, "nodes": 1, "bytes": 1048576.0, "op_time_s": 1.1e-04, "from": "one.h5 case 6"},
+               {"ranks": 2, "nodes": 1, "bytes": 4194304.0, "op_time_s": 4.2e-04, "from": "one.h5 case 7"}]}],
   "notes": [],
   "cases": [
     {"experiment": "gemm", "workload": "gemm", "mode": "parallel",
@@ -140,7 +148,20 @@ TEST_CASE("each hand-edited value of a model file is refused on one line naming 
       {"/copies/0/latency_s", "-5e-06", "copies[0].latency_s: must be a number from 0 to 2592000, got -5e-06"},
       {"/copies/0/kind", "\"pinned\"", bad_kind.c_str()},
       {"/copies/0/max_bytes", "10", "copies[0].max_bytes: must be a number of at least 65536, got 10"},
-      {"/copies/0/cases", "2.5", "copies[0].cases: must be an integer from 1 to 2147483647, got 2.5"},
+      {"/copies/0/fit_error/cases", "2.5", "copies[0].fit_error.cases: must be an integer from 1 to 2147483647, got "
+                                          "2.5"},
+      {"/copies/0/fit_error/terms", "5", "copies[0].fit_error.terms: must be at most the fit's cases, 4, got 5"},
+      {"/copies/0/fit_error/files", "0", "copies[0].fit_error.files: must be an integer from 1 to 2147483647, got 0"},
+      {"/copies/0/fit_error/files", "7", "copies[0].fit_error.files: must be at most the fit's cases, 4, got 7"},
+      {"/copies/0/fit_error/log_se", "-0.1", "copies[0].fit_error.log_se: must be a number of at least 0, got -0.1"},
+      {"/copies/0/fit_error", "", "copies[0].fit_error: missing"},
+      {"/copies/0/cov_unscaled/1/1", "-1", "copies[0].cov_unscaled[1][1]: must be a number of at least 0, got -1"},
+      {"/copies/0/cov_unscaled", "[[0, 0]]", "copies[0].cov_unscaled: must be a list of 2, got a list of 1"},
+      {"/gemm/0/fit_error/worst/0/ratio", "0", "gemm[0].fit_error.worst[0].ratio: must be a number above 0, got 0"},
+      {"/gemm/0/fit_error/poor", "7", "gemm[0].fit_error.poor: must be a string, got 7"},
+      {"/gemm/0/points/0/cases", "0", "gemm[0].points[0].cases: must be an integer from 1 to 2147483647, got 0"},
+      {"/transfers/0/cov_unscaled/0/0", "-1e-10", "transfers[0].cov_unscaled[0][0]: must be a number of at least 0, "
+                                                  "got -1e-10"},
       {"/transfers/0/busbw_intra_gbps", "-3", "transfers[0].busbw_intra_gbps: must be a number above 0, got -3"},
       {"/transfers/0/busbw_intra_gbps", "20", "transfers[0].busbw_intra_gbps: 20 does not match coef[2] (10 GB/s); "
                                               "predict reads coef[2]: change both, or fit again"},
@@ -158,10 +179,12 @@ TEST_CASE("each hand-edited value of a model file is refused on one line naming 
       {"/transfers/0/points/0/nodes", "3", "transfers[0].points[0].nodes: must be at most the point's ranks, 2, got 3"},
       {"/transfers/0/comm", "\"auto\"", "transfers[0].comm: must be one of mpi, nccl; got \"auto\""},
       {"/transfers/1", R"({"backend": "cpu", "comm": "mpi", "op": "allreduce", "alpha_intra_s": null,
-        "alpha_inter_s": null, "busbw_intra_gbps": null, "busbw_inter_gbps": null, "rel_rms": 0,
+        "alpha_inter_s": null, "busbw_intra_gbps": null, "busbw_inter_gbps": null,
+        "fit_error": {"cases": 1, "terms": 1, "files": 1, "rel_rms": 0, "log_se": 0, "poor": null, "worst": []},
         "terms": ["alpha_intra_s", "alpha_inter_s", "s_per_byte_intra", "s_per_byte_inter"],
         "coef": [0, 0, 0, 0], "fitted": [false, false, false, false],
-        "cov": [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], "points": []})",
+        "cov": [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
+        "cov_unscaled": [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], "points": []})",
        "transfers[1]: a second fit of allreduce over mpi on cpu; predict would use only the first"},
       {"/files", "[]", "files: must be a list of at least 1, got an empty list"},
       {"/files/0/ranks", "0", "files[0].ranks: must be an integer from 1 to 2147483647, got 0"},
@@ -180,12 +203,14 @@ TEST_CASE("each hand-edited value of a model file is refused on one line naming 
       {"/cases/1/params/inplace", "0", "cases[1].params.inplace: must be true or false, got 0"},
       {"/cases/1/params", "[]", "cases[1].params: must be an object, got an empty list"},
       {"/cases/1/workload", "7", "cases[1].workload: must be a string, got 7"},
-      {"/format_version", "\"1\"", "format_version: must be an integer (this gpuscale reads 1), got \"1\""},
-      {"/format_version", "2", "model format version 2, this gpuscale reads 1; fit it again with 'gpuscale model'"},
+      {"/format_version", "\"2\"", "format_version: must be an integer (this gpuscale reads 2), got \"2\""},
+      {"/format_version", "1", "model format version 1, this gpuscale reads 2; fit it again with 'gpuscale model'"},
+      {"/format_version", "3", "model format version 3 (written by gpuscale 0.1.0) is newer than this gpuscale reads "
+                               "(2); predict with that gpuscale or a newer one, or fit it again with this one"},
       {"/format_version", "", "format_version: missing"},
-      {"/format", "\"gpuscale-modle\"", "not a model file: its \"format\" is \"gpuscale-modle\", not "
+      {"/format", "\"gpuscale-modle\"", "not a gpuscale model file: its \"format\" is \"gpuscale-modle\", not "
                                         "\"gpuscale-model\" (make one with 'gpuscale model FILES... -o model.json')"},
-      {"/format", "", "not a model file: it lacks \"format\": \"gpuscale-model\""},
+      {"/format", "", "not a gpuscale model file: it lacks \"format\": \"gpuscale-model\""},
   };
   for (const auto& e : edits) {
     INFO(e.pointer << " = " << e.value);
@@ -203,17 +228,17 @@ TEST_CASE("a file that is no model says what it is, on one line", "[model]") {
   const std::vector<std::pair<std::string, std::string>> texts{
       {"", "the file is empty, not a model" + make},
       {" \n\t", "the file is empty, not a model" + make},
-      {"[1, 2]", "not a model file: JSON, but a list" + make},
-      {"\"gpuscale-model\"", "not a model file: JSON, but \"gpuscale-model\"" + make},
-      {R"({"traceEvents": []})", "not a model file: it is a trace (gpuscale report --format trace), not a model (a "
-                                 "model is what 'gpuscale model RESULT_FILES... -o MODEL.json' writes)"},
-      {R"({"runs": [], "cases": []})", "not a model file: it is a report (gpuscale report --format json-full)"},
-      {R"([{"workload": "gemm", "median_s": 1}])", "not a model file: it is a report's rows (gpuscale report "
-                                                  "--format json)"},
-      {R"({"model": "m.json", "job": {}, "cases": []})", "not a model file: it is a prediction (gpuscale predict "
-                                                        "--format json)"},
+      {"[1, 2]", "not a gpuscale model file: JSON, but a list" + make},
+      {"\"gpuscale-model\"", "not a gpuscale model file: JSON, but \"gpuscale-model\"" + make},
+      {R"({"traceEvents": []})", "not a gpuscale model file (it looks like report --format trace output): a model is "
+                                 "what 'gpuscale model RESULT_FILES... -o MODEL.json' writes"},
+      {R"({"runs": [], "cases": []})", "not a gpuscale model file (it looks like report --format json-full output)"},
+      {R"([{"workload": "gemm", "median_s": 1}])", "not a gpuscale model file (it looks like report --format json "
+                                                  "output)"},
+      {R"({"model": "m.json", "job": {}, "cases": []})", "not a gpuscale model file (it looks like predict --format "
+                                                        "json output)"},
       {huge, "copies[0].gbps: must be a number a double holds (at most about 1.8e308), got 1e999"},
-      {"{not json", "not a model file: not JSON (at line 1, column 3: syntax error while parsing object key"},
+      {"{not json", "not a gpuscale model file: not JSON (at line 1, column 3: syntax error while parsing object key"},
   };
   for (const auto& [text, message] : texts) {
     INFO(text.substr(0, 40));
@@ -222,6 +247,46 @@ TEST_CASE("a file that is no model says what it is, on one line", "[model]") {
     CHECK(why.find('\n') == std::string::npos);
     CHECK(why.find("json.exception") == std::string::npos);
   }
+}
+
+TEST_CASE("a JSON file where a result file was wanted says what it looks like", "[model]") {
+  const std::string path = "test_model_file_results.json";
+  const auto refusal_of = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    try {
+      refuse_json_for_results(path, "give a result file");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(refusal_of(R"([{"workload": "gemm", "case": 1}])") ==
+        path + ": not a gpuscale result file (it looks like report --format json output); give a result file");
+  CHECK(refusal_of(kModel) == path + ": not a gpuscale result file (it looks like a gpuscale model file); give a "
+                                     "result file");
+  CHECK(refusal_of("{\"a\": 1}") == path + ": not a gpuscale result file (it looks like JSON); give a result file");
+  CHECK(refusal_of("") == path + ": not a gpuscale result file (it looks like an empty file); give a result file");
+  CHECK(refusal_of("\x89HDF\r\n").empty());  // HDF5: the result reader's to judge
+  std::remove(path.c_str());
+}
+
+TEST_CASE("a fit's error, its worst cases and why it is poor read back as written", "[model]") {
+  Model m = read_model_json(kModel, "model.json");
+  m.transfers[0].error.poor = "one case far off: one.h5 case 7 measured 3.1x the fit";
+  m.transfers[0].error.worst = {{"one.h5 case 7", 3.1}};
+  const Model back = read_model_json(model_json(m), "model.json");
+  CHECK(back.transfers[0].error.poor == m.transfers[0].error.poor);
+  REQUIRE(back.transfers[0].error.worst.size() == 1);
+  CHECK(back.transfers[0].error.worst[0].ratio == 3.1);
+  CHECK(back.transfers[0].cov_unscaled == m.transfers[0].cov_unscaled);
+  CHECK(back.copies[0].cov_unscaled == m.copies[0].cov_unscaled);
+  CHECK(back.gemm[0].error.log_se == 0.07);
+  CHECK(back.gemm[0].points[0].cases == 2);
+  // predict repeats the warning of the file's fit.
+  const Prediction p = predict_case(back, back.cases[1], predict_job(back, 2, 1));
+  REQUIRE(p.poor_fits.size() == 1);
+  CHECK(p.poor_fits[0] == "allreduce over mpi (cpu): fit error 1.0% rms over 3 case(s), worst: one.h5 case 7 "
+                          "(measured 3.10x the fit); one case far off: one.h5 case 7 measured 3.1x the fit");
 }
 
 TEST_CASE("predict takes an empty file for a model, so that it says it is empty", "[model]") {
