@@ -9,6 +9,7 @@
 
 #include "app/cli_options.hpp"
 #include "app/commands.hpp"
+#include "app/host_busy.hpp"
 #include "comm/comm_choice.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
@@ -80,6 +81,18 @@ std::string rates_text(const Rates& r, const std::vector<Case>& plan, double too
   s += " copies " + format_sig3(r.stream_bytes_s.at(kDeviceCopy) / 1e9) + " GB/s, making inputs " +
        format_sig3(r.fill_bytes_s / 1e9) + " GB/s; transfers: " + r.wire_source;
   return s;
+}
+
+// Others' work on this node, from its load: the estimate counts it where the job is of one node and the rates were
+// measured here, as what stays while the job runs. The line to print, "" on a quiet host.
+std::string assume_host_load(const std::vector<Case>& plan, const JobShape& job, bool measured, Rates& rates) {
+  const std::string not_counted = job.nodes > 1 ? "for " + std::to_string(job.nodes) + " nodes"
+                                  : !measured   ? "from default rates"
+                                                : "";
+  const int per_node = (job.ranks + job.nodes - 1) / job.nodes;
+  const HostBusy busy = host_busy(read_host_busy_inputs(), busiest_threads(plan, per_node), not_counted);
+  if (not_counted.empty()) rates.host = busy.share;
+  return busy.line;
 }
 
 // The model's sample times for the cases it can predict; the rates' source says for how many.
@@ -208,9 +221,10 @@ int cmd_check(const CheckOptions& opt) {
   Rates rates = check_rates(backend, comm.comm, plan, &took_s);
   std::optional<Model> model;
   if (!opt.model.empty()) model = use_model(opt.model, comm.comm, plan, job, rates);
+  const std::string host = assume_host_load(plan, job, took_s > 0, rates);
   const PlanEstimate estimate = estimate_plan(plan, job, rates);
   const double budget_s = opt.time_budget_s >= 0 ? opt.time_budget_s : cfg.defaults.budget_s;
-  check_time_budget(plan, estimate, job, budget_s, opt.time_budget_s >= 0 ? "--time-budget" : "budget_s");
+  check_time_budget(plan, estimate, job, budget_s, opt.time_budget_s >= 0 ? "--time-budget" : "budget_s", host);
   const std::string timeout = cfg.defaults.timeout_s > 0 ? format_number("%g s per case", cfg.defaults.timeout_s)
                                                            : std::string("from each case's samples (docs/metrics.md)");
   std::printf("%s: %zu experiment(s), %zu case(s); backend %s (%s); comm %s (%s); timeout %s, seed %lld\n",
@@ -248,6 +262,7 @@ int cmd_check(const CheckOptions& opt) {
   std::printf("%s", wrap("estimated time on " + job_text(job) + ": " + about_duration(estimate.total_s()) +
                            " (start " + format_duration(estimate.start_s) + "; --ranks and --nodes for another job" +
                            (budget_s > 0 ? "; budget " + format_duration(budget_s) : std::string()) + ")").c_str());
+  if (!host.empty()) std::printf("%s", wrap(host).c_str());
   print_skipped(plan, estimate);
   std::printf("%s", wrap("rates: " + rates_text(rates, plan, took_s)).c_str());
   print_experiments(plan, estimate, memory);

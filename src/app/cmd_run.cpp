@@ -17,6 +17,7 @@
 
 #include "app/cli_options.hpp"
 #include "app/commands.hpp"
+#include "app/host_busy.hpp"
 #include "app/launcher.hpp"
 #include "app/mpi_session.hpp"
 #include "app/node_peers.hpp"
@@ -74,6 +75,50 @@ std::string summary_line(const CaseRecord& rec, const ReportRow& r) {
   return s + ", VERIFICATION FAILED (max error " + std::to_string(r.max_verify_error) + ")";
 }
 
+// What a run did with its cases, for its last lines: "ran 18 of 24 cases (6 skipped: 6 because scope inter-node
+// needs ranks on at least 2 nodes; 0 failed verification)".
+class RunTally {
+ public:
+  void add(const CaseRecord& rec) {
+    if (rec.status != CaseStatus::skipped) {
+      ++ran_;
+      failed_ += rec.status == CaseStatus::verify_failed;
+      return;
+    }
+    // A reason's cause, before its particulars ("p2p needs groups of an even size; group 0 ... has 3 rank(s)").
+    const std::string cause = rec.status_reason.substr(0, rec.status_reason.find("; "));
+    auto it = std::find_if(skipped_.begin(), skipped_.end(), [&](const auto& s) { return s.first == cause; });
+    if (it == skipped_.end()) it = skipped_.insert(skipped_.end(), {cause, 0});
+    ++it->second;
+  }
+  int ran() const { return ran_; }
+  int failed() const { return failed_; }
+  std::string line(std::size_t planned) const;
+
+ private:
+  int ran_ = 0, failed_ = 0;
+  std::vector<std::pair<std::string, int>> skipped_;  // by cause, in the order the plan met them
+};
+
+// The commonest two causes of skips with their counts, and the count of the rest.
+std::string RunTally::line(std::size_t planned) const {
+  auto causes = skipped_;
+  std::stable_sort(causes.begin(), causes.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  int skipped = 0, shown = 0;
+  std::vector<std::string> parts;
+  for (const auto& [cause, count] : causes) {
+    skipped += count;
+    if (parts.size() < 2) {
+      parts.push_back(std::to_string(count) + " because " + cause);
+      shown += count;
+    }
+  }
+  if (skipped > shown) parts.push_back(std::to_string(skipped - shown) + " for other reasons");
+  return "ran " + std::to_string(ran_) + " of " + std::to_string(planned) + (planned == 1 ? " case (" : " cases (") +
+         std::to_string(skipped) + " skipped" + (parts.empty() ? "" : ": " + join(parts, ", ")) + "; " +
+         std::to_string(failed_) + " failed verification)";
+}
+
 struct Prepared {
   Config cfg;
   std::vector<Case> plan;
@@ -109,6 +154,7 @@ Prepared prepare(const RunOptions& opt) {
   }
   check_plan_runs_on(p.plan, {p.backend.backend, p.comm.comm});
   check_plan_memory(p.plan, memory_limits_here(p.backend.backend, p.cuda, ranks_per_node_from_env()));
+  if (const char* load = std::getenv("GPUSCALE_TEST_LOADAVG")) parse_test_loadavg(load);  // the estimate's test hook
   return p;
 }
 
@@ -182,7 +228,7 @@ class PlanRun {
   void install_endings();
   int run_cases();
   std::string after_case(const Case& c, const CaseRecord& rec, double elapsed_s);
-  int finish(int failed);
+  int finish(const RunTally& tally);
 
   const RunOptions& opt_;
   const Prepared& p_;
@@ -197,6 +243,7 @@ class PlanRun {
   std::vector<LinkRecord> links_;
   CommChoice comm_choice_;
   PlanEstimate estimate_;
+  std::string host_line_;        // rank 0: "" or what the estimate assumed of a busy host
   std::vector<ReportRow> rows_;  // rank 0: for the limits of [experiment.expect]
   double estimated_done_ = 0;    // rank 0: the estimate of the cases finished
 };
@@ -261,15 +308,26 @@ std::string PlanRun::agree_on_comm() {
   return error;
 }
 
-// Rank 0 measures its device's rates and estimates the plan on this job: "" or why the plan is over its budget.
+// Rank 0 measures its device's rates and estimates the plan on this job, with the load of its node as it is now:
+// "" or why the plan is over its budget.
 std::string PlanRun::estimate_and_budget() {
   if (!root_) return "";
   const JobShape job{comm_.size(), comm_.node_count(), std::max(1, table_[0].node_cores)};
-  const Rates rates = calibrate(*device_, p_.plan, default_rates(p_.backend.backend, comm_choice_.comm));
+  Rates rates = calibrate(*device_, p_.plan, default_rates(p_.backend.backend, comm_choice_.comm));
+  std::vector<std::string> affinities;  // of the ranks of rank 0's node: the CPUs the job may use there
+  for (const auto& r : table_) {
+    if (r.node_index == table_[0].node_index) affinities.push_back(r.cpu_affinity);
+  }
+  const int cpus = cpus_in_lists(affinities);
+  const HostBusy busy = host_busy(read_host_busy_inputs(cpus > 0 ? cpus : table_[0].node_cores),
+                                  busiest_threads(p_.plan, comm_.local_size()));
+  rates.host = busy.share;
+  host_line_ = busy.line;
   estimate_ = estimate_plan(p_.plan, job, rates);
   const double budget_s = opt_.time_budget_s >= 0 ? opt_.time_budget_s : p_.cfg.defaults.budget_s;
   try {
-    check_time_budget(p_.plan, estimate_, job, budget_s, opt_.time_budget_s >= 0 ? "--time-budget" : "budget_s");
+    check_time_budget(p_.plan, estimate_, job, budget_s, opt_.time_budget_s >= 0 ? "--time-budget" : "budget_s",
+                      host_line_);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -317,6 +375,7 @@ void PlanRun::print_start(const RunRecord& run) const {
   for (const auto& n : p_.plan_notes) std::printf("note: %s\n", n.c_str());
   std::printf("estimated time: about %s (rates %s)\n", format_duration(estimate_.total_s()).c_str(),
               estimate_.rates_source.c_str());
+  if (!host_line_.empty()) std::printf("%s\n", host_line_.c_str());
   std::printf("%s%s", format_rank_table(table_).c_str(), format_gpu_facts(table_, links_).c_str());
   for (const auto& w : run.warnings) std::printf("WARNING: %s\n", w.c_str());
 }
@@ -393,7 +452,7 @@ int PlanRun::run_cases() {
   runner.set_telemetry(telemetry_.source.get(), kTelemetryIntervalS);
   const CaseTimeout timeout{p_.cfg.defaults.timeout_s};
   runner.set_watchdog(&watchdog_, timeout, p_.plan.size());
-  int failed = 0;
+  RunTally tally;
   const auto started = std::chrono::steady_clock::now();
   std::string stop;  // rank 0: why the run cannot go on (its file), for every rank
   for (const auto& c : p_.plan) {
@@ -407,7 +466,7 @@ int PlanRun::run_cases() {
       std::fflush(stdout);
     }
     CaseRecord rec = runner.run(c);
-    if (rec.status == CaseStatus::verify_failed) ++failed;
+    tally.add(rec);
     // The other ranks wait in the next stop_all while rank 0 writes the case: a rank cut off there ends too.
     watchdog_.arm("rank 0's write of " + c.numbered(p_.plan.size()),
                   timeout.write_s(static_cast<double>(planned_bytes(c, comm_.size(), 14))),
@@ -418,7 +477,7 @@ int PlanRun::run_cases() {
     }
   }
   if (stop_all(comm_, stop)) return kExitFailure;
-  return finish(failed);
+  return finish(tally);
 }
 
 // Rank 0, once a case ran: its file write, its progress line. "" or why the run cannot go on.
@@ -443,12 +502,18 @@ std::string PlanRun::after_case(const Case& c, const CaseRecord& rec, double ela
   return stop;
 }
 
-int PlanRun::finish(int failed) {
+// The file's end and the run's last lines; exit 1 where a case failed verification or none ran (all skipped: the
+// file is complete all the same, and keeps them with their reasons).
+int PlanRun::finish(const RunTally& tally) {
   if (root_) file_->set_current("");
   watchdog_.arm("the end of the run (common clock)", CaseTimeout{p_.cfg.defaults.timeout_s}.edge_s(), edge_why(p_));
   gather_end_offsets(comm_, estimate_clock_offset(comm_), table_);
   watchdog_.disarm();
-  if (!root_) return failed ? kExitFailure : kExitOk;
+  const int failed = tally.failed();
+  // Nothing ran: rank 0 alone exits 1, once its file is complete, so that a launcher which ends the job at the first
+  // rank's failure never cuts the file short.
+  const int rc = failed > 0 || (root_ && tally.ran() == 0) ? kExitFailure : kExitOk;
+  if (!root_) return rc;
   const std::string status =
       failed ? "complete; " + std::to_string(failed) + " case(s) failed verification" : "complete";
   if (const std::string m = file_->finish(status, table_); !m.empty()) {
@@ -457,14 +522,21 @@ int PlanRun::finish(int failed) {
   }
   set_termination_hook({});
   const std::string where = file_->location();
-  std::printf("done: %s (gpuscale report %s)\n", where.c_str(), where.c_str());
+  std::printf("%s\ndone: %s (gpuscale report %s)\n", tally.line(p_.plan.size()).c_str(), where.c_str(),
+              where.c_str());
   if (!file_->kept_note().empty()) std::printf("WARNING: %s\n", file_->kept_note().c_str());
   relate_rows(rows_);
   if (const auto checks = check_expectations(rows_); !checks.empty()) {
     std::printf("%s", render_checks(where, checks).c_str());
     std::printf("(gpuscale report --check %s exits 1 when a limit fails)\n", where.c_str());
   }
-  return failed ? kExitFailure : kExitOk;
+  if (tally.ran() == 0) {
+    std::fflush(stdout);
+    print_error("no case ran: all " + std::to_string(p_.plan.size()) + " were skipped on this job (" +
+                std::to_string(comm_.size()) + " rank(s) on " + std::to_string(comm_.node_count()) + " node(s)); " +
+                where + " is complete and keeps them, each with its reason");
+  }
+  return rc;
 }
 
 // What a rank leaves for the end of its run, after MPI_Finalize.
@@ -511,7 +583,8 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& opt) {
               "Every rank runs the same cases; 'serial' cases let the ranks take turns (transfers: the\n"
               "groups of their scope), 'parallel' ones start all ranks together. A case this job's shape\n"
               "cannot run (scope inter-node on one node) is kept in the file as skipped, with the reason.\n"
-              "Exit code: 0 ok, 1 failure (e.g. verification), 2 bad input, 3 a case ran past its timeout.\n\n" +
+              "Exit code: 0 ok, 1 failure (e.g. verification, or no case ran: this job skipped every one),\n"
+              "2 bad input, 3 a case ran past its timeout.\n\n" +
               workloads_help());
   return run;
 }

@@ -1,7 +1,10 @@
 #include "workloads/calibrate.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <set>
 
@@ -16,6 +19,28 @@ namespace {
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+double process_cpu_s() {
+  timespec t{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t) != 0) return NAN;
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// The time of one long step (setup, a check): on the CPU backend the CPU time this process spent, where it is less
+// than the wall time, so that others' work on a busy host, which takes the cores in turn, does not count (the
+// estimate counts their share apart: Rates::host); on a GPU the wall time, as the host waits for its copies.
+class StepClock {
+ public:
+  explicit StepClock(bool cpu) : cpu_(cpu), wall0_(now_s()), cpu0_(process_cpu_s()) {}
+  double seconds() const {
+    const double wall = now_s() - wall0_, used = process_cpu_s() - cpu0_;
+    return cpu_ && std::isfinite(used) && used > 0 ? std::min(wall, used) : wall;
+  }
+
+ private:
+  bool cpu_;
+  double wall0_, cpu0_;
+};
 
 // The median of three timings of `fn` (after one untimed call), which waits for its work.
 template <class F>
@@ -76,7 +101,7 @@ double measure_copy(Device& dev, CopyKind kind, bool pinned, std::size_t bytes) 
 // values, encoded, copied to the device, read back and compared. Timed once,
 // on buffers too large for the allocator to hand back pages it already has.
 double measure_fill(Device& dev, std::size_t count) {
-  const double t0 = now_s();
+  const StepClock clock(dev.info().kind == Backend::cpu);
   std::vector<double> v(count);
   std::mt19937_64 rng(1);
   std::uniform_int_distribution<int> u(-256, 255);
@@ -89,7 +114,7 @@ double measure_fill(Device& dev, std::size_t count) {
   dev.copy_to_host(back.data(), d, back.size());
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < back.size(); ++i) wrong += back[i] != bytes[i];
-  const double s = now_s() - t0 + (wrong ? 1e-9 : 0.0);  // `wrong` used, so the check is not optimized away
+  const double s = clock.seconds() + (wrong ? 1e-9 : 0.0);  // `wrong` used, so the check is not optimized away
   return 4.0 * static_cast<double>(bytes.size()) / s;  // four buffers of that size
 }
 
@@ -100,13 +125,13 @@ double measure_setup(Device& dev, const Case& c) {
   const WorkloadType& type = find_workload(c.workload);
   const Params p = type.small(c.params);
   const MemoryNeed need = type.memory(p, dev.buffers_on_host());
-  const double t0 = now_s();
+  const StepClock clock(dev.info().kind == Backend::cpu);
   auto w = type.make(p);
   CaseContext ctx{dev};
   w->setup(ctx, 1);
   dev.synchronize();
   w->verify(ctx);  // fails (nothing ran), but takes the time a check takes
-  return (need.device_bytes + need.host_bytes) / std::max(1e-9, now_s() - t0);
+  return (need.device_bytes + need.host_bytes) / std::max(1e-9, clock.seconds());
 }
 
 }  // namespace

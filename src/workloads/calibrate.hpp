@@ -2,7 +2,12 @@
 // gemm of each kind the plan uses at two sizes (the fixed cost of a call,
 // and the rate beyond it), copies, elementwise passes, and how fast the host
 // makes inputs. Transfers and the runner's own costs keep the defaults:
-// nothing moves between ranks before the job runs.
+// nothing moves between ranks before the job runs. Each rate is a core's
+// speed, which other work on a busy host barely changes: the median of short
+// timings (a few milliseconds, within the scheduler's slice), and on the CPU
+// backend the CPU time of longer steps (making inputs). The share of the
+// cores a whole run gets beside that work is the estimate's to count
+// (Rates::host).
 #pragma once
 
 #include <vector>

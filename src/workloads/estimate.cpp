@@ -16,11 +16,12 @@ namespace gpuscale {
 namespace {
 
 // CPU backend: the cores one rank's gemm gets (its threads, fewer where the
-// node's busy ranks want more cores than it has); 1 on a GPU.
+// node's busy ranks want more cores than it has, or others' work takes its share); 1 on a GPU.
 double cores_per_rank(const CaseWork& w, const Case& c, const JobShape& job, const Rates& r) {
   if (r.backend != Backend::cpu) return 1.0;
   const double threads = static_cast<double>(c.params.get_int("threads"));
-  return std::min(threads, static_cast<double>(std::max(1, job.cores_per_node)) / w.busy_ranks_per_node);
+  const double own = std::min(threads, static_cast<double>(std::max(1, job.cores_per_node)) / w.busy_ranks_per_node);
+  return own / r.host.slowdown(w.busy_ranks_per_node * threads);
 }
 
 double sample_seconds(const SampleWork& w, double cores, const Rates& r) {
@@ -40,6 +41,13 @@ double sample_seconds(const SampleWork& w, double cores, const Rates& r) {
 }
 
 }  // namespace
+
+double HostShare::slowdown(double threads) const {
+  if (others <= 0 || node_cpus <= 0) return 1.0;
+  const double own = threads / (job_cpus > 0 ? std::min(job_cpus, node_cpus) : node_cpus);  // per CPU of the job
+  const double shared = std::max(own, (threads + others) / node_cpus);
+  return std::max(1.0, shared) / std::max(1.0, own);
+}
 
 const GemmRate& Rates::gemm_rate(DType t, GemmImpl i) const {
   const auto it = gemm.find({t, i});
@@ -139,7 +147,9 @@ double estimate_case(const Case& c, const JobShape& job, const Rates& r, bool fi
       r.backend == Backend::cpu ? std::max(1.0, double(per_node) / std::max(1, job.cores_per_node)) : 1.0;
   const auto own = r.setup_bytes_s.find(c.workload);
   const double setup_rate = own == r.setup_bytes_s.end() ? r.fill_bytes_s : own->second;
-  const double setup = (need.device_bytes + need.host_bytes) / setup_rate * setup_shared;
+  // The host makes and checks the inputs, one thread per rank, on either backend: others' work slows it too.
+  const double setup = (need.device_bytes + need.host_bytes) / setup_rate * setup_shared *
+                       r.host.slowdown(per_node);
   return w.turns * per_turn + setup + r.case_s + (first_of_scope && w.sample.transfers > 0 ? r.group_s : 0.0);
 }
 
@@ -192,18 +202,20 @@ std::string largest_parts(const std::vector<Case>& plan, const PlanEstimate& e, 
 }
 
 void check_time_budget(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job, double budget_s,
-                       const std::string& budget_from) {
+                       const std::string& budget_from, const std::string& host) {
   const std::string estimated = "the plan is estimated at " + about_duration(e.total_s()) + " on " +
                                 job_text(job);
+  const std::string assumed = host.empty() ? "" : " (" + host + ")";
   const std::string parts = "; the largest parts: " + largest_parts(plan, e, 3);
   if (budget_s <= 0) {
     if (e.total_s() <= kDefaultTimeLimitS) return;
     throw InputError(estimated + ", over " + format_duration(kDefaultTimeLimitS) + ", the limit where no budget is set" +
-                     parts + ". A typo in reps, ops or a size? To run it all the same, set budget_s or --time-budget");
+                     parts + ". A typo in reps, ops or a size? To run it all the same, set budget_s or --time-budget" +
+                     assumed);
   }
   if (e.total_s() <= budget_s) return;
   throw InputError(estimated + ", over the time budget of " + format_duration(budget_s) + " (" + budget_from + ")" +
-                   parts + ". Shorten the lists, lower reps, or raise the budget");
+                   parts + ". Shorten the lists, lower reps, or raise the budget" + assumed);
 }
 
 }  // namespace gpuscale

@@ -28,6 +28,20 @@ struct GemmRate {
   double flops_s = 0;  // flops per second beyond it
 };
 
+// Other work on a node while a job runs, as read at its start (app/host_busy.hpp) and assumed to stay: others'
+// runnable threads on the node, which the kernel spreads over all its CPUs, and the CPUs the job's ranks there may
+// use. Calibration measures a core's speed, which that work barely changes; a case's threads get their share of the
+// CPUs only here.
+struct HostShare {
+  double others = 0;  // others' runnable threads: the node's load (app/host_busy.hpp), the job's own not yet running
+  int node_cpus = 0;  // 0: nothing assumed
+  int job_cpus = 0;   // of them, the job's (0: all)
+
+  // How many times longer `threads` busy threads of the job take beside the others: each CPU runs its part of the
+  // node's threads, and the job's CPUs at least the job's own; 1 where they all fit.
+  double slowdown(double threads) const;
+};
+
 struct Rates {
   Backend backend = Backend::cpu;
   std::string source;   // where the compute and memory rates come from, for the output
@@ -46,6 +60,7 @@ struct Rates {
   double group_s = 0;      // making one scope's groups (NCCL communicators)
   double start_s = 0;      // the job's start: MPI, devices, the rank table, the file
   double warmup_s = 0;     // the backend's minimum warm-up time per turn, where a case sets none
+  HostShare host;          // other work on the node (none: nothing assumed)
   // Where set (check --model), one turn's sample time of a case from elsewhere (a fitted model); none: the rates'.
   std::function<std::optional<double>(const Case&, const JobShape&)> sample_time;
 
@@ -77,9 +92,9 @@ constexpr double kDefaultTimeLimitS = 24 * 3600.0;
 
 // InputError when the plan's estimate exceeds budget_s, or kDefaultTimeLimitS
 // where budget_s is 0 (none): the estimate, the job it is for, and the
-// largest contributors.
+// largest contributors; `host`, where not "", what the estimate assumed of the host ("host busy: ...").
 void check_time_budget(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job, double budget_s,
-                       const std::string& budget_from);
+                       const std::string& budget_from, const std::string& host = "");
 
 // "2 ranks on 1 node"
 std::string job_text(const JobShape& job);

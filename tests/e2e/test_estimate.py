@@ -1,7 +1,10 @@
 """Plans checked before they run: every case's memory against what the
 backend has (impossible sizes of every workload are input errors up front),
-the estimated time against real runs of the shipped configs, the time
-budget, and progress with an ETA."""
+the estimated time (printed, and growing with the work; how close it comes to
+a run is measured by bench/estimate_accuracy.py, never asserted: the test
+machines are loaded), what it assumes of a busy host (the test hook
+GPUSCALE_TEST_LOADAVG sets the load it reads), the time budget, and progress
+with an ETA."""
 import os
 import re
 import subprocess
@@ -11,7 +14,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
 import h5py  # noqa: E402
-from common import ENV, GPUSCALE, InputErrorTest, ScratchTest, gpuscale, mpirun, s  # noqa: E402
+from common import ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, ScratchTest, gpuscale, mpirun, s  # noqa: E402
 from estimate_accuracy import seconds  # noqa: E402
 
 SOURCE = os.environ.get("GPUSCALE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -32,6 +35,15 @@ IMPOSSIBLE = {
 def estimate_of(proc):
     m = re.search(r"^estimated time on (.*?): about (.+?) \(", proc.stdout, re.M | re.S)
     return m.group(1).replace("\n  ", " "), seconds(m.group(2).replace("\n  ", " "))
+
+
+def with_load(load):
+    """The environment of a command that reads the host's load as `load` (the test hook)."""
+    return dict(ENV, GPUSCALE_TEST_LOADAVG=load)
+
+
+# The line check and run print where others' work slows the job (the job's CPUs are all of this node's, or some).
+BUSY = r"host busy: load 1000\.0 on \d+ cores?(, \d+ of them this job's)?; the estimate assumes it stays"
 
 
 class Memory(InputErrorTest):
@@ -169,6 +181,8 @@ class Estimates(ScratchTest):
         out = self.path("skips.h5")
         p = mpirun(2, "run", cfg, "-o", out)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("\nran 1 of 3 cases (2 skipped: 1 because scope inter-node needs ranks on at least 2 nodes, 1 "
+                      "because group_size = 4 needs at least 4 ranks; 0 failed verification)\n", p.stdout)
         with h5py.File(out, "r", locking=False) as f:
             reasons = [s(f["cases"][k].attrs["status_reason"]) for k in sorted(f["cases"])]
         self.assertEqual(reasons, ["", inter, group])
@@ -188,7 +202,8 @@ class Estimates(ScratchTest):
     def test_a_run_shows_its_estimate_and_progress_with_an_eta(self):
         p = mpirun(2, "run", os.path.join(SOURCE, "configs", "default.toml"), "-o", self.path("d.h5"))
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertRegex(p.stdout, r"estimated time: about [\d.]+ s \(rates measured on this CPU just now\)")
+        self.assertRegex(p.stdout, r"estimated time: about (\d+ h )?(\d+ min ?)?([\d.]+ s)? \(rates measured on this "
+                                   r"CPU just now\)\n")
         lines = [l for l in p.stdout.splitlines() if l.startswith("[")]
         self.assertEqual(len(lines), 6)
         for i, line in enumerate(lines):
@@ -197,6 +212,70 @@ class Estimates(ScratchTest):
                 self.assertRegex(line, r"\([\d.]+ s elapsed, about [\d.]+ s left\)$")
             else:
                 self.assertRegex(line, r"\([\d.]+ s elapsed\)$")
+
+
+    def test_each_case_is_estimated_and_more_samples_take_longer(self):
+        cfg = self.write("reps.toml", '[defaults]\nbackend = "cpu"\nwarmup = 0\n[[experiment]]\nname = "few"\n'
+                         'workload = "gemm"\nsize = 128\nreps = 2\nmodes = "parallel"\n[[experiment]]\nname = "many"\n'
+                         'workload = "gemm"\nsize = 128\nreps = 2000\nmodes = "parallel"\n')
+        c = gpuscale("check", cfg)
+        self.assertEqual(c.returncode, 0, c.stderr)
+        _, total = estimate_of(c)
+        cases = re.findall(r"^  \[\d/2\] (\w+) .*  ~(.+)$", c.stdout, re.M)
+        self.assertEqual([name for name, _ in cases], ["few", "many"], c.stdout)
+        few, many = (seconds(t) for _, t in cases)  # "~0.0 s" where a case takes under 50 ms
+        self.assertGreater(many, few)  # one check, one set of rates: the work alone tells them apart
+        self.assertGreaterEqual(total, many)
+        self.assertGreater(total, 0)
+
+
+class BusyHost(InputErrorTest):
+    def test_check_says_when_the_host_is_busy_and_the_estimate_counts_it(self):
+        cfg = os.path.join(SOURCE, "configs", "default.toml")
+        quiet, busy = (subprocess.run([GPUSCALE, "check", cfg], capture_output=True, text=True, timeout=120,
+                                      env=with_load(load)) for load in ("0", "1000"))
+        for p in (quiet, busy):
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("host busy", quiet.stdout)
+        self.assertRegex(busy.stdout.replace("\n  ", " "),
+                         r"\(start [\d.]+ s; --ranks and --nodes for another job\)\n" + BUSY + "\n")
+        # A thousand threads beside the job's two: the estimate assumes it stays, hundreds of times longer.
+        self.assertGreater(estimate_of(busy)[1], 10 * estimate_of(quiet)[1])
+        # For a job of more nodes than this one, it is said and not counted.
+        p = subprocess.run([GPUSCALE, "check", cfg, "--ranks", "4", "--nodes", "2"], capture_output=True, text=True,
+                           timeout=120, env=with_load("1000"))
+        self.assertRegex(p.stdout.replace("\n  ", " "), r"host busy: load 1000\.0 on \d+ cores?(, \d+ of them this "
+                                                         r"job's)?; the estimate, for 2 nodes, does not count it\n")
+
+    def test_a_run_says_it_beside_its_estimate_and_in_a_refusal_over_budget(self):
+        cfg = self.write("small.toml", SMALL_CONFIG)
+        out = self.path("busy.h5")
+        mpi = [MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out]
+        p = subprocess.run(mpi + ["--set", "reps=1"], capture_output=True, text=True, timeout=180,
+                           env=with_load("1000"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertRegex(p.stdout, r"\nestimated time: about .*\)\n" + BUSY + "\n")
+        p = subprocess.run(mpi + ["--force", "--time-budget", "1"], capture_output=True, text=True, timeout=180,
+                           env=with_load("1000"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertRegex(p.stderr, r"gpuscale: error: the plan is estimated at .* over the time budget of 1\.0 s "
+                                   r"\(--time-budget\); .*or raise the budget \(" + BUSY + r"\)\n")
+        p = subprocess.run(mpi + ["--set", "reps=1", "--force"], capture_output=True, text=True, timeout=180,
+                           env=with_load("0"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertNotIn("host busy", p.stdout)
+
+    def test_a_test_load_that_is_no_number_is_refused(self):
+        cfg = os.path.join(SOURCE, "configs", "default.toml")
+        message = "GPUSCALE_TEST_LOADAVG (a test hook): must be a number at least 0, got 'busy'"
+        p = subprocess.run([GPUSCALE, "check", cfg], capture_output=True, text=True, timeout=120, env=with_load("busy"))
+        self.assert_input_error(p, message)
+        out = self.path("x.h5")
+        p = subprocess.run([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", out], capture_output=True, text=True,
+                           timeout=180, env=with_load("busy"))
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("gpuscale: error: " + message + "\n", p.stderr)
+        self.assertFalse(os.path.exists(out))
 
 
 if __name__ == "__main__":

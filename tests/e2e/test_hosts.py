@@ -153,7 +153,8 @@ class AcrossHosts(ScratchTest):
         cfg = self.write("one.toml", COLLECTIVE.replace('scope = ["intra-node", "inter-node"]', 'scope = "inter-node"'))
         out = self.path("one.h5")
         p = mpirun(2, "run", cfg, "-o", out, timeout=90, cwd=self.dir)  # one host, no namespaces
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)  # nothing ran: not a success, the file complete
+        self.assertRegex(p.stdout, r"\nran 0 of \d+ cases \(\d+ skipped: ")
         with h5py.File(out, "r") as f:
             self.assertEqual(int(f.attrs["nodes"]), 1)
             cases = sorted(f["cases"].keys())

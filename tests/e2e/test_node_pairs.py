@@ -89,8 +89,11 @@ class WithoutHosts(InputErrorTest):
         cfg = self.write("one.toml", SWEEP.format(reps=2, nbytes=4096))
         out = self.path("one.h5")
         p = mpirun(2, "run", cfg, "-o", out, timeout=90, cwd=self.dir)
-        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)  # nothing ran: not a success, the file complete
+        self.assertIn("ran 0 of 1 case (1 skipped: 1 because scope node-pairs needs ranks on at least 2 nodes",
+                      p.stdout)
         with h5py.File(out, "r") as f:
+            self.assertEqual(int(f.attrs["complete"]), 1)
             c = f["cases/0000"]
             self.assertEqual(s(c.attrs["status"]), "skipped")
             self.assertEqual(s(c.attrs["status_reason"]),

@@ -92,7 +92,9 @@ class ThreeRanks(SharedRunTest):
     RANKS = 3
 
     def test_a_group_of_odd_size_is_skipped_with_the_reason(self):
-        self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
+        # Every case skipped (odd world, one node): a run where nothing ran exits 1, its file complete.
+        self.assertEqual(self.proc.returncode, 1, self.proc.stdout + self.proc.stderr)
+        self.assertRegex(self.proc.stdout, r"\nran 0 of \d+ cases \(\d+ skipped: ")
         with h5py.File(self.out, "r") as f:
             world = [f["cases"][k] for k in f["cases"] if s(f["cases"][k].attrs["scope"]) == "world"]
             self.assertEqual(len(world), 6)

@@ -11,8 +11,8 @@ import unittest
 import h5py
 import numpy as np
 
-from common import (ENV, GPUSCALE, LAUNCHER_VARIABLES, SMALL_CONFIG, ScratchTest, gpuscale, mpirun, no_gpu_reason, run,
-                    set_durations)
+from common import (ENV, GPUSCALE, LAUNCHER_VARIABLES, SMALL_CONFIG, ScratchTest, gpuscale, mpirun, no_gpu_reason,
+                    preamble, run, set_durations)
 
 
 def s(x):
@@ -31,7 +31,7 @@ class RunTwoRanks(ScratchTest):
         with h5py.File(self.out, "r") as f:
             a = f.attrs
             self.assertEqual(s(a["software"]), "gpuscale")
-            self.assertEqual(s(a["schemaVersion"]), "1.7")
+            self.assertEqual(s(a["schemaVersion"]), "1.8")
             self.assertEqual(a["complete"], 1)
             self.assertEqual(s(a["status"]), "complete")
             self.assertEqual(a["ranks"], 2)
@@ -158,11 +158,64 @@ class RunTwoRanks(ScratchTest):
 
     def test_progress_and_backend_reason_are_printed(self):
         self.assertIn("[1/4] small size=64 dtype=fp64 impl=vendor ops=20 [serial]", self.proc.stdout)
+        # What the run did, in one line before the file's name.
+        self.assertIn("\nran 4 of 4 cases (0 skipped; 0 failed verification)\ndone: " + self.out + " (gpuscale report ",
+                      self.proc.stdout)
         # Each case's line ends with the time so far and, until the last, the time left at that pace.
         self.assertRegex(self.proc.stdout, r"\n\[1/4\] .*, verified \(\d+\.\d s elapsed, about \d+\.\d s left\)\n")
         self.assertRegex(self.proc.stdout, r"\n\[4/4\] .*, verified \(\d+\.\d s elapsed\)\n")
         self.assertRegex(self.proc.stdout, r"backend cpu: .*")
         self.assertIn("verified", self.proc.stdout)
+
+
+class NothingRan(ScratchTest):
+    def test_a_run_whose_job_skips_every_case_fails_saying_why_and_keeps_the_file(self):
+        # configs/p2p.toml on 3 ranks of one node: no group has pairs, and scope inter-node needs 2 nodes.
+        out = self.path("p2p.h5")
+        p = mpirun(3, "run", os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "configs", "p2p.toml"), "-o", out)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("\nran 0 of 24 cases (24 skipped: 12 because p2p needs groups of an even size, 12 because scope "
+                      "inter-node needs ranks on at least 2 nodes; 0 failed verification)\ndone: " + out, p.stdout)
+        self.assertIn("gpuscale: error: no case ran: all 24 were skipped on this job (3 rank(s) on 1 node(s)); " + out +
+                      " is complete and keeps them, each with its reason\n", p.stderr)
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f.attrs["complete"], 1)
+            self.assertEqual(s(f.attrs["status"]), "complete")
+            self.assertEqual(len(f["cases"]), 24)
+            for c in f["cases"].values():
+                self.assertEqual(s(c.attrs["status"]), "skipped")
+                self.assertTrue(s(c.attrs["status_reason"]))
+
+    def test_past_two_causes_the_rest_of_the_skipped_cases_are_counted_together(self):
+        cfg = self.write("three.toml", preamble(warmup=1, reps=2) + """
+[[experiment]]
+name = "p"
+workload = "p2p"
+bytes = 8
+iters = 1
+scope = ["world", "inter-node"]
+modes = "parallel"
+
+[[experiment]]
+name = "d"
+workload = "distributed_gemm"
+size = 32
+group_size = 4
+modes = "parallel"
+""")
+        out = self.path("three.h5")
+        p = mpirun(3, "run", cfg, "-o", out)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("\nran 0 of 3 cases (3 skipped: 1 because p2p needs groups of an even size, 1 because scope "
+                      "inter-node needs ranks on at least 2 nodes, 1 for other reasons; 0 failed verification)\n",
+                      p.stdout)
+        self.assertIn("gpuscale: error: no case ran: all 3 were skipped", p.stderr)
+        # One case that runs is a run that did something: exit 0.
+        p = mpirun(2, "run", cfg, "-o", self.path("two.h5"))
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("\nran 1 of 3 cases (2 skipped: 1 because scope inter-node needs ranks on at least 2 nodes, "
+                      "1 because group_size = 4 needs at least 4 ranks; 0 failed verification)\n", p.stdout)
+        self.assertNotIn("no case ran", p.stderr)
 
 
 class RunMore(ScratchTest):

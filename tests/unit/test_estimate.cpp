@@ -183,6 +183,43 @@ TEST_CASE("the estimate grows with samples and with ranks sharing cores", "[esti
   CHECK(estimate_case(serial, JobShape{2, 1, 2}, rates, false) - ten == Approx(per_sample));
 }
 
+TEST_CASE("others' work on a busy host takes its share of the cores, as the estimate assumes it stays", "[estimate]") {
+  // Each runnable thread gets an equal share: 2 of ours and 2 of others' on 2 CPUs run at half speed.
+  CHECK(HostShare{2, 2, 2}.slowdown(2) == Approx(2));
+  CHECK(HostShare{1, 2, 2}.slowdown(1) == Approx(1));   // they fit beside each other
+  CHECK(HostShare{3, 2, 2}.slowdown(1) == Approx(2));
+  CHECK(HostShare{2, 2, 2}.slowdown(4) == Approx(1.5));  // the job crowds its own cores already: others add theirs
+  CHECK(HostShare{6, 0, 0}.slowdown(2) == 1);            // no CPUs counted: nothing assumed
+  CHECK(HostShare{0, 2, 2}.slowdown(2) == 1);
+  // The kernel spreads others over all the node's CPUs: a rank bound to 1 of 2 with 5 others, 3 threads to a CPU.
+  CHECK(HostShare{5, 2, 1}.slowdown(1) == Approx(3));
+  // 2 threads bound to 1 CPU already share it; 4 others bring each CPU to 3 threads: 1.5 times longer.
+  CHECK(HostShare{4, 2, 1}.slowdown(2) == Approx(1.5));
+  CHECK(HostShare{4, 2, 0}.slowdown(2) == Approx(3));  // the job's CPUs unknown: all of the node's
+  auto parallel = [](int reps) {
+    return only_case("[defaults]\nreps = " + std::to_string(reps) + "\nwarmup = 0\n[[experiment]]\nworkload = "
+                     "\"gemm\"\nsize = 256\nops = 4\n");
+  };
+  const JobShape job{2, 1, 2};
+  const Rates quiet = default_rates(Backend::cpu, CommKind::mpi);
+  Rates busy = quiet;
+  busy.host = {2, 2, 2};
+  auto timed = [&](const Rates& r) {  // the samples' part: the fixed parts cancel
+    return estimate_case(parallel(20), job, r, false) - estimate_case(parallel(10), job, r, false);
+  };
+  const double sample = 10 * (quiet.sample_s);  // the runner's own steps, which the cores' share leaves alone
+  CHECK(timed(busy) - sample == Approx(2 * (timed(quiet) - sample)).epsilon(0.01));
+  // Serial device-local work keeps one thread busy at a time: with 2 others on 2 CPUs it runs at 2/3 speed.
+  const Case serial = only_case("[defaults]\nreps = 10\nwarmup = 0\n[[experiment]]\nworkload = \"gemm\"\n"
+                                "size = 256\nops = 4\n", "serial");
+  CHECK(estimate_case(serial, job, busy, false) > estimate_case(serial, job, quiet, false));
+  // The inputs are made on the host: slower beside others' work, on either backend.
+  const Case big = only_case("[[experiment]]\nworkload = \"elementwise\"\nelements = 16777216\n");
+  Rates cuda = default_rates(Backend::cuda, CommKind::nccl), cuda_busy = cuda;
+  cuda_busy.host = {4, 2, 2};
+  CHECK(estimate_case(big, job, cuda_busy, false) > 1.5 * estimate_case(big, job, cuda, false));
+}
+
 TEST_CASE("a backend's minimum warm-up time is part of every turn", "[estimate]") {
   const Case c = only_case("[defaults]\nwarmup = 1\n[[experiment]]\nworkload = \"gemm\"\nsize = 64\n");
   const Rates cuda = default_rates(Backend::cuda, CommKind::nccl);
@@ -211,7 +248,13 @@ TEST_CASE("a plan over its time budget is an input error naming the estimate and
     CHECK_THAT(m, Catch::Contains("experiment 'big' about"));
     CHECK_THAT(m, Catch::Contains("the longest, case 3 of 6 (big size=2048 dtype=fp64 impl=vendor ops=1 [serial]), about"));
     CHECK(m.find("experiment 'big'") < m.find("experiment 'small'"));  // the largest first
+    CHECK_THAT(m, Catch::EndsWith("or raise the budget"));
   }
+  // What the estimate assumed of a busy host ends the message.
+  CHECK_THROWS_WITH(check_time_budget(plan, e, job, 1, "budget_s", "host busy: load 6.2 on 2 cores; the estimate "
+                                                                   "assumes it stays"),
+                    Catch::EndsWith("or raise the budget (host busy: load 6.2 on 2 cores; the estimate assumes it "
+                                    "stays)"));
 }
 
 TEST_CASE("without a budget, a plan estimated over a day is refused as a likely typo", "[estimate]") {
