@@ -8,7 +8,7 @@ namespace gpuscale {
 
 enum ExitCode : int {
   kExitOk = 0,
-  kExitFailure = 1,  // the run went wrong (verification failed, a call failed)
+  kExitFailure = 1,  // the run went wrong (verification failed, a call failed, no case ran)
   kExitUsage = 2,    // bad input: config, flags, files; nothing was written
   kExitTimeout = 3,  // a case ran past its timeout; the job was aborted
 };
