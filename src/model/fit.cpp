@@ -431,7 +431,7 @@ std::string group_why(const std::vector<const NoisyCase*>& cases) {
   std::vector<std::string> parts;
   if (!first.busy.empty()) parts.push_back("host busy: others used " + share_range(others) + " of a node's CPUs");
   if (!first.descheduled.empty()) {
-    parts.push_back("descheduled: a rank waited for a CPU " + share_range(waits) + " of the time it ran");
+    parts.push_back("descheduled: a rank waited for a CPU " + share_range(waits) + " of the time it was ready to run");
   }
   if (!first.oversubscribed.empty()) parts.push_back("oversubscribed: " + first.oversubscribed);
   return join(parts, "; ");

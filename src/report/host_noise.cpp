@@ -96,11 +96,12 @@ void judge_others(const RunRecord& run, const std::map<int, RankRow>& rows, Host
   }
 }
 
-// The rank that waited longest for a CPU, as a share of its wall time.
+// The rank whose threads waited longest for a CPU, as a share of the time they were ready to run (on a CPU or
+// waiting for one): what a busy core takes from the rank's work, whichever of its threads did it.
 void judge_waits(const std::map<int, RankRow>& rows, HostNoise& h) {
   for (const auto& [rank, r] : rows) {
-    if (!usable(r.run_wait) || !(r.wall > 0)) continue;
-    const double share = std::min(1.0, r.run_wait / r.wall);
+    if (!usable(r.run_wait) || !usable(r.cpu) || !(r.run_wait + r.cpu > 0)) continue;
+    const double share = r.run_wait / (r.run_wait + r.cpu);
     if (!(share <= h.wait_share)) {
       h.wait_share = share;
       h.wait_rank = rank;
@@ -108,7 +109,7 @@ void judge_waits(const std::map<int, RankRow>& rows, HostNoise& h) {
   }
   if (h.wait_share > kDescheduledShare) {
     h.descheduled = "rank " + std::to_string(h.wait_rank) + " waited for a CPU " +
-                    format_number("%.0f%%", 100 * h.wait_share) + " of the time it ran";
+                    format_number("%.0f%%", 100 * h.wait_share) + " of the time it was ready to run";
   }
 }
 

@@ -12,17 +12,17 @@ namespace gpuscale {
 
 // Above these shares a case is flagged.
 constexpr double kHostBusyShare = 0.25;    // others' CPU time / (wall x the node's CPUs), on any node
-constexpr double kDescheduledShare = 0.2;  // a rank's time waiting for a CPU / its wall time
+constexpr double kDescheduledShare = 0.2;  // a rank's threads' time waiting for a CPU / their time ready to run
 
 struct HostNoise {
   double others_share = NAN;  // the most over nodes (NaN: no readings)
   int others_node = -1;
-  double wait_share = NAN;  // the most over ranks (NaN: no readings)
+  double wait_share = NAN;  // the most over ranks of run_wait / (run_wait + cpu) (NaN: no readings)
   int wait_rank = -1;
   double load = NAN;   // the 1-minute load average at the end, on others_node (or node 0)
   int node_cpus = 0;   // the CPUs of that node (0: unknown)
-  // One sentence each, "" when not so: "others used 63% of node 0's CPUs" / "rank 1 waited for a CPU 41% of the
-  // time it ran" / "4 ranks x 1 thread on 2 cores of node 0".
+  // One sentence each, "" when not so: "others used 63% of node 0's 2 CPUs" / "rank 1 waited for a CPU 41% of the
+  // time it was ready to run" / "4 ranks x 1 thread on 2 cores of node 0".
   std::string busy, descheduled, oversubscribed;
 
   bool doubtful() const { return !busy.empty() || !descheduled.empty() || !oversubscribed.empty(); }

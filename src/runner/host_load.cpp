@@ -1,5 +1,6 @@
 #include "runner/host_load.hpp"
 
+#include <dirent.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -44,12 +45,24 @@ void read_proc_stat(HostReading& r) {
   r.node_cpus = cpus;
 }
 
-// The second field of /proc/thread-self/schedstat: nanoseconds this thread waited on a run queue.
+// The second field of each of this process's threads' schedstat, summed: nanoseconds they were runnable but waited
+// on a run queue (the work of a rank runs on its stream's worker and its BLAS threads, not only the main thread).
 double read_run_wait_s() {
-  std::ifstream in("/proc/thread-self/schedstat");
-  unsigned long long run_ns = 0, wait_ns = 0;
-  if (!(in >> run_ns >> wait_ns)) return NAN;
-  return 1e-9 * static_cast<double>(wait_ns);
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return NAN;
+  unsigned long long total = 0;
+  bool any = false;
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream in(std::string("/proc/self/task/") + e->d_name + "/schedstat");
+    unsigned long long run_ns = 0, wait_ns = 0;
+    if (in >> run_ns >> wait_ns) {
+      total += wait_ns;
+      any = true;
+    }
+  }
+  closedir(dir);
+  return any ? 1e-9 * static_cast<double>(total) : NAN;
 }
 
 double read_load1() {
@@ -113,7 +126,8 @@ CaseTable host_table(const HostReading& start, const HostReading& end) {
   t.description = "what else the host did from the start of warm-up to the end of the timed samples, per rank";
   t.columns.push_back(real_column("wall", "s", "wall time from the first reading to the last", ColumnRange::finite));
   t.columns.push_back(real_column("cpu", "s", "this rank's process's CPU time (user + system, all its threads)"));
-  t.columns.push_back(real_column("run_wait", "s", "time the rank's main thread waited for a CPU (NaN: unknown)"));
+  t.columns.push_back(real_column("run_wait", "s", "time the process's threads were runnable but waited for a CPU, "
+                                                   "summed (NaN: unknown)"));
   t.columns.push_back(int_column("involuntary_switches", "times the process was switched out while runnable "
                                                          "(-1: unknown)"));
   t.columns.push_back(real_column("node_busy", "s", "busy time of all the node's CPUs, summed (NaN: unknown)"));

@@ -1,6 +1,6 @@
-// What else the host is doing, read cheaply at a case's start and end (getrusage, /proc/thread-self/schedstat,
-// /proc/stat, /proc/loadavg): the rank's own CPU time and waits for a CPU, and the node's busy CPU time. The case
-// keeps the differences as its `host` table; report/host_noise.hpp judges them.
+// What else the host is doing, read cheaply at a case's start and end (getrusage, /proc/self/task/*/schedstat,
+// /proc/stat, /proc/loadavg): the rank's own CPU time and its threads' waits for a CPU, and the node's busy CPU
+// time. The case keeps the differences as its `host` table; report/host_noise.hpp judges them.
 #pragma once
 
 #include <cmath>
@@ -14,7 +14,7 @@ namespace gpuscale {
 struct HostReading {
   double wall_s = 0;            // steady clock
   double cpu_s = NAN;           // this process's user + system time, all its threads
-  double run_wait_s = NAN;      // the calling thread's time waiting on a run queue (schedstat; NaN: unreadable)
+  double run_wait_s = NAN;      // its threads' time runnable but waiting on a run queue, summed (NaN: unreadable)
   std::int64_t involuntary_switches = -1;  // this process's
   double node_busy_s = NAN;     // the node's CPUs' busy time (user, nice, system, irq, softirq, steal), summed
   double node_steal_s = NAN;    // of which stolen by the hypervisor

@@ -49,7 +49,7 @@ def judged(rows, node_of):
         if r["wall"] >= n["wall"]:
             n.update(wall=r["wall"], busy=r["node_busy"], cpus=r["node_cpus"])
     shares = [max(0.0, n["busy"] - n["own"]) / (n["wall"] * n["cpus"]) for n in nodes.values() if n["wall"] >= MIN_WALL]
-    waits = [min(1.0, r["run_wait"] / r["wall"]) for r in rows if r["wall"] > 0]
+    waits = [r["run_wait"] / (r["run_wait"] + r["cpu"]) for r in rows if r["run_wait"] + r["cpu"] > 0]
     return (max(shares) if shares else None), (max(waits) if waits else None)
 
 

@@ -181,7 +181,7 @@ TEST_CASE("a case on a busy host is uncertain, never slower or faster, and says 
   std::vector<ReportRow> rows{row(0, 2.0, 1.9, 2.1), row(1, 0.5, 0.45, 0.55), row(2, 2.0, 1.9, 2.1)};
   rows[0].host.busy = "others used 63% of node 0's CPUs";
   std::vector<ReportRow> base = ones(3);
-  base[1].host.descheduled = "rank 1 waited for a CPU 41% of the time it ran";
+  base[1].host.descheduled = "rank 1 waited for a CPU 41% of the time it was ready to run";
   const BaselineSummary s = compare_with_baseline(rows, base, "old.h5");
   CHECK(rows[0].baseline->verdict == "uncertain (host busy)");
   CHECK(rows[1].baseline->verdict == "uncertain (host busy)");
@@ -189,7 +189,7 @@ TEST_CASE("a case on a busy host is uncertain, never slower or faster, and says 
   REQUIRE(s.uncertain.size() == 2);
   CHECK(s.uncertain.at(0) == "here, host busy: others used 63% of node 0's CPUs");
   CHECK(s.uncertain.at(1) ==
-        "in the baseline (its case 2), descheduled: rank 1 waited for a CPU 41% of the time it ran");
+        "in the baseline (its case 2), descheduled: rank 1 waited for a CPU 41% of the time it was ready to run");
   CHECK(std::isnan(s.median_ratio));  // one case left that counts
   const std::string t = render_baseline(rows, s);
   INFO(t);

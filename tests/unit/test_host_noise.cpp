@@ -108,15 +108,15 @@ TEST_CASE("host busy: others' share of the node's CPUs over 25%", "[host]") {
     CHECK_FALSE(h.doubtful());
   }
   SECTION("each rank got half its time: the others took the other half") {
-    const HostNoise h = host_noise(run, with_host({{2, 1, 0.9, 4}, {2, 1, 0.1, 4}}));
+    const HostNoise h = host_noise(run, with_host({{2, 1, 1, 4}, {2, 1, 0.25, 4}}));
     CHECK(h.others_share == Approx(0.5));
     CHECK(h.others_node == 0);
     CHECK(h.busy == "others used 50% of node 0's 2 CPUs (load 3.5)");
-    CHECK(h.wait_share == Approx(0.45));
+    CHECK(h.wait_share == Approx(0.5));  // 1 s waiting of 2 s ready to run
     CHECK(h.wait_rank == 0);
-    CHECK(h.descheduled == "rank 0 waited for a CPU 45% of the time it ran");
+    CHECK(h.descheduled == "rank 0 waited for a CPU 50% of the time it was ready to run");
     CHECK(h.why() == "host busy: others used 50% of node 0's 2 CPUs (load 3.5); descheduled: rank 0 waited for a "
-                     "CPU 45% of the time it ran");
+                     "CPU 50% of the time it was ready to run");
   }
   SECTION("exactly at the threshold is not busy") {
     const HostNoise h = host_noise(run, with_host({{2, 1, 0, 3}, {2, 1, 0, 3}}));
@@ -140,14 +140,19 @@ TEST_CASE("host busy is judged per node, on the busiest", "[host]") {
   CHECK(h.others_node == 1);
 }
 
-TEST_CASE("descheduled: a rank waited for a CPU more than 20% of its time", "[host]") {
+TEST_CASE("descheduled: a rank's threads waited for a CPU more than 20% of the time they were ready to run",
+          "[host]") {
   const RunRecord run = job(2, 2, 2);
-  CHECK(host_noise(run, with_host({{1, 1, 0.2, 2}, {1, 1, 0.1, 2}})).descheduled.empty());
-  const HostNoise h = host_noise(run, with_host({{1, 1, 0.1, 2}, {1, 1, 0.3, 2}}));
+  CHECK(host_noise(run, with_host({{1, 0.8, 0.2, 2}, {1, 1, 0.1, 2}})).descheduled.empty());  // 20%: not above
+  const HostNoise h = host_noise(run, with_host({{1, 1, 0.1, 2}, {1, 0.7, 0.3, 2}}));
   CHECK(h.wait_rank == 1);
-  CHECK(h.descheduled == "rank 1 waited for a CPU 30% of the time it ran");
+  CHECK(h.wait_share == Approx(0.3));
+  CHECK(h.descheduled == "rank 1 waited for a CPU 30% of the time it was ready to run");
+  SECTION("threads that slept most of the time: only the time they were ready counts") {
+    CHECK(host_noise(run, with_host({{10, 0.1, 0.1, 2}, {10, 1, 0, 2}})).wait_share == Approx(0.5));
+  }
   SECTION("short windows are judged too (the wait is counted in nanoseconds)") {
-    CHECK_FALSE(host_noise(run, with_host({{0.01, 0, 0.006, 0}, {0.01, 0, 0, 0}})).descheduled.empty());
+    CHECK_FALSE(host_noise(run, with_host({{0.01, 0.004, 0.006, 0}, {0.01, 0.01, 0, 0}})).descheduled.empty());
   }
 }
 
@@ -209,8 +214,8 @@ TEST_CASE("a report row carries the host noise and flags it", "[host]") {
   CHECK(r.host.others_share == Approx(0.5));
   CHECK(std::find(r.flags.begin(), r.flags.end(), "host busy: others used 50% of node 0's 2 CPUs (load 3.5)") !=
         r.flags.end());
-  CHECK(std::find(r.flags.begin(), r.flags.end(), "descheduled: rank 0 waited for a CPU 45% of the time it ran") !=
-        r.flags.end());
+  CHECK(std::find(r.flags.begin(), r.flags.end(),
+                  "descheduled: rank 0 waited for a CPU 47% of the time it was ready to run") != r.flags.end());
 }
 
 TEST_CASE("report --check: a limit that fails on a case the host disturbed says what the host did", "[host]") {
