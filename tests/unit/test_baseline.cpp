@@ -62,7 +62,7 @@ std::string flat(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("--min-effect takes a share below 1 or a percentage", "[baseline]") {
+TEST_CASE("report --min-effect takes a share below 1 or a percentage", "[baseline]") {
   CHECK(*parse_min_effect("5%") == Approx(0.05));
   CHECK(*parse_min_effect("0.05") == Approx(0.05));
   CHECK(*parse_min_effect("0") == 0.0);
@@ -210,7 +210,7 @@ TEST_CASE("a case on a busy host is uncertain, never slower or faster, and says 
   CHECK(render_csv(rows, {s}).find("\"here, host busy: others used 63% of node 0's CPUs\"") != std::string::npos);
 }
 
-TEST_CASE("--fail-on names the cases with that verdict", "[baseline]") {
+TEST_CASE("report --fail-on names the cases with that verdict", "[baseline]") {
   std::vector<ReportRow> rows{row(0, 1.0, 0.99, 1.01), row(1, 2.0, 1.9, 2.1), row(2, 0.5, 0.45, 0.55),
                               row(3, 2.0, 1.9, 2.1)};
   compare_with_baseline(rows, ones(4), "old.h5");
