@@ -42,9 +42,6 @@ Peer peer_state(const NodePeer& p) {
   return process_name(p.pid) == kEndedName ? Peer::finished : Peer::running;
 }
 
-// A running peer is bounded by its own watchdog: waited for only a moment, in which a stop on its way out shows.
-constexpr double kRunningGraceS = 2.0;
-
 }  // namespace
 
 std::vector<NodePeer> node_peers(const MpiCommunicator& comm) {
@@ -70,7 +67,9 @@ std::string wait_for_node_peers(const std::vector<NodePeer>& peers, double secon
       running = running || state == Peer::running;
     }
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!stopped && (!running || waited >= kRunningGraceS)) return "";
+    // A peer still running is waited for too, within the same bound (it is bounded by its own watchdog, and ends
+    // this wait as soon as it finishes): a stop on its way out, however late a busy host lets it land, shows then.
+    if (!stopped && (!running || waited >= seconds)) return "";
     if (stopped && waited >= seconds) {
       return "rank " + std::to_string(stopped->rank) + " (pid " + std::to_string(stopped->pid) + ") on this node is "
              "stopped (SIGSTOP?) and has not exited " + format_number("%g", seconds) + " s after the end of the run";

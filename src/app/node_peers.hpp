@@ -21,10 +21,10 @@ struct NodePeer {
 // The other ranks of this rank's node. Collective (an allgather over every rank).
 std::vector<NodePeer> node_peers(const MpiCommunicator& comm);
 
-// After MPI_Finalize: marks this process as finished (its name, /proc/PID/comm, becomes kEndedName), then waits
-// while a peer is stopped, and a moment for peers still running (each bounded by its own watchdog, a stop on
-// their way out shows then). "" once no peer holds up the end; else, after `seconds`, the line naming a peer
-// still stopped ("rank 1 (pid 4242) on this node is stopped (SIGSTOP?) and has not exited 30 s after ...").
+// After MPI_Finalize: marks this process as finished (its name, /proc/PID/comm, becomes kEndedName), then waits,
+// up to `seconds`, while a peer is stopped or still running (each bounded by its own watchdog; a stop on their way
+// out shows then). "" once no peer holds up the end; else, after `seconds`, the line naming a peer still stopped
+// ("rank 1 (pid 4242) on this node is stopped (SIGSTOP?) and has not exited 30 s after ...").
 std::string wait_for_node_peers(const std::vector<NodePeer>& peers, double seconds);
 
 // A process's state letter from /proc/PID/stat ('R', 'S', 'T' stopped, ...; '?' where the line is not as
