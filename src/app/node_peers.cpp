@@ -37,7 +37,7 @@ enum class Peer { gone, finished, running, stopped };
 // Where `p` stands: gone, finished (past MPI_Finalize, not stopped), running, or stopped.
 Peer peer_state(const NodePeer& p) {
   const char state = process_state(p.pid);
-  if (state == 0) return Peer::gone;
+  if (state == 0 || state == 'Z' || state == 'X') return Peer::gone;  // exited (a zombie until the launcher reaps it)
   if (state == 'T' || state == 't') return Peer::stopped;
   return process_name(p.pid) == kEndedName ? Peer::finished : Peer::running;
 }
