@@ -19,12 +19,12 @@ HOST_COLUMNS = {"rank": "", "wall": "s", "cpu": "s", "run_wait": "s", "involunta
                 "load": ""}
 
 # Cases of about 0.3 s or more (the others' share is judged from 0.1 s on), one skipped (inter-node on one node).
-CONFIG = preamble(warmup=1, reps=6, threads=1) + """
+CONFIG = preamble(warmup=1, reps=8, threads=1) + """
 [[experiment]]
 name = "mm"
 workload = "gemm"
 size = 256
-ops = 8
+ops = 64
 modes = ["serial", "parallel"]
 
 [[experiment]]
@@ -32,7 +32,7 @@ name = "ar"
 workload = "collective"
 op = "allreduce"
 bytes = 1048576
-iters = 40
+iters = 400
 scope = ["world", "inter-node"]
 modes = ["parallel"]
 """
