@@ -14,6 +14,7 @@ install(FILES jobs/README.md jobs/lib.sh DESTINATION ${GPUSCALE_INSTALL_DATADIR}
 install(PROGRAMS jobs/local/mpirun.sh DESTINATION ${GPUSCALE_INSTALL_DATADIR}/jobs/local)
 install(PROGRAMS jobs/slurm/single-node.sbatch jobs/slurm/multi-node.sbatch jobs/slurm/study.sh
         DESTINATION ${GPUSCALE_INSTALL_DATADIR}/jobs/slurm)
+install(FILES jobs/slurm/site.sh.example DESTINATION ${GPUSCALE_INSTALL_DATADIR}/jobs/slurm)
 install(FILES tools/README.md tools/gpuscale_data.py DESTINATION ${GPUSCALE_INSTALL_DATADIR}/tools)
 install(PROGRAMS tools/gpuscale-plot DESTINATION ${GPUSCALE_INSTALL_DATADIR}/tools)
 

@@ -115,8 +115,9 @@ find_config() {
 
 # The environment every rank gets (each default only where the variable is unset).
 job_environment() {
-  # BLAS threads: the task's CPUs under Slurm (gpuscale's `threads` then sets the number it uses), else 1.
-  export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-1}}
+  # BLAS threads: the task's CPUs under Slurm (gpuscale's `threads` then sets the number it uses; srun_layout's
+  # share of the node in SRUN_CPUS_PER_TASK), else 1.
+  export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-${SLURM_CPUS_PER_TASK:-${SRUN_CPUS_PER_TASK:-1}}}
   export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$OPENBLAS_NUM_THREADS}
   # Slurm 22.05+: srun no longer takes --cpus-per-task from the batch job unless told so.
   if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then export SRUN_CPUS_PER_TASK=${SRUN_CPUS_PER_TASK:-$SLURM_CPUS_PER_TASK}; fi
@@ -146,3 +147,128 @@ log_end() {  # log_end EXIT_CODE
   echo "=== gpuscale job ${SLURM_JOB_ID:-(no job)}: exit $1 at $(date '+%F %T %z')"
 }
 
+# A site's settings (jobs/README.md, "Site settings"): $GPUSCALE_SITE if set (it must be a file), else
+# jobs/slurm/site.sh beside these scripts if present; sourced with GPUSCALE_SITE_PHASE set to "submit" (study.sh on
+# the login node, before sbatch: SBATCH_ACCOUNT, SBATCH_PARTITION, ...) or "job" (inside the job, before srun:
+# module loads, MPI and binding variables).
+load_site() {  # load_site PHASE
+  local site=${GPUSCALE_SITE:-$checkout/jobs/slurm/site.sh}
+  if [ -n "${GPUSCALE_SITE:-}" ] && [ ! -f "$GPUSCALE_SITE" ]; then
+    die 2 "GPUSCALE_SITE=$GPUSCALE_SITE is not a file (unset it to use jobs/slurm/site.sh where present)"
+  fi
+  [ -f "$site" ] || return 0
+  export GPUSCALE_SITE_PHASE=$1
+  # The first command that fails stops the script with the file's name (the scripts run with set -e).
+  trap 'die 2 "site settings $site failed (exit $?)"' ERR
+  # shellcheck source=/dev/null
+  . "$site"
+  trap - ERR
+  # shellcheck disable=SC2034  # the job scripts' log names it
+  site_loaded=$site
+}
+
+# How many GPUs Slurm granted this job on the node the batch script runs on (with --exclusive: all of the node's),
+# 0 where none: SLURM_GPUS_ON_NODE, else the entries of CUDA_VISIBLE_DEVICES.
+granted_gpus() {
+  if [[ ${SLURM_GPUS_ON_NODE:-} =~ ^[0-9]+$ ]]; then
+    echo "$SLURM_GPUS_ON_NODE"
+  elif [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then
+    local -a ids
+    IFS=, read -r -a ids <<<"$CUDA_VISIBLE_DEVICES"
+    echo "${#ids[@]}"
+  else
+    echo 0
+  fi
+}
+
+# The GPUs asked per node (sbatch --gpus-per-node, "4" or "a100:4"); "" where not asked that way.
+asked_gpus_per_node() {
+  local asked=${SLURM_GPUS_PER_NODE:-}
+  echo "${asked##*:}"
+}
+
+# The NUMA node of each GPU the batch script sees, in CUDA_VISIBLE_DEVICES order, comma-separated (nvidia-smi's PCI
+# bus id, then the PCI device's numa_node in sysfs); "" where any is unknown.
+gpu_numa_nodes() {
+  command -v nvidia-smi >/dev/null 2>&1 && [ -n "${CUDA_VISIBLE_DEVICES:-}" ] || return 0
+  local id bus numa out=()
+  for id in ${CUDA_VISIBLE_DEVICES//,/ }; do
+    bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader -i "$id" 2>/dev/null) || return 0
+    bus=$(tr '[:upper:]' '[:lower:]' <<<"$bus")
+    numa=$(cat "/sys/bus/pci/devices/${bus: -12}/numa_node" 2>/dev/null) || return 0
+    [[ $numa =~ ^[0-9]+$ ]] || return 0
+    out+=("$numa")
+  done
+  (IFS=,; echo "${out[*]}")
+}
+
+# --cpu-bind for the ranks: $GPUSCALE_CPU_BIND if set; else map_ldom with each GPU's NUMA node (rank i of a node
+# uses GPU i, so its threads run on that GPU's NUMA node) where the GPUs span several NUMA nodes and all are known;
+# else cores (each rank its own cores, laid out block by block, in the order of the local ranks). Prints
+# "BIND|why".
+cpu_bind_choice() {
+  if [ -n "${GPUSCALE_CPU_BIND:-}" ]; then
+    echo "$GPUSCALE_CPU_BIND|GPUSCALE_CPU_BIND"
+    return
+  fi
+  local numa
+  numa=$(gpu_numa_nodes)
+  if [ -z "$numa" ]; then
+    echo "cores|no GPU's NUMA node known: nvidia-smi and sysfs do not tell here"
+  elif [ "$(tr ',' '\n' <<<"$numa" | sort -u | wc -l)" -gt 1 ]; then
+    echo "map_ldom:$numa|each rank on its GPU's NUMA node"
+  else
+    echo "cores|all GPUs on NUMA node ${numa%%,*}"
+  fi
+}
+
+# The srun options that lay the ranks out, in the array `layout` (and what was chosen, in `layout_note`):
+# - ranks per node: the tasks the job asked (--ntasks-per-node, -n: Slurm's layout), else one per GPU Slurm granted
+#   on the node (an 8-GPU server runs 8), else (no GPU) Slurm's default of one;
+# - GPUs: every granted GPU to every rank of the node (--gpus-per-node), so each rank sees all of them and picks its
+#   own by local rank, as nccl-tests does; --gpus-per-task given to sbatch is kept (each rank then sees one GPU, and
+#   gpuscale warns what that costs);
+# - CPUs: the node's CPUs shared out (--cpus-per-task) where the job did not say, and --cpu-bind (cpu_bind_choice).
+srun_layout() {
+  layout=() layout_note=""
+  local gpus nodes=${SLURM_JOB_NUM_NODES:-1} per_node="" asked
+  gpus=$(granted_gpus)
+  asked=$(asked_gpus_per_node)
+  if [ "$asked" = 0 ]; then gpus=0; fi  # --gpus-per-node=0: CPU only, even where --exclusive granted GPUs
+  if [ -n "${SLURM_NTASKS:-}" ]; then
+    layout_note="ranks: as the job asked ($SLURM_NTASKS${SLURM_NTASKS_PER_NODE:+, $SLURM_NTASKS_PER_NODE per node})"
+  elif [ "$gpus" -gt 0 ]; then
+    per_node=$gpus
+    layout_note="ranks: $gpus per node, one per GPU Slurm granted (CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-})"
+  else
+    per_node=1
+    layout_note="ranks: 1 per node (no GPU granted, no --ntasks-per-node)"
+  fi
+  if [ -n "$per_node" ]; then layout+=(--ntasks-per-node="$per_node" --ntasks="$((per_node * nodes))"); fi
+  srun_gpu_args "$gpus"
+  srun_cpu_args "${per_node:-${SLURM_NTASKS_PER_NODE:-}}"
+}
+
+srun_gpu_args() {  # srun_gpu_args GRANTED
+  if [ -n "${SLURM_GPUS_PER_TASK:-}" ]; then
+    layout_note+="; GPUs: --gpus-per-task=$SLURM_GPUS_PER_TASK as asked"
+  elif [ "$1" -gt 0 ]; then
+    layout+=(--gpus-per-node="$1")
+    layout_note+="; GPUs: all $1 to every rank of a node (--gpus-per-node=$1), each picks its own by local rank"
+  elif [ "$(asked_gpus_per_node)" = 0 ]; then
+    layout+=(--gpus-per-node=0)
+  fi
+}
+
+srun_cpu_args() {  # srun_cpu_args RANKS_PER_NODE ("" not known)
+  local cpus=${SLURM_CPUS_ON_NODE:-} per=${SLURM_CPUS_PER_TASK:-} bind
+  if [ -z "$per" ] && [ -n "$1" ] && [[ $cpus =~ ^[0-9]+$ ]] && [ "$cpus" -ge "$1" ]; then
+    per=$((cpus / $1))
+    layout+=(--cpus-per-task="$per")
+  fi
+  bind=$(cpu_bind_choice)
+  layout+=(--cpu-bind="${bind%%|*}")
+  layout_note+="; CPUs: ${per:-the default number of CPUs} per rank, --cpu-bind=${bind%%|*} (${bind#*|})"
+  # gpuscale's `threads` and the BLAS threads follow the rank's CPUs (job_environment).
+  if [ -n "$per" ]; then export SRUN_CPUS_PER_TASK=$per; fi
+}

@@ -9,21 +9,27 @@
 #
 #   jobs/slurm/study.sh [options] CONFIG [gpuscale run options...]
 #   jobs/slurm/study.sh configs/default.toml
-#   jobs/slurm/study.sh --nodes 4 --ntasks-per-node 8 --wait configs/cross-server.toml
+#   jobs/slurm/study.sh --nodes 4 --wait configs/cross-server.toml
+#   jobs/slurm/study.sh --sbatch --account=proj --sbatch --partition=gpu --sbatch --time=01:00:00 configs/default.toml
 #   jobs/slurm/study.sh --cpu --ntasks-per-node 2 --sbatch --cpus-per-task=4 configs/default.toml
 #
 # Options:
 #   -N, --nodes N            servers of the cross-server run (default 2)
-#   --ntasks-per-node T      ranks per server, in both runs (default: the job scripts' 4, one per GPU)
-#   --cpu                    no GPUs: sbatch --gpus-per-task=0 (backend "auto" then runs on the CPU)
+#   --ntasks-per-node T      ranks per server, in both runs (default: the job scripts', one per GPU granted)
+#   --cpu                    no GPUs: sbatch --gpus-per-node=0 (backend "auto" then runs on the CPU)
 #   --sbatch OPTION          one more sbatch option for all three jobs (repeatable), e.g.
-#                            --sbatch --partition=gpu --sbatch --time=02:00:00
-#   --wait                   wait for the comparison, print it, exit with its exit code
+#                            --sbatch --account=proj --sbatch --partition=gpu --sbatch --qos=normal
+#                            --sbatch --time=02:00:00 --sbatch --gpus-per-node=8
+#   --wait                   wait for the comparison (asking Slurm after 5 s, then after twice as long
+#                            each time, at most every 60 s), print it, exit with its exit code
 #   -h, --help
 # Run it from the directory that is to hold results/ and the logs: all three jobs work there. The
 # binary is found as the job scripts find it ($GPUSCALE, the installed one when the scripts are
 # installed, PATH, build/src/gpuscale in this directory or in the checkout), here, before anything is
 # submitted, and given to the jobs as GPUSCALE.
+# A site's settings are read first: jobs/slurm/site.sh where present, or the file $GPUSCALE_SITE names
+# (SBATCH_ACCOUNT, SBATCH_PARTITION, SBATCH_QOS, SBATCH_TIMELIMIT there apply to all three jobs; see
+# site.sh.example); the jobs read it again before they start the ranks.
 # The results are named by job id (results/<config>-job<JOBID>-<time>.h5), so -o is refused.
 # The comparison (log gpuscale-<JOBID of job 3>.out) prints each run's `gpuscale report` table, one
 # after the other (1 node first), then both side by side (each case's median in each run, and its
@@ -117,13 +123,14 @@ for a in "$@"; do
     -o|-o*|--output|--output=*) die 2 "$a: the study names its result files by job id; leave -o out";;
   esac
 done
+load_site submit
 GPUSCALE=$(find_gpuscale)
 export GPUSCALE
 command -v sbatch >/dev/null || die 2 "sbatch not found: run the study on a Slurm login node"
 
 common=(--parsable "${sbatch_opts[@]}")
 [ -z "$per_node" ] || common+=(--ntasks-per-node="$per_node")
-[ "$cpu" = 0 ] || common+=(--gpus-per-task=0)
+[ "$cpu" = 0 ] || common+=(--gpus-per-node=0)
 submitted=()
 submit() {  # submit SBATCH-ARGS...: prints the job id; on a refusal cancels the jobs submitted before
   local out
@@ -145,16 +152,19 @@ echo "$nodes nodes:  job $many (log gpuscale-$many.out), after job $one"
 echo "compared: job $cmp (log gpuscale-$cmp.out, CSV results/study-$cmp.csv), after both"
 [ "$wait" = 1 ] || exit 0
 
-# Poll (sbatch --wait polls slowly); the job stays visible to scontrol for MinJobAge (300 s) after it ends.
-unknown=0
+# Ask the controller with back-off: after 5 s, then twice as long each time, at most every 60 s (a queued study
+# can wait for hours; the controller is everyone's). The job stays visible to scontrol for MinJobAge (300 s) after
+# it ends, more than the longest pause.
+pause=5 unknown=0
 while :; do
+  sleep "$pause"
+  pause=$((pause * 2 > 60 ? 60 : pause * 2))
   info=$(scontrol show job -o "$cmp" 2>/dev/null) || true
   state=$(grep -o 'JobState=[A-Z_]*' <<<"$info" | cut -d= -f2) || true
   case $state in
     "") unknown=$((unknown + 1))
-        [ $unknown -lt 60 ] || die 1 "scontrol does not know job $cmp any more; see gpuscale-$cmp.out"
-        sleep 0.5;;
-    PENDING|RUNNING|CONFIGURING|COMPLETING|SUSPENDED|REQUEUED|RESIZING) unknown=0; sleep 0.5;;
+        [ $unknown -lt 3 ] || die 1 "scontrol does not know job $cmp any more; see gpuscale-$cmp.out";;
+    PENDING|RUNNING|CONFIGURING|COMPLETING|SUSPENDED|REQUEUED|RESIZING) unknown=0;;
     *) break;;
   esac
 done

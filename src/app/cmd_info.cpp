@@ -41,7 +41,7 @@ int cmd_info(int* argc, char*** argv) {
     std::printf("  MPI: %s; %s asked, %s provided\n", mpi_runs_with().c_str(),
                 mpi_thread_level_name(mpi.requested()).c_str(), mpi_thread_level_name(mpi.provided()).c_str());
     std::printf("%s%s", format_rank_table(table).c_str(), format_gpu_facts(table, links).c_str());
-    for (const auto& w : oversubscription_warnings(table)) std::printf("  WARNING: %s\n", w.c_str());
+    for (const auto& w : placement_warnings(table)) std::printf("  WARNING: %s\n", w.c_str());
     std::printf("%s", format_rank_notes("backend", reasons).c_str());
     const CommChoice transfers = comm_for_shared_devices(choose_comm("auto", choice.backend, nccl_built()), "auto",
                                                          shared_device_ranks(table));

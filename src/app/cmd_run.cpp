@@ -352,7 +352,7 @@ RunRecord PlanRun::run_record() const {
   run.environment = relevant_environment();
   run.ranks = table_;
   run.links = links_;
-  run.warnings = oversubscription_warnings(table_);
+  run.warnings = placement_warnings(table_);
   run.nodes = comm_.node_count();
   run.cases_planned = p_.plan.size();
   for (const auto& c : p_.plan) {

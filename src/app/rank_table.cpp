@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <variant>
 
+#include "app/gpu_binding.hpp"
 #include "app/node_peers.hpp"
 #include "io/rank_fields.hpp"
 
@@ -43,6 +44,7 @@ std::string format_gpu_facts(const std::vector<RankRecord>& table, const std::ve
          << (l.common_ancestor.empty() ? "?" : l.common_ancestor) << "\n";
     }
   }
+  os << format_gpu_map(table);
   return os.str();
 }
 
@@ -215,6 +217,12 @@ std::vector<std::string> oversubscription_warnings(const std::vector<RankRecord>
                   " cores: ranks that run at once compete for cores, so parallel times and speedups understate what "
                   "the hardware can do");
   }
+  return out;
+}
+
+std::vector<std::string> placement_warnings(const std::vector<RankRecord>& table) {
+  std::vector<std::string> out = oversubscription_warnings(table);
+  for (auto& w : gpu_binding_warnings(table)) out.push_back(std::move(w));
   return out;
 }
 

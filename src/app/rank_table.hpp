@@ -23,7 +23,8 @@ struct RankGpu {
 GpuTelemetry open_device_telemetry(const DeviceInfo& dev);
 // This rank's GPU facts: the telemetry's static part and the PCI device's NUMA affinity.
 RankGpu rank_gpu(const DeviceInfo& dev, const GpuTelemetry& telemetry);
-// One line per rank with a GPU: telemetry, PCIe, NVLink, NUMA, clocks; then its links.
+// One line per rank with a GPU: telemetry, PCIe, NVLink, NUMA, clocks; then its links; then the GPUs each node's
+// ranks were handed and the one each uses (app/gpu_binding, where any rank has CUDA_VISIBLE_DEVICES).
 std::string format_gpu_facts(const std::vector<RankRecord>& table, const std::vector<LinkRecord>& links);
 
 // A rank's row as the gather sends it, every field of kRankFields (io/rank_fields.hpp) in its order: each number
@@ -46,6 +47,9 @@ void gather_end_offsets(const MpiCommunicator& comm, const ClockOffset& end, std
 
 // One line per node with more ranks than online CPUs (oversubscribed: parallel numbers mean little).
 std::vector<std::string> oversubscription_warnings(const std::vector<RankRecord>& table);
+// What makes a run's numbers doubtful from where its ranks sit, the warnings `run` prints and writes into the file:
+// oversubscribed nodes, then GPUs left idle or one GPU per rank (gpu_binding_warnings, app/gpu_binding).
+std::vector<std::string> placement_warnings(const std::vector<RankRecord>& table);
 
 // "" unless two ranks of one node use the same GPU (same UUID); then "ranks A and B on HOST share GPU UUID".
 std::string shared_device_ranks(const std::vector<RankRecord>& table);

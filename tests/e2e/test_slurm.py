@@ -1,5 +1,6 @@
 """The job scripts (jobs/) under a real Slurm: a one-node cluster (CPU only, no GPU resources
-configured) and a three-node cluster across network namespaces (placeholder GPUs), made by
+configured), a one-node cluster with 4 placeholder GPUs (what each rank is handed, and the binding
+warnings) and a three-node cluster across network namespaces (placeholder GPUs), made by
 slurm.py. Each job is submitted with sbatch from a folder outside the checkout; the files are
 read back with h5py and `gpuscale report`. Every daemon, namespace and bridge is removed at the
 end, also when a test fails or the run gets SIGTERM.
@@ -97,11 +98,11 @@ class SlurmTest(unittest.TestCase):
 
 
 class OneNode(SlurmTest):
-    """A one-node Slurm without GPU resources: the CPU-only switch is --gpus-per-task=0."""
+    """A one-node Slurm without GPU resources: the CPU-only switch is --gpus-per-node=0."""
 
     def test_a_single_node_sbatch_from_another_directory(self):
         env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
-        job = self.run_job(["--gpus-per-task=0", "--ntasks-per-node=2", "--cpus-per-task=2", SINGLE, "tiny.toml"],
+        job = self.run_job(["--gpus-per-node=0", "--ntasks-per-node=2", "--cpus-per-task=2", SINGLE, "tiny.toml"],
                            env=env)
         log = self.read(f"gpuscale-{job}.out")
         self.assertIn(f"=== gpuscale job {job}: ", log)
@@ -130,9 +131,9 @@ class OneNode(SlurmTest):
         with open(self.path("shared.log"), "w") as f:
             f.write("an earlier run's log\n")
         env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
-        first = self.run_job(["--gpus-per-task=0", "--ntasks-per-node=1", "--output=shared.log", SINGLE, "tiny.toml"],
+        first = self.run_job(["--gpus-per-node=0", "--ntasks-per-node=1", "--output=shared.log", SINGLE, "tiny.toml"],
                              env=env)
-        second = self.run_job(["--gpus-per-task=0", "--ntasks-per-node=1", "--output=shared.log", SINGLE,
+        second = self.run_job(["--gpus-per-node=0", "--ntasks-per-node=1", "--output=shared.log", SINGLE,
                                "tiny.toml"], env=env)
         log = self.read("shared.log")
         self.assertTrue(log.startswith("an earlier run's log\n"), log[:200])
@@ -166,7 +167,7 @@ class OneNode(SlurmTest):
         shutil.copytree(JOBS, self.path("checkout", "jobs"))
         script = self.path("checkout", "jobs", "slurm", "single-node.sbatch")
         env = CLUSTER.env(PATH="/usr/local/bin:/usr/bin:/bin")  # no gpuscale on it, no GPUSCALE
-        job = self.run_job(["--gpus-per-task=0", "--ntasks-per-node=1", script, "tiny.toml"], env=env,
+        job = self.run_job(["--gpus-per-node=0", "--ntasks-per-node=1", script, "tiny.toml"], env=env,
                            expect="FAILED")
         self.assertEqual(CLUSTER.job(job).get("ExitCode"), "2:0")
         log = self.read(f"gpuscale-{job}.out")
@@ -178,7 +179,7 @@ class OneNode(SlurmTest):
         # The same job, once build/src/gpuscale is in the submission directory.
         os.makedirs(self.path("build", "src"))
         os.symlink(GPUSCALE_ABS, self.path("build", "src", "gpuscale"))
-        job = self.run_job(["--gpus-per-task=0", "--ntasks-per-node=1", script, "tiny.toml"], env=env)
+        job = self.run_job(["--gpus-per-node=0", "--ntasks-per-node=1", script, "tiny.toml"], env=env)
         with h5py.File(self.result_file(job), "r") as f:
             self.assertEqual(s(f.attrs["slurmJobId"]), job)
 
@@ -212,6 +213,9 @@ class OneNode(SlurmTest):
                   "mpirun.sh: error: -n wants a number of ranks from 1 to 1000000, got '99999999999999999999'", env=good)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         check(["bash", SINGLE, "tiny.toml"], "not inside a Slurm job", env=good)
+        p = check([STUDY, "tiny.toml"], f"study.sh: error: GPUSCALE_SITE={self.path('no-site.sh')} is not a file",
+                  env=dict(good, GPUSCALE_SITE=self.path("no-site.sh")))
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
         p = CLUSTER.run(["squeue", "-h"], env=env)
         self.assertEqual(p.stdout.strip(), "", "a mistake submitted a job")
         for script in (SINGLE, MULTI, STUDY, MPIRUN):
@@ -224,7 +228,107 @@ class OneNode(SlurmTest):
 
 
 class ThreeNodes(SlurmTest):
-    """Three nodes with 2 placeholder GPUs each: study.sh, 1 node vs 2 nodes, with the scripts' GPU defaults."""
+    """Three nodes with 4 placeholder GPUs each: study.sh, 1 node vs 2 nodes, with the scripts' GPU defaults; what
+    each rank is handed, and the warnings when GPUs sit idle or each rank sees one only."""
+
+    def job_log(self, job):
+        return self.read(f"gpuscale-{job}.out")
+
+    def test_c_one_rank_per_gpu_each_sees_all_four(self):
+        env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
+        job = self.run_job([SINGLE, "tiny.toml"], env=env)  # the script as it is: no option
+        log = self.job_log(job)
+        node = CLUSTER.node_names[0]
+        self.assertIn("layout: --ntasks-per-node=4 --ntasks=4 --gpus-per-node=4 --cpus-per-task=1 --cpu-bind=cores: "
+                      "ranks: 4 per node, one per GPU Slurm granted (CUDA_VISIBLE_DEVICES=0,1,2,3)", log)
+        self.assertIn(f"    {node}: 4 GPU(s) handed (0,1,2,3) to 4 rank(s), 4 in use: rank 0 -> 0, rank 1 -> 1, "
+                      "rank 2 -> 2, rank 3 -> 3\n", log)
+        self.assertNotIn("GPUs idle", log)
+        self.assertNotIn("each rank sees one GPU", log)
+        with h5py.File(self.result_file(job), "r") as f:
+            self.assertEqual(int(f.attrs["ranks"]), 4)
+            self.assertEqual(strs(f["ranks"]["hostname"][()]), [node] * 4)
+            self.assertEqual([int(x) for x in f["ranks"]["local_rank"][()]], [0, 1, 2, 3])
+            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0,1,2,3"] * 4)
+            self.assertNotIn("GPUs idle", s(f.attrs["warnings"]))
+        self.assert_no_leftovers()
+
+    def test_c2_multi_node_one_rank_per_gpu_on_each(self):
+        env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
+        job = self.run_job([MULTI, "tiny.toml"], env=env, timeout=120)  # the script as it is: 2 nodes
+        self.assertIn("layout: --ntasks-per-node=4 --ntasks=8 --gpus-per-node=4 ", self.job_log(job))
+        names = CLUSTER.node_names
+        with h5py.File(self.result_file(job), "r") as f:
+            self.assertEqual((int(f.attrs["nodes"]), int(f.attrs["ranks"])), (2, 8))
+            self.assertEqual(strs(f["ranks"]["hostname"][()]), [names[0]] * 4 + [names[1]] * 4)
+            self.assertEqual([int(x) for x in f["ranks"]["local_rank"][()]], [0, 1, 2, 3] * 2)
+            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0,1,2,3"] * 8)
+        self.assertIn(f"    {names[1]}: 4 GPU(s) handed (0,1,2,3) to 4 rank(s), 4 in use: rank 4 -> 0, rank 5 -> 1, "
+                      "rank 6 -> 2, rank 7 -> 3\n", self.job_log(job))
+        self.assert_no_leftovers()
+
+    def test_d_two_ranks_on_four_gpus_leave_two_idle(self):
+        env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
+        job = self.run_job(["--ntasks-per-node=2", SINGLE, "tiny.toml"], env=env)
+        log = self.job_log(job)
+        node = CLUSTER.node_names[0]
+        idle = (f"2 of 4 GPUs idle on node {node}: 2 rank(s) use GPU(s) 0,1 of the 4 they see "
+                "(CUDA_VISIBLE_DEVICES=0,1,2,3); run one rank per GPU (--ntasks-per-node=4, or leave "
+                "--ntasks-per-node out of the sbatch scripts: their ranks follow the GPUs)")
+        self.assertIn("WARNING: " + idle + "\n", log)
+        with h5py.File(self.result_file(job), "r") as f:
+            self.assertIn(idle, s(f.attrs["warnings"]).splitlines())
+            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0,1,2,3"] * 2)
+
+    def test_e_gpus_per_task_still_runs_and_says_what_it_costs(self):
+        env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
+        job = self.run_job(["--ntasks-per-node=4", "--gpus-per-task=1", SINGLE, "tiny.toml"], env=env)
+        log = self.job_log(job)
+        node = CLUSTER.node_names[0]
+        one = ("each rank sees one GPU (CUDA_VISIBLE_DEVICES per task): NCCL cannot use NVLink or PCIe peer access "
+               f"between ranks; intra-node busbw will read low; submit with --gpus-per-node (node {node})")
+        self.assertIn("WARNING: " + one + "\n", log)
+        self.assertIn(f"    {node}: each of 4 rank(s) sees one GPU: rank 0 -> 0, rank 1 -> 1, rank 2 -> 2, "
+                      "rank 3 -> 3\n", log)
+        self.assertIn("GPUs: --gpus-per-task=1 as asked", log)
+        with h5py.File(self.result_file(job), "r") as f:
+            self.assertEqual(int(f.attrs["complete"]), 1)
+            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0", "1", "2", "3"])
+            self.assertIn(one, s(f.attrs["warnings"]).splitlines())
+
+    def test_f_info_prints_the_gpu_map(self):
+        mpi = "--mpi=pmix" if LAUNCHER == "openmpi" else "--mpi=pmi2"
+        env = CLUSTER.env(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        job = self.run_job(["--nodes=1", "--exclusive", "--gpus-per-node=4", "--output=info-%j.out",
+                            f"--wrap=srun {mpi} --ntasks-per-node=2 --gpus-per-node=4 {GPUSCALE_ABS} info"], env=env)
+        out = self.read(f"info-{job}.out")
+        node = CLUSTER.node_names[0]
+        self.assertIn("  GPUs per node (CUDA_VISIBLE_DEVICES; a rank uses the GPU at local_rank mod the GPUs it "
+                      f"sees):\n    {node}: 4 GPU(s) handed (0,1,2,3) to 2 rank(s), 2 in use: rank 0 -> 0, "
+                      "rank 1 -> 1\n", out)
+        self.assertIn(f"  WARNING: 2 of 4 GPUs idle on node {node}: ", out)
+
+    def test_g_site_settings_are_read_before_the_ranks_start(self):
+        site = self.path("site.sh")
+        with open(site, "w") as f:
+            f.write('echo "site settings read: $GPUSCALE_SITE_PHASE"\nexport GPUSCALE_CPU_BIND=none\n')
+        env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS, GPUSCALE_SITE=site)
+        job = self.run_job([SINGLE, "tiny.toml"], env=env)
+        log = self.job_log(job)
+        self.assertIn("site settings read: job\n", log)
+        self.assertIn(f"--cpu-bind=none (GPUSCALE_CPU_BIND); site settings {site}\n", log)
+        # A site file that is named but missing, or that fails: the job stops at once, exit 2, and says which.
+        missing = self.path("no-site.sh")
+        job = self.run_job([SINGLE, "tiny.toml"], env=dict(env, GPUSCALE_SITE=missing), expect="FAILED")
+        self.assertEqual(CLUSTER.job(job).get("ExitCode"), "2:0")
+        self.assertIn(f"single-node.sbatch: error: GPUSCALE_SITE={missing} is not a file (unset it to use "
+                      "jobs/slurm/site.sh where present)\n", self.job_log(job))
+        with open(site, "w") as f:
+            f.write("module load no-such-module\necho after the failure\n")
+        job = self.run_job([SINGLE, "tiny.toml"], env=env, expect="FAILED")
+        self.assertEqual(CLUSTER.job(job).get("ExitCode"), "2:0")
+        self.assertIn(f"single-node.sbatch: error: site settings {site} failed (exit 127)\n", self.job_log(job))
+        self.assertFalse(os.path.exists(self.path("results", f"tiny-job{job}")))
 
     def test_a_study_one_node_vs_two_nodes(self):
         env = CLUSTER.env(GPUSCALE=GPUSCALE_ABS)
@@ -263,15 +367,20 @@ class ThreeNodes(SlurmTest):
             self.assertEqual(s(f.attrs["slurmJobId"]), one)
             self.assertEqual((int(f.attrs["nodes"]), int(f.attrs["ranks"])), (1, 2))
             self.assertEqual(strs(f["ranks"]["hostname"][()]), [names[0]] * 2)
-            # --gpus-per-task=1 (the scripts' default): each task its own GPU.
-            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0", "1"])
-            self.assertEqual(s(f["environment"].attrs["SLURM_GPUS_PER_TASK"]), "1")
+            # --gpus-per-node (the scripts' default): every rank sees all of its node's GPUs.
+            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0,1,2,3"] * 2)
+            self.assertEqual(s(f["environment"].attrs["SLURM_GPUS_PER_NODE"]), "4")
+            self.assertNotIn("SLURM_GPUS_PER_TASK", f["environment"].attrs)
         with h5py.File(f2, "r") as f:
             self.assertEqual(s(f.attrs["slurmJobId"]), two)
             self.assertEqual((int(f.attrs["nodes"]), int(f.attrs["ranks"])), (2, 4))
             self.assertEqual(strs(f["ranks"]["hostname"][()]), [names[0]] * 2 + [names[1]] * 2)
             self.assertEqual([int(x) for x in f["ranks"]["local_rank"][()]], [0, 1, 0, 1])
-            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0", "1", "0", "1"])
+            self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0,1,2,3"] * 4)
+            # 2 ranks per node (--ntasks-per-node 2) on 4 GPUs: said in the file, per node.
+            warnings = s(f.attrs["warnings"])
+            for name in names[:2]:
+                self.assertIn(f"2 of 4 GPUs idle on node {name}: ", warnings)
             self.assertEqual(int(f.attrs["complete"]), 1)
         # The dependencies: the 2-node run started after the 1-node run ended, the comparison after both.
         j1, j2, j3 = CLUSTER.job(one), CLUSTER.job(two), CLUSTER.job(cmp)
@@ -322,7 +431,7 @@ def main():
         print(f"gpuscale binary not found: {GPUSCALE}")
         return 1
     results = []
-    for case, cluster in ((OneNode, dict(nodes=1, cpus=4, gpus=0)), (ThreeNodes, dict(nodes=3, cpus=2, gpus=2))):
+    for case, cluster in ((OneNode, dict(nodes=1, cpus=4, gpus=0)), (ThreeNodes, dict(nodes=3, cpus=4, gpus=4))):
         try:
             results.append(run_suite(case, **cluster))
         except hosts.Unavailable as e:
