@@ -2,8 +2,10 @@
 // ranks scale? Prints ratios against baselines measured in the same run:
 //   1. harness GEMM throughput / a bare cblas loop of the same size and
 //      threads (rank 0 alone, interleaved rounds, medians), held to
-//      0.95-1.05 both ways; the bare loop leaves out samples in which it
-//      waited for a core that other work held;
+//      0.95-1.05 both ways; both sides leave out the samples in which
+//      their thread (bare: the loop's; harness: the stream's worker, the
+//      sample's core_wait) waited for a core that other work held 5% of the
+//      sample or more (bench_verdict.hpp);
 //   2. serial vs parallel speedup over all ranks of the job.
 // Run: mpirun -np 2 build/bench/harness_bench [--size 512] [--ops 4] [--reps 15]
 #include <cblas.h>
@@ -13,7 +15,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -30,33 +31,14 @@
 #include "runner/runner.hpp"
 #include "workloads/workload.hpp"
 
+#include "bench_verdict.hpp"
+
 extern "C" void openblas_set_num_threads(int);
 
 using namespace gpuscale;
+using namespace gpuscale::bench;
 
 namespace {
-
-constexpr double kLow = 0.95, kHigh = 1.05;
-// A bare sample in which this thread waited for a core this share of its time or more is left out; with more than a
-// quarter left out, the ratio is not judged (the core was busy with other work during the rounds, and the harness's
-// samples, which cannot be told apart from outside the runner, then hold more of it than a median ignores).
-constexpr double kDisturbed = 0.05;
-constexpr int kNotJudged = 3;  // exit status: not judged (the core was busy), nothing outside the target
-
-// The words after harness/bare: none inside the target, else the direction and what it means.
-std::string verdict(double ratio) {
-  if (ratio > kHigh) return " ABOVE target: the harness is faster than the bare loop: one of them times something else";
-  if (ratio < kLow) return " BELOW target: the harness is slower than the bare loop: it costs time";
-  return "";
-}
-
-// Seconds this thread has waited for a core while runnable (the second field of its schedstat; 0 where none).
-double core_wait_s() {
-  std::ifstream in("/proc/thread-self/schedstat");
-  unsigned long long run = 0, wait = 0;
-  if (!(in >> run >> wait)) return 0;
-  return static_cast<double>(wait) * 1e-9;
-}
 
 Case make_case(int size, int ops, int reps, int threads, const std::string& mode) {
   const std::string toml = "[[experiment]]\nname = \"bench\"\nworkload = \"gemm\"\nsize = " + std::to_string(size) +
@@ -70,13 +52,9 @@ struct Settings {
   int size = 512, ops = 4, reps = 15, threads = 1, rounds = 4;
 };
 
-// The bare loop's sample times: all of them, and those in which this thread did not wait for a core.
-struct BareSamples {
-  std::vector<double> all, kept;
-};
-
-// The baseline: the same multiplications with nothing around them.
-void bare_loop(const Settings& s, BareSamples& out) {
+// The baseline: the same multiplications with nothing around them; each sample's time, and whether this thread
+// waited for a core meanwhile.
+Samples bare_loop(const Settings& s) {
   const int n = s.size;
   openblas_set_num_threads(s.threads);
   std::mt19937_64 rng(1);
@@ -84,25 +62,28 @@ void bare_loop(const Settings& s, BareSamples& out) {
   std::vector<double> a(static_cast<std::size_t>(n) * n), b(a.size()), c(a.size());
   for (auto& x : a) x = d(rng);
   for (auto& x : b) x = d(rng);
+  std::vector<double> t, wait;
   for (int r = -1; r < s.reps; ++r) {  // one warm-up
-    const double w0 = core_wait_s();
+    const double w0 = thread_wait_s();
     const double t0 = clock_now();
     for (int i = 0; i < s.ops; ++i) {
       cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
     }
-    const double t = clock_now() - t0;
+    const double t1 = clock_now();
     if (r < 0) continue;
-    out.all.push_back(t);
-    if (core_wait_s() - w0 < kDisturbed * t) out.kept.push_back(t);
+    t.push_back(t1 - t0);
+    wait.push_back(thread_wait_s() - w0);
   }
+  return keep_undisturbed(t, wait, 1, s.reps, 1);
 }
 
-// A sample's median time and its GFLOP/s, or dashes where there is none.
-std::string rate(double t, double flops) {
-  if (!(t > 0)) return "-  - GFLOP/s";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s  %.2f GFLOP/s", format_seconds(t).c_str(), flops / t / 1e9);
-  return buf;
+// A side's median kept sample and its GFLOP/s (dashes where none was kept), how many were kept and the median of all.
+std::string rate(const Samples& side, double flops) {
+  const double t = side.kept.empty() ? NAN : median(side.kept);
+  char buf[128] = "-  - GFLOP/s";
+  if (t > 0) std::snprintf(buf, sizeof buf, "%s  %.2f GFLOP/s", format_seconds(t).c_str(), flops / t / 1e9);
+  return std::string(buf) + " (" + std::to_string(side.kept.size()) + "/" + std::to_string(side.all.size()) +
+         " samples kept; all: " + format_seconds(median(side.all)) + ")";
 }
 
 // What the host readings of a case (runner/host_load.hpp: two per case and rank, and the table of their
@@ -118,8 +99,24 @@ void host_readings_cost(int reps, double sample_s) {
     if (t.rows() != 1) std::printf("  host readings: the table has %zu rows\n", t.rows());
   }
   const double cost = median(each), share = cost / (reps * sample_s);
-  std::printf("  host readings of a case: %s (median of %d), %.3f%% of its %d samples%s\n", format_seconds(cost).c_str(),
-              kPairs, 100 * share, reps, share < 0.01 ? ", under 1%" : ": ABOVE 1%");
+  std::printf("  host readings of a case: %s (median of %d), %.3f%% of its %d samples%s\n",
+              format_seconds(cost).c_str(), kPairs, 100 * share, reps, share < 0.01 ? ", under 1%" : ": ABOVE 1%");
+}
+
+// What the CPU backend's per-sample core wait costs: one read of the stream thread's schedstat per event, two
+// events per sample (the end event's read falls inside the sample's time), against a sample of `sample_s`.
+void core_wait_cost(double sample_s) {
+  constexpr int kReads = 2000;
+  std::vector<double> each;
+  for (int i = 0; i < kReads; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double w = thread_wait_s();
+    each.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (std::isnan(w)) break;  // nothing to read here: what it costs then does not matter
+  }
+  const double cost = median(each), share = 2 * cost / sample_s;
+  std::printf("  core wait of a sample: %s a read (median of %zu), 2 reads %.4f%% of a sample%s\n",
+              format_seconds(cost).c_str(), each.size(), 100 * share, share < 0.01 ? ", under 1%" : ": ABOVE 1%");
 }
 
 // Rank 0 alone: bare and harness in interleaved rounds, the medians and the verdict; returns the exit status.
@@ -129,32 +126,34 @@ int harness_vs_bare(const Settings& s) {
   CommonClock clock(self);
   Runner runner(self, dev, nullptr, clock, Backend::cpu, 42);
   const Case c = make_case(s.size, s.ops, s.reps, s.threads, "serial");
-  BareSamples bare;
-  std::vector<double> harness;
+  Samples bare, harness;
   for (int r = 0; r < s.rounds; ++r) {
-    bare_loop(s, bare);
+    bare.add(bare_loop(s));
     const CaseRecord rec = runner.run(c);
-    harness.insert(harness.end(), rec.device_time_s.begin(), rec.device_time_s.end());
+    harness.add(keep_undisturbed(rec.device_time_s, rec.core_wait_s, rec.ranks, rec.reps, 1));
   }
   const double flops = 2.0 * s.size * s.size * s.size * s.ops;
-  const double mb = bare.kept.empty() ? NAN : median(bare.kept), mh = median(harness);
-  std::printf("gemm %d fp64, %d thread(s), %d ops/sample, %zu samples each (%d interleaved rounds)\n", s.size,
-              s.threads, s.ops, bare.all.size(), s.rounds);
-  std::printf("  bare cblas loop   median %s (%zu/%zu samples kept: waited for a core under 5%%; all: %s)\n",
-              rate(mb, flops).c_str(), bare.kept.size(), bare.all.size(), format_seconds(median(bare.all)).c_str());
-  std::printf("  harness (Runner)  median %s\n", rate(mh, flops).c_str());
+  std::printf("gemm %d fp64, %d thread(s), %d ops/sample, %zu samples each (%d interleaved rounds); median of the "
+              "samples kept: those in which the thread that ran them (bare: the loop's; harness: the stream's worker) "
+              "waited for a core under 5%% of the time%s\n",
+              s.size, s.threads, s.ops, bare.all.size(), s.rounds,
+              std::isnan(thread_wait_s()) ? "; NO schedstat here: no sample can be left out" : "");
+  std::printf("  bare cblas loop   median %s\n", rate(bare, flops).c_str());
+  std::printf("  harness (Runner)  median %s\n", rate(harness, flops).c_str());
+  const double mh = median(harness.all);
   host_readings_cost(s.reps, mh);
-  if (4 * (bare.all.size() - bare.kept.size()) > bare.all.size()) {
-    std::printf("  harness / bare throughput: not judged: other work held the core (%zu of %zu bare samples waited "
-                "for it 5%% of the time or more)\n",
-                bare.all.size() - bare.kept.size(), bare.all.size());
+  core_wait_cost(mh);
+  const Ratio r = ratio_of(bare, harness);
+  const std::string why = why_not_judged(bare, harness, r);
+  std::printf("  harness / bare throughput: ");
+  if (r.interval) std::printf("%.3f (%.3f-%.3f, 95%%)", r.value, r.interval->lo, r.interval->hi);
+  if (!why.empty()) {
+    std::printf("%snot judged: other work held the core (%s)\n", r.interval ? " " : "", why.c_str());
     return kNotJudged;
   }
-  const double ratio = mb / mh;
-  std::printf("  harness / bare throughput: %.3f", ratio);
-  const std::string v = verdict(ratio);
+  const std::string v = verdict(r.value);
   std::printf("%s\n", v.empty() ? "; target 0.95-1.05 met" : v.c_str());
-  return v.empty() ? 0 : 1;
+  return v.empty() ? kMet : kOutside;
 }
 
 // Every rank: the serial and the parallel case, and (rank 0) the speedup; returns the exit status.
@@ -182,8 +181,8 @@ int serial_vs_parallel(const MpiCommunicator& world, const Settings& s) {
 const char* kExit =
     "Exit status: 0 when harness / bare throughput is inside 0.95-1.05 and the speedup was computed; 1 when the ratio "
     "is outside (ABOVE: the harness is faster than the bare loop, so one side times something else; BELOW: the "
-    "harness costs time) or no speedup was computed; 3 when it is not judged: in more than a quarter of the bare "
-    "loop's samples rank 0 waited for a core that other work held.";
+    "harness costs time) or no speedup was computed; 3 when it is not judged: on a side, fewer than 5 samples "
+    "were left in which its thread did not wait for a core that other work held (5% of the sample or more).";
 
 }  // namespace
 
@@ -196,16 +195,10 @@ int main(int argc, char** argv) {
   app.add_option("--reps", s.reps, "samples per round");
   app.add_option("--rounds", s.rounds, "interleaved rounds of bare and harness");
   app.add_option("--threads", s.threads, "BLAS threads");
-  double judge = 0;
-  app.add_option("--judge", judge, "print the verdict on harness/bare = RATIO and exit with its status; measures "
-                                   "nothing (no MPI)")
-      ->check(CLI::PositiveNumber);
+  JudgeOptions judge;
+  add_judge_options(app, judge);
   CLI11_PARSE(app, argc, argv);
-  if (judge > 0) {
-    const std::string v = verdict(judge);
-    std::printf("harness/bare %.3f:%s\n", judge, v.empty() ? " inside target 0.95-1.05" : v.c_str());
-    return v.empty() ? 0 : 1;
-  }
+  if (judge.ratio > 0) return judge_only(judge, "harness_bench");
 
   MPI_Init(&argc, &argv);
   int status = 0;

@@ -5,8 +5,10 @@
 // and ops per sample, in the same process: interleaved rounds, medians of
 // per-op time, and the ratio harness / bare bandwidth, held to 0.95-1.05 both
 // ways. Time a rank spent waiting for a core that other work held is no
-// operation's: the bare loop leaves out samples with any, and a row with
-// more than a quarter such samples is not judged.
+// operation's: both sides leave out the samples in which a rank waited for
+// one 5% of the time or more (bare: its loop's thread; harness: the stream's
+// worker, the sample's core_wait), and a row with fewer than 5 samples
+// left on a side is not judged (bench_verdict.hpp).
 // Run: mpirun -np 2 build/bench/transfer_bench [--sizes 8,65536,4194304,67108864]
 //      [--ops allreduce,allgather,reduce_scatter,broadcast,reduce,alltoall,sendrecv]
 //      [--iters 0] [--reps 5] [--rounds 8] [--thread gpuscale|serialized|multiple]
@@ -19,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <fstream>
 #include <memory>
 #include <new>
 #include <string>
@@ -43,24 +44,14 @@
 #include "workloads/collective_pattern.hpp"
 #include "workloads/workload.hpp"
 
+#include "bench_verdict.hpp"
+
 using namespace gpuscale;
+using namespace gpuscale::bench;
 
 namespace {
 
 constexpr int kWarmup = 2;  // untimed samples per round, both sides
-constexpr double kLow = 0.95, kHigh = 1.05;
-// A bare sample in which a rank waited for a core this share of its time or more is left out: the target's width (on
-// a quiet machine 64 MiB samples that waited up to 10 % took no longer than the others). A row in which more than a
-// quarter were is not judged: the cores were busy with other work during its rounds, and the harness's samples,
-// which cannot be told apart from outside the runner, then hold more of it than a median ignores.
-constexpr double kDisturbed = 0.05;
-
-// The words after a row's harness/bare: none inside the target, else the direction and what it means.
-std::string verdict(double ratio) {
-  if (ratio > kHigh) return " ABOVE target: the harness is faster than the bare loop: one of them times something else";
-  if (ratio < kLow) return " BELOW target: the harness is slower than the bare loop: it costs time";
-  return "";
-}
 
 // Ops per sample when --iters is 0: enough that a sample moves 16 MiB, at
 // most 10000, at least 1 (8 B: 10000, 64 KiB: 256, 4 MiB: 4, 64 MiB: 1), so
@@ -78,19 +69,6 @@ Case make_case(const std::string& op, long long bytes, int iters, int reps) {
                            std::to_string(iters) + "\nscope = \"world\"\nwarmup = " + std::to_string(kWarmup) +
                            "\nreps = " + std::to_string(reps) + "\nmodes = [\"parallel\"]\n";
   return expand(parse_config(toml, "bench", {}, workload_schemas())).at(0);
-}
-
-// A thread's time on a core and its time runnable but waiting for one, in seconds: the first two fields of its
-// schedstat (zeros where the kernel has none).
-struct CoreTime {
-  double run_s = 0, wait_s = 0;
-};
-
-CoreTime core_time(const std::string& schedstat) {
-  std::ifstream in(schedstat);
-  unsigned long long run = 0, wait = 0;
-  if (!(in >> run >> wait)) return {};
-  return {static_cast<double>(run) * 1e-9, static_cast<double>(wait) * 1e-9};
 }
 
 // 64-byte aligned like the CPU device's buffers: alignment changes memcpy speed, and must not differ between the sides.
@@ -122,34 +100,10 @@ void bare_op(CollOp op, const float* send, float* recv, int n, int rank, int siz
   }
 }
 
-// The bare loop's samples of a round, on rank 0: the per-op seconds (mean over ranks) of every sample, and of those
-// in which no rank waited for a core.
-struct BareRound {
-  std::vector<double> all, kept;
-};
-
-// Rank 0: each sample's per-op time, the mean over ranks, where no rank waited for a core kDisturbed of it.
-// `t` and `wait`: every rank's, rank-major, seconds per sample.
-BareRound keep_undisturbed(const std::vector<double>& t, const std::vector<double>& wait, int ranks, int reps,
-                           int iters) {
-  BareRound out;
-  for (int i = 0; i < reps; ++i) {
-    double sum = 0;
-    bool disturbed = false;
-    for (int r = 0; r < ranks; ++r) {
-      const std::size_t at = static_cast<std::size_t>(r) * reps + i;
-      sum += t[at];
-      disturbed = disturbed || wait[at] >= kDisturbed * t[at];
-    }
-    out.all.push_back(sum / ranks / iters);
-    if (!disturbed) out.kept.push_back(out.all.back());
-  }
-  return out;
-}
-
 // The baseline: the same operations straight on MPI_COMM_WORLD, a barrier before each sample as in parallel mode,
-// each rank reading how long it waited for a core meanwhile (its schedstat).
-BareRound bare_loop(CollOp op, const CollShape& s, int iters, int reps) {
+// each rank reading how long it waited for a core meanwhile (its schedstat). Rank 0: the round's samples, per-op
+// seconds (mean over ranks), all and undisturbed.
+Samples bare_loop(CollOp op, const CollShape& s, int iters, int reps) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -161,18 +115,18 @@ BareRound bare_loop(CollOp op, const CollShape& s, int iters, int reps) {
   std::vector<double> t(reps), wait(reps);
   for (int r = -kWarmup; r < reps; ++r) {
     GPUSCALE_MPI(MPI_Barrier(MPI_COMM_WORLD));
-    const double w0 = core_time("/proc/thread-self/schedstat").wait_s;
+    const double w0 = thread_wait_s();
     const double t0 = MPI_Wtime();
     for (int i = 0; i < iters; ++i) bare_op(op, send.get(), recv.get(), n, rank, size);
     const double t1 = MPI_Wtime();
     if (r < 0) continue;
     t[r] = t1 - t0;
-    wait[r] = core_time("/proc/thread-self/schedstat").wait_s - w0;
+    wait[r] = thread_wait_s() - w0;
   }
   std::vector<double> all_t(rank == 0 ? t.size() * size : 0), all_wait(all_t.size());
   GPUSCALE_MPI(MPI_Gather(t.data(), reps, MPI_DOUBLE, all_t.data(), reps, MPI_DOUBLE, 0, MPI_COMM_WORLD));
   GPUSCALE_MPI(MPI_Gather(wait.data(), reps, MPI_DOUBLE, all_wait.data(), reps, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-  return rank == 0 ? keep_undisturbed(all_t, all_wait, size, reps, iters) : BareRound{};
+  return rank == 0 ? keep_undisturbed(all_t, all_wait, size, reps, iters) : Samples{};
 }
 
 std::string size_label(long long b) {
@@ -186,22 +140,14 @@ struct Settings {
   int reps = 5, rounds = 8;  // short rounds: a burst of other work on the machine hits both sides alike
 };
 
-// One op and size, both sides (on rank 0). measured where both ran and the harness verified; judged where at most a
-// quarter of the bare samples were left out.
+// One op and size, both sides (on rank 0). measured where both ran and the harness verified; judged where each side
+// kept enough undisturbed samples (why_not_judged).
 struct Row {
   std::string what;
-  std::vector<double> bare, bare_all, harness;  // per-op seconds: the bare loop's kept and all samples, the harness's
+  Samples bare, harness;  // per-op seconds
   double ratio = 0;
   bool measured = false, judged = false, failed = false;
 };
-
-// Why a row is not judged ("" where it is): the bare samples in which a rank waited for a core, if over a quarter.
-std::string why_not_judged(const Row& row) {
-  const std::size_t disturbed = row.bare_all.size() - row.bare.size();
-  if (4 * disturbed <= row.bare_all.size()) return "";
-  return "in " + std::to_string(disturbed) + " of " + std::to_string(row.bare_all.size()) +
-         " bare samples a rank waited for a core 5% of the time or more";
-}
 
 // A time and its bandwidth, or a dash where there is none.
 std::string time_and_rate(double t, double op_bytes) {
@@ -211,16 +157,23 @@ std::string time_and_rate(double t, double op_bytes) {
   return buf;
 }
 
+// A side's median of its kept samples and their count, e.g. "1.23 ms 13.6 GB/s (38/40 kept, all 1.25 ms)".
+std::string side(const Samples& s, double op_bytes) {
+  const double kept = s.kept.empty() ? NAN : median(s.kept);
+  return time_and_rate(kept, op_bytes) + " (" + std::to_string(s.kept.size()) + "/" + std::to_string(s.all.size()) +
+         " kept, all " + format_seconds(median(s.all)) + ")";
+}
+
 void print_row(Row& row, int iters, double op_bytes) {
-  const double tb = row.bare.empty() ? NAN : median(row.bare), th = median(row.harness);
-  row.ratio = row.bare.empty() ? NAN : tb / th;  // harness bandwidth over bare bandwidth
-  const std::string why = why_not_judged(row);
+  // Harness bandwidth over bare bandwidth, of the undisturbed samples, and its 95 % interval.
+  const Ratio r = ratio_of(row.bare, row.harness);
+  const std::string why = why_not_judged(row.bare, row.harness, r);
   row.judged = why.empty();
-  char ratio[16] = "-";
-  if (row.ratio > 0) std::snprintf(ratio, sizeof ratio, "%.3f", row.ratio);
-  std::printf("%-24s x%-6d bare %s (%zu/%zu kept, all %s), harness %s, harness/bare %s", (row.what + ":").c_str(),
-              iters, time_and_rate(tb, op_bytes).c_str(), row.bare.size(), row.bare_all.size(),
-              format_seconds(median(row.bare_all)).c_str(), time_and_rate(th, op_bytes).c_str(), ratio);
+  row.ratio = r.value;
+  std::string ratio = r.value > 0 ? three_places(r.value) : "-";
+  if (r.interval) ratio += " (" + three_places(r.interval->lo) + "-" + three_places(r.interval->hi) + ")";
+  std::printf("%-24s x%-6d bare %s, harness %s, harness/bare %s", (row.what + ":").c_str(), iters,
+              side(row.bare, op_bytes).c_str(), side(row.harness, op_bytes).c_str(), ratio.c_str());
   if (row.judged) {
     std::printf("%s\n", verdict(row.ratio).c_str());
   } else {
@@ -243,9 +196,7 @@ Row measure(Runner& runner, const MpiCommunicator& world, const std::string& op_
   }
   const Case c = make_case(op_name, bytes, iters, set.reps);
   for (int r = 0; r < set.rounds; ++r) {
-    const BareRound b = bare_loop(op, shape, iters, set.reps);
-    row.bare.insert(row.bare.end(), b.kept.begin(), b.kept.end());
-    row.bare_all.insert(row.bare_all.end(), b.all.begin(), b.all.end());
+    row.bare.add(bare_loop(op, shape, iters, set.reps));
     const CaseRecord rec = runner.run(c);
     if (!root) continue;  // rank 0 holds the gathered record
     if (rec.status != CaseStatus::ok) {
@@ -254,17 +205,12 @@ Row measure(Runner& runner, const MpiCommunicator& world, const std::string& op_
       row.failed = true;
       continue;  // every rank runs every round: the others do not see this record
     }
-    const auto h = mean_op_times(rec.device_time_s, rec.ranks, rec.reps, iters);
-    row.harness.insert(row.harness.end(), h.begin(), h.end());
+    row.harness.add(keep_undisturbed(rec.device_time_s, rec.core_wait_s, rec.ranks, rec.reps, iters));
   }
-  row.measured = root && !row.harness.empty();
+  row.measured = root && !row.harness.all.empty();
   if (row.measured) print_row(row, iters, shape.op_bytes);
   return row;
 }
-
-// How the run ends: 0 every row judged and inside the target; 1 a row outside it or failed; 3 none outside, but
-// some not judged.
-constexpr int kNotJudged = 3;
 
 // The lowest and highest judged ratio and where, and the counts; returns the exit status.
 int summarize(const std::vector<Row>& rows) {
@@ -291,8 +237,8 @@ int summarize(const std::vector<Row>& rows) {
   if (unjudged > 0) std::printf(", %d not judged (the cores were busy: run it again when they are free)", unjudged);
   if (failed > 0) std::printf(", %d failed", failed);
   std::printf("\n");
-  if (above + below + failed > 0) return 1;
-  return unjudged > 0 ? kNotJudged : 0;
+  if (above + below + failed > 0) return kOutside;
+  return unjudged > 0 ? kNotJudged : kMet;
 }
 
 int run_all(const std::vector<std::string>& ops, const std::vector<long long>& sizes, const Settings& set,
@@ -306,10 +252,11 @@ int run_all(const std::vector<std::string>& ops, const std::vector<long long>& s
     std::printf("%s, %s asked, %s provided\n", mpi_runs_with().c_str(), mpi_thread_level_name(requested).c_str(),
                 mpi_thread_level_name(provided).c_str());
     std::printf("fp32, %d ranks, %d samples per side (%d interleaved rounds), xN: ops per sample; per-op time of a "
-                "sample = its time / N, mean over ranks, then the median (bare: of the samples kept, those in which "
-                "no rank waited for a core 5%% of the time or more; all: of every sample); GB/s = algbw = bytes / "
-                "time\n",
-                world.size(), set.reps * set.rounds, set.rounds);
+                "sample = its time / N, mean over ranks, then the median of the samples kept (those in which no rank "
+                "waited for a core 5%% of the time or more: bare, the loop's thread; harness, the stream's worker; "
+                "all: of every sample); GB/s = algbw = bytes / time; harness/bare with its 95%% interval%s\n",
+                world.size(), set.reps * set.rounds, set.rounds,
+                std::isnan(thread_wait_s()) ? "; NO schedstat here: no sample can be left out" : "");
   }
   std::vector<Row> rows;
   for (const std::string& op : ops) {
@@ -323,9 +270,9 @@ int run_all(const std::vector<std::string>& ops, const std::vector<long long>& s
 const char* kExit =
     "Exit status: 0 when every row is judged and its harness/bare is inside 0.95-1.05; 1 when one is outside "
     "(ABOVE: the harness is faster than the bare loop, so one side times something else; BELOW: the harness costs "
-    "time) or a harness case fails or does not verify; 3 when none is outside but some are not judged: in more than "
-    "a quarter of the bare loop's samples a rank waited for a core that other work held, so the times of those "
-    "rounds are partly that work's, on both sides.";
+    "time) or a harness case fails or does not verify; 3 when none is outside but some are not judged: on a side, "
+    "fewer than 5 samples were left in which no rank waited for a core that other work held (5% of the sample or "
+    "more).";
 
 }  // namespace
 
@@ -349,16 +296,10 @@ int main(int argc, char** argv) {
   app.add_option("--thread", thread, "thread level asked of MPI: gpuscale (what gpuscale run asks: "
                                      "comm/mpi_library.hpp), serialized or multiple")
       ->check(CLI::IsMember({"gpuscale", "serialized", "multiple"}));
-  double judge = 0;
-  app.add_option("--judge", judge, "print the verdict on harness/bare = RATIO and exit with its status; measures "
-                                   "nothing (no MPI)")
-      ->check(CLI::PositiveNumber);
+  JudgeOptions judge;
+  add_judge_options(app, judge);
   CLI11_PARSE(app, argc, argv);
-  if (judge > 0) {
-    const std::string v = verdict(judge);
-    std::printf("harness/bare %.3f:%s\n", judge, v.empty() ? " inside target 0.95-1.05" : v.c_str());
-    return v.empty() ? 0 : 1;
-  }
+  if (judge.ratio > 0) return judge_only(judge, "transfer_bench");
 
   int provided = 0;
   // The CPU stream's worker thread makes the harness's MPI calls.

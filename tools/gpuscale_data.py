@@ -6,7 +6,8 @@ and derives from them the numbers `gpuscale report` prints (docs/metrics.md).
     r.cases       # one row per case (index: case), its attributes and parameters
     r.ranks       # one row per rank (index: rank), the /ranks table
     r.case_ranks  # one row per (case, rank): turn, group, op_bytes, verify_error, ...
-    r.samples     # one row per (case, rank, sample): wall_start_s, wall_end_s, duration_s, device_time_s, enqueue_s
+    r.samples     # one row per (case, rank, sample): wall_start_s, wall_end_s, duration_s, device_time_s, enqueue_s,
+                  # core_wait_s (NaN: not known, or a file before schema 1.9)
     r.phases      # one row per phase interval: case, rank, sample, phase, start_s, end_s (empty when none)
     r.metrics()   # one row per case that ran: median_s, speedup, efficiency, algbw_gbps, busbw_gbps, ...
 
@@ -40,7 +41,7 @@ NOT_IDENTITY = ("warmup", "warmup_s", "reps")
 
 # /cases/N datasets of shape [ranks][reps] and their column in `samples`.
 SAMPLE_DATASETS = {"wall_start": "wall_start_s", "wall_end": "wall_end_s",
-                   "device_time": "device_time_s", "enqueue_time": "enqueue_s"}
+                   "device_time": "device_time_s", "enqueue_time": "enqueue_s", "core_wait": "core_wait_s"}
 
 # Columns of Result.metrics().
 METRICS = ("median_s", "min_s", "p95_s", "slowest_rank", "slowest_ratio", "op_time_s", "algbw_gbps", "busbw_gbps",
@@ -224,7 +225,7 @@ class Result:
 
 # ---- Reading: what `gpuscale report` checks (src/io/result_reader.cpp) before anything in the file is trusted ----
 
-SCHEMA_VERSION = "1.8"  # the writer's (src/io/result_model.hpp, kSchemaVersion); files of its major version are read
+SCHEMA_VERSION = "1.9"  # the writer's (src/io/result_model.hpp, kSchemaVersion); files of its major version are read
 MAX_RANKS = 1 << 24  # counts beyond these can only come from a damaged file
 MAX_INDEX = 1 << 40
 INT_MIN, INT_MAX, INT64_MAX = -(1 << 31), (1 << 31) - 1, (1 << 63) - 1
@@ -809,8 +810,9 @@ def _ints_in(v, lo, hi, what):
         raise _Damage(f"{what}[{bad[0]}] is {v[bad[0]]}, outside {lo}..{hi}")
 
 
-def _finite(v, non_negative, what):
-    bad = np.flatnonzero(~np.isfinite(v) | ((v < 0) if non_negative else False))
+def _finite(v, non_negative, what, unknown=False):
+    """unknown: NaN passes (a value not known)."""
+    bad = np.flatnonzero((~np.isfinite(v) | ((v < 0) if non_negative else False)) & ~(np.isnan(v) & unknown))
     if len(bad):
         raise _Damage(f"{what}[{bad[0]}] is {'negative' if np.isfinite(v[bad[0]]) else 'not finite'}")
 
@@ -846,6 +848,7 @@ class _Reader:
         self.f, self.path = f, path
         self.old = False  # schema before 1.6: tables that do not describe themselves
         self.digested = False  # schema 1.7 on: every dataset of a case carries its digest
+        self.core_wait = False  # schema 1.9 on: each sample's wait for a core (core_wait)
         self.digests = None  # what is wrong with the digests of the case being read (None: not checked)
         self.n = 0  # the run's ranks
 
@@ -886,6 +889,7 @@ class _Reader:
                                         f"{SCHEMA_VERSION})"))
         self.old = (int(m.group(1)), int(m.group(2))) < (1, 6)
         self.digested = (int(m.group(1)), int(m.group(2))) >= (1, 7)
+        self.core_wait = (int(m.group(1)), int(m.group(2))) >= (1, 9)
         return v
 
     def environment(self):
@@ -1041,10 +1045,14 @@ class _Reader:
     def samples(self, g, where, a, cols):
         """The timed samples, exactly ranks x reps values each, and the verification per rank."""
         s = {}
-        for k, non_negative in (("device_time", True), ("enqueue_time", True), ("wall_start", False),
-                                ("wall_end", False)):
-            s[k] = _values(g, k, where, "f", a["ranks"] * a["reps"], self.digests)
-            _finite(s[k], non_negative, f"{where}/{k}")
+        n = a["ranks"] * a["reps"]
+        for k, non_negative in (("device_time", True), ("enqueue_time", True), ("core_wait", True),
+                                ("wall_start", False), ("wall_end", False)):
+            if k == "core_wait" and not self.core_wait:
+                s[k] = np.full(n, np.nan)  # before schema 1.9: not known
+                continue
+            s[k] = _values(g, k, where, "f", n, self.digests)
+            _finite(s[k], non_negative, f"{where}/{k}", unknown=k == "core_wait")  # core_wait NaN: not known
         early = np.flatnonzero(s["wall_end"] < s["wall_start"])
         if len(early):
             raise _Damage(f"{where}/wall_end[{early[0]}] is before its wall_start")

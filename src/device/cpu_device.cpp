@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <condition_variable>
@@ -24,18 +25,28 @@ namespace gpuscale {
 
 namespace {
 
-// Completion time of the work enqueued before it, set by the stream's worker.
+// Completion time of the work enqueued before it, set by the stream's worker, with how long that worker had waited
+// for a core by then (its schedstat: one pread, under a microsecond).
 class CpuEvent final : public DeviceEvent {
  public:
   explicit CpuEvent(CpuDevice& dev) : dev_(dev) {}
   void record() override {
-    dev_.stream().enqueue([this] { t_ = clock_now(); });
+    CpuStream& s = dev_.stream();
+    stream_ = &s;
+    s.enqueue([this] {
+      wait_ = thread_wait_s();
+      t_ = clock_now();
+    });
   }
   double time() const { return t_; }
+  double wait() const { return wait_; }
+  const CpuStream* stream() const { return stream_; }
 
  private:
   CpuDevice& dev_;
+  const CpuStream* stream_ = nullptr;  // where it was last recorded
   double t_ = 0.0;
+  double wait_ = NAN;
 };
 
 // Set by one lane's worker when it reaches it; another lane's worker blocks on it.
@@ -188,6 +199,14 @@ std::unique_ptr<DeviceEvent> CpuDevice::create_event() { return std::make_unique
 
 double CpuDevice::elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const {
   return static_cast<const CpuEvent&>(stop).time() - static_cast<const CpuEvent&>(start).time();
+}
+
+double CpuDevice::waited_s(const DeviceEvent& start, const DeviceEvent& stop) const {
+  const auto& a = static_cast<const CpuEvent&>(start);
+  const auto& b = static_cast<const CpuEvent&>(stop);
+  // Two lanes' workers are two threads: the difference of their counts would mean nothing.
+  if (a.stream() == nullptr || a.stream() != b.stream()) return NAN;
+  return b.wait() - a.wait();  // NaN where either read failed
 }
 
 }  // namespace gpuscale

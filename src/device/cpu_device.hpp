@@ -28,6 +28,8 @@ class CpuDevice final : public Device {
   void synchronize() override;
   std::unique_ptr<DeviceEvent> create_event() override;
   double elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const override;
+  // The lane's worker thread's wait for a core between the two events (NaN: recorded on different lanes).
+  double waited_s(const DeviceEvent& start, const DeviceEvent& stop) const override;
   void set_threads(int threads) override;
   bool buffers_on_host() const override { return true; }
   void host_task(std::function<void()> fn) override { stream().enqueue(std::move(fn)); }

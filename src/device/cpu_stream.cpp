@@ -1,6 +1,65 @@
 #include "device/cpu_stream.hpp"
 
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
 namespace gpuscale {
+
+namespace {
+
+// A thread's own schedstat, open for as long as the thread lives (a /proc/thread-self path names the thread that
+// opens it, and only that thread reads it here).
+class OwnSchedstat {
+ public:
+  OwnSchedstat() : fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) {  // kernels before 3.17 have no /proc/thread-self
+      const std::string path = "/proc/self/task/" + std::to_string(syscall(SYS_gettid)) + "/schedstat";
+      fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    }
+  }
+  ~OwnSchedstat() {
+    if (fd_ >= 0) close(fd_);
+  }
+  OwnSchedstat(const OwnSchedstat&) = delete;
+  OwnSchedstat& operator=(const OwnSchedstat&) = delete;
+
+  // The second field, in seconds (NaN: unreadable).
+  double wait_s() const {
+    if (fd_ < 0) return NAN;
+    char buf[96];
+    const ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
+    if (n <= 0) return NAN;
+    buf[n] = '\0';
+    char* end = nullptr;
+    std::strtoull(buf, &end, 10);  // time on a core
+    if (end == buf) return NAN;
+    char* after = nullptr;
+    const unsigned long long wait_ns = std::strtoull(end, &after, 10);
+    return after == end ? NAN : 1e-9 * static_cast<double>(wait_ns);
+  }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+double thread_wait_s() {
+  thread_local const OwnSchedstat own;
+  return own.wait_s();
+}
+
+double schedstat_wait_s(const std::string& path) {
+  std::ifstream in(path);
+  unsigned long long run_ns = 0, wait_ns = 0;
+  if (!(in >> run_ns >> wait_ns)) return NAN;
+  return 1e-9 * static_cast<double>(wait_ns);
+}
 
 CpuStream::CpuStream() : worker_([this] { loop(); }) {}
 
@@ -27,11 +86,13 @@ void CpuStream::hold() {
 }
 
 void CpuStream::release() {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    wake = held_ && !queue_.empty();  // otherwise the worker has nothing to wake for (synchronize releases each time)
     held_ = false;
   }
-  has_work_.notify_one();
+  if (wake) has_work_.notify_one();
 }
 
 void CpuStream::synchronize() {

@@ -7,6 +7,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 namespace gpuscale {
@@ -36,5 +37,13 @@ class CpuStream {
   std::exception_ptr error_;
   std::thread worker_;
 };
+
+// Seconds the calling thread has been runnable but waiting on a run queue for a core since it started: the second
+// field of its schedstat (/proc/thread-self/schedstat), read with one pread of a file each thread keeps open (under a
+// microsecond here). NaN where the kernel does not give it. The CPU backend's events read it on the stream's thread
+// (Device::waited_s); the runner's host readings and the benchmarks read it too.
+double thread_wait_s();
+// The same field of a schedstat file (any thread's: /proc/self/task/<tid>/schedstat), in seconds; NaN: unreadable.
+double schedstat_wait_s(const std::string& path);
 
 }  // namespace gpuscale

@@ -1,6 +1,7 @@
 #include "device/device.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -62,6 +63,8 @@ std::string op_unsupported(const std::string& op, Backend backend) {
 void DeviceOp::on_cpu(const CpuLane&) const { throw RuntimeError(op_unsupported(name(), Backend::cpu)); }
 
 void DeviceOp::on_cuda(const CudaLane&) const { throw RuntimeError(op_unsupported(name(), Backend::cuda)); }
+
+double Device::waited_s(const DeviceEvent&, const DeviceEvent&) const { return NAN; }
 
 void Device::join_lanes() {
   wait(Lane::compute, Lane::copy);

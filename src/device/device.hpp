@@ -116,6 +116,10 @@ class Device {
   virtual std::unique_ptr<DeviceEvent> create_event() = 0;
   // Seconds of device time between two recorded events (after synchronize).
   virtual double elapsed_s(const DeviceEvent& start, const DeviceEvent& stop) const = 0;
+  // Seconds of that time in which the thread that ran the stream's work was runnable but waited for a core that
+  // other work held (after synchronize). Known on the CPU backend, where a worker thread is the stream (both events
+  // on one lane); NaN where the backend does not know it (CUDA: the GPU does not wait for the host's cores).
+  virtual double waited_s(const DeviceEvent& start, const DeviceEvent& stop) const;
 
   // Threads the backend's host-side library may use (BLAS on the CPU backend).
   virtual void set_threads(int threads) = 0;

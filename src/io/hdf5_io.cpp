@@ -248,9 +248,11 @@ bool all_finite(const double* p, std::size_t n, bool non_negative) {
 void check_values(const double* p, std::size_t n, Values check, std::size_t first,
                   const std::function<std::string()>& what) {
   if (check == Values::any) return;
-  const bool non_negative = check == Values::finite_non_negative;
-  if (all_finite(p, n, non_negative)) return;
+  const bool non_negative = check != Values::finite;
+  const bool unknown = check == Values::unknown_or_non_negative;  // NaN passes
+  if (!unknown && all_finite(p, n, non_negative)) return;
   for (std::size_t i = 0; i < n; ++i) {
+    if (unknown && std::isnan(p[i])) continue;
     if (!std::isfinite(p[i]) || (non_negative && p[i] < 0)) {
       throw ReadError(what() + "[" + std::to_string(first + i) + "] is " +
                       (std::isfinite(p[i]) ? "negative" : "not finite"));

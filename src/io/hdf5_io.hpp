@@ -110,7 +110,8 @@ class DigestCheck {
 std::vector<double> read_doubles(hid_t parent, const std::string& name, std::optional<std::size_t> count = {},
                                  DigestCheck* digests = nullptr);
 // What read_doubles_into checks of each value (a ReadError naming the first that fails).
-enum class Values { any, finite, finite_non_negative };
+// unknown_or_non_negative: NaN (not known) or a finite value of at least 0.
+enum class Values { any, finite, finite_non_negative, unknown_or_non_negative };
 
 // The same into `out` (exactly `count` values), reusing its memory (no
 // allocation when it has the room), each value checked as `check` says

@@ -18,7 +18,7 @@
 
 namespace gpuscale {
 
-constexpr const char* kSchemaVersion = "1.8";
+constexpr const char* kSchemaVersion = "1.9";
 
 // A case's limits (CaseRecord::expect) are its attributes named this and the limit's name.
 constexpr const char* kExpectPrefix = "expect.";
@@ -119,6 +119,9 @@ struct CaseRecord {
   std::vector<double> enqueue_s;      // host time until the sample's work was enqueued
   std::vector<double> wall_start_s;   // host time at start, common clock (s since the run's epoch)
   std::vector<double> wall_end_s;     // host time after synchronize, common clock
+  // Of device_time, the time the rank's stream thread waited for a core (Device::waited_s; NaN: not known).
+  // Empty: none given (written as NaN), or a file before schema 1.9.
+  std::vector<double> core_wait_s;
   std::vector<double> verify_error;   // [ranks]
   double verify_tolerance = 0.0;
   // [ranks]: in serial mode the ranks of one turn ran together, turns one after another (0..turns-1).

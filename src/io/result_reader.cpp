@@ -511,7 +511,7 @@ void read_tables(hid_t id, const std::string& where, const RunRecord& run, CaseR
 void reset_case(CaseRecord& c) {
   CaseRecord fresh;
   for (auto m : {&CaseRecord::device_time_s, &CaseRecord::enqueue_s, &CaseRecord::wall_start_s,
-                 &CaseRecord::wall_end_s}) {
+                 &CaseRecord::wall_end_s, &CaseRecord::core_wait_s}) {
     fresh.*m = std::move(c.*m);
   }
   c = std::move(fresh);
@@ -587,12 +587,17 @@ void read_scope(hid_t id, const std::string& where, CaseRecord& c, h5::DigestChe
   ints_in(c.group_rank, -1, c.ranks - 1, child(where, "group_rank"));
 }
 
-// The timed samples, [ranks][reps] each, and the verification per rank.
-void read_samples(hid_t id, const std::string& where, CaseRecord& c, h5::DigestCheck* digests) {
+// The timed samples, [ranks][reps] each (core_wait: schema 1.9 on), and the verification per rank.
+void read_samples(hid_t id, const std::string& where, CaseRecord& c, bool core_wait, h5::DigestCheck* digests) {
   const auto ranks = static_cast<std::size_t>(c.ranks);
   const std::size_t samples = ranks * static_cast<std::size_t>(c.reps);
   h5::read_doubles_into(id, "device_time", samples, c.device_time_s, h5::Values::finite_non_negative, digests);
   h5::read_doubles_into(id, "enqueue_time", samples, c.enqueue_s, h5::Values::finite_non_negative, digests);
+  if (core_wait) {  // schema 1.9 on
+    h5::read_doubles_into(id, "core_wait", samples, c.core_wait_s, h5::Values::unknown_or_non_negative, digests);
+  } else {
+    c.core_wait_s.clear();
+  }
   h5::read_doubles_into(id, "wall_start", samples, c.wall_start_s, h5::Values::finite, digests);
   h5::read_doubles_into(id, "wall_end", samples, c.wall_end_s, h5::Values::finite, digests);
   const double *s0 = c.wall_start_s.data(), *e0 = c.wall_end_s.data();
@@ -655,13 +660,13 @@ void read_case(hid_t cases, const std::string& name, const RunRecord& run, CaseR
   if (c.status == CaseStatus::skipped) {  // nothing ran: no samples
     c.reps = 0;
     for (auto m : {&CaseRecord::device_time_s, &CaseRecord::enqueue_s, &CaseRecord::wall_start_s,
-                   &CaseRecord::wall_end_s}) {
+                   &CaseRecord::wall_end_s, &CaseRecord::core_wait_s}) {
       (c.*m).clear();
     }
     return check.check();
   }
   if (c.reps < 1) throw ReadError(where + ": attribute 'reps' is 0 in a case that ran");
-  read_samples(id, where, c, digests);
+  read_samples(id, where, c, !schema_before(run.schema_version, 1, 9), digests);
   read_turns_and_warmup(id, where, c, digests);
   read_tables(id, where, run, c, digests);
   if (c.scope) read_transfers(id, where, c, digests);

@@ -187,6 +187,10 @@ void write_samples(hid_t id, const CaseRecord& c) {
   h5::write_doubles(
       id, "enqueue_time", c.enqueue_s, ranks, reps, "s",
       "host time from the sample's start until its work was enqueued (launch calls returned) [rank][rep]");
+  const std::vector<double> unknown(c.core_wait_s.empty() ? ranks * reps : 0, std::nan(""));
+  h5::write_doubles(id, "core_wait", c.core_wait_s.empty() ? unknown : c.core_wait_s, ranks, reps, "s",
+                    "of device_time, the time the rank's stream thread was runnable but waited for a core "
+                    "(CPU backend); NaN: not known [rank][rep]");
   h5::write_doubles(id, "wall_start", c.wall_start_s, ranks, reps, "s",
                     "sample start on the common clock (s since the run's epoch on rank 0) [rank][rep]");
   h5::write_doubles(id, "wall_end", c.wall_end_s, ranks, reps, "s",

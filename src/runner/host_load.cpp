@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "device/cpu_stream.hpp"
 #include "io/result_model.hpp"
 
 namespace gpuscale {
@@ -50,19 +51,18 @@ void read_proc_stat(HostReading& r) {
 double read_run_wait_s() {
   DIR* dir = opendir("/proc/self/task");
   if (!dir) return NAN;
-  unsigned long long total = 0;
+  double total = 0;
   bool any = false;
   while (const dirent* e = readdir(dir)) {
     if (e->d_name[0] == '.') continue;
-    std::ifstream in(std::string("/proc/self/task/") + e->d_name + "/schedstat");
-    unsigned long long run_ns = 0, wait_ns = 0;
-    if (in >> run_ns >> wait_ns) {
-      total += wait_ns;
+    const double wait_s = schedstat_wait_s(std::string("/proc/self/task/") + e->d_name + "/schedstat");
+    if (!std::isnan(wait_s)) {
+      total += wait_s;
       any = true;
     }
   }
   closedir(dir);
-  return any ? 1e-9 * static_cast<double>(total) : NAN;
+  return any ? total : NAN;
 }
 
 double read_load1() {

@@ -1,12 +1,16 @@
 // What else the host is doing, read cheaply at a case's start and end (getrusage, /proc/self/task/*/schedstat,
 // /proc/stat, /proc/loadavg): the rank's own CPU time and its threads' waits for a CPU, and the node's busy CPU
 // time. The case keeps the differences as its `host` table; report/host_noise.hpp judges them.
+// One thread's own wait for a core is thread_wait_s() of device/cpu_stream.hpp (included here), the one schedstat
+// reader: the CPU backend's events read it per sample (the samples' core_wait), the benchmarks around their bare
+// loops, and run_wait sums its schedstat_wait_s over the process's threads.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 #include <string>
 
+#include "device/cpu_stream.hpp"
 #include "io/case_table.hpp"
 
 namespace gpuscale {

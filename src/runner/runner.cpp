@@ -130,6 +130,7 @@ void gather_samples(const MpiCommunicator& comm, const SampleTimes& t, WarmUp wa
                     int my_turn, CaseRecord& rec) {
   rec.device_time_s = comm.gather(t.device);
   rec.enqueue_s = comm.gather(t.enqueue);
+  rec.core_wait_s = comm.gather(t.core_wait);
   rec.wall_start_s = comm.gather(t.start);
   rec.wall_end_s = comm.gather(t.end);
   rec.verify_error = comm.gather(std::vector<double>{v.max_error});
@@ -144,6 +145,7 @@ void gather_samples(const MpiCommunicator& comm, const SampleTimes& t, WarmUp wa
   if (comm.rank() == 0) return;
   rec.device_time_s = t.device;
   rec.enqueue_s = t.enqueue;
+  rec.core_wait_s = t.core_wait;
   rec.wall_start_s = t.start;
   rec.wall_end_s = t.end;
   rec.verify_error = {v.max_error};

@@ -14,7 +14,7 @@ SampleTimer::SampleTimer(Device& dev, const CommonClock& clock, Workload& w, Cas
       ev1_(dev.create_event()),
       batch_(ctx.group != nullptr),
       lanes_(w.uses_lanes()) {
-  for (auto* v : {&times_.device, &times_.start, &times_.end, &times_.enqueue}) {
+  for (auto* v : {&times_.device, &times_.start, &times_.end, &times_.enqueue, &times_.core_wait}) {
     v->resize(static_cast<std::size_t>(reps));
   }
 }
@@ -52,6 +52,7 @@ void SampleTimer::keep(int i, double t0, double queued, double t1, double device
   times_.end[at] = t1;
   times_.enqueue[at] = queued - t0;
   times_.device[at] = device_s;
+  times_.core_wait[at] = dev_.waited_s(*ev0_, *ev1_);
   // On the common clock: the sample's start plus the device time since its first event.
   for (const auto& iv : phases_.intervals(*ev0_)) {
     times_.phase_sample.push_back(i);

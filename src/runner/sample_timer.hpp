@@ -19,6 +19,9 @@ struct SampleTimes {
   // The intervals the workload marked in them, one entry each.
   std::vector<std::int64_t> phase_sample, phase;  // phase: index into the log's names
   std::vector<double> phase_start, phase_end;     // common clock
+  // Of `device`, the time the stream's thread waited for a core (Device::waited_s between the sample's two events:
+  // the compute lane's thread; NaN where the backend does not know it). [reps], as device.
+  std::vector<double> core_wait;
 };
 
 class SampleTimer {

@@ -1431,6 +1431,47 @@ TEST_CASE("schema 1.7 files carry a digest with every dataset; older ones, witho
   fs::remove(path);
 }
 
+TEST_CASE("each sample's wait for a core (schema 1.9 on) is written and read back, NaN where not known",
+          "[hdf5][core_wait]") {
+  const std::string path = temp_path("core_wait.h5");
+  CaseRecord known = sample_case(0, "serial");
+  known.core_wait_s = {0.0, 1e-6, NAN, 2e-3, 0.0, 0.5};
+  const CaseRecord none = sample_case(1, "parallel");  // none given (a backend that does not know): NaN in the file
+  write_file(path, {known, none});
+  SECTION("read back") {
+    const RunRecord back = read_result_file(path);
+    const auto& got = back.cases.at(0).core_wait_s;
+    REQUIRE(got.size() == known.core_wait_s.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      INFO(i);
+      if (std::isnan(known.core_wait_s[i])) {
+        CHECK(std::isnan(got[i]));
+      } else {
+        CHECK(got[i] == known.core_wait_s[i]);
+      }
+    }
+    const auto& unknown = back.cases.at(1).core_wait_s;
+    REQUIRE(unknown.size() == 6);
+    for (double w : unknown) CHECK(std::isnan(w));
+  }
+  SECTION("a negative or infinite wait is damage") {
+    edit_file(path, [](hid_t g) { h5::overwrite_doubles(g, "core_wait", {0.0, -1e-6, NAN, 0.0, 0.0, 0.0}); });
+    CHECK(read_error(path) == path + ": damaged result file: /cases/0000/core_wait[1] is negative");
+    edit_file(path, [](hid_t g) { h5::overwrite_doubles(g, "core_wait", {0.0, 0.0, NAN, INFINITY, 0.0, 0.0}); });
+    CHECK(read_error(path) == path + ": damaged result file: /cases/0000/core_wait[3] is not finite");
+  }
+  SECTION("a 1.9 file without it is damage; a 1.8 file has none, and the rest reads as written") {
+    edit_file(path, [](hid_t g) { REQUIRE(H5Ldelete(g, "core_wait", H5P_DEFAULT) >= 0); });
+    CHECK(read_error(path) == path + ": damaged result file: /cases/0000/core_wait missing");
+    edit_file(path, [](hid_t f) { h5::write_attr(f, "schemaVersion", std::string("1.8")); }, false);
+    const RunRecord back = read_result_file(path);
+    CHECK(back.cases.at(0).core_wait_s.empty());
+    CHECK(back.cases.at(0).device_time_s == known.device_time_s);
+    CHECK(back.cases.at(1).core_wait_s.empty());
+  }
+  fs::remove(path);
+}
+
 // ---- /ranks: every column of kRankFields ----
 
 #include <set>
