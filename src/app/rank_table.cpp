@@ -130,6 +130,10 @@ RankRecord own_rank(const MpiCommunicator& comm, const DeviceInfo& dev, const Cl
   rr.node_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   rr.cuda_visible_devices = visible ? visible : "";
+  if (visible) {
+    rr.gpus_visible = static_cast<int>(visible_gpus(rr.cuda_visible_devices).size());
+    rr.gpu_index = gpu_index_by_local_rank(rr.local_rank, rr.gpus_visible);
+  }
   return with_gpu(rr, gpu);
 }
 

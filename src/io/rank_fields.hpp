@@ -50,8 +50,9 @@ struct RankField {
   double unit_si = 1.0;
 };
 
-// Where a file's later columns start: schema 1.3 added the applied clock estimate, 1.2 where a rank may run
-// and its GPU.
+// Where a file's later columns start: schema 1.9 added the GPUs a rank was handed and the one it picks, 1.3 the
+// applied clock estimate, 1.2 where a rank may run and its GPU.
+constexpr const char* kSince19GpuPick = "gpu_index";
 constexpr const char* kSince13Applied = "clock_offset_applied";
 constexpr const char* kSince12Affinity = "cpu_affinity";
 constexpr const char* kSince12Gpu = "telemetry";
@@ -85,6 +86,8 @@ inline constexpr RankField kRankFields[] = {
     {"cores_available", &RankRecord::cores_available, kSince12Affinity, RankRange::count},
     {"node_cores", &RankRecord::node_cores, kSince12Affinity, RankRange::count},
     {"cuda_visible_devices", &RankRecord::cuda_visible_devices, kSince12Affinity},
+    {"gpus_visible", &RankRecord::gpus_visible, kSince19GpuPick},
+    {"gpu_index", &RankRecord::gpu_index, kSince19GpuPick},
     {"telemetry", &RankRecord::telemetry, kSince12Gpu},
     {"max_sm_clock", &RankRecord::max_sm_clock_mhz, kSince12Gpu, RankRange::fits, "MHz",
      "the GPU's maximum SM clock (NaN: unknown)", 1e6},

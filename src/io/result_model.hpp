@@ -42,6 +42,9 @@ struct RankRecord {
   std::string cpu_affinity;
   int cores_available = 0, node_cores = 0;
   std::string cuda_visible_devices;
+  // The GPUs CUDA_VISIBLE_DEVICES gives the rank and the index among them it uses (local_rank mod their number,
+  // app/gpu_binding); -1 where the variable is unset (which GPUs it sees is the driver's business) or before 1.9.
+  int gpus_visible = -1, gpu_index = -1;
   // The GPU's telemetry: "nvml", or "not available: why" (the CPU backend, no driver, ...).
   std::string telemetry;
   // The GPU, once per run (NaN / -1 / "" where unknown).

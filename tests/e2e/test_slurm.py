@@ -117,6 +117,7 @@ class OneNode(SlurmTest):
             self.assertEqual(int(f.attrs["nodes"]), 1)
             self.assertEqual(strs(f["ranks"]["hostname"][()]), [CLUSTER.node_names[0]] * 2)
             self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["", ""])  # no GPU granted
+            self.assertEqual([int(x) for x in f["ranks"]["gpu_index"][()]], [-1, -1])
             e = f["environment"].attrs
             self.assertEqual(s(e["SLURM_CPUS_PER_TASK"]), "2")
             self.assertEqual(s(e["OPENBLAS_NUM_THREADS"]), "2")  # from SLURM_CPUS_PER_TASK
@@ -250,6 +251,8 @@ class ThreeNodes(SlurmTest):
             self.assertEqual(strs(f["ranks"]["hostname"][()]), [node] * 4)
             self.assertEqual([int(x) for x in f["ranks"]["local_rank"][()]], [0, 1, 2, 3])
             self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0,1,2,3"] * 4)
+            self.assertEqual([int(x) for x in f["ranks"]["gpus_visible"][()]], [4] * 4)
+            self.assertEqual([int(x) for x in f["ranks"]["gpu_index"][()]], [0, 1, 2, 3])
             self.assertNotIn("GPUs idle", s(f.attrs["warnings"]))
         self.assert_no_leftovers()
 
@@ -294,6 +297,8 @@ class ThreeNodes(SlurmTest):
         with h5py.File(self.result_file(job), "r") as f:
             self.assertEqual(int(f.attrs["complete"]), 1)
             self.assertEqual(strs(f["ranks"]["cuda_visible_devices"][()]), ["0", "1", "2", "3"])
+            self.assertEqual([int(x) for x in f["ranks"]["gpus_visible"][()]], [1] * 4)
+            self.assertEqual([int(x) for x in f["ranks"]["gpu_index"][()]], [0] * 4)
             self.assertIn(one, s(f.attrs["warnings"]).splitlines())
 
     def test_f_info_prints_the_gpu_map(self):
