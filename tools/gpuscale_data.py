@@ -282,7 +282,7 @@ def _rank_columns(n):
          ("power_limit", "f", None)] + [(k, "i", ints) for k in ("pcie_gen", "pcie_width", "pcie_max_gen",
                                                                  "pcie_max_width", "nvlinks_active", "numa_node")]
         + [("local_cpulist", "s", None)],
-        [("gpu_index", "i", ints), ("gpus_visible", "i", ints)],
+        [("gpu_index", "i", ints), ("gpus_visible", "i", ints), ("gpu_peers", "s", None)],
     ]
 
 

@@ -22,7 +22,25 @@ int gpu_index_by_local_rank(int local_rank, int gpus_seen) {
   return local_rank % gpus_seen;
 }
 
+void with_peers(RankRecord& rr, const std::vector<std::vector<int>>& matrix) {
+  if (matrix.empty()) return;
+  if (rr.gpus_visible < 0) {  // no CUDA_VISIBLE_DEVICES: the GPUs the runtime lists
+    rr.gpus_visible = static_cast<int>(matrix.size());
+    rr.gpu_index = gpu_index_by_local_rank(rr.local_rank, rr.gpus_visible);
+  }
+  if (rr.gpu_index < 0 || rr.gpu_index >= static_cast<int>(matrix.size())) return;
+  rr.gpu_peers.clear();
+  for (int can : matrix[static_cast<std::size_t>(rr.gpu_index)]) rr.gpu_peers += (rr.gpu_peers.empty() ? "" : ",") +
+                                                                               std::to_string(can ? 1 : 0);
+}
+
 namespace {
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : sep) + i;
+  return s;
+}
 
 // A node's entry (by its index in the job), added in the order nodes first appear.
 struct NodeEntry {
@@ -31,22 +49,30 @@ struct NodeEntry {
   std::vector<int> seen;  // how many GPUs each rank sees
 };
 
+// The GPUs a rank sees: CUDA_VISIBLE_DEVICES's entries, else (the CUDA runtime's count, recorded on the CUDA
+// backend) their ordinals "0", "1", ...; none where neither is known.
+std::vector<std::string> seen_gpus(const RankRecord& t) {
+  auto gpus = visible_gpus(t.cuda_visible_devices);
+  if (gpus.empty() && t.cuda_visible_devices.empty()) {
+    for (int i = 0; i < t.gpus_visible; ++i) gpus.push_back(std::to_string(i));
+  }
+  return gpus;
+}
+
 void add_rank(NodeEntry& n, int rank, const RankRecord& t) {
-  const auto gpus = visible_gpus(t.cuda_visible_devices);
+  const auto gpus = seen_gpus(t);
   const int pick = gpu_index_by_local_rank(t.local_rank, static_cast<int>(gpus.size()));
   n.gpus.ranks.push_back(rank);
   n.gpus.picked.push_back(pick < 0 ? "" : gpus[static_cast<std::size_t>(pick)]);
+  n.gpus.peers.push_back(t.gpu_peers);
+  n.gpus.index.push_back(pick);
+  n.gpus.lists.push_back(join(gpus, ","));
+  if (!gpus.empty() && t.cuda_visible_devices.empty()) n.gpus.listed = false;
   n.seen.push_back(static_cast<int>(gpus.size()));
   if (gpus.empty()) ++n.gpus.ranks_unset;
   for (const auto& g : gpus) {
     if (std::find(n.gpus.handed.begin(), n.gpus.handed.end(), g) == n.gpus.handed.end()) n.gpus.handed.push_back(g);
   }
-}
-
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : sep) + i;
-  return s;
 }
 
 // The distinct GPUs the node's ranks use.
@@ -74,8 +100,36 @@ std::string idle_warning(const NodeGpus& n) {
   const std::string handed = std::to_string(n.handed.size());
   return std::to_string(n.handed.size() - used.size()) + " of " + handed + " GPUs idle on node " + n.hostname + ": " +
          std::to_string(n.ranks.size()) + " rank(s) use GPU(s) " + join(used, ",") + " of the " + handed +
-         " they see (CUDA_VISIBLE_DEVICES=" + join(n.handed, ",") + "); run one rank per GPU (--ntasks-per-node=" +
-         handed + ", or leave --ntasks-per-node out of the sbatch scripts: their ranks follow the GPUs)";
+         " they see (" + (n.listed ? "CUDA_VISIBLE_DEVICES=" + join(n.handed, ",") : "the CUDA runtime lists " +
+         handed) + "); run one rank per GPU (--ntasks-per-node=" + handed +
+         ", or leave --ntasks-per-node out of the sbatch scripts: their ranks follow the GPUs)";
+}
+
+// Whether rank a's GPU reaches rank b's, by a's gpu_peers: 1 yes, 0 no, -1 not known (either unknown, or the two
+// see different lists of GPUs, whose indices do not compare).
+int reaches(const NodeGpus& n, std::size_t a, std::size_t b) {
+  if (n.peers[a].empty() || n.index[b] < 0 || n.lists[a] != n.lists[b]) return -1;
+  const auto row = visible_gpus(n.peers[a]);
+  const auto at = static_cast<std::size_t>(n.index[b]);
+  return at < row.size() ? (row[at] == "1" ? 1 : 0) : -1;
+}
+
+// "GPUs 0 and 2 of node X cannot reach each other ..." where two of its ranks use GPUs without peer access.
+std::string peer_warning(const NodeGpus& n) {
+  std::vector<std::string> pairs;
+  for (std::size_t a = 0; a < n.ranks.size(); ++a) {
+    for (std::size_t b = a + 1; b < n.ranks.size(); ++b) {
+      if (n.picked[a] == n.picked[b] || (reaches(n, a, b) != 0 && reaches(n, b, a) != 0)) continue;
+      pairs.push_back(n.picked[a] + " and " + n.picked[b] + " (ranks " + std::to_string(n.ranks[a]) + ", " +
+                      std::to_string(n.ranks[b]) + ")");
+    }
+  }
+  if (pairs.empty()) return "";
+  const std::size_t shown = std::min<std::size_t>(pairs.size(), 3);
+  std::vector<std::string> head(pairs.begin(), pairs.begin() + static_cast<std::ptrdiff_t>(shown));
+  return "GPUs of node " + n.hostname + " that cannot reach each other directly (no peer access: no NVLink or PCIe "
+         "peer to peer between them): " + join(head, ", ") + (pairs.size() > shown ? ", ..." : "") +
+         "; NCCL moves their data through host memory, and intra-node busbw will read low";
 }
 
 }  // namespace
@@ -104,6 +158,7 @@ std::vector<std::string> gpu_binding_warnings(const std::vector<RankRecord>& tab
   std::vector<std::string> out, one_each;
   for (const NodeGpus& n : node_gpus(table)) {
     if (const std::string idle = idle_warning(n); !idle.empty()) out.push_back(idle);
+    if (const std::string peers = peer_warning(n); !peers.empty()) out.push_back(peers);
     if (n.one_each) one_each.push_back(n.hostname);
   }
   if (!one_each.empty()) {
@@ -126,8 +181,19 @@ std::string node_line(const NodeGpus& n) {
            rank_picks(n);
   }
   if (n.one_each) return "each of " + ranks + " sees one GPU: " + rank_picks(n);
-  return std::to_string(n.handed.size()) + " GPU(s) handed (" + join(n.handed, ",") + ") to " + ranks + ", " +
-         std::to_string(used_gpus(n).size()) + " in use: " + rank_picks(n);
+  return std::to_string(n.handed.size()) + " GPU(s) " + (n.listed ? "handed" : "listed by the CUDA runtime") + " (" +
+         join(n.handed, ",") + ") to " + ranks + ", " + std::to_string(used_gpus(n).size()) +
+         " in use: " + rank_picks(n);
+}
+
+// "rank 0 (GPU 0): 1,1,0,1; ...": which GPUs each rank's GPU reaches directly; "" where no rank's is known.
+std::string peer_line(const NodeGpus& n) {
+  std::vector<std::string> items;
+  for (std::size_t i = 0; i < n.ranks.size(); ++i) {
+    if (n.peers[i].empty()) continue;
+    items.push_back("rank " + std::to_string(n.ranks[i]) + " (GPU " + n.picked[i] + "): " + n.peers[i]);
+  }
+  return items.empty() ? "" : "peer access of each rank's GPU to the GPUs it sees (1: reaches it): " + join(items, "; ");
 }
 
 }  // namespace
@@ -139,7 +205,10 @@ std::string format_gpu_map(const std::vector<RankRecord>& table) {
   if (!any) return "";
   std::ostringstream os;
   os << "  GPUs per node (CUDA_VISIBLE_DEVICES; a rank uses the GPU at local_rank mod the GPUs it sees):\n";
-  for (const NodeGpus& n : nodes) os << "    " << n.hostname << ": " << node_line(n) << "\n";
+  for (const NodeGpus& n : nodes) {
+    os << "    " << n.hostname << ": " << node_line(n) << "\n";
+    if (const std::string peers = peer_line(n); !peers.empty()) os << "      " << peers << "\n";
+  }
   return os.str();
 }
 

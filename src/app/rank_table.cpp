@@ -15,6 +15,7 @@
 
 #include "app/gpu_binding.hpp"
 #include "app/node_peers.hpp"
+#include "device/cuda_status.hpp"
 #include "io/rank_fields.hpp"
 
 namespace gpuscale {
@@ -134,6 +135,7 @@ RankRecord own_rank(const MpiCommunicator& comm, const DeviceInfo& dev, const Cl
     rr.gpus_visible = static_cast<int>(visible_gpus(rr.cuda_visible_devices).size());
     rr.gpu_index = gpu_index_by_local_rank(rr.local_rank, rr.gpus_visible);
   }
+  if (dev.kind == Backend::cuda) with_peers(rr, peer_access_matrix());
   return with_gpu(rr, gpu);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "device/cuda_status.hpp"
 
@@ -60,6 +61,19 @@ CudaStatus probe_cuda() {
     if (s.device_memory_bytes == 0 || bytes < s.device_memory_bytes) s.device_memory_bytes = bytes;
   }
   return s;
+}
+
+std::vector<std::vector<int>> peer_access_matrix() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) return {};
+  std::vector<std::vector<int>> m(n, std::vector<int>(n, 1));
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      int can = 0;  // stays 0 where the runtime cannot say
+      if (i != j) m[i][j] = cudaDeviceCanAccessPeer(&can, i, j) == cudaSuccess && can ? 1 : 0;
+    }
+  }
+  return m;
 }
 
 }  // namespace gpuscale

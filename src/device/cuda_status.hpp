@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace gpuscale {
 
@@ -16,5 +17,10 @@ struct CudaStatus {
 };
 
 CudaStatus probe_cuda();
+
+// Which of the visible devices can reach which directly (peer access: NVLink or PCIe peer to peer, what NCCL and
+// CUDA IPC between ranks of a node need): [i][j] is 1 where device i can access device j's memory, 0 where it
+// cannot, and the diagonal 1. Empty without a usable device (or in a build without CUDA).
+std::vector<std::vector<int>> peer_access_matrix();
 
 }  // namespace gpuscale

@@ -88,6 +88,7 @@ inline constexpr RankField kRankFields[] = {
     {"cuda_visible_devices", &RankRecord::cuda_visible_devices, kSince12Affinity},
     {"gpus_visible", &RankRecord::gpus_visible, kSince19GpuPick},
     {"gpu_index", &RankRecord::gpu_index, kSince19GpuPick},
+    {"gpu_peers", &RankRecord::gpu_peers, kSince19GpuPick},
     {"telemetry", &RankRecord::telemetry, kSince12Gpu},
     {"max_sm_clock", &RankRecord::max_sm_clock_mhz, kSince12Gpu, RankRange::fits, "MHz",
      "the GPU's maximum SM clock (NaN: unknown)", 1e6},

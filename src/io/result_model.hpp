@@ -45,6 +45,9 @@ struct RankRecord {
   // The GPUs CUDA_VISIBLE_DEVICES gives the rank and the index among them it uses (local_rank mod their number,
   // app/gpu_binding); -1 where the variable is unset (which GPUs it sees is the driver's business) or before 1.9.
   int gpus_visible = -1, gpu_index = -1;
+  // Which of the GPUs the rank sees its own can reach directly (peer access: NVLink or PCIe peer to peer), one
+  // entry each in the CUDA runtime's order, "1,1,0,1" ("" not known: the CPU backend, or before 1.9).
+  std::string gpu_peers;
   // The GPU's telemetry: "nvml", or "not available: why" (the CPU backend, no driver, ...).
   std::string telemetry;
   // The GPU, once per run (NaN / -1 / "" where unknown).

@@ -121,3 +121,51 @@ TEST_CASE("a run's placement warnings: oversubscribed nodes first, then the GPU 
   // format_gpu_facts (printed by info and run) ends with the map.
   CHECK(format_gpu_facts(table, {}) == format_gpu_map(table));
 }
+
+TEST_CASE("on the CUDA backend without CUDA_VISIBLE_DEVICES, the runtime's GPUs and each GPU's peer access fill in",
+          "[gpu_binding]") {
+  const std::vector<std::vector<int>> m{{1, 1, 0, 0}, {1, 1, 0, 0}, {0, 0, 1, 1}, {0, 0, 1, 1}};  // two NVLink pairs
+  RankRecord r;
+  r.local_rank = 2;
+  with_peers(r, m);
+  CHECK(r.gpus_visible == 4);
+  CHECK(r.gpu_index == 2);
+  CHECK(r.gpu_peers == "0,0,1,1");
+  // CUDA_VISIBLE_DEVICES set: its count and pick stay; the row is of the GPU picked among those seen.
+  RankRecord listed;
+  listed.local_rank = 1;
+  listed.gpus_visible = 2;
+  listed.gpu_index = 1;
+  with_peers(listed, {{1, 0}, {0, 1}});
+  CHECK(listed.gpu_peers == "0,1");
+  // No device (the CPU backend, a CUDA build without a driver): nothing changes.
+  RankRecord none;
+  with_peers(none, {});
+  CHECK(none.gpus_visible == -1);
+  CHECK(none.gpu_peers.empty());
+}
+
+TEST_CASE("ranks whose GPUs cannot reach each other get one line per node naming the GPUs and the cost",
+          "[gpu_binding]") {
+  const std::vector<std::vector<int>> m{{1, 1, 0, 0}, {1, 1, 0, 0}, {0, 0, 1, 1}, {0, 0, 1, 1}};
+  auto table = job({"gpu01"}, 4, {""});
+  for (auto& r : table) with_peers(r, m);
+  const auto w = gpu_binding_warnings(table);
+  REQUIRE(w.size() == 1);
+  CHECK(w[0] == "GPUs of node gpu01 that cannot reach each other directly (no peer access: no NVLink or PCIe peer to "
+                "peer between them): 0 and 2 (ranks 0, 2), 0 and 3 (ranks 0, 3), 1 and 2 (ranks 1, 2), ...; NCCL "
+                "moves their data through host memory, and intra-node busbw will read low");
+  CHECK(format_gpu_map(table) ==
+        "  GPUs per node (CUDA_VISIBLE_DEVICES; a rank uses the GPU at local_rank mod the GPUs it sees):\n"
+        "    gpu01: 4 GPU(s) listed by the CUDA runtime (0,1,2,3) to 4 rank(s), 4 in use: rank 0 -> 0, rank 1 -> 1, "
+        "rank 2 -> 2, rank 3 -> 3\n"
+        "      peer access of each rank's GPU to the GPUs it sees (1: reaches it): rank 0 (GPU 0): 1,1,0,0; rank 1 "
+        "(GPU 1): 1,1,0,0; rank 2 (GPU 2): 0,0,1,1; rank 3 (GPU 3): 0,0,1,1\n");
+  // All reach all (NVSwitch): no line. Two ranks on the runtime's 8 GPUs: 6 idle, named as the runtime's.
+  auto full = job({"gpu01"}, 2, {""});
+  for (auto& r : full) with_peers(r, std::vector<std::vector<int>>(8, std::vector<int>(8, 1)));
+  const auto idle = gpu_binding_warnings(full);
+  REQUIRE(idle.size() == 1);
+  CHECK(idle[0].rfind("6 of 8 GPUs idle on node gpu01: 2 rank(s) use GPU(s) 0,1 of the 8 they see (the CUDA runtime "
+                      "lists 8); ", 0) == 0);
+}
