@@ -4,8 +4,8 @@
 For each shipped config (configs/*.toml, or the ones named) that this
 machine's backend can run, prints the estimate of `gpuscale check --ranks N`,
 the wall time of `mpirun -np N gpuscale run` (start-up included), and their
-ratio; beside them the host's 1-minute load average when check ran, and
-what check estimates with the load taken as 0 (the test hook
+ratio; beside them the host's 1-minute load average when check ran and
+when the run ended, and what check estimates with the load taken as 0 (the test hook
 GPUSCALE_TEST_LOADAVG=0) and its ratio. The estimate counts other work on a
 busy host as staying for the whole run ("host busy: load 6.2 on 2 cores;
 the estimate assumes it stays"), so on a loaded machine the two estimates
@@ -85,8 +85,8 @@ def main():
     a = ap.parse_args()
     configs = a.configs or sorted(glob.glob(os.path.join(SOURCE, "configs", "*.toml")))
     idle = dict(os.environ, GPUSCALE_TEST_LOADAVG="0")
-    print("%-28s %12s %12s %8s %6s %12s %8s" % ("config", "estimate s", "run s", "ratio", "load", "if idle s",
-                                                 "ratio"))
+    print("%-28s %12s %12s %8s %6s %6s %12s %8s" % ("config", "estimate s", "run s", "ratio", "load", "end",
+                                                     "if idle s", "ratio"))
     with tempfile.TemporaryDirectory() as tmp:
         for c in configs:
             name = os.path.basename(c)
@@ -100,8 +100,8 @@ def main():
             if took is None:
                 print("%-28s skipped: %s" % (name, why))
                 continue
-            print("%-28s %12.1f %12.1f %8.2f %6.1f %12.1f %8.2f" % (name, est, took, est / took, load, quiet,
-                                                                   quiet / took), flush=True)
+            print("%-28s %12.1f %12.1f %8.2f %6.1f %6.1f %12.1f %8.2f" % (name, est, took, est / took, load, load1(),
+                                                                         quiet, quiet / took), flush=True)
 
 
 if __name__ == "__main__":

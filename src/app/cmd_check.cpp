@@ -64,7 +64,7 @@ Rates check_rates(const BackendChoice& backend, CommKind comm, const std::vector
   return r;
 }
 
-std::string rates_text(const Rates& r, const std::vector<Case>& plan, double took_s) {
+std::string rates_text(const Rates& r, const std::vector<Case>& plan, const PlanEstimate& e, double took_s) {
   std::string s = r.source + (took_s > 0 ? " (" + format_duration(took_s) + ")" : "") + ":";
   for (const auto& [kind, rate] : r.gemm) {
     if (std::none_of(plan.begin(), plan.end(), [&, k = kind](const Case& c) {
@@ -78,9 +78,14 @@ std::string rates_text(const Rates& r, const std::vector<Case>& plan, double too
                                                                     : format_sig3(rate.flops_s / 1e9) + " GFLOP/s") + ",";
   }
   // Three significant digits as in every view (%.3g printed a copy rate of 1000 GB/s as "1e+03").
-  s += " copies " + format_sig3(r.stream_bytes_s.at(kDeviceCopy) / 1e9) + " GB/s, making inputs " +
-       format_sig3(r.fill_bytes_s / 1e9) + " GB/s; transfers: " + r.wire_source;
-  return s;
+  s += " copies " + format_sig3(r.stream_bytes_s.at(kDeviceCopy) / 1e9) + " GB/s";
+  if (r.copy_beyond_cache_bytes_s > 0) {
+    s += " (" + format_sig3(r.copy_beyond_cache_bytes_s / 1e9) + " GB/s beyond the " + format_bytes(r.cache_bytes) +
+         " cache)";
+  }
+  s += ", making inputs " + format_sig3(r.fill_bytes_s / 1e9) + " GB/s";
+  const std::string transfers = transfers_text(e, r);
+  return transfers.empty() ? s : s + "; " + transfers;
 }
 
 // Others' work on this node, from its load: the estimate counts it where the job is of one node and the rates were
@@ -263,8 +268,12 @@ int cmd_check(const CheckOptions& opt) {
                            " (start " + format_duration(estimate.start_s) + "; --ranks and --nodes for another job" +
                            (budget_s > 0 ? "; budget " + format_duration(budget_s) : std::string()) + ")").c_str());
   if (!host.empty()) std::printf("%s", wrap(host).c_str());
+  const std::string waits = host.empty() ? "" : busy_transfers_note(estimate, rates);
+  if (!waits.empty()) std::printf("%s", wrap("note: " + waits).c_str());
+  const std::string setup = large_setup_note(plan, estimate, job, backend.backend == Backend::cpu);
+  if (!setup.empty()) std::printf("%s", wrap("note: " + setup).c_str());
   print_skipped(plan, estimate);
-  std::printf("%s", wrap("rates: " + rates_text(rates, plan, took_s)).c_str());
+  std::printf("%s", wrap("rates: " + rates_text(rates, plan, estimate, took_s)).c_str());
   print_experiments(plan, estimate, memory);
   print_cases(plan, estimate);
   return kExitOk;

@@ -244,6 +244,7 @@ class PlanRun {
   CommChoice comm_choice_;
   PlanEstimate estimate_;
   std::string host_line_;        // rank 0: "" or what the estimate assumed of a busy host
+  std::vector<std::string> estimate_notes_;  // rank 0: rates it assumed (not measured), work it leaves out
   std::vector<ReportRow> rows_;  // rank 0: for the limits of [experiment.expect]
   double estimated_done_ = 0;    // rank 0: the estimate of the cases finished
 };
@@ -324,6 +325,13 @@ std::string PlanRun::estimate_and_budget() {
   rates.host = busy.share;
   host_line_ = busy.line;
   estimate_ = estimate_plan(p_.plan, job, rates);
+  if (const std::string assumed = assumed_transfers_text(estimate_, rates); !assumed.empty()) {
+    estimate_notes_.push_back("estimate: " + assumed);
+  }
+  const std::string waits = host_line_.empty() ? "" : busy_transfers_note(estimate_, rates);
+  if (!waits.empty()) estimate_notes_.push_back("note: " + waits);
+  const std::string setup = large_setup_note(p_.plan, estimate_, job, p_.backend.backend == Backend::cpu);
+  if (!setup.empty()) estimate_notes_.push_back("note: " + setup);
   const double budget_s = opt_.time_budget_s >= 0 ? opt_.time_budget_s : p_.cfg.defaults.budget_s;
   try {
     check_time_budget(p_.plan, estimate_, job, budget_s, opt_.time_budget_s >= 0 ? "--time-budget" : "budget_s",
@@ -376,6 +384,7 @@ void PlanRun::print_start(const RunRecord& run) const {
   std::printf("estimated time: about %s (rates %s)\n", format_duration(estimate_.total_s()).c_str(),
               estimate_.rates_source.c_str());
   if (!host_line_.empty()) std::printf("%s\n", host_line_.c_str());
+  for (const auto& n : estimate_notes_) std::printf("%s\n", n.c_str());
   std::printf("%s%s", format_rank_table(table_).c_str(), format_gpu_facts(table_, links_).c_str());
   for (const auto& w : run.warnings) std::printf("WARNING: %s\n", w.c_str());
 }

@@ -1,13 +1,19 @@
 #include "workloads/calibrate.hpp"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <random>
 #include <set>
+#include <string>
+#include <thread>
 
+#include "core/text.hpp"
 #include "device/capabilities.hpp"
 #include "device/ops/multiply_add.hpp"
 #include "workloads/workload.hpp"
@@ -134,6 +140,129 @@ double measure_setup(Device& dev, const Case& c) {
   return (need.device_bytes + need.host_bytes) / std::max(1e-9, clock.seconds());
 }
 
+// The largest cache of CPU 0 in bytes (sysfs, else sysconf), 0 where neither says.
+double largest_cache_bytes() {
+  double largest = 0;
+  for (int i = 0; i < 8; ++i) {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/size");
+    double size = 0;
+    std::string unit;
+    if (!(in >> size)) continue;
+    in >> unit;  // "32768K", read as the number and its unit
+    largest = std::max(largest, size * (unit == "K" ? 1024.0 : unit == "M" ? 1048576.0 : 1.0));
+  }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  if (largest <= 0) largest = std::max(0L, sysconf(_SC_LEVEL3_CACHE_SIZE));
+#endif
+  return largest;
+}
+
+// Bytes per second of a memcpy on the CPU past its caches: two buffers of twice the largest cache (within 32 and
+// 128 MiB), touched first, then the fastest of 5 copies: past the cache others' bursts of memory traffic slow a
+// copy of a few ms by up to 4 times here and there, where the median of 3 still caught them.
+double measure_copy_beyond_cache(Device& dev, double cache_bytes) {
+  const auto bytes = static_cast<std::size_t>(std::min(std::max(2 * cache_bytes, 32.0 * 1048576), 128.0 * 1048576));
+  DeviceBuffer a = dev.alloc(bytes), b = dev.alloc(bytes);
+  const std::vector<unsigned char> ones(bytes, 1);
+  dev.copy_to_device(a, ones.data(), bytes);
+  dev.copy_to_device(b, ones.data(), bytes);
+  double fastest = INFINITY;
+  for (int i = 0; i < 6; ++i) {
+    const double t0 = now_s();
+    dev.copy_async(b.data(), a.data(), bytes, CopyKind::d2d);
+    dev.synchronize();
+    if (i > 0) fastest = std::min(fastest, now_s() - t0);  // the first: untimed, as time_of's
+  }
+  return static_cast<double>(bytes) / fastest;
+}
+
+// Waits until `turn` reads `value`; false at `give_up` (seconds on now_s's clock).
+bool wait_turn(const std::atomic<long>& turn, long value, double give_up) {
+  for (unsigned spins = 1;; ++spins) {
+    if (turn.load(std::memory_order_acquire) == value) return true;
+    if (spins % 1024 == 0 && now_s() > give_up) return false;
+  }
+}
+
+// One-way seconds of a hand-off between two threads through shared memory (one writes a flag, the other sees it),
+// as MPI's shared-memory transport passes a message between the ranks of a node. Batches of 10 round trips for up
+// to 50 ms: on a busy host most find a thread descheduled, so the second fastest of them (a core's speed, as the
+// other rates), NaN where fewer than 3 completed (the two threads could not run at once).
+double measure_handoff_s() {
+  constexpr int kTrips = 10;
+  std::atomic<long> turn{0};
+  std::atomic<bool> stop{false};
+  std::thread echo([&] {
+    for (long seen = 0; !stop.load(std::memory_order_relaxed);) {
+      const long t = turn.load(std::memory_order_acquire);
+      if (t % 2 == 1 && t != seen) turn.store((seen = t) + 1, std::memory_order_release);
+    }
+  });
+  const double give_up = now_s() + 0.05;
+  std::vector<double> batches;
+  long t = 0;
+  for (bool on = true; on && batches.size() < 50;) {
+    const double t0 = now_s();
+    for (int trip = 0; on && trip < kTrips; ++trip) {
+      turn.store(++t, std::memory_order_release);  // odd: the echo's turn
+      on = wait_turn(turn, ++t, give_up);
+    }
+    if (on) batches.push_back((now_s() - t0) / (2.0 * kTrips));
+  }
+  stop = true;
+  echo.join();
+  if (batches.size() < 3) return NAN;
+  std::sort(batches.begin(), batches.end());
+  return batches[1];
+}
+
+// Whether the plan moves data in calls whose two ends (source and destination, send and receive buffers) overflow
+// `cache_bytes`: its copies on the CPU, or its transfers.
+bool plan_passes_cache(const std::vector<Case>& plan, double cache_bytes) {
+  for (const auto& c : plan) {
+    const SampleWork w = case_work(c, JobShape{}).sample;
+    for (const auto& s : w.streams) {
+      if (s.kind != kPass && 2 * s.bytes / std::max(1.0, s.calls) > cache_bytes) return true;
+    }
+    for (const auto& t : w.transfer_ops) {
+      if (2 * t.op_bytes > cache_bytes) return true;
+    }
+  }
+  return false;
+}
+
+// Within a node, MPI on the CPU backend (the only data plane this is called for) moves a message from one rank's
+// memory to another's through shared memory, copying it in and out: half the host's copy rate, in the cache and
+// past it (MPI's bandwidth tests on a quiet host gave 0.5 to 0.7 of it), and per operation about a hand-off between
+// two cores.
+LinkRate measure_intra_link(const Rates& r, const LinkRate& assumed) {
+  LinkRate l = assumed;
+  l.bytes_s = r.stream_bytes_s.at(kDeviceCopy) / 2;
+  l.beyond_cache_bytes_s = r.copy_beyond_cache_bytes_s / 2;
+  const std::string beyond = l.beyond_cache_bytes_s > 0 ? "; " + format_sig3(l.beyond_cache_bytes_s / 1e9) +
+                                                              " GB/s beyond the " + format_bytes(r.cache_bytes) +
+                                                              " cache"
+                                                        : "";
+  const double handoff = measure_handoff_s();
+  const std::string rate = "measured, " + format_sig3(l.bytes_s / 1e9) + " GB/s (half the host's copy rate: a " +
+                           "message is copied into shared memory and out" + beyond + ")";
+  if (std::isnan(handoff)) {
+    l.text = rate + "; per operation not measured (two threads could not take turns within 50 ms: a busy host, or "
+             "one CPU), assumed " + format_sig3(assumed.op_s * 1e6) + " us (MPI defaults)";
+    return l;
+  }
+  l.op_s = handoff;
+  l.measured = true;
+  l.text = rate + " and " + format_sig3(handoff * 1e6) + " us per operation (a hand-off between two threads)";
+  return l;
+}
+
+bool plan_has_transfers(const std::vector<Case>& plan) {
+  return std::any_of(plan.begin(), plan.end(), [](const Case& c) {
+    return !case_work(c, JobShape{}).sample.transfer_ops.empty();
+  });
+}
+
 }  // namespace
 
 Rates calibrate(Device& dev, const std::vector<Case>& plan, const Rates& defaults, double budget_s) {
@@ -170,6 +299,14 @@ Rates calibrate(Device& dev, const std::vector<Case>& plan, const Rates& default
   for (const auto& c : plan) {
     if (find_workload(c.workload).scope(c.params) || r.setup_bytes_s.count(c.workload)) continue;
     r.setup_bytes_s[c.workload] = measure_setup(dev, c);
+  }
+  // After the fill and setup, whose buffers must stay fresh pages: these are past what the allocator keeps.
+  if (cpu) {
+    r.cache_bytes = largest_cache_bytes();
+    if (r.cache_bytes > 0 && plan_passes_cache(plan, r.cache_bytes)) {
+      r.copy_beyond_cache_bytes_s = measure_copy_beyond_cache(dev, r.cache_bytes);
+    }
+    if (r.comm == CommKind::mpi && plan_has_transfers(plan)) r.intra = measure_intra_link(r, defaults.intra);
   }
   r.source = std::string("measured on this ") + (cpu ? "CPU" : "GPU") + " just now";
   return r;

@@ -1,8 +1,11 @@
 // Rates for the estimate (estimate.hpp), measured on a device just now: a
 // gemm of each kind the plan uses at two sizes (the fixed cost of a call,
 // and the rate beyond it), copies, elementwise passes, and how fast the host
-// makes inputs. Transfers and the runner's own costs keep the defaults:
-// nothing moves between ranks before the job runs. Each rate is a core's
+// makes inputs; on the CPU, a copy past the largest cache, and for MPI
+// transfers within a node (the host's copies, and a hand-off between two
+// threads). Transfers between nodes, on a GPU or over NCCL, and the runner's
+// own costs keep the defaults: nothing moves between ranks before the job
+// runs (Rates::intra, Rates::inter say which). Each rate is a core's
 // speed, which other work on a busy host barely changes: the median of short
 // timings (a few milliseconds, within the scheduler's slice), and on the CPU
 // backend the CPU time of longer steps (making inputs). The share of the

@@ -24,6 +24,14 @@ double cores_per_rank(const CaseWork& w, const Case& c, const JobShape& job, con
   return own / r.host.slowdown(w.busy_ranks_per_node * threads);
 }
 
+// Seconds of a sample's transfers: on the CPU backend those within a node are the host's copies, which take a
+// share of the cores as copies do (`cores` below 1 on a busy host); between nodes, the network's.
+double wire_seconds(const SampleWork& w, double cores, const Rates& r) {
+  double intra = 0, inter = 0;
+  for (const auto& t : w.transfer_ops) (t.group_nodes > 1 ? inter : intra) += transfer_seconds(t, r);
+  return intra / (r.backend == Backend::cpu ? std::min(1.0, cores) : 1.0) + inter;
+}
+
 double sample_seconds(const SampleWork& w, double cores, const Rates& r) {
   double compute = 0;
   for (const auto& g : w.gemms) {
@@ -32,10 +40,9 @@ double sample_seconds(const SampleWork& w, double cores, const Rates& r) {
   }
   compute /= cores;
   double streams = 0;
-  for (const auto& s : w.streams) streams += s.bytes / r.stream_rate(s.kind);
+  for (const auto& s : w.streams) streams += s.bytes / r.stream_rate(s.kind, s.bytes / std::max(1.0, s.calls));
   const double copies = streams / std::min(1.0, cores) + w.stream_calls() * r.copy_call_s;
-  const double wire =
-      w.transfers * r.transfer_s + w.wire_bytes / (w.across_nodes ? r.wire_inter_bytes_s : r.wire_intra_bytes_s);
+  const double wire = wire_seconds(w, cores, r);
   const double lanes = w.overlapped ? std::max(compute, copies + wire) : compute + copies + wire;
   return lanes + w.host_waits * r.host_wait_s + r.sample_s;
 }
@@ -61,6 +68,26 @@ double Rates::stream_rate(const std::string& kind) const {
   return it->second;
 }
 
+double Rates::stream_rate(const std::string& kind, double call_bytes) const {
+  const double rate = stream_rate(kind);
+  const std::string& as = find_stream_kind(kind).priced_as;
+  const std::string& base = as.empty() ? kind : as;
+  const bool copy = base == kHostPinned || base == kHostPageable || base == kDeviceCopy;
+  if (!copy || backend != Backend::cpu || cache_bytes <= 0 || copy_beyond_cache_bytes_s <= 0) return rate;
+  return 2 * call_bytes > cache_bytes ? std::min(rate, copy_beyond_cache_bytes_s) : rate;
+}
+
+double transfer_seconds(const TransferWork& t, const Rates& r) {
+  const LinkRate& link = t.group_nodes > 1 ? r.inter : r.intra;
+  const bool past_cache = r.cache_bytes > 0 && link.beyond_cache_bytes_s > 0 && 2 * t.op_bytes > r.cache_bytes;
+  const double rate = past_cache ? std::min(link.bytes_s, link.beyond_cache_bytes_s) : link.bytes_s;
+  return t.count * (link.op_s + t.op_bytes * t.bus_factor / rate);
+}
+
+std::string link_rates_text(double bytes_s, double op_s) {
+  return format_sig3(bytes_s / 1e9) + " GB/s and " + format_sig3(op_s * 1e6) + " us per operation";
+}
+
 CaseWork case_work(const Case& c, const JobShape& job) {
   CaseWork cw = find_workload(c.workload).work(c.params, job);
   if (c.mode == Mode::parallel) {
@@ -71,9 +98,23 @@ CaseWork case_work(const Case& c, const JobShape& job) {
   return cw;
 }
 
+namespace {
+
+LinkRate assumed_link(double bytes_s, double op_s, CommKind comm) {
+  LinkRate l;
+  l.bytes_s = bytes_s;
+  l.op_s = op_s;
+  const char* plane = comm == CommKind::nccl ? "NCCL" : "MPI";
+  l.text = "not measured, assumed " + link_rates_text(bytes_s, op_s) + " (" + plane + " defaults)";
+  return l;
+}
+
+}  // namespace
+
 Rates default_rates(Backend backend, CommKind comm) {
   Rates r;
   r.backend = backend;
+  r.comm = comm;
   if (backend == Backend::cuda) {
     r.source = "defaults for the CUDA backend (no GPU measured)";
     // Below an H100's figures, so that an estimate errs long.
@@ -114,20 +155,13 @@ Rates default_rates(Backend backend, CommKind comm) {
     r.start_s = 0.5;
     r.warmup_s = 0.0;
   }
-  if (comm == CommKind::nccl) {
-    r.wire_source = "NCCL defaults: 100 GB/s bus bandwidth within a node, 10 GB/s between nodes, 20 us per operation";
-    r.wire_intra_bytes_s = 100e9;
-    r.wire_inter_bytes_s = 10e9;
-    r.transfer_s = 20e-6;
-    r.group_s = 2.0;
-  } else {
-    r.wire_source = "MPI defaults: " + std::string(backend == Backend::cuda ? "10" : "2") +
-                    " GB/s bus bandwidth within a node, 1 GB/s between nodes, 30 us per operation";
-    r.wire_intra_bytes_s = backend == Backend::cuda ? 10e9 : 2e9;
-    r.wire_inter_bytes_s = 1e9;
-    r.transfer_s = 30e-6;
-    r.group_s = 0.01;
-  }
+  const bool nccl = comm == CommKind::nccl;
+  // Conservative: NCCL over NVLink within a node and a fast network between them; MPI over shared memory (a few
+  // us where its buffers are the host's; staged through the host on a GPU) and an ordinary network.
+  const bool host = backend == Backend::cpu;  // MPI on the CPU: shared memory, no staging
+  r.intra = assumed_link(nccl ? 100e9 : host ? 2e9 : 10e9, nccl ? 20e-6 : host ? 2e-6 : 30e-6, comm);
+  r.inter = assumed_link(nccl ? 10e9 : 1e9, nccl ? 20e-6 : 30e-6, comm);
+  r.group_s = nccl ? 2.0 : 0.01;
   return r;
 }
 
@@ -168,9 +202,48 @@ PlanEstimate estimate_plan(const std::vector<Case>& plan, const JobShape& job, c
     const auto scope = find_workload(c.workload).scope(c.params);
     const bool first = scope && scopes.insert(scope_name(*scope)).second;
     e.case_s.push_back(estimate_case(c, job, rates, first));
-    e.skip_reason.push_back(case_work(c, job).skip_reason);
+    const CaseWork w = case_work(c, job);
+    e.skip_reason.push_back(w.skip_reason);
+    if (w.skipped() || (rates.sample_time && rates.sample_time(c, job))) continue;  // priced by a model
+    for (const auto& t : w.sample.transfer_ops) (t.group_nodes > 1 ? e.inter_used : e.intra_used) = true;
   }
   return e;
+}
+
+namespace {
+
+std::string links_text(const PlanEstimate& e, const Rates& r, bool assumed_only) {
+  std::vector<std::string> parts;
+  if (e.intra_used && !(assumed_only && r.intra.measured)) parts.push_back("transfers within a node: " + r.intra.text);
+  if (e.inter_used && !(assumed_only && r.inter.measured)) parts.push_back("transfers between nodes: " + r.inter.text);
+  return join(parts, "; ");
+}
+
+}  // namespace
+
+std::string transfers_text(const PlanEstimate& e, const Rates& r) { return links_text(e, r, false); }
+
+std::string assumed_transfers_text(const PlanEstimate& e, const Rates& r) { return links_text(e, r, true); }
+
+std::string busy_transfers_note(const PlanEstimate& e, const Rates& r) {
+  if (r.backend != Backend::cpu || !e.intra_used || r.host.others <= 0) return "";
+  return "on a busy host each transfer between ranks, and each barrier, waits until both ranks have a CPU; the "
+         "estimate counts the host's share of the CPUs for the work and the data moved, not those waits: plans of "
+         "many small transfers can take several times longer";
+}
+
+std::string large_setup_note(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job, bool cpu) {
+  if (ranks_per_node(job) < 2) return "";
+  int large = 0;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    if (!e.skip_reason[i].empty()) continue;
+    const MemoryNeed need = memory_need(plan[i], cpu);
+    large += need.host_bytes + (cpu ? need.device_bytes : 0.0) >= kLargeSetupBytes;
+  }
+  if (large == 0) return "";
+  return std::to_string(large) + " case(s) set up 1 GiB or more of host memory per rank: making inputs is measured "
+         "on one rank, and " + std::to_string(ranks_per_node(job)) + " ranks that touch fresh memory at once on one "
+         "node can take several times longer (page faults do not scale across ranks): not in the estimate";
 }
 
 std::string job_text(const JobShape& job) {

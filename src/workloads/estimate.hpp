@@ -42,18 +42,34 @@ struct HostShare {
   double slowdown(double threads) const;
 };
 
+// The links a transfer crosses: within a node, or between nodes (a group that spans nodes). One operation takes
+// op_s plus its bus bytes (op bytes x bus factor) at bytes_s, or at beyond_cache_bytes_s where the message's two
+// ends (send and receive buffers) overflow Rates::cache_bytes.
+struct LinkRate {
+  double bytes_s = 0;
+  double beyond_cache_bytes_s = 0;  // 0: bytes_s at every size
+  double op_s = 0;
+  bool measured = false;  // false: all or part of it assumed, which the output says
+  std::string text;       // for the output: "measured, 19.5 GB/s ..." or "not measured, assumed 1 GB/s and 30 us ..."
+};
+
 struct Rates {
   Backend backend = Backend::cpu;
+  CommKind comm = CommKind::mpi;
   std::string source;   // where the compute and memory rates come from, for the output
   std::map<std::pair<DType, GemmImpl>, GemmRate> gemm;
   GemmRate gemm_default;  // a kind not measured
   std::map<std::string, double> stream_bytes_s;  // bytes per second of each built-in kind of stream (work.hpp)
   double copy_call_s = 0;
+  // CPU backend: a copy whose source and destination together overflow the largest cache (bytes; 0: unknown) runs
+  // at the memory's rate, copy_beyond_cache_bytes_s (0: not measured), not at the cache's.
+  double cache_bytes = 0;
+  double copy_beyond_cache_bytes_s = 0;
   double fill_bytes_s = 0;  // setup and verification: bytes of the case's memory made and checked per second
   std::map<std::string, double> setup_bytes_s;  // the same, measured on a workload's own setup (device-local ones)
-  // Transfers: always defaults (nothing moves between ranks before the job runs).
-  std::string wire_source;
-  double wire_intra_bytes_s = 0, wire_inter_bytes_s = 0, transfer_s = 0;
+  // Transfers. Within a node over MPI on the CPU backend, calibrate measures them (the host's copy rate and a
+  // hand-off between two threads); between nodes, and on a GPU, nothing moves before the job runs: the defaults.
+  LinkRate intra, inter;
   double host_wait_s = 0;  // one wait of the host for the device
   double sample_s = 0;     // the runner's own steps per sample (barrier, events)
   double case_s = 0;       // per case: barriers, gathering, writing the file
@@ -67,7 +83,16 @@ struct Rates {
   const GemmRate& gemm_rate(DType t, GemmImpl i) const;
   // A kind's own rate where one was set, else the rate of the built-in kind it is priced as.
   double stream_rate(const std::string& kind) const;
+  // The same for calls of `call_bytes` each: on the CPU backend a copy past the cache at the memory's rate.
+  double stream_rate(const std::string& kind, double call_bytes) const;
 };
+
+// Seconds of `t.count` operations of a transfer on its link (inter where its group spans nodes), before any
+// slowdown by a busy host.
+double transfer_seconds(const TransferWork& t, const Rates& r);
+// "measured, 19.5 GB/s (the host's copy rate; 18.2 GB/s beyond the 32 MiB cache) and 0.3 us per operation" and the
+// like: a link's rates in the words of the output.
+std::string link_rates_text(double bytes_s, double op_s);
 
 // Conservative rates for a backend and data plane, where nothing was measured.
 Rates default_rates(Backend backend, CommKind comm);
@@ -78,6 +103,8 @@ struct PlanEstimate {
   std::vector<double> case_s;  // per case, in plan order
   // Per case, in plan order: why the job skips it (the reason its run records), "" where it runs.
   std::vector<std::string> skip_reason;
+  // Whether a case that runs has transfers within a node, between nodes, that the rates price (not a model).
+  bool intra_used = false, inter_used = false;
   double total_s() const;
 };
 PlanEstimate estimate_plan(const std::vector<Case>& plan, const JobShape& job, const Rates& rates);
@@ -98,5 +125,21 @@ void check_time_budget(const std::vector<Case>& plan, const PlanEstimate& e, con
 
 // "2 ranks on 1 node"
 std::string job_text(const JobShape& job);
+
+// What the estimate's transfers took, for the output: "transfers within a node: measured, ...; transfers between
+// nodes: not measured, assumed ..." for the links the plan's cases that run use ("" where none).
+std::string transfers_text(const PlanEstimate& e, const Rates& r);
+// The same for the links priced by an assumption only ("" where none): what `run` prints beside its estimate.
+std::string assumed_transfers_text(const PlanEstimate& e, const Rates& r);
+
+// "" or, on the CPU backend where the plan's cases that run have transfers within a node, what the estimate leaves
+// out on a busy host (to print under its "host busy" line): each transfer waits for both its ranks to get a CPU.
+std::string busy_transfers_note(const PlanEstimate& e, const Rates& r);
+
+// A case that sets up this much memory per rank, beside other ranks of its node, takes longer than the estimate
+// (measured on one rank) says: the first touch of fresh pages does not scale across ranks.
+constexpr double kLargeSetupBytes = 1024.0 * 1024 * 1024;
+// "" or a note naming how many of the plan's cases that run set up that much with more than one rank on a node.
+std::string large_setup_note(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job, bool cpu);
 
 }  // namespace gpuscale

@@ -143,11 +143,64 @@ class Estimates(ScratchTest):
         self.assertGreater(estimate, 0)
         text = c.stdout.replace("\n  ", " ")  # long lines wrap at 80 columns
         self.assertIn("rates: measured on this CPU just now", text)
-        self.assertIn("transfers: MPI defaults: 2 GB/s bus bandwidth within a node", text)
+        # Every collective of quick.toml is of scope world, which spans both nodes: only that link prices them.
+        self.assertNotIn("transfers within a node", text)
+        self.assertIn("transfers between nodes: not measured, assumed 1.00 GB/s and 30.0 us per operation (MPI "
+                      "defaults)", text)
         self.assertRegex(c.stdout, r"\n  gemm +4 case\(s\)  about .* memory per rank up to [\d.]+ MiB")
         self.assertRegex(text, r"memory per rank available: [\d.]+ [GM]iB \(80% of [\d.]+ GiB RAM available, over 4 "
                                r"ranks on this node\)")
-        self.assertRegex(c.stdout, r"\[1/26\] gemm size=2048 .* ~(\d+ h )?(\d+ min ?)?([\d.]+ s)?\n")  # a loaded machine: minutes
+        # On a loaded machine: minutes.
+        self.assertRegex(c.stdout, r"\[1/26\] gemm size=2048 .* ~(\d+ h )?(\d+ min ?)?([\d.]+ s)?\n")
+
+    def test_check_says_which_transfer_rates_it_measured_and_which_it_assumed(self):
+        cfg = self.write("p2p.toml", '[defaults]\nbackend = "cpu"\n[[experiment]]\nname = "p"\nworkload = "p2p"\n'
+                         'pattern = "bw"\nbytes = 1048576\nscope = ["intra-node", "inter-node"]\n'
+                         'modes = ["parallel"]\n')
+        one = subprocess.run([GPUSCALE, "check", cfg, "--ranks", "2"], capture_output=True, text=True, timeout=120,
+                             env=with_load("0"))  # a quiet host, whatever this one's load
+        self.assertEqual(one.returncode, 0, one.stderr)
+        text = one.stdout.replace("\n  ", " ")
+        # Within a node MPI moves a message with the host's copies, in and out of shared memory: measured here (the
+        # latency too, where two threads can take turns; on a busy host it says it could not, and what it assumed).
+        self.assertRegex(text, r"; transfers within a node: measured, [\d.]+ GB/s \(half the host's copy rate: a "
+                               r"message is copied into shared memory and out(; [\d.]+ GB/s beyond the [\d.]+ "
+                               r"[KMG]iB cache)?\)( and [\d.]+ us per operation "
+                               r"\(a hand-off between two threads\)|; per operation not measured \(two threads could "
+                               r"not take turns within 50 ms: a busy host, or one CPU\), assumed 2\.00 us \(MPI "
+                               r"defaults\)) p +2 case")
+        # The inter-node case is skipped on one node: nothing is said of the link between nodes.
+        self.assertNotIn("between nodes", text)
+        two = gpuscale("check", cfg, "--ranks", "4", "--nodes", "2")
+        self.assertEqual(two.returncode, 0, two.stderr)
+        self.assertIn("; transfers between nodes: not measured, assumed 1.00 GB/s and 30.0 us per operation (MPI "
+                      "defaults) p ", two.stdout.replace("\n  ", " "))
+        # On a busy host it says what the estimate leaves out: the waits of each transfer for both ranks' turns.
+        note = ("note: on a busy host each transfer between ranks, and each barrier, waits until both ranks have a "
+                "CPU; the estimate counts the host's share of the CPUs for the work and the data moved, not those "
+                "waits: plans of many small transfers can take several times longer\n")
+        self.assertNotIn("each transfer between ranks", text)
+        busy = subprocess.run([GPUSCALE, "check", cfg, "--ranks", "2"], capture_output=True, text=True, timeout=120,
+                              env=with_load("1000"))
+        self.assertEqual(busy.returncode, 0, busy.stderr)
+        self.assertRegex(busy.stdout.replace("\n  ", " "), BUSY + "\n" + re.escape(note))
+        # A plan without transfers says nothing of them.
+        gemm = gpuscale("check", os.path.join(SOURCE, "configs", "default.toml"))
+        self.assertEqual(gemm.returncode, 0, gemm.stderr)
+        self.assertNotIn("transfers", gemm.stdout)
+
+    def test_check_says_the_estimate_leaves_out_ranks_that_set_up_gib_at_once(self):
+        cfg = self.write("big.toml", '[defaults]\nbackend = "cpu"\n[[experiment]]\nname = "c"\nworkload = "copy"\n'
+                         'direction = "d2d"\nbytes = 268435456\nmodes = ["parallel"]\n')  # 4 x 256 MiB per rank
+        note = ("note: 1 case(s) set up 1 GiB or more of host memory per rank: making inputs is measured on one rank, "
+                "and 2 ranks that touch fresh memory at once on one node can take several times longer (page faults "
+                "do not scale across ranks): not in the estimate\n")
+        two = gpuscale("check", cfg, "--ranks", "2")
+        self.assertEqual(two.returncode, 0, two.stderr)
+        self.assertIn(note, two.stdout.replace("\n  ", " "))
+        one = gpuscale("check", cfg, "--ranks", "1")
+        self.assertEqual(one.returncode, 0, one.stderr)
+        self.assertNotIn("set up 1 GiB", one.stdout)
 
     def test_rates_read_with_three_significant_digits(self):
         # The CUDA backend's defaults are fixed numbers: copies of 1000 GB/s once read "1e+03 GB/s".

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <sstream>
 
 #include "app/host_busy.hpp"
 #include "core/config.hpp"
@@ -98,4 +99,15 @@ TEST_CASE("a node's busiest threads are its ranks times the most threads a case 
                                         {}, workload_schemas()));
   CHECK(busiest_threads(plan, 2) == 6);
   CHECK(busiest_threads({}, 2) == 2);
+}
+
+TEST_CASE("/proc/stat gives the node's CPUs and the threads runnable now, nothing else read", "[host_busy]") {
+  std::istringstream stat("cpu  10 0 5 100 0 0 0 0 0 0\ncpu0 5 0 2 50 0 0 0 0 0 0\ncpu1 5 0 3 50 0 0 0 0 0 0\n"
+                          "intr 123 4 5\nctxt 99\nbtime 1\nprocesses 300\nprocs_running 7\nprocs_blocked 0\n");
+  const ProcStat st = parse_proc_stat(stat);
+  CHECK(st.cpus == 2);
+  CHECK(st.procs_running == 7);
+  std::istringstream none("cpu  1 2 3\n");
+  CHECK(parse_proc_stat(none).procs_running == -1);  // not there: unknown
+  CHECK(parse_proc_stat(none).cpus == 0);
 }
