@@ -87,7 +87,8 @@ inline std::string three_places(double x) {
 inline std::string too_few(std::size_t bare_kept, std::size_t bare_all, std::size_t harness_kept,
                            std::size_t harness_all) {
   if (bare_kept >= kMinKept && harness_kept >= kMinKept) return "";
-  return "undisturbed samples: bare " + std::to_string(bare_kept) + " of " + std::to_string(bare_all) +
+  return "other work held the cores: undisturbed samples: bare " + std::to_string(bare_kept) + " of " +
+         std::to_string(bare_all) +
          ", harness " + std::to_string(harness_kept) + " of " + std::to_string(harness_all) + "; a side needs " +
          std::to_string(kMinKept);
 }
@@ -96,8 +97,8 @@ inline std::string too_few(std::size_t bare_kept, std::size_t bare_all, std::siz
 // wide, it then says which way the harness is off).
 inline std::string too_loose(const Interval& i) {
   if (i.hi - i.lo <= kHigh - kLow + 1e-12 || i.lo > kHigh || i.hi < kLow) return "";
-  return "the undisturbed samples scatter: harness/bare is within " + three_places(i.lo) + "-" + three_places(i.hi) +
-         " (95 %), wider than the target";
+  return "the samples scatter: harness/bare is within " + three_places(i.lo) + "-" + three_places(i.hi) +
+         " (95 %), wider than the target (more --rounds narrow it)";
 }
 
 // Why a row is not judged ("" where it is).
@@ -153,7 +154,7 @@ inline int judge_only(const JudgeOptions& j, const char* program) {
   std::string why = j.kept.empty() ? "" : too_few(j.kept[0], j.kept[1], j.kept[2], j.kept[3]);
   if (why.empty() && !j.interval.empty()) why = too_loose(Interval{j.interval[0], j.interval[1]});
   if (!why.empty()) {
-    std::printf("harness/bare %.3f: not judged: other work held the cores (%s)\n", j.ratio, why.c_str());
+    std::printf("harness/bare %.3f: not judged (%s)\n", j.ratio, why.c_str());
     return kNotJudged;
   }
   const std::string v = verdict(j.ratio);

@@ -148,7 +148,7 @@ int harness_vs_bare(const Settings& s) {
   std::printf("  harness / bare throughput: ");
   if (r.interval) std::printf("%.3f (%.3f-%.3f, 95%%)", r.value, r.interval->lo, r.interval->hi);
   if (!why.empty()) {
-    std::printf("%snot judged: other work held the core (%s)\n", r.interval ? " " : "", why.c_str());
+    std::printf("%snot judged (%s)\n", r.interval ? " " : "", why.c_str());
     return kNotJudged;
   }
   const std::string v = verdict(r.value);

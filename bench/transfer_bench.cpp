@@ -177,7 +177,7 @@ void print_row(Row& row, int iters, double op_bytes) {
   if (row.judged) {
     std::printf("%s\n", verdict(row.ratio).c_str());
   } else {
-    std::printf(" not judged: other work held the cores (%s)\n", why.c_str());
+    std::printf(" not judged (%s)\n", why.c_str());
   }
   std::fflush(stdout);
 }
@@ -234,7 +234,7 @@ int summarize(const std::vector<Row>& rows) {
     std::printf("lowest harness/bare: none judged");
   }
   if (above + below > 0) std::printf(", %d above and %d below of %zu", above, below, rows.size());
-  if (unjudged > 0) std::printf(", %d not judged (the cores were busy: run it again when they are free)", unjudged);
+  if (unjudged > 0) std::printf(", %d not judged (each row says why: run it again when the cores are free)", unjudged);
   if (failed > 0) std::printf(", %d failed", failed);
   std::printf("\n");
   if (above + below + failed > 0) return kOutside;

@@ -115,12 +115,17 @@ TEST_CASE("a row is judged when each side keeps 7 undisturbed samples and their 
   // 6 kept on a side: too few for an interval.
   const Samples six = side(std::vector<double>(6, 1.0), 40);
   CHECK(why_not_judged(side(ten, 40), six, ratio_of(side(ten, 40), six)) ==
-        "undisturbed samples: bare 10 of 40, harness 6 of 40; a side needs 7");
+        "other work held the cores: undisturbed samples: bare 10 of 40, harness 6 of 40; a side needs 7");
   // The harness's 10 kept samples scatter 0.8-1.2: the median's 97.5 % interval of 10 is [x(2), x(9)] = [0.85, 1.15],
   // so harness/bare is within 1/1.15-1/0.85, wider than 0.95-1.05, whatever its median says (1.0).
   const Samples scattered = side({0.8, 0.85, 0.9, 0.95, 1.0, 1.0, 1.05, 1.1, 1.15, 1.2}, 40);
   const Ratio loose = ratio_of(side(ten, 40), scattered);
   CHECK(loose.value == 1.0);
   CHECK(why_not_judged(side(ten, 40), scattered, loose) ==
-        "the undisturbed samples scatter: harness/bare is within 0.870-1.176 (95 %), wider than the target");
+        "the samples scatter: harness/bare is within 0.870-1.176 (95 %), wider than the target (more --rounds "
+        "narrow it)");
+  // However wide, an interval wholly beyond a bound is judged: it says which way the harness is off.
+  CHECK(too_loose(Interval{1.2, 1.6}).empty());
+  CHECK(too_loose(Interval{0.5, 0.9}).empty());
+  CHECK_FALSE(too_loose(Interval{0.9, 1.2}).empty());
 }
