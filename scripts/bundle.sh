@@ -31,7 +31,8 @@ while [ $# -gt 0 ]; do
     *) build=$1; shift ;;
   esac
 done
-[ -f "$build/CMakeCache.txt" ] || die 2 "$build is not a CMake build folder (no CMakeCache.txt): build first (scripts/build.sh)"
+[ -f "$build/CMakeCache.txt" ] ||
+  die 2 "$build is not a CMake build folder (no CMakeCache.txt): build first (scripts/build.sh)"
 [ -x "$build/src/gpuscale" ] || die 2 "no $build/src/gpuscale: build first (scripts/build.sh)"
 [[ $out == *.tar.gz ]] || die 2 "-o $out: the bundle is a .tar.gz"
 command -v ldd >/dev/null || die 1 "ldd not found: it lists the libraries to pack"
@@ -60,7 +61,8 @@ ldd "$root"/libexec/gpuscale/* | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
     [[ $name =~ $provided ]] || cp -L "$path" "$root/lib/gpuscale/$name"
   done
 if ldd "$root"/libexec/gpuscale/* | grep -q "not found"; then
-  die 1 "$(ldd "$root"/libexec/gpuscale/* | grep "not found" | sort -u | head -3 | tr -s ' \t\n' ' ')cannot be found here"
+  missing=$(ldd "$root"/libexec/gpuscale/* | grep "not found" | sort -u | head -3 | tr -s ' \t\n' ' ')
+  die 1 "${missing}cannot be found here"
 fi
 
 cat >"$root/bin/gpuscale-exec" <<'EOF'
@@ -69,7 +71,10 @@ cat >"$root/bin/gpuscale-exec" <<'EOF'
 # loader's path, for that program alone, and the CUDA toolkit's library folder after the caller's own path where the
 # loader does not know it (CUDA_HOME, /usr/local/cuda*, /usr/local/nvidia/lib64).
 here=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -ge 1 ] || { echo "usage: $0 PROGRAM [ARGS...] (a program of $here/libexec/gpuscale, or any command)" >&2; exit 2; }
+if [ $# -lt 1 ]; then
+  echo "usage: $0 PROGRAM [ARGS...] (a program of $here/libexec/gpuscale, or any command)" >&2
+  exit 2
+fi
 prog=$1
 shift
 [ -x "$here/libexec/gpuscale/$prog" ] && prog=$here/libexec/gpuscale/$prog
@@ -94,8 +99,11 @@ cuda=yes
 ldd "$root/libexec/gpuscale/gpuscale" | grep -q 'libcudart' || cuda=no
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" -czf "$out" gpuscale
-echo "bundle.sh: wrote $out ($(du -h "$out" | cut -f1)): gpuscale $("$root/bin/gpuscale" --version | head -1 |
-  cut -d' ' -f2), $(find "$root/libexec/gpuscale" -type f | wc -l) program(s), $(find "$root/lib/gpuscale" -type f | wc -l) library file(s)"
+version=$("$root/bin/gpuscale" --version | head -1 | cut -d' ' -f2)
+programs=$(find "$root/libexec/gpuscale" -type f | wc -l)
+libraries=$(find "$root/lib/gpuscale" -type f | wc -l)
+echo "bundle.sh: wrote $out ($(du -h "$out" | cut -f1)): gpuscale $version, $programs program(s), $libraries" \
+     "library file(s)"
 if [ "$cuda" = no ]; then
   echo "bundle.sh: note: $build has no CUDA backend: the bundle runs on the CPU backend only (GPU check: nothing" \
        "to check); build with nvcc found (scripts/build.sh) for a GPU machine"

@@ -193,7 +193,8 @@ std::string peer_line(const NodeGpus& n) {
     if (n.peers[i].empty()) continue;
     items.push_back("rank " + std::to_string(n.ranks[i]) + " (GPU " + n.picked[i] + "): " + n.peers[i]);
   }
-  return items.empty() ? "" : "peer access of each rank's GPU to the GPUs it sees (1: reaches it): " + join(items, "; ");
+  if (items.empty()) return "";
+  return "peer access of each rank's GPU to the GPUs it sees (1: reaches it): " + join(items, "; ");
 }
 
 }  // namespace
