@@ -4,8 +4,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
-#include <limits>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -26,32 +24,7 @@ double parse_test_loadavg(const std::string& text) {
   return v;
 }
 
-ProcStat parse_proc_stat(std::istream& in) {
-  ProcStat st;
-  std::string key;
-  while (in >> key) {
-    if (key == "procs_running") {
-      if (!(in >> st.procs_running)) st.procs_running = -1;
-    } else if (key.size() > 3 && key.compare(0, 3, "cpu") == 0) {
-      ++st.cpus;
-    }
-    in.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-  }
-  return st;
-}
-
 namespace {
-
-ProcStat read_proc_stat() {
-  std::ifstream in("/proc/stat");
-  return in ? parse_proc_stat(in) : ProcStat{};
-}
-
-double read_load1() {
-  std::ifstream in("/proc/loadavg");
-  double load = NAN;
-  return (in >> load) ? load : NAN;
-}
 
 // Threads runnable on the node, less the one reading: the mean of 5 readings 25 ms apart (NaN: unreadable).
 double runnable_now(std::int64_t first) {
@@ -59,7 +32,7 @@ double runnable_now(std::int64_t first) {
   int readings = 0;
   for (int i = 0; i < 5; ++i) {
     if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    const std::int64_t running = i == 0 ? first : read_proc_stat().procs_running;
+    const std::int64_t running = i == 0 ? first : read_node_load().procs_running;
     if (running < 1) continue;
     sum += static_cast<double>(running - 1);
     ++readings;
@@ -70,14 +43,14 @@ double runnable_now(std::int64_t first) {
 }  // namespace
 
 HostLoad read_host_busy_inputs(int job_cpus) {
-  const ProcStat st = read_proc_stat();
+  const HostReading node = read_node_load();  // /proc/stat and the load average, not the process's own readings
   HostLoad h;
-  h.load1 = read_load1();
-  h.node_cpus = st.cpus;
+  h.load1 = node.load1;
+  h.node_cpus = node.node_cpus;
   if (const char* test = std::getenv("GPUSCALE_TEST_LOADAVG")) {
     h.load1 = parse_test_loadavg(test);
   } else {
-    h.now = runnable_now(st.procs_running);
+    h.now = runnable_now(node.procs_running);
   }
   if (job_cpus <= 0) {
     job_cpus = cpus_allowed();

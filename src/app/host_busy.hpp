@@ -4,8 +4,6 @@
 #pragma once
 
 #include <cmath>
-#include <cstdint>
-#include <istream>
 #include <string>
 #include <vector>
 
@@ -27,13 +25,6 @@ struct HostLoad {
 // host look busy or idle); InputError where it is not a number at least 0.
 HostLoad read_host_busy_inputs(int job_cpus = 0);
 double parse_test_loadavg(const std::string& text);
-
-// What read_host_busy_inputs takes from /proc/stat: its "cpuN" lines and procs_running (-1: not there).
-struct ProcStat {
-  int cpus = 0;
-  std::int64_t procs_running = -1;
-};
-ProcStat parse_proc_stat(std::istream& in);
 
 // The CPUs in the union of affinity lists ("0-3,8"), 0 where one cannot be read.
 int cpus_in_lists(const std::vector<std::string>& lists);

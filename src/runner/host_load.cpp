@@ -19,11 +19,9 @@ namespace {
 
 double timeval_s(const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); }
 
-// /proc/stat: the "cpu" line's busy and steal jiffies summed over CPUs, the count of "cpuN" lines, procs_running.
-void read_proc_stat(HostReading& r) {
-  std::ifstream in("/proc/stat");
-  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-  if (!in || tick <= 0) return;
+}  // namespace
+
+void parse_proc_stat(std::istream& in, double tick, HostReading& r) {
   std::string line;
   int cpus = 0;
   while (std::getline(in, line)) {
@@ -45,6 +43,8 @@ void read_proc_stat(HostReading& r) {
   }
   r.node_cpus = cpus;
 }
+
+namespace {
 
 // The second field of each of this process's threads' schedstat, summed: nanoseconds they were runnable but waited
 // on a run queue (the work of a rank runs on its stream's worker and its BLAS threads, not only the main thread).
@@ -74,8 +74,17 @@ double read_load1() {
 
 }  // namespace
 
-HostReading read_host_load() {
+HostReading read_node_load() {
   HostReading r;
+  std::ifstream in("/proc/stat");
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (in && tick > 0) parse_proc_stat(in, tick, r);
+  r.load1 = read_load1();
+  return r;
+}
+
+HostReading read_host_load() {
+  HostReading r = read_node_load();
   r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   rusage u{};
   if (getrusage(RUSAGE_SELF, &u) == 0) {
@@ -83,8 +92,6 @@ HostReading read_host_load() {
     r.involuntary_switches = u.ru_nivcsw;
   }
   r.run_wait_s = read_run_wait_s();
-  read_proc_stat(r);
-  r.load1 = read_load1();
   return r;
 }
 

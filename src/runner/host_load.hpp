@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <istream>
 #include <string>
 
 #include "device/cpu_stream.hpp"
@@ -29,6 +30,11 @@ struct HostReading {
 
 // Reads them now; a field it cannot read stays NaN / -1 / 0. Never throws.
 HostReading read_host_load();
+// The node's fields alone (/proc/stat and the load average), without the process's own readings.
+HostReading read_node_load();
+// /proc/stat's text (`tick`: seconds a jiffy's count is over): the "cpu" line's busy and steal time summed over
+// CPUs, the count of "cpuN" lines and procs_running, into `r` (what is not there stays as it was).
+void parse_proc_stat(std::istream& in, double tick, HostReading& r);
 
 // CPUs this thread may run on (its affinity mask), and the cgroup's CPU quota in cores (NaN: none, or unreadable).
 int cpus_allowed();

@@ -8,6 +8,7 @@
 #include "app/host_busy.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
+#include "runner/host_load.hpp"
 #include "workloads/workload.hpp"
 
 using namespace gpuscale;
@@ -104,10 +105,15 @@ TEST_CASE("a node's busiest threads are its ranks times the most threads a case 
 TEST_CASE("/proc/stat gives the node's CPUs and the threads runnable now, nothing else read", "[host_busy]") {
   std::istringstream stat("cpu  10 0 5 100 0 0 0 0 0 0\ncpu0 5 0 2 50 0 0 0 0 0 0\ncpu1 5 0 3 50 0 0 0 0 0 0\n"
                           "intr 123 4 5\nctxt 99\nbtime 1\nprocesses 300\nprocs_running 7\nprocs_blocked 0\n");
-  const ProcStat st = parse_proc_stat(stat);
-  CHECK(st.cpus == 2);
+  HostReading st;
+  parse_proc_stat(stat, 100, st);
+  CHECK(st.node_cpus == 2);
   CHECK(st.procs_running == 7);
+  CHECK(st.node_busy_s == Approx(0.15));  // user 10 + system 5 jiffies of 10 ms
   std::istringstream none("cpu  1 2 3\n");
-  CHECK(parse_proc_stat(none).procs_running == -1);  // not there: unknown
-  CHECK(parse_proc_stat(none).cpus == 0);
+  HostReading unknown;
+  parse_proc_stat(none, 100, unknown);
+  CHECK(unknown.procs_running == -1);  // not there: unknown
+  CHECK(unknown.node_cpus == 0);
+  CHECK(std::isnan(unknown.node_busy_s));
 }
