@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/text.hpp"
+
 namespace gpuscale {
 
 std::vector<std::string> visible_gpus(const std::string& cuda_visible_devices) {
@@ -35,12 +37,6 @@ void with_peers(RankRecord& rr, const std::vector<std::vector<int>>& matrix) {
 }
 
 namespace {
-
-std::string join(const std::vector<std::string>& items, const char* sep) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : sep) + i;
-  return s;
-}
 
 // A node's entry (by its index in the job), added in the order nodes first appear.
 struct NodeEntry {
