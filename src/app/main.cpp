@@ -27,9 +27,15 @@ namespace {
 // printed once, not once per rank.
 bool first_rank_or_alone() { return rank_from_launcher() <= 0; }
 
-// An error of the command line or the config, the same on every rank: on one line.
+// An error of the command line or the config, the same on every rank: on one line (a config's mistakes, which
+// core/config lists a line each, each on its own line).
 void print_input_error(const std::string& message) {
-  if (first_rank_or_alone()) print_error(printable(message));
+  if (!first_rank_or_alone()) return;
+  std::size_t from = 0;
+  for (std::size_t to = message.find('\n'); to != std::string::npos; from = to + 1, to = message.find('\n', from)) {
+    print_error(printable(message.substr(from, to - from)));
+  }
+  print_error(printable(message.substr(from)));
 }
 
 // Every write to standard output is checked once, at the end: a failed or short write (a full disk, a closed

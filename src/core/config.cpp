@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 #include <toml++/toml.h>
+#include <tuple>
 
 #include "core/config_shape.hpp"
 #include "core/error.hpp"
@@ -75,8 +76,64 @@ std::string where(const toml::source_region& src) {
   return os.str();
 }
 
+// A mistake at a place in the file, so that a config's mistakes are listed in the file's order (line 0: an
+// override's, or one of the whole file).
+class PlacedError : public InputError {
+ public:
+  PlacedError(const std::string& what, std::uint32_t at_line, std::uint32_t at_column)
+      : InputError(what), line(at_line), column(at_column) {}
+  std::uint32_t line, column;
+};
+
 [[noreturn]] void fail(const toml::source_region& src, const std::string& msg) {
-  throw InputError(where(src) + ": " + msg);
+  const bool in_file = !(src.path && src.path->rfind(kSetPrefix, 0) == 0);
+  throw PlacedError(where(src) + ": " + msg, in_file ? src.begin.line : 0, in_file ? src.begin.column : 0);
+}
+
+// Every mistake of a config, not only the first: each part that can be read on its own (an override, a key, an
+// experiment) is read through `attempt`, and the InputError it throws becomes one more line. `finish` throws them
+// all as one InputError: a line each (control characters in them escaped, so a line break only parts two), in the
+// file's order after the overrides', at most kShown and then how many more.
+class Mistakes {
+ public:
+  explicit Mistakes(std::string source) : source_(std::move(source)) {}
+
+  template <class Read>
+  bool attempt(Read&& read) {
+    try {
+      read();
+      return true;
+    } catch (const PlacedError& e) {
+      lines_.push_back({e.line, e.column, e.what()});
+    } catch (const InputError& e) {
+      lines_.push_back({0, 0, e.what()});
+    }
+    return false;
+  }
+  std::size_t count() const { return lines_.size(); }
+  void finish() const;
+
+ private:
+  static constexpr std::size_t kShown = 20;
+  struct Line {
+    std::uint32_t line, column;
+    std::string text;
+  };
+  std::string source_;
+  std::vector<Line> lines_;
+};
+
+void Mistakes::finish() const {
+  if (lines_.empty()) return;
+  std::vector<Line> sorted = lines_;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Line& a, const Line& b) { return std::tie(a.line, a.column) < std::tie(b.line, b.column); });
+  std::vector<std::string> text;
+  for (std::size_t i = 0; i < sorted.size() && i < kShown; ++i) text.push_back(printable(sorted[i].text));
+  if (sorted.size() > kShown) {
+    text.push_back(printable(source_) + ": " + std::to_string(sorted.size() - kShown) + " more mistake(s) not shown");
+  }
+  throw InputError(join(text, "\n"));
 }
 
 std::string describe(const toml::node& n) {
@@ -99,46 +156,81 @@ std::string bound_text(double bound, ParamType t) {
   return format_number("%.15g", bound) + (bound == kMaxDurationS ? " (30 days)" : "");
 }
 
-void check_bounds(const toml::node& n, const ParamSpec& spec, const std::string& key, const Value& v) {
+// `v` within the key's range. `written`: the value as the config wrote it where that was not a number ("16M").
+void check_bounds(const toml::node& n, const ParamSpec& spec, const std::string& key, const Value& v,
+                  const std::string& written = "") {
   // Exact for every bound a spec sets (each below 2^53), so no integer slips past one by rounding.
   const double x = spec.type == ParamType::Int ? static_cast<double>(std::get<std::int64_t>(v)) : std::get<double>(v);
+  const std::string got = to_string(v) + (written.empty() ? "" : " (\"" + written + "\")");
   if (x < spec.min || (spec.min_exclusive && x <= spec.min)) {
     fail(n.source(), key + (spec.min_exclusive ? " must be greater than " : " must be at least ") +
-                         bound_text(spec.min, spec.type) + ", got " + to_string(v));
+                         bound_text(spec.min, spec.type) + ", got " + got);
   }
-  if (x > spec.max) {
-    fail(n.source(), key + " must be at most " + bound_text(spec.max, spec.type) + ", got " + to_string(v));
+  if (x > spec.max) fail(n.source(), key + " must be at most " + bound_text(spec.max, spec.type) + ", got " + got);
+}
+
+// What a size key takes, for the messages of a value that is none.
+constexpr const char* kSizeForms =
+    "a size in bytes: an integer, or a string such as \"64K\", \"16M\", \"1G\" (K, M, G, T: powers of 1024)";
+
+// The bytes of a size written as a string ("16M"), for `key` (a size key).
+std::int64_t size_of(const toml::node& n, const ParamSpec& spec, const std::string& key) {
+  const std::string& text = n.as_string()->get();
+  const ParsedSize size = parse_size(text);
+  const std::string quoted = "\"" + text + "\"";
+  switch (size.problem) {
+    case SizeProblem::none: return size.bytes;
+    case SizeProblem::negative: fail(n.source(), key + ": " + quoted + " is negative; a size counts bytes");
+    case SizeProblem::not_whole:
+      fail(n.source(), key + ": " + quoted + " is not a whole number of bytes (" + format_number("%.15g", size.approx) +
+                           ")");
+    case SizeProblem::too_large:
+      fail(n.source(), key + " must be at most " + bound_text(spec.max, spec.type) + ", got " + quoted);
+    case SizeProblem::decimal_unit: {  // "16MB": 10^6 or 2^20 bytes?
+      const std::size_t first = text.find_first_not_of(' '), last = text.find_last_not_of(' ');
+      const std::string stem = text.substr(first, last - first);  // without the B
+      fail(n.source(), key + ": " + quoted + " could mean powers of 1000 or of 1024; write \"" + stem + "\" or \"" +
+                           stem + "iB\" (powers of 1024)");
+    }
+    case SizeProblem::not_a_size: break;
   }
+  // A --set of a list or range of sizes without quotes reads as one bare word.
+  const bool unquoted = !text.empty() && (text[0] == '[' || text[0] == '{');
+  fail(n.source(), key + " must be " + kSizeForms + "; got " + describe(n) +
+                       (unquoted ? " (in a list or range, quote each size: [\"1K\", \"4K\"])" : ""));
+}
+
+// One scalar node as a Value of the spec's type, not yet checked against range or choices.
+Value scalar(const toml::node& n, const ParamSpec& spec, const std::string& key) {
+  const auto wrong = [&] { fail(n.source(), key + " must be " + type_name(spec.type) + ", got " + describe(n)); };
+  switch (spec.type) {
+    case ParamType::Int:
+      if (is_size(spec) && n.is_string()) return size_of(n, spec, key);
+      if (is_size(spec) && !n.is_integer()) fail(n.source(), key + " must be " + kSizeForms + "; got " + describe(n));
+      if (!n.is_integer()) wrong();
+      return n.as_integer()->get();
+    case ParamType::Float:
+      if (n.is_integer()) return static_cast<double>(n.as_integer()->get());
+      if (!n.is_floating_point() || !std::isfinite(n.as_floating_point()->get())) wrong();
+      return n.as_floating_point()->get();
+    case ParamType::String:
+      if (!n.is_string()) wrong();
+      return n.as_string()->get();
+    case ParamType::Bool:
+      if (!n.is_boolean()) wrong();
+      return n.as_boolean()->get();
+  }
+  wrong();
+  return {};
 }
 
 // Converts one scalar node to a Value of the spec's type, checking range and choices.
 Value convert(const toml::node& n, const ParamSpec& spec, const std::string& context) {
   const std::string key = context + "key '" + spec.key + "'";
-  Value v;
-  switch (spec.type) {
-    case ParamType::Int:
-      if (!n.is_integer()) fail(n.source(), key + " must be " + type_name(spec.type) + ", got " + describe(n));
-      v = n.as_integer()->get();
-      break;
-    case ParamType::Float:
-      if (n.is_integer()) {
-        v = static_cast<double>(n.as_integer()->get());
-      } else if (n.is_floating_point() && std::isfinite(n.as_floating_point()->get())) {
-        v = n.as_floating_point()->get();
-      } else {
-        fail(n.source(), key + " must be " + type_name(spec.type) + ", got " + describe(n));
-      }
-      break;
-    case ParamType::String:
-      if (!n.is_string()) fail(n.source(), key + " must be " + type_name(spec.type) + ", got " + describe(n));
-      v = n.as_string()->get();
-      break;
-    case ParamType::Bool:
-      if (!n.is_boolean()) fail(n.source(), key + " must be " + type_name(spec.type) + ", got " + describe(n));
-      v = n.as_boolean()->get();
-      break;
+  const Value v = scalar(n, spec, key);
+  if (spec.type == ParamType::Int || spec.type == ParamType::Float) {
+    check_bounds(n, spec, key, v, n.is_string() ? n.as_string()->get() : "");
   }
-  if (spec.type == ParamType::Int || spec.type == ParamType::Float) check_bounds(n, spec, key, v);
   if (spec.type == ParamType::String && !spec.choices.empty()) {
     const auto& s = std::get<std::string>(v);
     if (std::find(spec.choices.begin(), spec.choices.end(), s) == spec.choices.end()) {
@@ -182,7 +274,10 @@ std::vector<Value> expand_range(const toml::table& t, const ParamSpec& spec, con
     if (name != "from" && name != "to" && name != "factor" && name != "step") {
       fail(k.source(), key + ": unknown range key '" + name + "'" + form);
     }
-    if (name != "factor" && !v.is_integer()) fail(v.source(), key + ": range key '" + name + "' must be an integer");
+    if (name != "factor" && !v.is_integer() && !(is_size(spec) && v.is_string())) {
+      fail(v.source(), key + ": range key '" + name + "' must be an integer" +
+                           (is_size(spec) ? " or a size such as \"64K\"" : ""));
+    }
   }
   const auto* from = t.get("from");
   const auto* to = t.get("to");
@@ -190,7 +285,7 @@ std::vector<Value> expand_range(const toml::table& t, const ParamSpec& spec, con
   const auto* step = t.get("step");
   if (!from || !to || (factor == nullptr) == (step == nullptr)) fail(t.source(), key + ": incomplete range" + form);
   const std::int64_t lo = std::get<std::int64_t>(convert(*from, spec, context));
-  const std::int64_t hi = to->as_integer()->get();
+  const std::int64_t hi = std::get<std::int64_t>(scalar(*to, spec, key));
   if (hi < lo) fail(to->source(), key + ": range 'to' (" + std::to_string(hi) + ") is below 'from' (" + std::to_string(lo) + ")");
   convert(*to, spec, context);  // within the key's maximum
   if (factor) {
@@ -198,12 +293,12 @@ std::vector<Value> expand_range(const toml::table& t, const ParamSpec& spec, con
     const double f = factor->is_integer() ? static_cast<double>(factor->as_integer()->get())
                                           : factor->as_floating_point()->get();
     if (!(f > 1.0)) fail(factor->source(), key + ": range 'factor' must be greater than 1");
-  } else if (step->as_integer()->get() < 1) {
-    fail(step->source(), key + ": range 'step' must be at least 1");
   }
+  const std::int64_t by = step ? std::get<std::int64_t>(scalar(*step, spec, key + " range 'step'")) : 0;
+  if (step && by < 1) fail(step->source(), key + ": range 'step' must be at least 1");
   constexpr std::size_t kMaxValues = 10000;
   std::vector<Value> out;
-  for (std::optional<std::int64_t> x = lo; x; x = next_in_range(*x, hi, factor, step ? step->as_integer()->get() : 0)) {
+  for (std::optional<std::int64_t> x = lo; x; x = next_in_range(*x, hi, factor, by)) {
     if (out.size() == kMaxValues) fail(t.source(), key + ": range has more than 10000 values");
     out.emplace_back(*x);
   }
@@ -414,34 +509,40 @@ void apply_override(toml::table& root, const std::string& text, const std::vecto
   }
 }
 
-void parse_defaults(const toml::table& t, Defaults& d) {
-  const auto specs = defaults_specs();
+// One key of [defaults] into `d`.
+void read_default(const toml::key& k, const toml::node& node, const std::vector<ParamSpec>& specs, Defaults& d) {
+  const std::string key(k.str());
   const auto keys = keys_of(specs);
+  auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.key == key; });
+  if (it == specs.end()) {
+    std::vector<std::string> near = keys;
+    near.push_back("expect");
+    fail(k.source(), "unknown key '" + key + "' in [defaults]" + did_you_mean(key, near) +
+                         "; valid keys: " + join(keys, ", ") + ", and the table [defaults.expect]");
+  }
+  if (node.is_array() || node.is_table()) {
+    fail(node.source(), "[defaults] key '" + key + "' must be " + type_name(it->type) + ", got " + describe(node) +
+                            " (lists belong in an [[experiment]])");
+  }
+  const Value v = convert(node, *it, "[defaults] ");
+  if (key == "backend") d.backend = std::get<std::string>(v);
+  else if (key == "comm") d.comm = std::get<std::string>(v);
+  else if (key == "warmup") d.warmup = std::get<std::int64_t>(v);
+  else if (key == "warmup_s") d.warmup_s = std::get<double>(v);
+  else if (key == "reps") d.reps = std::get<std::int64_t>(v);
+  else if (key == "threads") d.threads = std::get<std::int64_t>(v);
+  else if (key == "timeout") d.timeout_s = std::get<double>(v);
+  else if (key == "seed") d.seed = std::get<std::int64_t>(v);
+  else if (key == "share_devices") d.share_devices = std::get<bool>(v);
+  else if (key == "budget_s") d.budget_s = std::get<double>(v);
+}
+
+// Every key of [defaults], each mistake one more line.
+void parse_defaults(const toml::table& t, Defaults& d, Mistakes& mistakes) {
+  const auto specs = defaults_specs();
   for (auto&& [k, node] : t) {
-    const std::string key(k.str());
-    if (key == "expect") continue;  // the run's limits: read once the experiments are known (apply_default_limits)
-    auto it = std::find_if(specs.begin(), specs.end(), [&](const ParamSpec& s) { return s.key == key; });
-    if (it == specs.end()) {
-      std::vector<std::string> near = keys;
-      near.push_back("expect");
-      fail(k.source(), "unknown key '" + key + "' in [defaults]" + did_you_mean(key, near) +
-                           "; valid keys: " + join(keys, ", ") + ", and the table [defaults.expect]");
-    }
-    if (node.is_array() || node.is_table()) {
-      fail(node.source(), "[defaults] key '" + key + "' must be " + type_name(it->type) + ", got " + describe(node) +
-                              " (lists belong in an [[experiment]])");
-    }
-    const Value v = convert(node, *it, "[defaults] ");
-    if (key == "backend") d.backend = std::get<std::string>(v);
-    else if (key == "comm") d.comm = std::get<std::string>(v);
-    else if (key == "warmup") d.warmup = std::get<std::int64_t>(v);
-    else if (key == "warmup_s") d.warmup_s = std::get<double>(v);
-    else if (key == "reps") d.reps = std::get<std::int64_t>(v);
-    else if (key == "threads") d.threads = std::get<std::int64_t>(v);
-    else if (key == "timeout") d.timeout_s = std::get<double>(v);
-    else if (key == "seed") d.seed = std::get<std::int64_t>(v);
-    else if (key == "share_devices") d.share_devices = std::get<bool>(v);
-    else if (key == "budget_s") d.budget_s = std::get<double>(v);
+    // expect: the run's limits, read once the experiments are known (apply_default_limits)
+    if (k.str() != "expect") mistakes.attempt([&, &k = k, &node = node] { read_default(k, node, specs, d); });
   }
 }
 
@@ -559,11 +660,12 @@ void apply_default_limits(const toml::node& n, const std::vector<WorkloadSchema>
   for (auto& e : experiments) std::sort(e.expect.begin(), e.expect.end());  // by name, as [experiment.expect]'s
 }
 
-Experiment parse_experiment(const toml::table& t, std::size_t index, const Defaults& d,
-                            const std::vector<WorkloadSchema>& workloads) {
-  Experiment e;
+// An experiment's name and workload into `e`, `ctx` how messages name it: InputError where either is wrong (nothing
+// else of the experiment can be read then).
+const WorkloadSchema& read_head(const toml::table& t, std::size_t index, const std::vector<WorkloadSchema>& workloads,
+                                Experiment& e, std::string& ctx) {
   e.name = "experiment #" + std::to_string(index + 1);
-  std::string ctx = e.name + ": ";
+  ctx = e.name + ": ";
   if (auto n = t.get("name")) {
     if (!n->is_string() || n->as_string()->get().empty()) {
       fail(n->source(), ctx + "key 'name' must be a non-empty string, got " + describe(*n));
@@ -587,42 +689,115 @@ Experiment parse_experiment(const toml::table& t, std::size_t index, const Defau
     fail(wl->source(), ctx + "unknown workload \"" + e.workload + "\"" + did_you_mean(e.workload, names) +
                            "; valid workloads: " + join(names, ", "));
   }
+  return *schema;
+}
 
-  std::vector<ParamSpec> specs = common_specs(d);
-  specs.insert(specs.end(), schema->params.begin(), schema->params.end());
+// The experiment's modes (`m`: its key, or none: both).
+void read_modes(const toml::node* m, const std::string& ctx, Experiment& e) {
+  if (!m) {
+    e.modes = {Mode::serial, Mode::parallel};
+    return;
+  }
+  const ParamSpec mode_spec{"modes", ParamType::String, "", std::nullopt, 0, mode_choices()};
+  for (const auto& v : convert_list(*m, mode_spec, ctx)) {
+    const auto& s = std::get<std::string>(v);
+    const Mode mode = *parse_mode(s);  // one of mode_choices(): convert_list checked it
+    if (std::find(e.modes.begin(), e.modes.end(), mode) != e.modes.end()) {
+      fail(m->source(), ctx + "mode \"" + s + "\" is listed twice");
+    }
+    e.modes.push_back(mode);
+  }
+}
+
+// One experiment, or none where it has a mistake; each of its mistakes (unknown keys, values, limits) one more line.
+std::optional<Experiment> parse_experiment(const toml::table& t, std::size_t index, const Defaults& d,
+                                           const std::vector<WorkloadSchema>& workloads, Mistakes& mistakes) {
+  Experiment e;
+  std::string ctx;
+  const WorkloadSchema* schema = nullptr;
+  if (!mistakes.attempt([&] { schema = &read_head(t, index, workloads, e, ctx); })) return std::nullopt;
+  const std::size_t before = mistakes.count();
   const auto valid = experiment_keys(schema);
-
   for (auto&& [k, node] : t) {
     const std::string key(k.str());
-    if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
-      fail(k.source(), ctx + "unknown key '" + key + "'" + did_you_mean(key, valid) +
-                           "; valid keys: " + join(valid, ", "));
-    }
+    if (std::find(valid.begin(), valid.end(), key) != valid.end()) continue;
+    mistakes.attempt([&, &k = k] {
+      fail(k.source(),
+           ctx + "unknown key '" + key + "'" + did_you_mean(key, valid) + "; valid keys: " + join(valid, ", "));
+    });
   }
-
-  ParamSpec mode_spec{"modes", ParamType::String, "", std::nullopt, 0, mode_choices()};
-  if (auto m = t.get("modes")) {
-    for (const auto& v : convert_list(*m, mode_spec, ctx)) {
-      const auto& s = std::get<std::string>(v);
-      const Mode mode = *parse_mode(s);  // one of mode_choices(): convert_list checked it
-      if (std::find(e.modes.begin(), e.modes.end(), mode) != e.modes.end()) {
-        fail(m->source(), ctx + "mode \"" + s + "\" is listed twice");
-      }
-      e.modes.push_back(mode);
-    }
-  } else {
-    e.modes = {Mode::serial, Mode::parallel};
-  }
-
+  mistakes.attempt([&] { read_modes(t.get("modes"), ctx, e); });
+  std::vector<ParamSpec> specs = common_specs(d);
+  specs.insert(specs.end(), schema->params.begin(), schema->params.end());
   for (const auto& spec : specs) {
     if (auto n = t.get(spec.key)) {
-      e.params.emplace_back(spec.key, convert_list(*n, spec, ctx));
+      mistakes.attempt([&] { e.params.emplace_back(spec.key, convert_list(*n, spec, ctx)); });
     } else if (spec.default_value) {
       e.params.emplace_back(spec.key, std::vector<Value>{*spec.default_value});
     }
   }
-  if (auto x = t.get("expect")) parse_expect(*x, *schema, e, ctx);
+  // Whether a limit can be measured depends on the modes and values: with a mistake among those, only its own.
+  if (auto x = t.get("expect")) {
+    const bool sound = mistakes.count() == before;
+    mistakes.attempt([&] {
+      if (sound) parse_expect(*x, *schema, e, ctx);
+      else read_limits(*x, ctx, "[experiment.expect]");
+    });
+  }
+  if (mistakes.count() != before) return std::nullopt;
   return e;
+}
+
+// The file as a TOML table: InputError where it is too large, nests too deep or is not TOML.
+toml::table read_root(const std::string& text, const std::string& source) {
+  check_config_shape(text, source);
+  try {
+    return toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    fail(e.source(), "TOML syntax error: " + std::string(e.description()));
+  }
+}
+
+void check_top_keys(const toml::table& root, Mistakes& mistakes) {
+  static const std::vector<std::string> top{"defaults", "experiment"};
+  for (auto&& [k, node] : root) {
+    const std::string key(k.str());
+    if (std::find(top.begin(), top.end(), key) != top.end()) continue;
+    mistakes.attempt([&, &k = k] {
+      fail(k.source(), "unknown top-level key '" + key + "'" + did_you_mean(key, top) +
+                           "; valid: [defaults] and [[experiment]] tables");
+    });
+  }
+}
+
+// The [[experiment]] tables: InputError where there are none.
+const toml::array& experiment_list(const toml::table& root, const std::string& source) {
+  const toml::node* ex = root.get("experiment");
+  if (!ex) {  // a mistake of the whole file: listed after those of its lines
+    throw PlacedError(source + ": no experiments: add at least one [[experiment]] table",
+                      std::numeric_limits<std::uint32_t>::max(), 0);
+  }
+  const toml::array* arr = ex->as_array();
+  if (!arr || !arr->is_array_of_tables() || arr->empty()) {
+    fail(ex->source(), "'experiment' must be a list of tables: write each as [[experiment]]");
+  }
+  return *arr;
+}
+
+// Every experiment into cfg.experiments; those with a mistake are left out, each mistake one more line.
+void parse_experiments(const toml::array& list, const std::vector<WorkloadSchema>& workloads, Config& cfg,
+                       Mistakes& mistakes) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    std::optional<Experiment> e = parse_experiment(*list.get(i)->as_table(), i, cfg.defaults, workloads, mistakes);
+    if (!e) continue;
+    const bool twice = std::any_of(cfg.experiments.begin(), cfg.experiments.end(),
+                                   [&](const Experiment& other) { return other.name == e->name; });
+    if (twice) {
+      mistakes.attempt([&] { fail(list.get(i)->source(), "two experiments are named '" + e->name + "'"); });
+    } else {
+      cfg.experiments.push_back(std::move(*e));
+    }
+  }
 }
 
 }  // namespace
@@ -636,44 +811,28 @@ Config parse_config(const std::string& text, const std::string& source, const st
   cfg.source = source;
   cfg.text = text;
   cfg.overrides = overrides;
-  check_config_shape(text, source);
+  Mistakes mistakes(source);
   toml::table root;
-  try {
-    root = toml::parse(text, source);
-  } catch (const toml::parse_error& e) {
-    fail(e.source(), "TOML syntax error: " + std::string(e.description()));
+  if (!mistakes.attempt([&] { root = read_root(text, source); })) mistakes.finish();  // nothing else to read
+  for (const auto& o : overrides) mistakes.attempt([&] { apply_override(root, o, workloads); });
+  check_top_keys(root, mistakes);
+  const toml::table* defaults = root.get_as<toml::table>("defaults");
+  if (const toml::node* d = root.get("defaults"); d && !defaults) {
+    mistakes.attempt([&] { fail(d->source(), "'defaults' must be a table: [defaults]"); });
   }
-
-  for (const auto& o : overrides) apply_override(root, o, workloads);
-
-  static const std::vector<std::string> top{"defaults", "experiment"};
-  for (auto&& [k, node] : root) {
-    const std::string key(k.str());
-    if (std::find(top.begin(), top.end(), key) == top.end()) {
-      fail(k.source(), "unknown top-level key '" + key + "'" + did_you_mean(key, top) +
-                           "; valid: [defaults] and [[experiment]] tables");
-    }
+  if (defaults) parse_defaults(*defaults, cfg.defaults, mistakes);
+  const toml::array* list = nullptr;
+  if (!mistakes.attempt([&] { list = &experiment_list(root, source); })) mistakes.finish();  // nothing to run
+  parse_experiments(*list, workloads, cfg, mistakes);
+  if (const toml::node* limits = defaults ? defaults->get("expect") : nullptr) {
+    // Each limit bounds the experiments that can measure it: judged only once every one of them is read.
+    const bool all_read = cfg.experiments.size() == list->size();
+    mistakes.attempt([&] {
+      if (all_read) apply_default_limits(*limits, workloads, cfg.experiments);
+      else read_limits(*limits, "", "[defaults.expect]");
+    });
   }
-  if (auto d = root.get("defaults")) {
-    if (!d->is_table()) fail(d->source(), "'defaults' must be a table: [defaults]");
-    parse_defaults(*d->as_table(), cfg.defaults);
-  }
-  const toml::node* ex = root.get("experiment");
-  if (!ex) throw InputError(source + ": no experiments: add at least one [[experiment]] table");
-  const toml::array* arr = ex->as_array();
-  if (!arr || !arr->is_array_of_tables() || arr->empty()) {
-    fail(ex->source(), "'experiment' must be a list of tables: write each as [[experiment]]");
-  }
-  for (std::size_t i = 0; i < arr->size(); ++i) {
-    Experiment e = parse_experiment(*arr->get(i)->as_table(), i, cfg.defaults, workloads);
-    for (const auto& other : cfg.experiments) {
-      if (other.name == e.name) fail(arr->get(i)->source(), "two experiments are named '" + e.name + "'");
-    }
-    cfg.experiments.push_back(std::move(e));
-  }
-  if (const toml::node* d = root.get("defaults"); d && d->as_table()->get("expect")) {
-    apply_default_limits(*d->as_table()->get("expect"), workloads, cfg.experiments);
-  }
+  mistakes.finish();
   return cfg;
 }
 

@@ -28,6 +28,16 @@ struct ParamSpec {
   bool min_exclusive = false;                             // values must be greater than min
 };
 
+// A count of bytes: an integer key named `bytes` or ending in `_bytes` (copy's and collective's bytes, dp_step's
+// bucket_bytes). Besides an integer it takes a size as people write it, "64K", "16M", "1G" (core/text.hpp's
+// parse_size), in a config, a list, a range and --set alike.
+inline bool is_size(const ParamSpec& s) {
+  const std::string suffix = "_bytes";
+  const std::string& k = s.key;
+  const bool ends_so = k.size() > suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.type == ParamType::Int && (k == "bytes" || ends_so);
+}
+
 // Maxima shared by several keys (docs/config.md, "Largest values").
 // A count the code keeps in an int (reps, warmup, iters, ops, ...).
 constexpr double kMaxCount = 2147483647.0;  // INT_MAX

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <iterator>
 
 namespace gpuscale {
@@ -103,6 +105,91 @@ std::string format_bytes(double bytes) {
   }
   // Whole numbers from 1000 (up to 1023), where %.3g would print "1e+03".
   return format_number(u == 0 || bytes >= 1000 ? "%.0f " : "%.3g ", bytes) + units[u];
+}
+
+namespace {
+
+// A size as written: its sign, the digits before and after the point (trailing zeros dropped), the unit's power
+// of 1024 (0: none) and whether a decimal "B" follows the unit letter (KB, MB, ...).
+struct SizeText {
+  bool negative = false, decimal_unit = false;
+  std::string whole, fraction;
+  int power = 0;
+};
+
+// The unit after a size's number, from its first letter on: its power of 1024 (K: 1 ... T: 4) and whether a
+// decimal "B" follows the letter; power 0 where it is none of K, M, G, T, KiB, MiB, GiB, TiB (or KB ... TB).
+int size_unit(const std::string& unit, bool* decimal) {
+  static const std::string letters = "KMGT";
+  const std::size_t u = letters.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit[0]))));
+  std::string rest = unit.substr(1);
+  for (char& c : rest) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  *decimal = rest == "b";
+  if (u == std::string::npos || !(rest.empty() || rest == "ib" || rest == "b")) return 0;
+  return static_cast<int>(u) + 1;
+}
+
+// False where `text` is not a number with an optional unit (spaces around and between allowed).
+bool split_size(const std::string& text, SizeText& out) {
+  const std::size_t first = text.find_first_not_of(' ');
+  if (first == std::string::npos) return false;
+  const std::size_t end = text.find_last_not_of(' ') + 1;
+  std::size_t i = first;
+  const auto digits = [&](std::string& to) {
+    while (i < end && std::isdigit(static_cast<unsigned char>(text[i]))) to += text[i++];
+    return !to.empty();
+  };
+  out.negative = text[i] == '-';
+  if (out.negative) ++i;
+  if (!digits(out.whole)) return false;
+  if (i < end && text[i] == '.') {
+    ++i;
+    if (!digits(out.fraction)) return false;
+  }
+  while (!out.fraction.empty() && out.fraction.back() == '0') out.fraction.pop_back();
+  while (i < end && text[i] == ' ') ++i;
+  if (i == end) return true;
+  out.power = size_unit(text.substr(i, end - i), &out.decimal_unit);
+  return out.power > 0;
+}
+
+// The bytes of a size split_size read (not negative, no decimal unit): whole x 2^s plus fraction x 2^s, where
+// the fraction's d digits f make f x 2^s / 10^d bytes: whole only where d <= s (else 10 would divide f, whose
+// last digit is not 0) and 5^d divides f. Exact in 128 bits: 5^d <= 5^40 < 2^94.
+ParsedSize size_bytes(const SizeText& t) {
+  __extension__ typedef unsigned __int128 U;  // GCC's and Clang's, where ISO C++ has no 128-bit integer
+  const int shift = 10 * t.power;
+  const U max = static_cast<U>(INT64_MAX);
+  U whole = 0;
+  for (char c : t.whole) {
+    whole = whole * 10 + static_cast<U>(c - '0');
+    if (whole > (max >> shift)) return {SizeProblem::too_large};
+  }
+  const auto d = static_cast<int>(t.fraction.size());
+  U fraction = 0, rest = 0, five_d = 1;
+  for (int k = 0; k < d && d <= shift; ++k) five_d *= 5;
+  for (std::size_t k = 0; d <= shift && k < t.fraction.size(); ++k) {  // f / 5^d, long division
+    rest = rest * 10 + static_cast<U>(t.fraction[k] - '0');
+    fraction = fraction * 10 + rest / five_d;
+    rest %= five_d;
+  }
+  if (d > shift || rest != 0) {
+    const double approx = std::ldexp(std::strtod((t.whole + "." + t.fraction).c_str(), nullptr), shift);
+    return {SizeProblem::not_whole, 0, approx};
+  }
+  // At most max: whole <= max >> shift, and the fraction's bytes are fewer than 2^shift.
+  const U bytes = (whole << shift) + (fraction << (shift - d));
+  return {SizeProblem::none, static_cast<std::int64_t>(bytes)};
+}
+
+}  // namespace
+
+ParsedSize parse_size(const std::string& text) {
+  SizeText t;
+  if (!split_size(text, t)) return {SizeProblem::not_a_size};
+  if (t.decimal_unit) return {SizeProblem::decimal_unit};
+  if (t.negative) return {SizeProblem::negative};
+  return size_bytes(t);
 }
 
 std::string wrap(const std::string& text, std::size_t width, const std::string& indent) {

@@ -2,6 +2,7 @@
 // valid word, formatting numbers and sizes, wrapping lines to a terminal's width.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,19 @@ std::string about_duration(double seconds);
 
 // Bytes in binary units, 3 significant digits: "512 B", "1.5 GiB", "1 EiB".
 std::string format_bytes(double bytes);
+
+// A size in bytes as people write it (nccl-tests' -b 16M): a number, whole or with a decimal point, then
+// optionally a unit K, M, G or T (or KiB, MiB, GiB, TiB), powers of 1024, in any case, spaces allowed between:
+// "4096", "64K", "16m", "1.5M" (1572864), "1 GiB". `problem` says why another text is not one: not a number
+// with such a unit, negative, not a whole number of bytes (`approx` holds the number it is, "0.3K": 307.2), more
+// than a 64-bit integer holds, or a decimal unit (KB, MB, GB, TB: 10^3k or 2^10k bytes?).
+enum class SizeProblem { none, not_a_size, negative, not_whole, too_large, decimal_unit };
+struct ParsedSize {
+  SizeProblem problem = SizeProblem::none;
+  std::int64_t bytes = 0;  // with SizeProblem::none
+  double approx = 0;       // with SizeProblem::not_whole
+};
+ParsedSize parse_size(const std::string& text);
 
 // `text` as lines of at most `width` characters, broken at spaces; lines after
 // the first start with `indent`. A word longer than a line stays whole. Ends with '\n'.

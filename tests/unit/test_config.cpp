@@ -203,8 +203,8 @@ TEST_CASE("a bad --set names the override and the valid keys", "[config][set][er
   CHECK(error_of(kIssueExample, {"size=-1"}) == "--set size=-1: experiment 'gemm-512': key 'size' must be at least 1, got -1");
   CHECK(error_of(kIssueExample, {"defaults.size=4"}).rfind("--set defaults.size=4: unknown key 'defaults.size'", 0) == 0);
   // What follows a line break would be read as more lines of the file, or dropped without a word.
-  CHECK(error_of(kIssueExample, {"reps=5\nsize=1"}) ==
-        "--set reps=5\nsize=1: holds a line break; a --set is one line (arrays and inline tables fit on one)");
+  CHECK(error_of(kIssueExample, {"reps=5\nsize=1"}) ==  // escaped: a config's mistakes are a line each
+        "--set reps=5\\x0asize=1: holds a line break; a --set is one line (arrays and inline tables fit on one)");
   CHECK(error_of(kIssueExample, {"reps=5\r"}).find(": holds a line break;") != std::string::npos);
 }
 
@@ -570,6 +570,8 @@ TEST_CASE("experiment names are text: no control characters, valid UTF-8", "[con
   CHECK(error_of("[[experiment]]\nname = \"a\\u0000x\"\nworkload = \"gemm\"\n"
                  "[[experiment]]\nname = \"a\\u0000y\"\nworkload = \"gemm\"\n") ==
         "exp.toml:2:8: experiment #1: key 'name' must be text without control characters, got \"a\\x00x\": a control "
+        "character (U+0000) at byte 2\n"
+        "exp.toml:5:8: experiment #2: key 'name' must be text without control characters, got \"a\\x00y\": a control "
         "character (U+0000) at byte 2");
   CHECK(named("\"\\u001b[31mred\"") == "exp.toml:2:8: experiment #1: key 'name' must be text without control "
                                        "characters, got \"\\x1b[31mred\": a control character (U+001B) at byte 1");
