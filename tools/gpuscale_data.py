@@ -9,7 +9,7 @@ and derives from them the numbers `gpuscale report` prints (docs/metrics.md).
     r.samples     # one row per (case, rank, sample): wall_start_s, wall_end_s, duration_s, device_time_s, enqueue_s,
                   # core_wait_s (NaN: not known, or a file before schema 1.9)
     r.phases      # one row per phase interval: case, rank, sample, phase, start_s, end_s (empty when none)
-    r.metrics()   # one row per case that ran: median_s, speedup, efficiency, algbw_gbps, busbw_gbps, ...
+    r.metrics()   # one row per case that ran: median_s, speedup, efficiency, algbw_gbps, busbw_gbps, gflops, ...
 
 `case` is the case's number as `gpuscale run` and `report` show it, from 1: case N is the group /cases/ of index
 N - 1 (`hdf5_path` holds its name). Times are seconds on the run's common clock. Only h5py, numpy and pandas are
@@ -45,7 +45,7 @@ SAMPLE_DATASETS = {"wall_start": "wall_start_s", "wall_end": "wall_end_s",
 
 # Columns of Result.metrics().
 METRICS = ("median_s", "min_s", "p95_s", "slowest_rank", "slowest_ratio", "op_time_s", "algbw_gbps", "busbw_gbps",
-           "op_time_min_s", "op_time_max_s", "speedup", "efficiency", "baseline", "scale")
+           "op_time_min_s", "op_time_max_s", "gflops", "gbps", "speedup", "efficiency", "baseline", "scale")
 
 # /cases/N datasets of shape [ranks] that go into `case_ranks`.
 RANK_DATASETS = ("turn", "group", "group_rank", "group_size", "op_bytes", "bus_factor",
@@ -153,8 +153,9 @@ class Result:
         min_s, p95_s (of sample_times), slowest_rank, slowest_ratio, op_time_s, algbw_gbps, busbw_gbps (transfers
         as nccl-tests counts them; NaN otherwise), op_time_min_s, op_time_max_s (the fastest and the slowest
         rank's: per sample the least and the most over ranks of device_time / iters, median over samples),
-        speedup, efficiency, baseline (the case it is set against: the serial twin, or for strong scaling the case
-        with group_size 1) and scale (what efficiency divides the speedup by: the serial twin's turns, i.e. its
+        gflops or gbps (other cases: flops_per_sample, else bytes_per_sample, over the median device_time of every
+        sample of the ranks that took part: the report's GF/s/rank or GB/s/rank), speedup, efficiency, baseline
+        (the case it is set against: the serial twin, or for strong scaling the case with group_size 1) and scale (what efficiency divides the speedup by: the serial twin's turns, i.e. its
         ranks, or groups for transfers; or group_size); NaN where none."""
         if self.samples.empty:  # no case ran
             return pd.DataFrame(columns=METRICS, index=pd.Index([], name="case"), dtype=float)
@@ -171,9 +172,22 @@ class Result:
         per_sample = self._op_samples().groupby(["case", "sample"])["op_time_s"]
         m["op_time_min_s"] = per_sample.min().groupby("case").median()
         m["op_time_max_s"] = per_sample.max().groupby("case").median()
+        self._rates(m)
         m["speedup"] = m["efficiency"] = m["baseline"] = m["scale"] = np.nan
         self._relate(m)
         return m
+
+    def _rates(self, m):
+        """gflops and gbps of the cases that are not timed as one operation (op_time_s NaN), as the report rates
+        them (src/report/report.cpp, rates): work per sample over the median device time of all samples of the
+        ranks that took part; flops first, bytes where a case has no flops; NaN otherwise."""
+        part = self.samples.merge(self.taking_part()[["case", "rank"]], on=["case", "rank"])
+        device = part.groupby("case")["device_time_s"].median().reindex(m.index)
+        c = self.cases.loc[m.index]
+        others = m["op_time_s"].isna()
+        flops, nbytes = c["flops_per_sample"].astype(float), c["bytes_per_sample"].astype(float)
+        m["gflops"] = (flops / device / 1e9).where(others & (flops > 0))
+        m["gbps"] = (nbytes / device / 1e9).where(others & (flops <= 0) & (nbytes > 0))
 
     def _op_samples(self):
         """Samples of transfers (cases with op_bytes, except the node-pair sweep) with op_time_s = device_time /

@@ -38,7 +38,8 @@ ops = 40
 modes = ["serial", "parallel"]
 """
 
-# Collectives for the bandwidth figure, a pipeline for phases, and a case this job cannot run (skipped).
+# Collectives for the bandwidth figure, a pipeline for phases, a copy (rated in GB/s), and a case this job cannot run
+# (skipped).
 MIXED = preamble(warmup=1, reps=7) + """
 [[experiment]]
 name = "coll"
@@ -57,6 +58,13 @@ size = 96
 dtype = "fp64"
 ops = 4
 overlap = [false, true]
+modes = ["parallel"]
+
+[[experiment]]
+name = "cp"
+workload = "copy"
+bytes = "64K"
+ops = 4
 modes = ["parallel"]
 
 [[experiment]]
@@ -148,7 +156,9 @@ class Plot(ScratchTest):
 
     def test_the_loader_computes_what_the_report_prints(self):
         keys = ("median_s", "min_s", "p95_s", "slowest_ratio", "speedup", "efficiency", "op_time_s", "algbw_gbps",
-                "busbw_gbps", "op_time_min_s", "op_time_max_s")
+                "busbw_gbps", "op_time_min_s", "op_time_max_s", "gflops", "gbps")
+        rated = {k for rows in self.reports.values() for row in rows.values() for k in ("gflops", "gbps") if k in row}
+        self.assertEqual(rated, {"gflops", "gbps"})  # both rates are compared below
         for name, path in self.files.items():
             m = gpuscale_data.load(path).metrics()
             for case, row in self.reports[name].items():
@@ -300,6 +310,25 @@ class Plot(ScratchTest):
                 self.assertEqual(fig["stragglers"], report_stragglers, case)
                 self.assertEqual([r for r, slow in zip(bars["x"], bars["straggler"]) if slow], report_stragglers)
                 self.assertIn("GF/s", self.panel(fig, "ranks")["ylabel"])
+                reference = self.panel(fig, "ranks")["reference"]  # the report's GF/s/rank, not the bars' median
+                self.assertTrue(close(reference["y"], row["gflops"]), (case, reference, row["gflops"]))
+                self.assertIn("report's GF/s/rank", reference["label"])
+
+    def test_the_ranks_line_is_the_report_s_algbw_of_a_transfer_and_gb_s_of_a_copy(self):
+        rows = self.reports["mixed"]
+        (copy,) = [c for c, row in rows.items() if row["name"] == "cp"]
+        (fig,) = self.plot("ranks", self.files["mixed"], "--case", str(copy))
+        reference = self.panel(fig, "ranks")["reference"]
+        self.assertTrue(close(reference["y"], rows[copy]["gbps"]), (reference, rows[copy]["gbps"]))
+        self.assertIn("report's GB/s/rank", reference["label"])
+        transfers = [c for c, row in rows.items() if "algbw_gbps" in row]
+        self.assertIn("sendrecv", {rows[c]["params"]["op"] for c in transfers})
+        for case in transfers:
+            (fig,) = self.plot("ranks", self.files["mixed"], "--case", str(case))
+            p = self.panel(fig, "ranks")
+            self.assertTrue(close(p["reference"]["y"], rows[case]["algbw_gbps"]), (case, p["reference"]))
+            self.assertIn(f"report's algbw {rows[case]['algbw_gbps']:.3g} GB/s", p["reference"]["label"])
+            self.assertIn("algbw per rank [GB/s]", p["ylabel"])
 
     def test_a_rank_whose_samples_take_3x_as_long_is_the_straggler_in_red(self):
         out = self.path("straggler.h5")
@@ -319,6 +348,9 @@ class Plot(ScratchTest):
         ran = [c for c, row in self.reports["mixed"].items() if row["status"] != "skipped"]
         expected = ["mixed-bandwidth.png"] + [f"mixed-case{c:04d}-{k}.png" for c in ran for k in ("timeline", "ranks")]
         self.assertEqual([os.path.basename(f["png"]) for f in figures], expected)  # no scaling: all parallel
+        figures = self.plot("all", self.files["np2"], "--case", "1")  # one rank count: no scaling
+        self.assertEqual([os.path.basename(f["png"]) for f in figures],
+                         ["np2-case0001-timeline.png", "np2-case0001-ranks.png"])
         figures = self.plot("all", self.files["np1"], self.files["np2"], "--case", "1")
         self.assertEqual([os.path.basename(f["png"]) for f in figures],
                          ["scaling.png", "np1-case0001-timeline.png", "np1-case0001-ranks.png",
@@ -407,6 +439,9 @@ class Plot(ScratchTest):
         self.assert_error(self.plot("bandwidth", np2, ok=False), "no transfer case in")
         mixed = self.files["mixed"]
         self.assert_error(self.plot("scaling", mixed, ok=False), "has a speedup")
+        self.assert_error(self.plot("scaling", np2, ok=False), f"every speedup in {np2} is at 2 ranks", "scaling needs "
+                          "two rank counts or more")
+        self.assert_error(self.plot("scaling", np2, np2, ok=False), "is at 2 ranks")  # one shape, twice
         skipped = next(c for c, row in self.reports["mixed"].items() if row["status"] == "skipped")
         self.assert_error(self.plot("ranks", mixed, "--case", str(skipped), ok=False),
                           f"case {skipped} was skipped", "no samples")
