@@ -59,7 +59,10 @@ ReportRow case_row(const CaseRecord& rec, const std::vector<RankRecord>& ranks) 
 std::string summary_line(const CaseRecord& rec, const ReportRow& r) {
   if (rec.status == CaseStatus::skipped) return "skipped: " + rec.status_reason;
   std::string s;
-  if (r.op_time_s) {  // a transfer's headline, as the table prints it: the time of one operation and its bandwidths
+  const auto latency = r.figure_value("latency_us"), bandwidth = r.figure_value("bandwidth_mbps");
+  if (latency || bandwidth) {  // p2p, in OSU's terms as its table prints them
+    s = latency ? "latency " + format_sig3(*latency) + " us" : "bandwidth " + format_sig3(*bandwidth) + " MB/s";
+  } else if (r.op_time_s) {  // a transfer's headline, as the table prints it: the time of one operation and its rates
     s = "op time " + format_seconds(*r.op_time_s) + ", algbw " + format_sig3(*r.algbw_gbps) + " GB/s, busbw " +
         format_sig3(*r.busbw_gbps) + " GB/s";
   } else {

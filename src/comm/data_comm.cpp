@@ -31,4 +31,17 @@ void DataComm::recv(void*, int, std::size_t, DType) {
   throw RuntimeError(std::string("the ") + comm_name(kind()) + " data plane here has no one-way recv");
 }
 
+void DataComm::send_window(const void* send, int to, std::size_t count, DType t, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) this->send(send, to, count, t);
+}
+
+void DataComm::recv_window(void* recv, int from, std::size_t count, DType t, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) this->recv(recv, from, count, t);
+}
+
+void DataComm::sendrecv_window(const void* send, int to, void* recv, int from, std::size_t count, DType t,
+                               std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) sendrecv(send, to, recv, from, count, t);
+}
+
 }  // namespace gpuscale

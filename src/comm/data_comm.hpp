@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -54,6 +55,14 @@ class DataComm {
   // planes have them; a test's stand-in need not.
   virtual void send(const void* send, int to, std::size_t count, DType t);
   virtual void recv(void* recv, int from, std::size_t count, DType t);
+  // A window, as OSU's osu_bw and osu_bibw keep one: `n` messages of `count` elements to rank `to` (each from
+  // `send`), from rank `from` (each into `recv`, the last one stays), or both ways at once, all in flight together
+  // and then waited for together. By default one after another (n sends, receives or sendrecvs); MPI posts them
+  // as MPI_Isend and MPI_Irecv and waits for all.
+  virtual void send_window(const void* send, int to, std::size_t count, DType t, std::int64_t n);
+  virtual void recv_window(void* recv, int from, std::size_t count, DType t, std::int64_t n);
+  virtual void sendrecv_window(const void* send, int to, void* recv, int from, std::size_t count, DType t,
+                               std::int64_t n);
 
   // Waits for everything enqueued on the device stream, and reports the
   // transport's own errors (a dead peer, a broken link) as RuntimeError.

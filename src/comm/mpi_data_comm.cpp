@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstring>
+#include <vector>
 
 #include "comm/mpi_check.hpp"
 #include "comm/mpi_communicator.hpp"
@@ -184,6 +185,45 @@ class MpiDataComm final : public DataComm {
     dev_.copy_async(recv, h, bytes, CopyKind::h2d);
   }
 
+  // The window's requests live in requests_, which only the stream's tasks touch, one after another.
+  void send_window(const void* send, int to, std::size_t count, DType t, std::int64_t n) override {
+    const int c = mpi_count(count), k = mpi_count(static_cast<std::size_t>(n));
+    const MPI_Datatype ty = mpi_type(t);
+    const MPI_Comm comm = comm_.get();
+    apart(send, count * dtype_size(t), nullptr, 0, false, [=](const void* s, void*) {
+      requests_.resize(static_cast<std::size_t>(k));
+      for (int i = 0; i < k; ++i) GPUSCALE_MPI(MPI_Isend(s, c, ty, to, 0, comm, &requests_[i]));
+      GPUSCALE_MPI(MPI_Waitall(k, requests_.data(), MPI_STATUSES_IGNORE));
+    });
+  }
+
+  void recv_window(void* recv, int from, std::size_t count, DType t, std::int64_t n) override {
+    const int c = mpi_count(count), k = mpi_count(static_cast<std::size_t>(n));
+    const MPI_Datatype ty = mpi_type(t);
+    const MPI_Comm comm = comm_.get();
+    apart(nullptr, 0, recv, count * dtype_size(t), true, [=](const void*, void* r) {
+      requests_.resize(static_cast<std::size_t>(k));
+      for (int i = 0; i < k; ++i) GPUSCALE_MPI(MPI_Irecv(r, c, ty, from, 0, comm, &requests_[i]));
+      GPUSCALE_MPI(MPI_Waitall(k, requests_.data(), MPI_STATUSES_IGNORE));
+    });
+  }
+
+  void sendrecv_window(const void* send, int to, void* recv, int from, std::size_t count, DType t,
+                       std::int64_t n) override {
+    if (send == recv) throw RuntimeError("sendrecv has no in-place form");
+    const int c = mpi_count(count), k = mpi_count(static_cast<std::size_t>(n));
+    mpi_count(2 * static_cast<std::size_t>(n));
+    const MPI_Datatype ty = mpi_type(t);
+    const MPI_Comm comm = comm_.get();
+    const std::size_t bytes = count * dtype_size(t);
+    apart(send, bytes, recv, bytes, true, [=](const void* s, void* r) {
+      requests_.resize(2 * static_cast<std::size_t>(k));
+      for (int i = 0; i < k; ++i) GPUSCALE_MPI(MPI_Irecv(r, c, ty, from, 0, comm, &requests_[i]));
+      for (int i = 0; i < k; ++i) GPUSCALE_MPI(MPI_Isend(s, c, ty, to, 0, comm, &requests_[k + i]));
+      GPUSCALE_MPI(MPI_Waitall(2 * k, requests_.data(), MPI_STATUSES_IGNORE));
+    });
+  }
+
   void synchronize() override { dev_.synchronize(); }
 
  private:
@@ -232,6 +272,7 @@ class MpiDataComm final : public DataComm {
   CommHandle comm_;
   int rank_ = 0, size_ = 1;
   HostBuffer send_stage_, recv_stage_;
+  std::vector<MPI_Request> requests_;  // a window's (the stream's tasks only)
 };
 
 }  // namespace

@@ -131,6 +131,10 @@ std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
   return notes;
 }
 
+// A row in OSU's terms (p2p's: latency in us, bandwidth in MB/s, the figures latency_us and bandwidth_mbps):
+// OSU prints no bus bandwidth, and neither does the table.
+bool in_osu_terms(const ReportRow& r) { return r.figure("latency_us") || r.figure("bandwidth_mbps"); }
+
 bool is_transfer(const ReportRow& r) {
   return r.busbw_gbps.has_value() || (r.scope && r.status == CaseStatus::skipped);
 }
@@ -167,7 +171,8 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
     cells.push_back({std::to_string(r.case_index + 1), r.name, mode_name(r.mode), std::to_string(r.ranks),
                      std::to_string(r.nodes), label, format_seconds(r.median_s), format_seconds(r.min_s),
                      format_seconds(r.p95_s), format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
-                     r.busbw_gbps ? format_sig3(*r.busbw_gbps) + " GB/s" : "-", op_time(r), speedup_cell(r, true),
+                     r.busbw_gbps && !in_osu_terms(r) ? format_sig3(*r.busbw_gbps) + " GB/s" : "-", op_time(r),
+                     speedup_cell(r, true),
                      percent_cell(r.efficiency), slowest_cell(r), status_name(r.status)});
     for (std::size_t i = 0; i < heads.size(); ++i) {
       cells.back().insert(cells.back().begin() + kFigures + static_cast<std::ptrdiff_t>(i), figure_cell(r, heads[i]));

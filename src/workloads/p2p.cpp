@@ -1,9 +1,13 @@
 #include "workloads/p2p.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "core/text.hpp"
 #include "report/analysis.hpp"
 #include "workloads/collective_pattern.hpp"
 #include "workloads/typed_workload.hpp"
@@ -14,6 +18,8 @@ namespace {
 
 constexpr DType kType = DType::fp32;  // messages are whole fp32 elements, checked value by value
 constexpr std::size_t kAckBytes = 4;
+constexpr std::int64_t kOsuWindow = 64;    // osu_bw's and osu_bibw's window_size
+constexpr double kMaxWindow = 1048576.0;  // 2^20 messages enqueued before the window's wait
 
 P2pPattern parse_pattern(const std::string& s) {
   if (s == "latency") return P2pPattern::latency;
@@ -40,10 +46,11 @@ std::string p2p_skip_reason(const P2pParams& p, int nodes, int group, int size) 
   return odd_group_reason("p2p", p.scope, group, size);
 }
 
-// What one operation carries: a round trip and an exchange carry the message twice.
+// What one operation carries: a round trip the message twice, a window `window` messages (bibw: each way).
 double op_bytes_of(const P2pParams& p) {
   const double m = static_cast<double>(message_bytes(p.bytes));
-  return p.pattern == P2pPattern::bw ? m : 2 * m;
+  const double w = static_cast<double>(p.window);
+  return p.pattern == P2pPattern::latency ? 2 * m : p.pattern == P2pPattern::bw ? w * m : 2 * w * m;
 }
 
 WorkloadSchema p2p_schema() {
@@ -53,24 +60,164 @@ WorkloadSchema p2p_schema() {
   s.description = "point-to-point between rank pairs (OSU's latency, bw, bibw): each rank with the rank half its "
                   "group away, in a scope: world | intra-node | inter-node";
   s.params = {
-      {"pattern", ParamType::String, "latency (ping-pong) | bw (one way, then an acknowledgement) | bibw (both ways "
-       "at once)", Value{std::string("latency")}, 0, {"latency", "bw", "bibw"}},
+      {"pattern", ParamType::String, "latency (ping-pong) | bw (a window one way, then an acknowledgement) | bibw "
+       "(a window each way)", Value{std::string("latency")}, 0, {"latency", "bw", "bibw"}},
       {"bytes", ParamType::Int, "bytes of one message (whole 4-byte elements); sweep with {from, to, factor}",
        Value{std::int64_t{8}}, 4, {}, kMaxBufferBytes},
-      {"iters", ParamType::Int, "round trips (latency) or messages (bw, bibw) per timed sample",
+      {"iters", ParamType::Int, "round trips (latency) or windows (bw, bibw) per timed sample",
        Value{std::int64_t{100}}, 1, {}, kMaxCount},
+      {"window", ParamType::Int, "bw, bibw: messages in flight per iteration, then one wait for them all (osu_bw's "
+       "window); latency sends one at a time", Value{kOsuWindow}, 1, {}, kMaxWindow},
       {"scope", ParamType::String, "world (all ranks) | intra-node (pairs within a node) | inter-node (pairs across "
        "nodes: a group per local rank)", Value{std::string("world")}, 0, scope_names()},
   };
   return s;
 }
 
-// The report: the one-way latency of a ping-pong, half its round trip.
+// A column of the block in OSU's terms: its head, a cell per row, and whether it reads left-aligned.
+struct OsuColumn {
+  std::string head;
+  std::vector<std::string> cells;
+  bool left = false;
+};
+
+// The parameters of the rows but `leave_out`: " k=v" of those with one value in every row, and a column of each of
+// the others.
+std::pair<std::string, std::vector<OsuColumn>> split_keys(const std::vector<const ReportRow*>& rows,
+                                                          const std::vector<std::string>& leave_out) {
+  std::vector<Params> ps;
+  std::vector<std::string> keys;
+  for (const auto* r : rows) {
+    ps.push_back(r->params.without(leave_out));
+    for (const auto& kv : ps.back().items()) {
+      if (std::find(keys.begin(), keys.end(), kv.first) == keys.end()) keys.push_back(kv.first);
+    }
+  }
+  std::pair<std::string, std::vector<OsuColumn>> out;
+  for (const auto& k : keys) {
+    OsuColumn c{k, {}, true};
+    for (const auto& p : ps) c.cells.push_back(p.has(k) ? to_string(p.at(k)) : "-");
+    if (std::all_of(c.cells.begin(), c.cells.end(), [&](const std::string& x) { return x == c.cells[0]; })) {
+      out.first += " " + k + "=" + c.cells[0];
+    } else {
+      out.second.push_back(std::move(c));
+    }
+  }
+  return out;
+}
+
+// A figure as OSU prints its numbers, two decimals; "-" where the row has none.
+std::string osu_number(const ReportRow& r, const char* key) {
+  const std::optional<double> v = r.figure_value(key);
+  return v ? format_number("%.2f", *v) : "-";
+}
+
+// A column whose cells `cell` words, where `keep` holds for some row.
+template <class Keep, class Cell>
+void add_column(std::vector<OsuColumn>& cols, const std::vector<const ReportRow*>& rows, const std::string& head,
+                Keep keep, Cell cell, bool left = false) {
+  if (std::none_of(rows.begin(), rows.end(), [&](const ReportRow* r) { return keep(*r); })) return;
+  cols.push_back({head, {}, left});
+  for (const auto* r : rows) cols.back().cells.push_back(cell(*r));
+}
+
+std::string render_osu_columns(const std::vector<OsuColumn>& cols, std::size_t rows) {
+  std::vector<std::vector<std::string>> cells(rows + 1);
+  for (const auto& c : cols) {
+    cells[0].push_back(c.head);
+    for (std::size_t i = 0; i < rows; ++i) cells[i + 1].push_back(c.cells[i]);
+  }
+  return align_columns(cells, [&cols](std::size_t i) { return cols[i].left; });
+}
+
+// The numbers' columns: size, latency (us), bandwidth (MB/s), then speedup and slowest (`optional`, dropped last
+// first where the table is too wide), and the status.
+void osu_number_columns(const std::vector<const ReportRow*>& rows, std::vector<OsuColumn>& cols,
+                        std::vector<OsuColumn>& optional) {
+  const auto any = [](const ReportRow&) { return true; };
+  add_column(cols, rows, "size (B)", any, [](const ReportRow& r) {  // of a message as sent: whole elements
+    if (!r.params.has("bytes")) return std::string("-");
+    return std::to_string(message_bytes(static_cast<std::size_t>(r.params.get_int("bytes"))));
+  });
+  add_column(cols, rows, "latency (us)", [](const ReportRow& r) { return r.figure("latency_us") != nullptr; },
+             [](const ReportRow& r) { return osu_number(r, "latency_us"); });
+  add_column(cols, rows, "bandwidth (MB/s)", [](const ReportRow& r) { return r.figure("bandwidth_mbps") != nullptr; },
+             [](const ReportRow& r) { return osu_number(r, "bandwidth_mbps"); });
+  add_column(optional, rows, "speedup", [](const ReportRow& r) { return r.speedup.has_value(); },
+             [](const ReportRow& r) { return r.speedup ? speedup_text(*r.speedup, r.speedup_ci, false) : "-"; });
+  add_column(optional, rows, "slowest", [](const ReportRow& r) { return r.ranks > 1; }, [](const ReportRow& r) {
+    if (r.status == CaseStatus::skipped || r.ranks < 2) return std::string("-");
+    return "r" + std::to_string(r.slowest_rank) + format_number(" %.2fx", r.slowest_ratio);
+  }, true);
+}
+
+// One experiment's rows as OSU prints them: the message size and its latency (us) or bandwidth (MB/s), no bus
+// bandwidth; a line naming what every row shares above, and what the numbers are below.
+std::string osu_block(const std::vector<const ReportRow*>& rows) {
+  const ReportRow& first = *rows.front();
+  const bool latency_only = std::all_of(rows.begin(), rows.end(), [](const ReportRow* r) {
+    return r->params.has("pattern") && r->params.get_string("pattern") == "latency";
+  });
+  // Bytes is a column of its own; latency sends one message at a time, whatever the window.
+  auto [shared, cols] = split_keys(rows, latency_only ? std::vector<std::string>{"bytes", "window"}
+                                                      : std::vector<std::string>{"bytes"});
+  const bool modes = std::any_of(rows.begin(), rows.end(), [&](const ReportRow* r) { return r->mode != first.mode; });
+  add_column(cols, rows, "mode", [modes](const ReportRow&) { return modes; },
+             [](const ReportRow& r) { return std::string(mode_name(r.mode)); }, true);
+  cols.insert(cols.begin(), OsuColumn{"#", {}, false});
+  for (const auto* r : rows) cols.front().cells.push_back(std::to_string(r->case_index + 1));
+  std::vector<OsuColumn> optional;
+  osu_number_columns(rows, cols, optional);
+  const OsuColumn status{"status", {}, true};
+  std::string table;
+  for (std::size_t kept = optional.size() + 1; kept-- > 0;) {
+    std::vector<OsuColumn> all = cols;
+    all.insert(all.end(), optional.begin(), optional.begin() + static_cast<std::ptrdiff_t>(kept));
+    all.push_back(status);
+    for (const auto* r : rows) all.back().cells.push_back(status_name(r->status));
+    table = render_osu_columns(all, rows.size());
+    if (fits_terminal(table)) break;
+  }
+  const std::string groups = first.groups > 1 ? ", " + std::to_string(first.groups) + " groups of " +
+                                                    std::to_string(first.group_size) : "";
+  const std::string comm = first.comm ? std::string(", comm ") + comm_name(*first.comm) : "";
+  return wrap(first.name + ": p2p," + shared + (modes ? "" : std::string(", ") + mode_name(first.mode)) + ", " +
+              std::to_string(first.ranks) + " rank(s) on " + std::to_string(first.nodes) + " node(s)" + comm +
+              groups) + table;
+}
+
+// What the block's numbers are, for those it shows.
+std::string osu_legend(const std::vector<const ReportRow*>& rows) {
+  const auto has = [&](const char* key) {
+    return std::any_of(rows.begin(), rows.end(), [key](const ReportRow* r) { return r->figure(key) != nullptr; });
+  };
+  std::string out;
+  if (has("latency_us")) out += "latency: half a round trip (osu_latency); ";
+  if (has("bandwidth_mbps")) {
+    out += "bandwidth: a window's bytes (window x message, bibw both ways) over its time, up to the "
+           "acknowledgement in bw (osu_bw, osu_bibw), in MB/s = 10^6 B/s; ";
+  }
+  return out + "each the mean over ranks, median over samples";
+}
+
+// The report in OSU's terms: the latency of a ping-pong (half its round trip) in seconds and in us, a window's
+// bandwidth in MB/s (10^6 B/s, OSU's unit), beside the op time and algbw every transfer has; the table's block has
+// OSU's columns and no bus bandwidth (OSU prints none).
 class P2pAnalysis final : public RowAnalysis {
  public:
   void row(const RunRecord&, const CaseRecord& c, const RowSettings&, ReportRow& r) const override {
-    if (!c.params.has("pattern") || c.params.get_string("pattern") != "latency" || !r.op_time_s) return;
-    r.figures.push_back({"latency_s", *r.op_time_s / 2, FigureKind::seconds, "latency", ""});
+    if (!c.params.has("pattern") || !r.op_time_s || !r.algbw_gbps) return;
+    // latency_us and bandwidth_mbps have no head and no words: JSON and CSV keys only; the block prints them.
+    if (c.params.get_string("pattern") == "latency") {
+      r.figures.push_back({"latency_s", *r.op_time_s / 2, FigureKind::seconds, "latency", ""});
+      r.figures.push_back({"latency_us", *r.op_time_s / 2 * 1e6, FigureKind::seconds, "", ""});
+    } else {
+      r.figures.push_back({"bandwidth_mbps", *r.algbw_gbps * 1e3, FigureKind::seconds, "", ""});
+    }
+  }
+  std::string block(const std::vector<const ReportRow*>& rows) const override {
+    if (rows.empty()) return "";
+    return osu_block(rows) + wrap(osu_legend(rows));
   }
 };
 
@@ -81,7 +228,7 @@ class P2pType final : public TypedWorkloadType<P2pParams> {
   const RowAnalysis* analysis() const override { return &analysis_; }
   std::vector<Params> examples() const override {
     return example_params(schema(), {"pattern = [\"latency\", \"bw\", \"bibw\"]\nbytes = 4102\niters = 3",
-                                     "pattern = \"bw\"\nbytes = 1048576\niters = 2\nscope = \"intra-node\""});
+                                     "pattern = \"bw\"\nbytes = 1048576\niters = 2\nwindow = 4\nscope = \"intra-node\""});
   }
 
  private:
@@ -97,11 +244,12 @@ class P2pType final : public TypedWorkloadType<P2pParams> {
     const ScopeGroups g = scope_groups(p.scope, job);
     CaseWork cw;
     cw.skip_reason = p2p_skip_reason(p, job.nodes, 0, g.size);
-    const double iters = static_cast<double>(p.iters);
-    // Latency: a message and its echo per iteration, each of op_bytes.
-    const double ops = p.pattern == P2pPattern::latency ? 2 * iters : iters;
-    cw.sample.add_transfer({std::string("p2p-") + pattern_name(p.pattern), op_bytes_of(p) / (ops / iters), 1.0, 2,
-                            g.across_nodes ? 2 : 1, 0}, ops);
+    // Transfers per iteration: a message and its echo, or a window of messages (bibw: of exchanges, each carrying
+    // two); a bw window's 4-byte acknowledgement is left out.
+    const double per_iter = p.pattern == P2pPattern::latency ? 2.0 : static_cast<double>(p.window);
+    const double m = static_cast<double>(message_bytes(p.bytes));
+    cw.sample.add_transfer({std::string("p2p-") + pattern_name(p.pattern), p.pattern == P2pPattern::bibw ? 2 * m : m,
+                            1.0, 2, g.across_nodes ? 2 : 1, 0}, static_cast<double>(p.iters) * per_iter);
     cw.sample.across_nodes = g.across_nodes;
     cw.turns = g.count * pairs_in_group_of(g.size);
     cw.busy_ranks_per_node = ranks_per_node(job);
@@ -119,6 +267,8 @@ P2pParams P2pParams::from(const Params& p) {
   out.pattern = parse_pattern(p.get_string("pattern"));
   out.bytes = static_cast<std::size_t>(p.get_int("bytes"));
   out.iters = p.get_int("iters");
+  // Latency sends one message at a time; a file written before the key existed ran bw and bibw without a window.
+  out.window = out.pattern != P2pPattern::latency && p.has("window") ? p.get_int("window") : 1;
   out.scope = parse_scope(p.get_string("scope"));
   return out;
 }
@@ -153,6 +303,8 @@ void P2pWorkload::fill(CaseContext& ctx) {
   ctx.dev.poison(ack_.data(), ack_.bytes());
 }
 
+// Each message is enqueued and the data plane returns: a window's messages are in flight together, and its end is
+// the acknowledgement (bw) or the last exchange (bibw).
 void P2pWorkload::one_op(CaseContext& ctx) {
   DataComm& d = ctx.data();
   switch (p_.pattern) {
@@ -166,25 +318,24 @@ void P2pWorkload::one_op(CaseContext& ctx) {
       }
       return;
     case P2pPattern::bw:
+      // The sender's window ends when the receiver has every message: its acknowledgement (the first element it
+      // sends), as osu_bw's.
       if (lower_) {
-        d.send(send_.data(), peer_, count_, kType);
+        d.send_window(send_.data(), peer_, count_, kType, p_.window);
+        d.recv(ack_.data(), peer_, 1, kType);
       } else {
-        d.recv(recv_.data(), peer_, count_, kType);
+        d.recv_window(recv_.data(), peer_, count_, kType, p_.window);
+        d.send(send_.data(), peer_, 1, kType);
       }
       return;
-    case P2pPattern::bibw: d.sendrecv(send_.data(), peer_, recv_.data(), peer_, count_, kType); return;
+    case P2pPattern::bibw:
+      d.sendrecv_window(send_.data(), peer_, recv_.data(), peer_, count_, kType, p_.window);
+      return;
   }
 }
 
 void P2pWorkload::run_sample(CaseContext& ctx) {
   for (std::int64_t i = 0; i < p_.iters; ++i) one_op(ctx);
-  if (p_.pattern != P2pPattern::bw) return;
-  // The sender's sample ends when the receiver has everything: its acknowledgement (the first element it sends).
-  if (lower_) {
-    ctx.data().recv(ack_.data(), peer_, 1, kType);
-  } else {
-    ctx.data().send(send_.data(), peer_, 1, kType);
-  }
 }
 
 double P2pWorkload::bytes_per_sample() const { return op_bytes() * static_cast<double>(p_.iters); }

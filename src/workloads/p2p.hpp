@@ -1,17 +1,21 @@
 // Point-to-point, as OSU's osu_latency, osu_bw and osu_bibw measure it,
 // between the pairs of each group of a scope: rank r of a group with the rank
-// half a group away (groups of an even size).
-//   pattern = latency: ping-pong; the lower rank sends, the upper sends back,
-//             `iters` round trips per sample; latency = sample time / (2 iters).
-//   pattern = bw:      the lower rank sends `iters` messages, the upper answers
-//             with one 4-byte acknowledgement; bandwidth = bytes x iters / time.
-//             The messages go one after another, where osu_bw keeps a window
-//             of 64 in flight: at small sizes this measures less than osu_bw.
-//   pattern = bibw:    both send `iters` messages to each other at once
-//             (sendrecv); bandwidth = 2 x bytes x iters / time.
-// The report shows them as transfers: op time (a round trip, a message, an
-// exchange), algbw = its bytes / op time, and for latency the one-way
-// latency (op time / 2).
+// half a group away (groups of an even size). One operation is one of OSU's
+// iterations:
+//   pattern = latency: a round trip (ping-pong); the lower rank sends, the
+//             upper sends back; latency = op time / 2, in us (osu_latency).
+//   pattern = bw:      a window: the lower rank sends `window` messages, the
+//             upper receives them and answers with one 4-byte
+//             acknowledgement (osu_bw); bandwidth = bytes x window / op time.
+//   pattern = bibw:    a window each way: both send `window` messages to each
+//             other (osu_bibw); bandwidth = 2 x bytes x window / op time.
+// Each message is enqueued on the data plane, which returns at once: a
+// window's messages are in flight together, and the acknowledgement (bw) or
+// the last exchange (bibw) ends it. On MPI the rank's stream runs them in
+// order as MPI_Send and MPI_Recv (bibw: MPI_Sendrecv), where OSU posts the
+// window as MPI_Isend and MPI_Irecv and waits for all (docs/config.md says
+// what that costs). The report gives OSU's numbers: latency in us, bandwidth
+// in MB/s (10^6 B/s), and no bus bandwidth.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +32,7 @@ struct P2pParams {
   P2pPattern pattern = P2pPattern::latency;
   std::size_t bytes = 8;
   std::int64_t iters = 100;
+  std::int64_t window = 64;  // messages per iteration of bw and bibw (osu_bw's window_size); latency: 1
   Scope scope = Scope::world;
   static P2pParams from(const Params& p);
 };
@@ -48,7 +53,7 @@ class P2pWorkload final : public Workload {
   double bus_factor(const CaseContext&) const override { return 1.0; }
 
  private:
-  void one_op(CaseContext& ctx);  // a round trip, a message or an exchange
+  void one_op(CaseContext& ctx);  // a round trip, a window and its acknowledgement, or a window each way
   void fill(CaseContext& ctx);
 
   P2pParams p_;

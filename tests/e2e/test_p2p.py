@@ -1,7 +1,8 @@
 """The p2p workload end to end on the CPU backend through mpirun: OSU's
-latency, bw and bibw between rank pairs, read back with h5py; the report's op
-time, bandwidth and latency recomputed here from the raw samples; a group
-without pairs skipped with the reason; bad input."""
+latency, bw and bibw (a window of 64 messages) between rank pairs, read back
+with h5py; the report's op time, bandwidth and latency recomputed here from
+the raw samples, and shown in OSU's units (us, MB/s) with no bus bandwidth; a
+group without pairs skipped with the reason; bad input."""
 import csv
 import io
 import json
@@ -48,8 +49,10 @@ class Pairs:
                 if s(c.attrs["status"]) != "ok":
                     continue
                 p = c["parameters"].attrs
-                nbytes = int(p["bytes"])
-                want = nbytes if s(p["pattern"]) == "bw" else 2 * nbytes
+                nbytes, window = int(p["bytes"]), int(p["window"])
+                self.assertEqual(window, 64)  # osu_bw's
+                # A round trip carries the message twice; a window `window` messages, bibw's each way.
+                want = {"latency": 2 * nbytes, "bw": window * nbytes, "bibw": 2 * window * nbytes}[s(p["pattern"])]
                 self.assertEqual(list(c["op_bytes"][()]), [want] * self.RANKS)
 
     def test_latency_and_bandwidth_follow_from_the_raw_samples(self):
@@ -66,17 +69,29 @@ class Pairs:
                 self.assertAlmostEqual(row["algbw_gbps"], c["op_bytes"][0] / op / 1e9, delta=1e-9 * row["algbw_gbps"])
                 if row["params"]["pattern"] == "latency":
                     self.assertAlmostEqual(row["latency_s"], op / 2, delta=op * 1e-9)
+                    self.assertAlmostEqual(row["latency_us"], op / 2 * 1e6, delta=op * 1e-3)
+                    self.assertNotIn("bandwidth_mbps", row)
                 else:
                     self.assertNotIn("latency_s", row)
+                    # OSU's MB/s: 10^6 bytes per second.
+                    self.assertAlmostEqual(row["bandwidth_mbps"], row["algbw_gbps"] * 1e3,
+                                           delta=1e-9 * row["bandwidth_mbps"])
 
-    def test_the_table_and_csv_show_the_latency(self):
+    def test_the_table_shows_osus_columns_and_the_csv_both_units(self):
         table = gpuscale("report", self.out).stdout
-        self.assertIn("latency", table)
+        self.assertIn("  size (B)  latency (us)  bandwidth (MB/s)", table)
+        self.assertNotIn("busbw", table)  # OSU prints none
+        rows = json.loads(gpuscale("report", self.out, "--format", "json").stdout)
+        bw = [r for r in rows if r["status"] == "ok" and r["params"]["pattern"] == "bw"]
+        for r in bw:  # each row's MB/s as OSU prints it, two decimals
+            cells = (r["case"], r["params"]["bytes"], r["bandwidth_mbps"])
+            self.assertRegex(table, r"\n *%d +bw +world +%d +- +%.2f +" % cells)
         out = gpuscale("report", self.out, "--format", "csv").stdout
         rows = list(csv.DictReader(io.StringIO(out)))
-        self.assertIn("latency_s", rows[0])
+        for key in ("latency_s", "latency_us", "bandwidth_mbps", "algbw_gbps", "busbw_gbps"):
+            self.assertIn(key, rows[0])
         lat = [r for r in rows if "pattern=latency" in r["params"] and r["status"] == "ok"]
-        self.assertTrue(lat and all(float(r["latency_s"]) > 0 for r in lat))
+        self.assertTrue(lat and all(float(r["latency_us"]) > 0 for r in lat))
 
 
 class TwoRanks(Pairs, SharedRunTest):
@@ -108,6 +123,14 @@ class BadInput(InputErrorTest):
     def test_a_message_below_one_element(self):
         cfg, out, p = self.run_config('[[experiment]]\nname = "p"\nworkload = "p2p"\nbytes = 2\n')
         self.assert_input_error(p, "bytes", "at least 4", out=out)
+
+    def test_a_window_of_no_message(self):
+        cfg, out, p = self.run_config('[[experiment]]\nname = "p"\nworkload = "p2p"\npattern = "bw"\nwindow = 0\n')
+        self.assert_input_error(p, "key 'window' must be at least 1, got 0", out=out)
+
+    def test_a_window_past_its_maximum(self):
+        cfg, out, p = self.run_config('[[experiment]]\nname = "p"\nworkload = "p2p"\nwindow = 2000000\n')
+        self.assert_input_error(p, "key 'window' must be at most 1048576, got 2000000", out=out)
 
     def test_an_unknown_pattern(self):
         cfg, out, p = self.run_config('[[experiment]]\nname = "p"\nworkload = "p2p"\npattern = "ping"\n')

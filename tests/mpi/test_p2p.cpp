@@ -37,15 +37,17 @@ TEST_CASE("every pattern verifies in scopes world and intra-node, with the bytes
   const int n = comm.size();
   for (const std::string pattern : {"latency", "bw", "bibw"}) {
     for (const std::string scope : {"world", "intra-node"}) {
-      // 4102 bytes: one message of 1025 whole 4-byte elements.
-      const std::string keys = "pattern = \"" + pattern + "\"\nbytes = 4102\niters = 3\nscope = \"" + scope + "\"";
+      // 4102 bytes: one message of 1025 whole 4-byte elements; bw and bibw send windows of 4 of them.
+      const std::string keys =
+          "pattern = \"" + pattern + "\"\nbytes = 4102\niters = 3\nwindow = 4\nscope = \"" + scope + "\"";
       const CaseRecord rec = rig.runner.run(p2p_case(keys, "parallel"));
       if (comm.rank() != 0) continue;
       INFO(keys);
       CHECK(rec.status == CaseStatus::ok);
       CHECK(rec.scope == parse_scope(scope));
       CHECK(rec.wrong_elements == std::vector<std::int64_t>(n, 0));
-      const double op = pattern == "bw" ? 4100 : 2 * 4100;  // a round trip and an exchange carry it twice
+      // A round trip carries the message twice, a window 4 messages (bibw: each way).
+      const double op = pattern == "latency" ? 2 * 4100 : pattern == "bw" ? 4 * 4100 : 2 * 4 * 4100;
       CHECK(rec.op_bytes == std::vector<double>(n, op));
       CHECK(rec.bus_factor == std::vector<double>(n, 1.0));
       CHECK(rec.bytes_per_sample == 3 * op);
