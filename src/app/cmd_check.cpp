@@ -1,4 +1,4 @@
-// gpuscale check: validate a config and print the expanded plan, no MPI.
+// gpuscale check: validate a config and summarise its plan (--cases: each case), no MPI.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -69,13 +69,15 @@ std::string rates_text(const Rates& r, const std::vector<Case>& plan, const Plan
   for (const auto& [kind, rate] : r.gemm) {
     if (std::none_of(plan.begin(), plan.end(), [&, k = kind](const Case& c) {
           const auto gemms = case_work(c, JobShape{}).sample.gemms;
-          return std::any_of(gemms.begin(), gemms.end(), [&](const GemmWork& g) { return g.dtype == k.first && g.impl == k.second; });
+          return std::any_of(gemms.begin(), gemms.end(),
+                             [&](const GemmWork& g) { return g.dtype == k.first && g.impl == k.second; });
         })) {
       continue;  // a default for a kind the plan does not use
     }
-    s += std::string(" gemm ") + dtype_name(kind.first) + (kind.second == GemmImpl::vendor ? "" : std::string("/") +
-         gemm_impl_name(kind.second)) + " " + (rate.flops_s >= 1e12 ? format_sig3(rate.flops_s / 1e12) + " TFLOP/s"
-                                                                    : format_sig3(rate.flops_s / 1e9) + " GFLOP/s") + ",";
+    const std::string impl = kind.second == GemmImpl::vendor ? "" : std::string("/") + gemm_impl_name(kind.second);
+    const std::string flops = rate.flops_s >= 1e12 ? format_sig3(rate.flops_s / 1e12) + " TFLOP/s"
+                                                   : format_sig3(rate.flops_s / 1e9) + " GFLOP/s";
+    s += std::string(" gemm ") + dtype_name(kind.first) + impl + " " + flops + ",";
   }
   // Three significant digits as in every view (%.3g printed a copy rate of 1000 GB/s as "1e+03").
   s += " copies " + format_sig3(r.stream_bytes_s.at(kDeviceCopy) / 1e9) + " GB/s";
@@ -108,7 +110,9 @@ Model use_model(const std::string& path, CommKind comm, const std::vector<Case>&
   target.backend = rates.backend;
   target.comm = comm;
   std::size_t covered = 0;
-  for (const auto& c : plan) covered += predict_case(m, {c.experiment, c.workload, c.mode, c.params}, target).predicted();
+  for (const auto& c : plan) {
+    covered += predict_case(m, {c.experiment, c.workload, c.mode, c.params}, target).predicted();
+  }
   rates.sample_time = [m, target](const Case& c, const JobShape& shape) -> std::optional<double> {
     PredictJob t = target;
     t.shape = shape;
@@ -146,24 +150,31 @@ void print_experiments(const std::vector<Case>& plan, const PlanEstimate& estima
   const auto needs = memory_by_experiment(plan, on_host);
   std::size_t at = 0;
   for (const auto& [experiment, most] : needs) {
-    int cases = 0;
+    int cases = 0, skipped = 0;
     double seconds = 0;
     for (; at < plan.size() && plan[at].experiment == experiment; ++at, ++cases) {
       seconds += estimate.case_s[plan[at].index];
+      skipped += !estimate.skip_reason[plan[at].index].empty();
     }
     const std::string mem =
         on_host ? format_bytes(most.device_bytes + most.host_bytes)
                 : format_bytes(most.device_bytes) + " device + " + format_bytes(most.host_bytes) + " host";
-    std::printf("  %-24s %4d case(s)  about %-9s memory per rank up to %s\n", experiment.c_str(), cases,
-                format_duration(seconds).c_str(), mem.c_str());
+    const std::string skips = skipped > 0 ? " (" + std::to_string(skipped) + " skipped)" : "";
+    std::printf("  %-24s %4d case(s)%s  about %-9s memory per rank up to %s\n", experiment.c_str(), cases,
+                skips.c_str(), format_duration(seconds).c_str(), mem.c_str());
   }
   const std::string host = format_bytes(memory.host_bytes) + (on_host ? "" : " host") + " (" + memory.host_from + ")";
   const std::string device = format_bytes(memory.device_bytes) + " device (" + memory.device_from + "), ";
   std::printf("%s", wrap("memory per rank available: " + (on_host ? host : device + host)).c_str());
 }
 
-// One line per case: its label, its settings, and its estimate, or why this job skips it.
-void print_cases(const std::vector<Case>& plan, const PlanEstimate& estimate) {
+// With --cases, one line per case: its label, its settings, and its estimate, or why this job skips it; else a line
+// that says how to get them.
+void print_cases(const std::vector<Case>& plan, const PlanEstimate& estimate, bool every) {
+  if (!every) {
+    std::printf("(--cases: a line for each of the %zu case(s))\n", plan.size());
+    return;
+  }
   for (const auto& c : plan) {
     const std::string& why = estimate.skip_reason[c.index];
     const std::string outcome = why.empty() ? "~" + format_duration(estimate.case_s[c.index])
@@ -179,8 +190,9 @@ void print_cases(const std::vector<Case>& plan, const PlanEstimate& estimate) {
 
 CLI::App* add_check_command(CLI::App& app, CheckOptions& opt) {
   auto* check = app.add_subcommand(
-      "check", "Validate a config file and print its expanded plan, its memory per rank and estimated time "
-               "(runs nothing but a short measurement of this machine's rates)");
+      "check", "Validate a config file and summarise its plan: cases per experiment, what this job skips and why, "
+               "memory per rank and the estimated time; --cases: a line per case (runs nothing but a short "
+               "measurement of this machine's rates)");
   check->add_option("config", opt.config, "Experiment file (TOML)")->required();
   check->add_option("--set", opt.sets, "Override a config key, as for 'run'");
   add_plan_limits(*check, opt.max_cases, opt.time_budget_s);
@@ -188,9 +200,12 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& opt) {
       ->check(whole_number_validator("ranks"));
   check->add_option("--nodes", opt.nodes, "Nodes of that job (default: the job check runs in, else 1)")
       ->check(whole_number_validator("nodes"));
+  check->add_flag("--cases", opt.cases, "a line for each case of the plan: its parameters, warm-up, reps and "
+                                           "threads, and its estimate or why this job skips it");
   check->add_option("--model", opt.model, "A fitted model (gpuscale model -o FILE): the sample times of the cases it "
                                           "covers come from it instead of this machine's rates");
   check->footer("Examples:\n  gpuscale check configs/default.toml --set size=[256,512]\n"
+                "  gpuscale check configs/collectives.toml --cases   # and a line for each case\n"
                 "  gpuscale check configs/full.toml --ranks 16 --nodes 2 --time-budget 3600\n\n" +
                 workloads_help());
   return check;
@@ -198,7 +213,8 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& opt) {
 
 int cmd_check(const CheckOptions& opt) {
   const std::string& config = opt.config;
-  const Config cfg = load_config(config, opt.sets, workload_schemas(), environment_defaults(std::getenv("SLURM_CPUS_PER_TASK")));
+  const Config cfg = load_config(config, opt.sets, workload_schemas(),
+                                 environment_defaults(std::getenv("SLURM_CPUS_PER_TASK")));
   check_plan_size(cfg, opt.max_cases);
   auto plan = expand(cfg);
   const auto notes = drop_single_turn_serials(plan);
@@ -275,7 +291,7 @@ int cmd_check(const CheckOptions& opt) {
   print_skipped(plan, estimate);
   std::printf("%s", wrap("rates: " + rates_text(rates, plan, estimate, took_s)).c_str());
   print_experiments(plan, estimate, memory);
-  print_cases(plan, estimate);
+  print_cases(plan, estimate, opt.cases);
   return kExitOk;
 }
 

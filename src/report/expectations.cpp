@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/text.hpp"
+#include "report/report_notes.hpp"
 
 namespace gpuscale {
 
@@ -105,19 +106,42 @@ std::string indented(const std::string& text) {
   return out;
 }
 
-// "q.h5: check: all 12 limit(s) of 4 case(s) hold", "...: 1 of 12 ... FAILED", each with "; 2 not applicable".
-std::string summary(const std::string& path, const std::vector<LimitCheck>& checks, const std::string& indent) {
-  std::set<std::size_t> cases;
-  for (const auto& c : checks) cases.insert(c.case_index);
-  const auto na = std::count_if(checks.begin(), checks.end(), [](const auto& c) { return !c.not_applicable.empty(); });
-  const auto failed = std::count_if(checks.begin(), checks.end(),
-                                    [](const LimitCheck& c) { return !c.holds && c.not_applicable.empty(); });
-  const std::string counts = std::to_string(checks.size() - static_cast<std::size_t>(na)) + " limit(s) of " +
-                             std::to_string(cases.size()) + " case(s)";
-  std::string out = path + ": check: " +
-                    (failed == 0 ? "all " + counts + " hold" : std::to_string(failed) + " of " + counts + " FAILED");
-  if (na > 0) out += "; " + std::to_string(na) + " not applicable";
-  return wrap(out, 80, indent);
+// "12 limits", "1 case".
+std::string count_of(std::size_t n, const char* what) {
+  return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+}
+
+// A case's heading and the lines of its limits (`every`: all of them, else those that failed), four spaces in
+// where a line goes on, so that it reads as no limit of its own; "" where it has none to show.
+std::string case_lines(const std::vector<LimitCheck>& checks, bool every) {
+  std::string out;
+  for (const auto& c : checks) {
+    if (!every && (c.holds || !c.not_applicable.empty())) continue;
+    out += indented(wrap(limit_text(c) + ": " + outcome(c), 78));
+  }
+  if (out.empty()) return "";
+  return wrap("case " + std::to_string(checks.front().case_index + 1) + " (" + checks.front().label + "):", 80,
+              "    ") + out;
+}
+
+// The limits that do not apply, a line per limit and reason: "not applicable: min_efficiency 80.0% in cases 2, 4:
+// 2 ranks on 1 core".
+std::string not_applicable_lines(const std::vector<LimitCheck>& checks) {
+  std::vector<std::pair<std::string, std::vector<std::size_t>>> lines;  // limit and reason, its cases
+  for (const auto& c : checks) {
+    if (c.not_applicable.empty()) continue;
+    const std::string what = limit_text(c) + "\n" + c.not_applicable;
+    auto it = std::find_if(lines.begin(), lines.end(), [&what](const auto& l) { return l.first == what; });
+    if (it == lines.end()) it = lines.insert(lines.end(), {what, {}});
+    it->second.push_back(c.case_index + 1);
+  }
+  std::string out;
+  for (const auto& [what, cases] : lines) {
+    const std::size_t nl = what.find('\n');
+    out += wrap("not applicable: " + what.substr(0, nl) + " in case" + (cases.size() == 1 ? " " : "s ") +
+                case_list(cases) + ": " + what.substr(nl + 1), 80, "    ");
+  }
+  return out;
 }
 
 }  // namespace
@@ -183,30 +207,41 @@ bool all_hold(const std::vector<LimitCheck>& checks) {
                      [](const LimitCheck& c) { return c.holds || !c.not_applicable.empty(); });
 }
 
+std::string render_check_lines(const std::vector<LimitCheck>& checks, bool every) {
+  std::string out;
+  for (std::size_t from = 0; from < checks.size();) {
+    std::size_t to = from;
+    while (to < checks.size() && checks[to].case_index == checks[from].case_index) ++to;
+    out += case_lines({checks.begin() + static_cast<std::ptrdiff_t>(from),
+                       checks.begin() + static_cast<std::ptrdiff_t>(to)}, every);
+    from = to;
+  }
+  return every ? out : out + not_applicable_lines(checks);
+}
+
+std::string check_summary(const std::string& path, const std::vector<LimitCheck>& checks) {
+  std::set<std::size_t> cases;
+  for (const auto& c : checks) cases.insert(c.case_index);
+  const auto count = [&checks](auto pred) {
+    return static_cast<std::size_t>(std::count_if(checks.begin(), checks.end(), pred));
+  };
+  const std::size_t na = count([](const LimitCheck& c) { return !c.not_applicable.empty(); });
+  const std::size_t failed = count([](const LimitCheck& c) { return !c.holds && c.not_applicable.empty(); });
+  const std::size_t hold = checks.size() - na - failed;
+  std::string out = path + ": check: " + count_of(checks.size(), "limit") + " checked in " +
+                    count_of(cases.size(), "case") + ": ";
+  if (failed == 0 && na == 0) {
+    out += "all hold";
+  } else {
+    out += std::to_string(hold) + (hold == 1 ? " holds" : " hold");
+    if (failed > 0) out += ", " + std::to_string(failed) + " FAILED";
+    if (na > 0) out += ", " + std::to_string(na) + " not applicable";
+  }
+  return wrap(out, 80, "    ");
+}
+
 std::string render_checks(const std::string& path, const std::vector<LimitCheck>& checks, bool every) {
-  if (every) {
-    // A case's limits two spaces in; any line's continuation four, so that it reads as no limit of its own.
-    std::string out;
-    for (std::size_t i = 0; i < checks.size(); ++i) {
-      const LimitCheck& c = checks[i];
-      if (i == 0 || checks[i - 1].case_index != c.case_index) {
-        out += wrap("case " + std::to_string(c.case_index + 1) + " (" + c.label + "):", 80, "    ");
-      }
-      out += indented(wrap(limit_text(c) + ": " + outcome(c), 78));
-    }
-    return out + summary(path, checks, "    ");
-  }
-  std::string out = summary(path, checks, "  ");
-  for (const auto& c : checks) {
-    if (c.holds && c.not_applicable.empty()) continue;
-    const std::string head = c.not_applicable.empty() ? failed_text(c) + " case " : "not applicable: case ";
-    std::string line = head + std::to_string(c.case_index + 1) + " (" + c.label + "): " + limit_text(c);
-    line += c.not_applicable.empty() ? (c.measured ? ", measured " + measured_text(c) : "")
-                                     : ": " + c.not_applicable;
-    if (c.not_applicable.empty() && !c.why.empty()) line += "; " + c.why;
-    out += wrap(line);
-  }
-  return out;
+  return render_check_lines(checks, every) + check_summary(path, checks);
 }
 
 std::vector<LimitCheck> unchecked_limits(const RunRecord& run, const std::vector<ReportRow>& rows) {

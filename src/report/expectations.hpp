@@ -41,10 +41,15 @@ std::vector<LimitCheck> check_row(const ReportRow& r);
 // Of every row whose experiment set limits: "verified", then check_row; in row order.
 std::vector<LimitCheck> check_expectations(const std::vector<ReportRow>& rows);
 
-// The check's verdict. `every` false: "check: all 4 limit(s) of 2 case(s) hold", or a count and one line per
-// failed (and not applicable) limit. `every`: each case with each of its limits and whether it holds, then the
-// count. `checks` in case order.
+// The check: `every` false, the limits that failed, under their case, then those that do not apply, a line per
+// limit and reason; `every`, each case with each of its limits and what it came to. Then the verdict
+// (check_summary), once, on the last line. `checks` in case order.
 std::string render_checks(const std::string& path, const std::vector<LimitCheck>& checks, bool every = false);
+// render_checks without the verdict, for a caller that says more before it.
+std::string render_check_lines(const std::vector<LimitCheck>& checks, bool every);
+// The verdict in a line: "f.h5: check: 12 limits checked in 6 cases: 11 hold, 1 FAILED" ("all hold"; "..., 2 not
+// applicable").
+std::string check_summary(const std::string& path, const std::vector<LimitCheck>& checks);
 
 // True when no limit failed (one that is not applicable does not fail).
 bool all_hold(const std::vector<LimitCheck>& checks);

@@ -6,6 +6,7 @@
 #include "core/text.hpp"
 #include "report/analysis.hpp"
 #include "report/report.hpp"
+#include "report/report_notes.hpp"
 
 namespace gpuscale {
 
@@ -107,28 +108,31 @@ std::string figure_cell(const ReportRow& r, const std::string& head) {
   return "-";
 }
 
-// What the notes under a table say about each row, once each.
-std::vector<std::string> row_notes(const std::vector<ReportRow>& rows) {
-  std::vector<std::string> notes;
-  auto add = [&](const std::string& n) {
-    if (!n.empty() && std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
-  };
+// What the notes under a table say about the rows, once each; `grouped`: a flag or status that several cases of an
+// experiment share, once for all of them (report/report_notes.hpp). A phase note is each case's own numbers.
+std::vector<std::string> row_notes(const std::vector<ReportRow>& rows, bool grouped) {
+  std::vector<std::pair<std::string, std::size_t>> experiments;
+  for (const auto& in : by_experiment(rows)) experiments.emplace_back(in.front()->name, in.size());
+  ReportNotes notes(std::move(experiments), grouped);
   for (const auto& r : rows) {
-    const std::string c = "case " + std::to_string(r.case_index + 1) + ": ";
-    add(r.note);
-    for (const auto& f : r.flags) add(c + f);
-    for (const auto& n : r.notes) add(n);
-    if (!r.phase_s.empty()) add(c + phase_note(r));
-    if (r.status == CaseStatus::skipped) add("skipped: " + c + r.status_reason);
+    const std::size_t n = r.case_index + 1;
+    notes.add(r.note);
+    for (const auto& f : r.flags) notes.add_flag(r.name, n, f);
+    for (const auto& x : r.notes) notes.add(x);
+    if (!r.phase_s.empty()) notes.add("case " + std::to_string(n) + ": " + phase_note(r));
+    if (r.status == CaseStatus::skipped) {
+      notes.add_case(r.name, n, "skipped", r.status_reason, CaseNoteForm::kind_first);
+    }
     if (r.status == CaseStatus::verify_failed && r.scope) {
-      add("verify-failed: " + c + "up to " + std::to_string(r.wrong_elements) + " wrong element(s) on a rank");
+      notes.add_case(r.name, n, "verify-failed", "up to " + std::to_string(r.wrong_elements) +
+                     " wrong element(s) on a rank", CaseNoteForm::kind_first);
     }
     if (r.speedup && !r.speedup_ci) {
-      add(c + "fewer than " + std::to_string(kMinIntervalSamples) +
-          " samples: the speedup has no interval (raise reps to tell it from noise)");
+      notes.add_flag(r.name, n, "fewer than " + std::to_string(kMinIntervalSamples) +
+                     " samples: the speedup has no interval (raise reps to tell it from noise)");
     }
   }
-  return notes;
+  return notes.lines();
 }
 
 // A row in OSU's terms (p2p's: latency in us, bandwidth in MB/s, the figures latency_us and bandwidth_mbps):
@@ -416,7 +420,8 @@ std::string align_columns(const std::vector<std::vector<std::string>>& cells,
 std::string render_table(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows,
                          bool wide) {
   std::string out = run_header(path, run, rows.size(), wide) + (wide ? wide_table(rows) : compact_table(rows));
-  for (const auto& n : row_notes(rows)) out += wide ? "note: " + n + "\n" : wrap("note: " + n);
+  // --wide, the view of every column, also keeps every case's notes apart.
+  for (const auto& n : row_notes(rows, !wide)) out += wide ? "note: " + n + "\n" : wrap("note: " + n);
   for (const auto& r : rows) {
     for (const auto& line : r.section_lines) out += line + "\n";
   }

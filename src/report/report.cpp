@@ -83,23 +83,31 @@ std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRe
 namespace {
 
 
-// "" unless some rank's first timed sample is much slower than that rank's median.
+// "" unless some rank's first timed sample is much slower than that rank's median: by more than kColdStartRatio,
+// by more than the spread of its other samples (their interquartile range: a first sample that noisy samples could
+// have given is no sign of a cold start) and by more than kColdStartFloorS (below, the time it takes to start a
+// sample or wake a thread: sub-microsecond operations differ that much without being cold). Of those ranks, the one
+// whose first sample is the most times its median.
 std::string cold_start_flag(const CaseRecord& c, const std::vector<bool>& in) {
   if (c.reps < 3) return "";
-  double worst = 0.0;
+  double worst = 0.0, excess = 0.0;
   int worst_rank = 0;
   for (int r = 0; r < c.ranks; ++r) {
     if (!in[r]) continue;
     const auto first = c.device_time_s.begin() + static_cast<std::ptrdiff_t>(r) * c.reps;
-    const double ratio = *first / median(std::vector<double>(first, first + c.reps));
-    if (ratio > worst) {
+    const double med = median(std::vector<double>(first, first + c.reps));
+    const std::vector<double> rest(first + 1, first + c.reps);
+    const double over = *first - med, spread = quantile(rest, 0.75) - quantile(rest, 0.25);
+    const double ratio = *first / med;
+    if (ratio > kColdStartRatio && over > spread && over > kColdStartFloorS && ratio > worst) {
       worst = ratio;
+      excess = over;
       worst_rank = r;
     }
   }
-  if (!(worst > kColdStartRatio)) return "";
-  return "cold: the first timed sample took " + fmt("%.2fx", worst) + " the median on rank " +
-         std::to_string(worst_rank) + " (more warm-up: warmup_s)";
+  if (worst == 0.0) return "";
+  return "cold: the first timed sample took " + fmt("%.2fx", worst) + " the median, " + format_seconds(excess) +
+         " more, on rank " + std::to_string(worst_rank) + " (more warm-up: warmup_s)";
 }
 
 // Times of ranks on different nodes are compared through their clock offsets

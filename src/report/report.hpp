@@ -141,9 +141,11 @@ ComparedTime compared_time(const ReportRow& r);
 // Speedup of `p` over `base` (its median over p's), with its interval, and efficiency = speedup / `workers`.
 void set_speedup(ReportRow& p, const ReportRow& base, double workers);
 
-// A case whose first timed sample took more than this times its rank's
-// median device time is flagged as having run cold.
+// A case whose first timed sample took more than this times its rank's median device time, and more than that
+// median by more than both the spread of the rank's other samples (their interquartile range) and kColdStartFloorS,
+// is flagged as having run cold (docs/metrics.md).
 constexpr double kColdStartRatio = 1.25;
+constexpr double kColdStartFloorS = 10e-6;
 
 // Every case's row under the report's default options (other options: build_report and report_row of
 // report/analysis.hpp, with RowSettings).

@@ -151,7 +151,8 @@ expect = {min_of_vendor = 50}
         out = self.path("targets.h5")
         p = mpirun(1, "run", cfg, "-o", out)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertRegex(p.stdout, r"check: 1 of 4 limit\(s\) of 2 case\(s\)\s+FAILED")  # and each verified
+        self.assertIn(f"{out}: check: 4 limits checked in 2 cases: 3 hold, 1 FAILED\n",  # and each verified
+                      p.stdout.replace("\n    ", " "))
         rows = {r["name"]: r for r in json.loads(gpuscale("report", out, "--format", "json").stdout)}
         for name, holds in (("holds", True), ("fails", False)):
             (limit,) = rows[name]["expect"]
@@ -159,7 +160,7 @@ expect = {min_of_vendor = 50}
             self.assertEqual(limit["holds"], holds)
             self.assertEqual(limit["measured"], rows[name]["of_vendor"])
         without_host_readings(out)  # a busy host would add what it did to the failed limit
-        r = gpuscale("report", out, "--check")
+        r = gpuscale("report", out, "--check", "--verbose")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         pct = rows["fails"]["of_vendor"] * 100
         self.assertIn("case %d (fails threads=1 size=96 dtype=fp32 impl=naive ops=1 [parallel]):\n"
@@ -229,8 +230,12 @@ class Check(ScratchTest):
     def test_limits_that_hold(self):
         out, printed = self.run_limits(LIMITS, "ok")
         # Each case verified, and its limits (efficiency: parallel only).
-        self.assertIn(f"{out}: check: all 7 limit(s) of 2 case(s) hold", printed.replace("\n  ", " "))
+        self.assertIn(f"{out}: check: 7 limits checked in 2 cases: all hold", printed.replace("\n    ", " "))
+        # report --check: the verdict alone; --verbose: each case and its limits before it.
         r = gpuscale("report", out, "--check")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.replace("\n    ", " "), f"{out}: check: 7 limits checked in 2 cases: all hold\n")
+        r = gpuscale("report", out, "--check", "--verbose")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         lines = r.stdout.replace("\n    ", " ").splitlines()
         self.assertEqual(len(lines), 10, r.stdout)
@@ -242,7 +247,7 @@ class Check(ScratchTest):
         self.assertRegex(lines[7], r"^  min_efficiency 1\.0%: holds, measured \d+\.\d%$")
         for at in (3, 8):
             self.assertRegex(lines[at], r"^  min_gflops_per_rank 0\.00100 GF/s: holds, measured \S+ GF/s$")
-        self.assertEqual(lines[9], f"{out}: check: all 7 limit(s) of 2 case(s) hold")
+        self.assertEqual(lines[9], f"{out}: check: 7 limits checked in 2 cases: all hold")
         rows = json.loads(gpuscale("report", out, "--format", "json").stdout)
         self.assertEqual([e["limit"] for e in rows[1]["expect"]],
                          ["max_median_s", "min_efficiency", "min_gflops_per_rank"])
@@ -251,24 +256,28 @@ class Check(ScratchTest):
     def test_a_limit_that_fails_is_named_with_what_was_measured(self):
         out, printed = self.run_limits(LIMITS.replace("min_gflops_per_rank = 0.001", "min_gflops_per_rank = 1e9"),
                                        "fail")
-        # The run's end: the count, and each failed limit.
-        lines = printed.replace("\n  ", " ").splitlines()
-        at = lines.index(f"{out}: check: 2 of 7 limit(s) of 2 case(s) FAILED")
+        # The run's end: each failed limit under its case, then the count.
+        lines = printed.replace("\n    ", " ").splitlines()
+        at = lines.index(f"{out}: check: 7 limits checked in 2 cases: 5 hold, 2 FAILED")
         for case, mode in ((0, "serial"), (1, "parallel")):
-            # What the host did, where it was busy: "FAILED (descheduled: rank 0 waited ...) case 1 ...".
-            self.assertRegex(lines[at + 1 + case], rf"^FAILED(?: \((?:host busy|descheduled): [^)]*\))? case "
-                                                   rf"{case + 1} \(accept threads=1 size=64 dtype=fp64 "
-                                                   rf"impl=vendor ops=20 \[{mode}\]\): min_gflops_per_rank "
-                                                   r"1000000000 GF/s, measured \d+(\.\d+)? GF/s$")
+            self.assertEqual(lines[at - 4 + 2 * case], f"case {case + 1} (accept threads=1 size=64 dtype=fp64 "
+                                                       f"impl=vendor ops=20 [{mode}]):")
+            # What the host did, where it was busy: "FAILED (descheduled: rank 0 waited ...), measured ...".
+            self.assertRegex(lines[at - 3 + 2 * case], r"^  min_gflops_per_rank 1000000000 GF/s: FAILED(?: \((?:host "
+                                                       r"busy|descheduled): [^)]*\))?, measured \d+(\.\d+)? GF/s$")
         without_host_readings(out)  # from here on, known readings: none
         r = gpuscale("report", out, "--check")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        # report --check: every limit of each case, then the verdict.
+        self.assertEqual(r.stdout.replace("\n    ", " ").splitlines()[-1],
+                         f"{out}: check: 7 limits checked in 2 cases: 5 hold, 2 FAILED")
+        # report --check --verbose: every limit of each case, then the verdict.
+        r = gpuscale("report", out, "--check", "--verbose")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         lines = r.stdout.replace("\n    ", " ").splitlines()
         self.assertEqual(len(lines), 10, r.stdout)
         for at in (3, 8):
             self.assertRegex(lines[at], r"^  min_gflops_per_rank 1000000000 GF/s: FAILED, measured \d+(\.\d+)? GF/s$")
-        self.assertEqual(lines[9], f"{out}: check: 2 of 7 limit(s) of 2 case(s) FAILED")
+        self.assertEqual(lines[9], f"{out}: check: 7 limits checked in 2 cases: 5 hold, 2 FAILED")
         # json and csv say it too, and --check still exits 1.
         j = gpuscale("report", out, "--check", "--format", "json")
         self.assertEqual(j.returncode, 1)

@@ -136,7 +136,8 @@ class Estimates(ScratchTest):
     # How close the estimate comes to the run is a measurement, not a test: bench/estimate_accuracy.py.
 
     def test_check_prints_the_estimate_rates_and_memory_per_experiment(self):
-        c = gpuscale("check", os.path.join(SOURCE, "configs", "quick.toml"), "--ranks", "8", "--nodes", "2")
+        c = gpuscale("check", os.path.join(SOURCE, "configs", "quick.toml"), "--ranks", "8", "--nodes", "2",
+                     "--cases")
         self.assertEqual(c.returncode, 0, c.stderr)
         job, estimate = estimate_of(c)
         self.assertEqual(job, "8 ranks on 2 nodes")
@@ -220,7 +221,7 @@ class Estimates(ScratchTest):
                          'reps = 1\nmodes = ["parallel"]\n')
         inter = "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node"
         group = "group_size = 4 needs at least 4 ranks; this job has 2"
-        c = gpuscale("check", cfg, "--ranks", "2")
+        c = gpuscale("check", cfg, "--ranks", "2", "--cases")
         self.assertEqual(c.returncode, 0, c.stderr)
         cases = [l for l in c.stdout.splitlines() if l.startswith("  [")]
         self.assertEqual(len(cases), 3, c.stdout)
@@ -271,7 +272,7 @@ class Estimates(ScratchTest):
         cfg = self.write("reps.toml", '[defaults]\nbackend = "cpu"\nwarmup = 0\n[[experiment]]\nname = "few"\n'
                          'workload = "gemm"\nsize = 128\nreps = 2\nmodes = "parallel"\n[[experiment]]\nname = "many"\n'
                          'workload = "gemm"\nsize = 128\nreps = 2000\nmodes = "parallel"\n')
-        c = gpuscale("check", cfg)
+        c = gpuscale("check", cfg, "--cases")
         self.assertEqual(c.returncode, 0, c.stderr)
         _, total = estimate_of(c)
         cases = re.findall(r"^  \[\d/2\] (\w+) .*  ~(.+)$", c.stdout, re.M)

@@ -220,14 +220,16 @@ TEST_CASE("a case whose first timed sample is much slower than its median is fla
   const auto rows = report_no_stragglers(run);
   CHECK(rows[0].flags.empty());
   REQUIRE(rows[1].flags.size() == 1);
-  CHECK(rows[1].flags[0] == "cold: the first timed sample took 1.40x the median on rank 1 (more warm-up: warmup_s)");
+  CHECK(rows[1].flags[0] ==
+        "cold: the first timed sample took 1.40x the median, 60.0 ms more, on rank 1 (more warm-up: warmup_s)");
   CHECK(rows[2].flags.empty());
   const std::string table = render_table("f.h5", run, rows);
   CHECK(table.find("note: case 2: cold: the first timed sample took 1.40x") != std::string::npos);
   const auto json = nlohmann::json::parse(render_json(rows));
   CHECK(json[1]["flags"][0] == rows[1].flags[0]);
   CHECK_FALSE(json[0].contains("flags"));
-  CHECK(render_csv(rows).find(",\"cold: the first timed sample took 1.40x the median on rank 1") != std::string::npos);
+  CHECK(render_csv(rows).find(",\"cold: the first timed sample took 1.40x the median, 60.0 ms more, on rank 1") !=
+        std::string::npos);
 }
 
 TEST_CASE("GPU readings during the timed samples flag throttling and low clocks, not idle time around them",
@@ -612,9 +614,10 @@ TEST_CASE("check names each limit of a planned case that did not run", "[report]
   checks.insert(checks.end(), unrun.begin(), unrun.end());
   const std::string text = render_checks("f.h5", checks);
   INFO(text);
-  CHECK(text.find("f.h5: check: 2 of 4 limit(s) of 2 case(s) FAILED\n") == 0);  // case 1: verified, max_median_s
-  CHECK(text.find("FAILED case 2 (g size=100 [parallel]): min_efficiency 90.0%; the case did not\n  run\n") !=
-        std::string::npos);
+  CHECK(text == "case 2 (g size=100 [parallel]):\n"
+                "  max_median_s 10.0 s: FAILED; the case did not run\n"
+                "  min_efficiency 90.0%: FAILED; the case did not run\n"
+                "f.h5: check: 4 limits checked in 2 cases: 2 hold, 2 FAILED\n");  // case 1: verified, max_median_s
   run.plan.clear();  // files before schema 1.5: nothing to go by
   CHECK(unchecked_limits(run, rows).empty());
 }
@@ -638,9 +641,11 @@ TEST_CASE("limits of [experiment.expect] are checked against each row they apply
   CHECK_FALSE(all_hold(checks));
   const std::string text = render_checks("f.h5", checks);
   INFO(text);
-  CHECK(text == "f.h5: check: 1 of 5 limit(s) of 2 case(s) FAILED\n"
-                "FAILED case 2 (g size=100 [parallel]): min_efficiency 90.0%, measured 83.3%\n");
-  // report --check: every limit of every case, then the verdict.
+  // report --check: the limit that failed under its case, then the verdict.
+  CHECK(text == "case 2 (g size=100 [parallel]):\n"
+                "  min_efficiency 90.0%: FAILED, measured 83.3%\n"
+                "f.h5: check: 5 limits checked in 2 cases: 4 hold, 1 FAILED\n");
+  // --verbose: every limit of every case, then the verdict.
   CHECK(render_checks("f.h5", checks, true) ==
         "case 1 (g size=100 [serial]):\n"
         "  verified: holds\n"
@@ -649,7 +654,7 @@ TEST_CASE("limits of [experiment.expect] are checked against each row they apply
         "  verified: holds\n"
         "  min_gflops_per_rank 0.0100 GF/s: holds, measured 0.0160 GF/s\n"
         "  min_efficiency 90.0%: FAILED, measured 83.3%\n"
-        "f.h5: check: 1 of 5 limit(s) of 2 case(s) FAILED\n");
+        "f.h5: check: 5 limits checked in 2 cases: 4 hold, 1 FAILED\n");
   const auto j = nlohmann::json::parse(render_json(rows));
   CHECK(j[1]["expect"].size() == 2);  // the config's limits; verified is the row's status
   CHECK(j[1]["expect"][1]["limit"] == "min_efficiency");
@@ -680,12 +685,20 @@ TEST_CASE("limits of [experiment.expect] are checked against each row they apply
         "case 2 (g size=100 [parallel]):\n"
         "  verified: FAILED; the case failed verification: 3 wrong element(s) on a rank\n"
         "  max_median_s 10.0 s: FAILED, measured 150 ms; the case failed verification\n"
-        "f.h5: check: 3 of 3 limit(s) of 2 case(s) FAILED; 1 not applicable\n");
+        "f.h5: check: 4 limits checked in 2 cases: 0 hold, 3 FAILED, 1 not applicable\n");
+  CHECK(render_checks("f.h5", checks) ==
+        "case 1 (g size=100 [serial]):\n"
+        "  max_median_s 10.0 s: FAILED; the case was skipped: needs 4 ranks\n"
+        "case 2 (g size=100 [parallel]):\n"
+        "  verified: FAILED; the case failed verification: 3 wrong element(s) on a rank\n"
+        "  max_median_s 10.0 s: FAILED, measured 150 ms; the case failed verification\n"
+        "not applicable: verified in case 1: the case was skipped: needs 4 ranks\n"
+        "f.h5: check: 4 limits checked in 2 cases: 0 hold, 3 FAILED, 1 not applicable\n");
   run.cases[1].status = CaseStatus::ok;
   checks = check_expectations(report_no_stragglers(run));
   CHECK(checks[2].holds);
   CHECK(checks[3].holds);
-  CHECK(render_checks("f.h5", {checks[2], checks[3]}) == "f.h5: check: all 2 limit(s) of 1 case(s) hold\n");
+  CHECK(render_checks("f.h5", {checks[2], checks[3]}) == "f.h5: check: 2 limits checked in 1 case: all hold\n");
 }
 
 TEST_CASE("the straggler limit bounds the report's slowest-rank ratio, in every mode", "[report][expect]") {
@@ -703,9 +716,11 @@ TEST_CASE("the straggler limit bounds the report's slowest-rank ratio, in every 
     CHECK_FALSE(checks[i].holds);
   }
   CHECK(render_checks("f.h5", checks) ==
-        "f.h5: check: 2 of 4 limit(s) of 2 case(s) FAILED\n"
-        "FAILED case 1 (g size=100 [serial]): max_slowest_ratio 1.40x, measured 1.50x\n"
-        "FAILED case 2 (g size=100 [parallel]): max_slowest_ratio 1.40x, measured 1.50x\n");
+        "case 1 (g size=100 [serial]):\n"
+        "  max_slowest_ratio 1.40x: FAILED, measured 1.50x\n"
+        "case 2 (g size=100 [parallel]):\n"
+        "  max_slowest_ratio 1.40x: FAILED, measured 1.50x\n"
+        "f.h5: check: 4 limits checked in 2 cases: 2 hold, 2 FAILED\n");
   for (auto& c : run.cases) c.expect = {{"max_slowest_ratio", 1.6}};
   CHECK(all_hold(check_expectations(report_no_stragglers(run))));
   // A number that would read as the limit it failed gets six digits.
@@ -750,8 +765,8 @@ TEST_CASE("efficiency is not applicable where a node's ranks (times their thread
   auto checks = check_expectations(report_no_stragglers(run));
   CHECK(all_hold(checks));  // it fails nothing
   CHECK(render_checks("f.h5", checks) ==
-        "f.h5: check: all 2 limit(s) of 2 case(s) hold; 1 not applicable\n"
-        "not applicable: case 2 (g size=100 [parallel]): min_efficiency 90.0%: 2 ranks on\n  1 core\n");
+        "not applicable: min_efficiency 90.0% in case 2: 2 ranks on 1 core\n"
+        "f.h5: check: 3 limits checked in 2 cases: 2 hold, 1 not applicable\n");
   CHECK(render_checks("f.h5", checks, true).find("  min_efficiency 90.0%: not applicable: 2 ranks on 1 core\n") !=
         std::string::npos);
   const auto j = nlohmann::json::parse(render_json(report_no_stragglers(run)));
@@ -860,9 +875,10 @@ TEST_CASE("our gemm kernels against the vendor library on the same problem: its 
   CHECK(checks[3].holds);  // 1/3
   const std::string failed = render_checks("f.h5", checks);
   INFO(failed);
-  CHECK(failed.find("f.h5: check: 5 of 6 limit(s) of 6 case(s) FAILED\n") == 0);
-  CHECK(failed.find("FAILED case 2 (ladder size=100 dtype=fp32 impl=naive ops=2 [parallel]):\n"
-                    "  min_of_vendor 30.0%, measured 25.0%\n") != std::string::npos);
+  CHECK(failed.find("case 2 (ladder size=100 dtype=fp32 impl=naive ops=2 [parallel]):\n"
+                    "  min_of_vendor 30.0%: FAILED, measured 25.0%\n") == 0);
+  CHECK(failed.find("\nf.h5: check: 6 limits checked in 6 cases: 1 holds, 5 FAILED\n") ==
+        failed.size() - std::string("\nf.h5: check: 6 limits checked in 6 cases: 1 holds, 5 FAILED\n").size());
   for (auto& c : run.cases) c.expect.clear();
 
   const std::string t = render_table("f.h5", run, rows);
