@@ -16,10 +16,12 @@
 #include "report/analysis.hpp"
 #include "report/baseline.hpp"
 #include "report/expectations.hpp"
+#include "report/fleet_baseline.hpp"
 #include "report/report.hpp"
 #include "report/side_by_side.hpp"
 #include "report/stragglers.hpp"
 #include "report/terminal_text.hpp"
+#include "report/verdict.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -89,12 +91,33 @@ std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, co
   return {std::move(run), std::move(rows)};
 }
 
+// --expect's limits file, read (none: empty).
+std::vector<CaseLimit> expect_limits(const ReportOptions& opt) {
+  if (opt.expect.empty()) return {};
+  if (!opt.check && !opt.verdict) {
+    throw InputError("--expect gives the limits --check and --verdict judge by: add one of them (gpuscale report "
+                     "FILE --check --expect " + opt.expect + ")");
+  }
+  return read_limits_file(opt.expect);
+}
+
+// --expect: each row's limits from the limits file (none given: the config's stay).
+void expect_from(const std::vector<CaseLimit>& limits, const std::string& file, const std::string& path,
+                 std::vector<ReportRow>& rows) {
+  if (!file.empty() && apply_limits(rows, limits) == 0) {
+    throw InputError(path + ": none of its cases has a limit in " + file + " (a baseline of another config, or of "
+                     "other job shapes?)");
+  }
+}
+
 // Table text on the terminal: nothing raw, even in a string no row escaped.
 void print_table_text(const std::string& text) { std::cout << printable(text, "\n") << std::flush; }
 
 // report --check of one file: its limits, and those of the cases that did not run. False when any fails, or the
 // run did not complete (what did not run was not checked).
-bool check_file(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows, bool print) {
+// `verbose`: every limit of every case, not only those that failed; the verdict is the last line either way.
+bool check_file(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows, bool print,
+                bool verbose) {
   auto checks = check_expectations(rows);
   const auto unrun = unchecked_limits(run, rows);
   checks.insert(checks.end(), unrun.begin(), unrun.end());
@@ -106,12 +129,12 @@ bool check_file(const std::string& path, const RunRecord& run, const std::vector
                    [](const LimitCheck& a, const LimitCheck& b) { return a.case_index < b.case_index; });
   // Flushed file by file: reading the next file may end the process (a damaged file).
   if (print) {
-    std::string text = render_checks(path, checks, true);
+    std::string text = render_check_lines(checks, verbose);
     if (!run.complete) {
       text += wrap(path + ": the run did not complete (status: " + run.status + "): " + std::to_string(rows.size()) +
                    " of " + std::to_string(run.cases_planned) + " case(s) ran, so the check fails");
     }
-    print_table_text(text);
+    print_table_text(text + verdict_line(judge_run(path, run, rows)) + check_summary(path, checks));
   }
   return all_hold(checks) && run.complete;
 }
@@ -175,8 +198,9 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                      "side (each case's median in each file)")->required();
   report->add_option("--format", opt.format,
                      "table | csv | json | json-full (every column, numbers as numbers; json-full: each file's run "
-                     "too) | trace (a timeline for ui.perfetto.dev, written to -o)")
-      ->check(choice_validator({"table", "csv", "json", "json-full", "trace"}));
+                     "too) | trace (a timeline for ui.perfetto.dev, written to -o) | slurm, hosts (--verdict: the "
+                     "nodes to take out)")
+      ->check(choice_validator({"table", "csv", "json", "json-full", "trace", "slurm", "hosts"}));
   report->add_option("-o,--output", opt.output,
                      "--format trace: the JSON file to write (- for stdout); the other formats print to stdout");
   report->add_option("--cases", opt.cases,
@@ -199,9 +223,22 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                      "--baseline: exit 1 (after printing everything) when a case reads slower, faster, or either "
                      "(any), naming the cases on stderr; 'uncertain (host busy)' and 'within noise' never fail")
       ->check(choice_validator({"slower", "faster", "any"}));
-  report->add_flag("--check", opt.check,
-                   "check the limits the config set in [experiment.expect] and [defaults.expect]: each case with "
-                   "each limit, whether it holds and what was measured; exit 1 when one fails, 0 when all hold");
+  CLI::Option* check = report->add_flag(
+      "--check", opt.check,
+      "check the limits the config set in [experiment.expect] and [defaults.expect]: each limit that failed, with "
+      "its case and what was measured, then the count (--verbose: every limit); exit 1 when one fails, 0 when all "
+      "hold");
+  report->add_flag("--verbose", opt.verbose,
+                   "--check: each case with each of its limits, whether it holds and what was measured")
+      ->needs(check);
+  report->add_option("--expect", opt.expect,
+                     "--check and --verdict: the limits of a limits file ('gpuscale baseline' of runs of the same "
+                     "config) in place of the config's, each case its own");
+  report->add_flag("--verdict", opt.verdict,
+                   "one verdict per node, GPU (rank) and link: PASS, WARN or FAIL with the reasons, from every "
+                   "judgment the file supports (limits, stragglers, slow node pairs, throttling, wrong results, a busy "
+                   "host); --format json, slurm (the failed nodes as a hostlist and a drain command for an operator "
+                   "to run) or hosts (one a line); exit 0 pass or warn, 1 fail, 2 no verdict possible");
   report->add_flag("--breakdown", opt.breakdown,
                    "where the time goes: each case's median split into compute, exposed transfer, overhead and "
                    "waiting for the slowest rank, with the transfer on the wire beside them (docs/metrics.md); "
@@ -227,6 +264,7 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                  "  gpuscale report results/after.h5 --baseline results/before.h5\n"
                  "  gpuscale report results/after.h5 --baseline results/before.h5 --fail-on slower --min-effect 10%\n"
                  "  gpuscale report results/acceptance.h5 --check && echo accepted\n"
+                 "  gpuscale report results/acceptance.h5 --verdict --format slurm   # the nodes to take out\n"
                  "  gpuscale report results/training-step.h5 --breakdown\n"
                  "  gpuscale report results/overlap.h5 --format trace -o overlap.json --cases 2   # ui.perfetto.dev\n"
                  "Needs neither MPI nor mpirun.");
@@ -234,6 +272,13 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
 }
 
 int cmd_report(const ReportOptions& opt) {
+  check_verdict_options(opt);
+  const std::vector<CaseLimit> limits = expect_limits(opt);
+  if (opt.verdict) {
+    auto [run, rows] = rows_of(opt.files.front(), opt, opt.format != "json");
+    expect_from(limits, opt.expect, opt.files.front(), rows);
+    return report_verdict(opt, run, rows);
+  }
   check_trace_options(opt);
   check_breakdown_options(opt);
   check_baseline_options(opt);
@@ -250,10 +295,11 @@ int cmd_report(const ReportOptions& opt) {
   bool held = true;
   for (const auto& path : opt.files) {
     auto [run, rows] = rows_of(path, opt, table);
+    expect_from(limits, opt.expect, path, rows);
     if (f == ReportFormat::json_full) headers.push_back(run);
     if (!opt.baseline.empty()) summaries.push_back(compare_with_baseline(rows, base, opt.baseline, min_effect));
     if (opt.check) {
-      held = check_file(path, run, rows, table) && held;
+      held = check_file(path, run, rows, table, opt.verbose) && held;
     } else if (table && opt.breakdown) {
       print_table_text(render_breakdown_report(path, run, rows) + (opt.files.size() > 1 ? "\n" : ""));
     } else if (table) {

@@ -17,6 +17,7 @@ class App;
 namespace gpuscale {
 
 struct RunRecord;  // io/result_model.hpp
+struct ReportRow;  // report/report.hpp
 
 struct RunOptions {
   std::string config;
@@ -39,6 +40,7 @@ struct CheckOptions {
   int ranks = 0;              // the job the estimate is for; 0: the job check runs in, else 2
   int nodes = 0;              // 0: the job check runs in, else 1
   std::string model;          // a fitted model (gpuscale model) for the cases' sample times ("" none)
+  bool cases = false;         // a line for each case of the plan (else a summary per experiment)
 };
 CLI::App* add_check_command(CLI::App& app, CheckOptions& opt);
 int cmd_check(const CheckOptions& opt);
@@ -51,18 +53,33 @@ struct ReportOptions {
   double min_effect = NAN;       // --baseline: the least change a verdict names (NaN: kDefaultMinEffect)
   std::string fail_on;           // --baseline: slower | faster | any: exit 1 on such a verdict ("" never)
   bool check = false;            // check [experiment.expect]'s limits: exit 1 when one fails
+  bool verbose = false;          // --check: every limit, not only the failed ones
   bool breakdown = false;        // where the time goes: a line per case (table); JSON and CSV carry it anyway
   double straggler_threshold = 0.2;
   std::map<std::string, double> workload_options;  // the workloads' own options by flag (RowAnalysis::options)
   std::string output;  // --format trace: the file to write ("-" stdout)
   std::string cases;   // --format trace: the cases to export ("1,3-5"; "" all)
   bool force = false;  // --format trace: -o may replace a file
+  std::string expect;  // --check: a limits file (gpuscale baseline) whose limits replace the config's
+  bool verdict = false;  // a verdict per node, GPU and link (report/verdict.hpp): exit 0 pass/warn, 1 fail, 2 none
 };
 
 CLI::App* add_report_command(CLI::App& app, ReportOptions& opt);
 int cmd_report(const ReportOptions& opt);
 // report --format trace (app/report_trace.cpp): one file's timeline for Perfetto, written to opt.output.
 int cmd_report_trace(const ReportOptions& opt);
+// report --verdict (app/report_verdict.cpp): InputError for options it does not combine with; then one file's
+// verdict from its run and rows, printed in the --format asked (table, json, slurm, hosts), and its exit code.
+void check_verdict_options(const ReportOptions& opt);
+int report_verdict(const ReportOptions& opt, const RunRecord& run, const std::vector<ReportRow>& rows);
+
+struct BaselineOptions {
+  std::vector<std::string> files;
+  std::string output;
+  bool force = false;
+};
+CLI::App* add_baseline_command(CLI::App& app, BaselineOptions& opt);
+int cmd_baseline(const BaselineOptions& opt);
 
 struct ModelOptions {
   std::vector<std::string> files;

@@ -89,11 +89,13 @@ int main(int argc, char** argv) {
   PredictOptions predict_opt;
   CLI::App* model = add_model_command(app, model_opt);
   CLI::App* predict = add_predict_command(app, predict_opt);
+  BaselineOptions baseline_opt;
+  CLI::App* baseline = add_baseline_command(app, baseline_opt);
   CLI::App* info = add_info_command(app);
 
   // CLI11 would only say "A subcommand is required" for a misspelt command, or an option before the command.
   std::vector<std::string> commands;
-  for (const CLI::App* c : {run, check, report, model, predict, info}) commands.push_back(c->get_name());
+  for (const CLI::App* c : {run, check, report, model, predict, baseline, info}) commands.push_back(c->get_name());
   const std::string first = argc > 1 ? argv[1] : "";
   const bool top_level_flag = first == "-h" || first == "--help" || first == "--version";
   if (argc > 1 && std::find(commands.begin(), commands.end(), first) == commands.end() && !top_level_flag) {
@@ -113,7 +115,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // A mistake after the command is that command's, and its --help says what each option takes.
     const CLI::App* command = &app;
-    for (const CLI::App* c : {run, check, report, model, predict, info}) command = c->get_name() == first ? c : command;
+    for (const CLI::App* c : {run, check, report, model, predict, baseline, info}) {
+      command = c->get_name() == first ? c : command;
+    }
     print_input_error(parse_error_text(*command, e, command == &app ? "gpuscale" : "gpuscale " + first));
     return kExitUsage;
   }
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
     if (*report) return checked_stdout(cmd_report(report_opt));
     if (*model) return checked_stdout(cmd_model(model_opt));
     if (*predict) return checked_stdout(cmd_predict(predict_opt));
+    if (*baseline) return checked_stdout(cmd_baseline(baseline_opt));
     if (*info) return checked_stdout(cmd_info(&argc, &argv));
   } catch (const InputError& e) {  // found before MPI started (later ones say which rank)
     print_input_error(e.what());

@@ -142,7 +142,8 @@ constexpr std::pair<std::int64_t, const char*> kClockLimits[] = {
 constexpr double kLowClockShare = 0.9;
 
 // Flags from the GPU readings taken during each rank's timed samples.
-void telemetry_flags(const RunRecord& run, const CaseRecord& c, std::vector<std::string>& flags) {
+void telemetry_flags(const RunRecord& run, const CaseRecord& c, ReportRow& row) {
+  std::vector<std::string>& flags = row.flags;
   const CaseTable* table = find_table(c.tables, kTelemetryTable);
   if (!table || c.reps == 0) return;
   const auto col = columns_of(*table, {{"rank", ColumnType::integer}, {"time", ColumnType::real},
@@ -165,6 +166,9 @@ void telemetry_flags(const RunRecord& run, const CaseRecord& c, std::vector<std:
       if (std::isfinite(sm_clock[i])) sm.push_back(sm_clock[i]);
     }
     for (const auto& [bit, name] : kClockLimits) {
+      if (reasons & bit) {
+        row.findings.push_back({SubjectKind::gpu, "", r, "", "", Severity::warn, std::string("throttled: ") + name});
+      }
       if ((reasons & bit) && limited.find(name) == std::string::npos) {
         limited += std::string(limited.empty() ? "" : ", ") + name + " (rank " + std::to_string(r) + ")";
       }
@@ -272,7 +276,7 @@ void ranks_and_flags(const RunRecord& run, const CaseRecord& c, const std::vecto
   for (auto& line : straggler_lines(r.stragglers)) r.flags.push_back(std::move(line));
   if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
   if (std::string f = clock_flag(run, c, in, r.median_s); !f.empty()) r.flags.push_back(std::move(f));
-  telemetry_flags(run, c, r.flags);
+  telemetry_flags(run, c, r);
   r.host = host_noise(run, c);
   if (!r.host.busy.empty()) r.flags.push_back("host busy: " + r.host.busy);
   if (!r.host.descheduled.empty()) r.flags.push_back("descheduled: " + r.host.descheduled);
@@ -302,7 +306,13 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, const RowSetting
   const auto in = taking_part(c);
   const RowAnalysis* a = analysis_of(c.workload);
   rates(c, a, in, r);
-  for (auto w : c.wrong_elements) r.wrong_elements = std::max(r.wrong_elements, w);
+  for (std::size_t k = 0; k < c.wrong_elements.size(); ++k) {
+    r.wrong_elements = std::max(r.wrong_elements, c.wrong_elements[k]);
+    if (c.wrong_elements[k] > 0) {
+      r.findings.push_back({SubjectKind::gpu, "", static_cast<int>(k), "", "", Severity::fail,
+                            "wrong results: " + std::to_string(c.wrong_elements[k]) + " element(s)"});
+    }
+  }
   r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
   ranks_and_flags(run, c, in, settings.straggler_threshold, r);
   phase_numbers(c, in, r);

@@ -12,6 +12,7 @@
 #include "core/intervals.hpp"
 #include "io/result_model.hpp"
 #include "report/breakdown.hpp"
+#include "report/finding.hpp"
 #include "report/host_noise.hpp"
 #include "report/stragglers.hpp"
 
@@ -94,6 +95,8 @@ struct ReportRow {
   std::optional<Breakdown> breakdown;
   // What a reader should doubt about this case's numbers (ran cold, throttled, clocks below the maximum).
   std::vector<std::string> flags;
+  // What the case says of one node, GPU or link (a rank's wrong results, a slow pair of nodes), for the verdict.
+  std::vector<Finding> findings;
   // What else the host did while the case ran (report/host_noise.hpp); its flags are also in `flags`.
   HostNoise host;
   // What the run's header warns of every case (e.g. more ranks than cores), so that a row read alone keeps it.

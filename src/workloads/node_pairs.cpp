@@ -200,6 +200,32 @@ std::string verdict_json(const NodePairVerdict& v) {
   return np.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// What the sweep says of each link and node, for the verdict: a slow pair's link fails, and a node whose every pair
+// is slow fails with its link named (the pairs' own findings then point at it, not at their other ends).
+std::vector<Finding> node_pair_findings(const NodePairVerdict& v) {
+  std::vector<Finding> out;
+  const NodePairRow& best = v.pairs[v.best];
+  const std::string of_best = " of the best pair (" + pair_name(best) + " " + format_sig3(best.gbps) + " GB/s; " +
+                              "threshold " + percent(v.threshold) + ")";
+  for (const auto& p : v.pairs) {
+    if (!p.slow) continue;
+    out.push_back({SubjectKind::link, p.host_a + "-" + p.host_b, -1, p.host_a, p.host_b, Severity::fail,
+                   "node pair at " + format_sig3(p.gbps) + " GB/s, " + percent(p.share) + of_best});
+  }
+  for (const auto& host : v.slow_nodes) {
+    double lo = 1, hi = 0;
+    for (const auto& p : v.pairs) {
+      if (p.host_a != host && p.host_b != host) continue;
+      lo = std::min(lo, p.share);
+      hi = std::max(hi, p.share);
+    }
+    const std::string range = lo == hi ? percent(lo) : percent(lo) + "-" + percent(hi);
+    out.push_back({SubjectKind::node, host, -1, "", "", Severity::fail,
+                   "its link is slow: every pair with it reaches only " + range + of_best});
+  }
+  return out;
+}
+
 // The sweep's rows: the verdict as a section after the table and as "node_pairs" in JSON; its phases are its
 // rounds, shown there rather than as phases.
 class NodePairAnalysis : public RowAnalysis {
@@ -219,6 +245,9 @@ class NodePairAnalysis : public RowAnalysis {
       from = nl == std::string::npos ? text.size() : nl + 1;
     }
     r.json.emplace_back("node_pairs", verdict_json(*v));
+    if (std::isfinite(v->pairs[v->best].gbps)) {
+      for (auto& f : node_pair_findings(*v)) r.findings.push_back(std::move(f));
+    }
   }
 };
 

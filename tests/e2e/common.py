@@ -46,6 +46,25 @@ ops = 20
 modes = ["serial", "parallel"]
 """
 
+# A gemm and two allreduces on 2 ranks, in a second or two: a small run of device-local work and transfers, for tests
+# that then write known timings into it (set_durations).
+GEMM_AND_ALLREDUCE = preamble(warmup=1, reps=4, threads=1) + """
+[[experiment]]
+name = "mm"
+workload = "gemm"
+size = 64
+dtype = "fp64"
+modes = ["parallel"]
+
+[[experiment]]
+name = "sum"
+workload = "collective"
+op = "allreduce"
+bytes = [1024, 4096]
+iters = 2
+modes = ["parallel"]
+"""
+
 
 def slow_config(ops, **defaults):
     """A gemm of 512 (fp64, parallel, 3 reps, no warm-up) on the CPU backend, one case per entry of `ops`: an op

@@ -5,7 +5,7 @@ import os
 import time
 import unittest
 
-from common import MPIEXEC, SMALL_CONFIG, InputErrorTest, gpuscale, mpirun
+from common import MPIEXEC, SMALL_CONFIG, InputErrorTest, gpuscale, mpirun, preamble
 
 
 def digest(path):
@@ -122,9 +122,10 @@ class BadInput(InputErrorTest):
     def test_command_line_mistakes(self):
         self.assert_input_error(gpuscale(), "A subcommand is required; see 'gpuscale --help'")
         self.assert_input_error(gpuscale("run"), "config is required; see 'gpuscale run --help'")
-        self.assert_input_error(gpuscale("rn", "x.toml"), "unknown command 'rn' (did you mean 'run'?); commands: run, check, report, model, predict, info")
+        self.assert_input_error(gpuscale("rn", "x.toml"), "unknown command 'rn' (did you mean 'run'?); commands: run, "
+                                "check, report, model, predict, baseline, info")
         self.assert_input_error(gpuscale("--bogus", "run"), "unknown option '--bogus'; gpuscale takes a command first; "
-                                "commands: run, check, report, model, predict, info; see 'gpuscale --help'")
+                                "commands: run, check, report, model, predict, baseline, info; see 'gpuscale --help'")
 
     def test_an_option_error_names_the_option_the_value_and_what_it_takes_and_the_command_s_help(self):
         cfg = self.write("ok.toml", SMALL_CONFIG)
@@ -137,12 +138,12 @@ class BadInput(InputErrorTest):
              "--pair-threshold: must be a number above 0 and at most 1 (a share of the best node pair's bandwidth, "
              "e.g. 0.93), got abc; see 'gpuscale report --help'"),
             (("report", "x.h5", "--format", "jsn"),
-             "--format: must be one of table, csv, json, json-full, trace, got jsn (did you mean 'json'?); see "
-             "'gpuscale report --help'"),
+             "--format: must be one of table, csv, json, json-full, trace, slurm, hosts, got jsn (did you mean "
+             "'json'?); see 'gpuscale report --help'"),
             (("report", "x.h5", "--format"),
              "--format needs a value: table | csv | json | json-full (every column, numbers as numbers; json-full: "
-             "each file's run too) | trace (a timeline for ui.perfetto.dev, written to -o); see 'gpuscale report "
-             "--help'"),
+             "each file's run too) | trace (a timeline for ui.perfetto.dev, written to -o) | slurm, hosts (--verdict: "
+             "the nodes to take out); see 'gpuscale report --help'"),
             (("report", "x.h5", "--straggler-treshold", "0.1"),
              "--straggler-treshold is not an option of 'gpuscale report' (did you mean '--straggler-threshold'?); "
              "see 'gpuscale report --help'"),
@@ -181,7 +182,7 @@ class BadInput(InputErrorTest):
         text = self.write("notes.h5", "not hdf5")
         self.assert_input_error(gpuscale("report", text), "notes.h5: not an HDF5 file")
         self.assert_input_error(gpuscale("report", text, "--format", "xml"),
-                                "--format: must be one of table, csv, json, json-full, trace, got xml; see 'gpuscale "
+                                "--format: must be one of table, csv, json, json-full, trace, slurm, hosts, got xml; see 'gpuscale "
                                 "report --help'")
         import h5py
         other = self.path("other.h5")
@@ -317,6 +318,11 @@ class NamesAreText(InputErrorTest):
             cfg, out = self.write("names.toml", text), self.path("names.h5")
             for command in (("check", cfg), ("run", cfg, "-o", out)):
                 p = gpuscale(*command)
+                if text == twins:  # each twin is a mistake of its own, a line each
+                    first, second = p.stderr.splitlines()
+                    self.assertIn(cfg + ':16:8: experiment #2: key \'name\' must be text without control characters, '
+                                  'got "a\\x00y": a control character (U+0000) at byte 2', second)
+                    p.stderr = first
                 self.assert_input_error(p, cfg + ":9:8: experiment #1: key 'name' must be text without control "
                                         f'characters, got "{shown}": a control character ({what}', out=out)
                 self.assertNotIn("\x1b", p.stderr)
@@ -402,6 +408,59 @@ class InputsThatAreNotFiles(InputErrorTest):
             self.assert_input_error(p, f"{linked}: damaged result file: ", f"'0001' is an external link to {fifo}, "
                                     "which gpuscale does not follow")
             self.assertLess(time.time() - started, 5, args)
+
+
+class EveryMistakeAtOnce(InputErrorTest):
+    """A config's mistakes are all reported, a line each in the file's order, before anything runs."""
+
+    TWO = preamble(warmup=1, reps=2) + """
+[[experiment]]
+name = "a"
+workload = "copy"
+bytez = 4096
+
+[[experiment]]
+name = "b"
+workload = "collective"
+op = "allreduce"
+bytes = "16X"
+"""
+
+    def assert_lines(self, proc, *lines, out=None, launched=False):
+        """Exit code 2 and the `lines` on stderr, each an error line, nothing else (`launched`: the launcher may add
+        its own lines about the exit code)."""
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        printed = proc.stderr.splitlines()
+        if launched:
+            printed = [line for line in printed if line.startswith("gpuscale: ")]
+        self.assertEqual(printed, ["gpuscale: error: " + line for line in lines])
+        if out:
+            self.assertFalse(os.path.exists(out), "a result file was written")
+
+    def test_an_unknown_key_in_one_experiment_and_a_bad_value_in_another_are_both_named(self):
+        cfg, out = self.write("two.toml", self.TWO), self.path("two.h5")
+        lines = (cfg + ":10:1: experiment 'a': unknown key 'bytez' (did you mean 'bytes'?); valid keys: name, "
+                 "workload, modes, expect, warmup, warmup_s, reps, threads, bytes, direction, host, ops",
+                 cfg + ":16:9: experiment 'b': key 'bytes' must be a size in bytes: an integer, or a string such as "
+                 '"64K", "16M", "1G" (K, M, G, T: powers of 1024); got string "16X"')
+        self.assert_lines(gpuscale("check", cfg), *lines)
+        self.assert_lines(gpuscale("run", cfg, "-o", out), *lines, out=out)
+        self.assert_lines(mpirun(2, "run", cfg, "-o", out), *lines, out=out, launched=True)  # once, by rank 0
+
+    def test_a_bad_override_comes_first_then_the_file_s_mistakes(self):
+        cfg = self.write("two.toml", self.TWO)
+        p = gpuscale("check", cfg, "--set", "repz=3")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 3, p.stderr)
+        self.assertTrue(lines[0].startswith("gpuscale: error: --set repz=3: unknown key 'repz' (did you mean "
+                                            "'reps'?)"), lines[0])
+        self.assertTrue(lines[1].startswith(f"gpuscale: error: {cfg}:10:1: "), lines[1])
+        self.assertTrue(lines[2].startswith(f"gpuscale: error: {cfg}:16:9: "), lines[2])
+
+    def test_a_syntax_error_stops_at_once(self):
+        cfg = self.write("broken.toml", self.TWO + "[[experiment]\n")
+        self.assert_input_error(gpuscale("check", cfg), cfg + ":17:14: TOML syntax error")
 
 
 if __name__ == "__main__":

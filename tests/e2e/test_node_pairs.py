@@ -169,6 +169,13 @@ class AcrossHosts(ScratchTest):
         self.assertEqual(len(np["pairs"]), 6)
         for p in np["pairs"]:
             self.assertGreater(p["gbps"], 0)
+        # The verdict fails no node and no link (one case: a straggling rank or a busy host only warns).
+        v = gpuscale("report", out, "--verdict", "--format", "json", "--pair-threshold", THRESHOLD)
+        self.assertEqual(v.returncode, 0, v.stdout + v.stderr)
+        v = json.loads(v.stdout)
+        self.assertEqual(sorted(n["name"] for n in v["nodes"]), sorted(HOSTS.hostnames))
+        self.assertNotIn("FAIL", [n["severity"] for n in v["nodes"] + v["links"]], v)
+        self.assertEqual(v["drain"], [])
 
     def test_b_the_limited_host_is_named(self):
         HOSTS.limit_bandwidth(SLOW, RATE)  # last test: the limit stays until the hosts go
@@ -183,6 +190,27 @@ class AcrossHosts(ScratchTest):
         self.assertEqual(len(with_slow), 3)
         self.assertTrue(all(p["slow"] for p in with_slow))
         self.assertLess(max(p["gbps"] for p in with_slow), min(p["gbps"] for p in others) / 4)
+        # The verdict: that host fails, naming its link, the others pass; the list to take out is that host.
+        v = gpuscale("report", out, "--verdict", "--pair-threshold", THRESHOLD)
+        self.assertEqual(v.returncode, 1, v.stdout + v.stderr)
+        text = " ".join(v.stdout.split())
+        self.assertIn(f"FAIL node {slow}: its link is slow: every pair with it reaches only ", text)
+        others = sorted(h for h in HOSTS.hostnames if h != slow)
+        j = json.loads(gpuscale("report", out, "--verdict", "--format", "json", "--pair-threshold", THRESHOLD).stdout)
+        # The others pass; on this machine's shared cores one may warn of a busy host or a straggling rank, never of
+        # its link.
+        self.assertEqual([n["name"] for n in j["nodes"] if n["severity"] == "FAIL"], [slow], j["nodes"])
+        for n in j["nodes"]:
+            if n["name"] != slow:
+                self.assertIn(n["severity"], ("PASS", "WARN"), n)
+                self.assertFalse(any("link" in r for r in n["reasons"]), n)
+        self.assertEqual(sorted(l["name"] for l in j["links"] if l["severity"] == "FAIL"),
+                         sorted(f"{p['host_a']}-{p['host_b']}" for p in with_slow))
+        slurm = gpuscale("report", out, "--verdict", "--format", "slurm", "--pair-threshold", THRESHOLD)
+        self.assertEqual(slurm.returncode, 1, slurm.stdout + slurm.stderr)
+        self.assertEqual(slurm.stdout.splitlines()[0], slow)
+        self.assertTrue(slurm.stdout.splitlines()[1].startswith(f"scontrol update nodename={slow} state=drain "
+                                                                'reason="gpuscale: its link is slow: '), slurm.stdout)
         # With the default threshold (93%) the limited host is named too, perhaps beside noise.
         table, np = self.report(out)
         self.assertIn(slow, np["slow_nodes"])

@@ -1,0 +1,145 @@
+"""`report --verdict`: one verdict per node, GPU (rank) and link from a real run's file, with known timings and
+results written into copies of it (so that no verdict depends on how fast or busy this machine was): a rank that
+straggles in every case fails and its node is listed to take out (Slurm's hostlist, a drain command, a hosts list);
+wrong results fail their rank; a limit no case meets fails the run; an incomplete file and one where nothing ran
+give no verdict (exit 2); options that do not combine are refused in one line. The emulated-host test of a slow
+link is in test_node_pairs.py."""
+import json
+import shutil
+import socket
+import sys
+import unittest
+
+import h5py
+
+from common import (GEMM_AND_ALLREDUCE, InputErrorTest, SharedRunTest, gpuscale, mpirun, preamble, rewrite_digest,
+                    set_durations)
+
+CONFIG = GEMM_AND_ALLREDUCE
+
+
+class Verdict(SharedRunTest):
+    CONFIG = CONFIG
+
+    def copy(self, name):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
+        out = self.path(name)
+        shutil.copy(self.out, out)
+        return out
+
+    def verdict(self, path, *extra, code):
+        p = gpuscale("report", path, "--verdict", *extra)
+        self.assertEqual(p.returncode, code, p.stdout + p.stderr)
+        return p
+
+    def test_a_even_ranks_pass(self):
+        out = self.copy("even.h5")
+        set_durations(out, [1e-3, 1e-3], same_start=True)
+        p = self.verdict(out, code=0)
+        text = " ".join(p.stdout.split())
+        self.assertTrue(text.startswith(f"verdict: PASS ({out}: 3 case(s) ran on 1 node(s), 2 rank(s))"), p.stdout)
+        self.assertIn(f"PASS node: {socket.gethostname()} PASS ranks: all 2", text)
+        j = json.loads(self.verdict(out, "--format", "json", code=0).stdout)
+        self.assertEqual(j["overall"], {"severity": "PASS", "reasons": []})
+        self.assertEqual([n["severity"] for n in j["nodes"]], ["PASS"])
+        self.assertEqual([(g["rank"], g["severity"]) for g in j["gpus"]], [(0, "PASS"), (1, "PASS")])
+        self.assertEqual(j["drain"], [])
+        self.assertEqual(self.verdict(out, "--format", "slurm", code=0).stdout, "")
+        self.assertEqual(self.verdict(out, "--format", "hosts", code=0).stdout, "")
+
+    def test_b_a_rank_straggling_in_every_case_fails_and_its_node_is_listed(self):
+        out = self.copy("straggler.h5")
+        set_durations(out, [1e-3, 2e-3], same_start=True)
+        host = socket.gethostname()
+        p = self.verdict(out, code=1)
+        self.assertTrue(p.stdout.startswith("verdict: FAIL"), p.stdout)
+        self.assertIn(f"FAIL rank 1 ({host}): straggling: up to 2.00x the others' median in 3 of 3 cases of several "
+                      "ranks (cases 1-3)", " ".join(p.stdout.split()))
+        self.assertIn("PASS ranks: 1 of 2", p.stdout)
+        self.assertIn(f"to take out: {host}", p.stdout)
+        j = json.loads(self.verdict(out, "--format", "json", code=1).stdout)
+        self.assertEqual(j["overall"]["severity"], "FAIL")
+        self.assertEqual([g["severity"] for g in j["gpus"]], ["PASS", "FAIL"])
+        self.assertEqual(j["nodes"][0]["severity"], "PASS")  # the node's own judgments hold; its rank does not
+        self.assertEqual(j["drain"], [host])
+        slurm = self.verdict(out, "--format", "slurm", code=1).stdout.splitlines()
+        self.assertEqual(slurm[0], host)
+        self.assertEqual(slurm[1], f'scontrol update nodename={host} state=drain reason="gpuscale: rank 1 ({host}): '
+                         'straggling: up to 2.00x the others\' median in 3 of 3 cases of several ranks (cases 1-3)"')
+        self.assertEqual(self.verdict(out, "--format", "hosts", code=1).stdout, host + "\n")
+
+    def test_c_wrong_results_fail_their_rank(self):
+        out = self.copy("wrong.h5")
+        set_durations(out, [1e-3, 1e-3], same_start=True)
+        with h5py.File(out, "r+") as f:
+            c = f["cases/0001"]
+            c.attrs["status"] = "verify-failed"
+            c["wrong_elements"][...] = [0, 7]
+            rewrite_digest(c["wrong_elements"])
+        j = json.loads(self.verdict(out, "--format", "json", code=1).stdout)
+        self.assertEqual(j["gpus"][1]["reasons"], ["wrong results: 7 element(s) (case 2)"])
+        self.assertEqual(j["gpus"][0]["severity"], "PASS")
+
+    def test_d_a_limit_no_case_meets_fails_the_run(self):
+        cfg = self.write("limit.toml", CONFIG.replace('modes = ["parallel"]\n', 'modes = ["parallel"]\n'
+                                                      "expect = { min_gflops_per_rank = 1e9 }\n", 1))
+        out = self.path("limit.h5")
+        r = mpirun(2, "run", cfg, "-o", out)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        set_durations(out, [1e-3, 1e-3], same_start=True)
+        j = json.loads(self.verdict(out, "--format", "json", code=1).stdout)
+        self.assertEqual(j["overall"]["severity"], "FAIL")
+        self.assertEqual(len(j["overall"]["reasons"]), 1, j)
+        self.assertRegex(j["overall"]["reasons"][0],
+                         r"^limit min_gflops_per_rank 1e\+09 not met: measured [0-9.e+-]+ \(case 1\)$")
+        self.assertEqual([g["severity"] for g in j["gpus"]], ["PASS", "PASS"])  # 2 ranks: no one GPU to blame
+        self.assertEqual(j["drain"], [])
+        self.assertEqual(self.verdict(out, "--format", "slurm", code=1).stdout, "")
+
+    def test_e_an_incomplete_file_has_no_verdict(self):
+        out = self.copy("incomplete.h5")
+        with h5py.File(out, "r+") as f:
+            f.attrs.modify("complete", 0)
+            f.attrs.modify("status", "killed")
+        p = self.verdict(out, code=2)
+        self.assertIn("no verdict: " + out + ": the run did not complete (status: killed)", p.stderr)
+        j = json.loads(self.verdict(out, "--format", "json", code=2).stdout)
+        self.assertEqual(j["overall"]["severity"], "NONE")
+        self.assertIn("the run did not complete", j["overall"]["reasons"][0])
+        self.assertEqual(self.verdict(out, "--format", "slurm", code=2).stdout, "")
+
+
+class NothingRan(InputErrorTest):
+    def test_a_file_where_no_case_ran_has_no_verdict(self):
+        cfg = self.write("inter.toml", preamble(warmup=1, reps=2, threads=1) + """
+[[experiment]]
+name = "across"
+workload = "collective"
+op = "allreduce"
+bytes = 1024
+scope = "inter-node"
+modes = ["parallel"]
+""")
+        out = self.path("none.h5")
+        r = mpirun(2, "run", cfg, "-o", out)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        p = gpuscale("report", out, "--verdict")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("no verdict: " + out + ": no case ran (1 skipped), so nothing was measured to judge", p.stderr)
+
+    def test_b_options_that_do_not_combine(self):
+        f = self.path("any.h5")
+        self.assert_input_error(gpuscale("report", f, "--format", "slurm"),
+                                "--format slurm lists the nodes a verdict fails: add --verdict")
+        self.assert_input_error(gpuscale("report", f, "--format", "hosts"), "--format hosts lists the nodes")
+        self.assert_input_error(gpuscale("report", f, f, "--verdict"),
+                                "--verdict judges one result file, not 2: run it once per file")
+        self.assert_input_error(gpuscale("report", f, "--verdict", "--format", "csv"),
+                                "--verdict prints as table, json, slurm or hosts, not csv")
+        for extra in (["--check"], ["--baseline", f], ["--breakdown"], ["--wide"]):
+            self.assert_input_error(gpuscale("report", f, "--verdict", *extra),
+                                    f"--verdict and {extra[0]} cannot be combined")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2, argv=[sys.argv[0]] + sys.argv[1:])
