@@ -12,7 +12,7 @@ install(TARGETS gpuscale RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY configs docs DESTINATION ${GPUSCALE_INSTALL_DATADIR})
 install(FILES jobs/README.md jobs/lib.sh DESTINATION ${GPUSCALE_INSTALL_DATADIR}/jobs)
 install(PROGRAMS jobs/local/mpirun.sh DESTINATION ${GPUSCALE_INSTALL_DATADIR}/jobs/local)
-install(PROGRAMS jobs/slurm/single-node.sbatch jobs/slurm/multi-node.sbatch jobs/slurm/study.sh
+install(PROGRAMS jobs/slurm/single-node.sbatch jobs/slurm/multi-node.sbatch jobs/slurm/study.sh jobs/slurm/accept.sh
         DESTINATION ${GPUSCALE_INSTALL_DATADIR}/jobs/slurm)
 install(FILES jobs/slurm/site.sh.example DESTINATION ${GPUSCALE_INSTALL_DATADIR}/jobs/slurm)
 install(FILES tools/README.md tools/gpuscale_data.py DESTINATION ${GPUSCALE_INSTALL_DATADIR}/tools)

@@ -272,3 +272,27 @@ srun_cpu_args() {  # srun_cpu_args RANKS_PER_NODE ("" not known)
   # gpuscale's `threads` and the BLAS threads follow the rank's CPUs (job_environment).
   if [ -n "$per" ]; then export SRUN_CPUS_PER_TASK=$per; fi
 }
+
+# Waits for a Slurm job to end, asking the controller with back-off: after 5 s, then twice as long each time, at
+# most every 60 s (a queued job can wait for hours; the controller is everyone's). A job stays visible to scontrol
+# for MinJobAge (300 s by default) after it ends, more than the longest pause. Sets `job_state` (COMPLETED, FAILED,
+# CANCELLED, TIMEOUT, ...) and `job_exit` (the N of its ExitCode N:S; "" where not known); returns 1, with
+# job_state "", where scontrol did not know the job 3 times running.
+wait_for_job() {  # wait_for_job JOBID
+  local pause=5 unknown=0 info
+  job_state="" job_exit=""
+  while :; do
+    sleep "$pause"
+    pause=$((pause * 2 > 60 ? 60 : pause * 2))
+    info=$(scontrol show job -o "$1" 2>/dev/null) || true
+    job_state=$(grep -o 'JobState=[A-Z_]*' <<<"$info" | cut -d= -f2) || true
+    case $job_state in
+      "") unknown=$((unknown + 1))
+          [ $unknown -lt 3 ] || return 1;;
+      PENDING|RUNNING|CONFIGURING|COMPLETING|SUSPENDED|REQUEUED|RESIZING) unknown=0;;
+      *) break;;
+    esac
+  done
+  # shellcheck disable=SC2034  # the caller reads it
+  job_exit=$(grep -o ' ExitCode=[0-9]*' <<<"$info" | cut -d= -f2) || true
+}

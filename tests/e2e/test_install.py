@@ -29,6 +29,7 @@ EXPECTED = {
     "share/gpuscale/jobs/slurm/single-node.sbatch": True,
     "share/gpuscale/jobs/slurm/multi-node.sbatch": True,
     "share/gpuscale/jobs/slurm/study.sh": True,
+    "share/gpuscale/jobs/slurm/accept.sh": True,
     "share/gpuscale/tools/README.md": False,
     "share/gpuscale/tools/gpuscale_data.py": False,
     "share/gpuscale/tools/gpuscale-plot": True,
