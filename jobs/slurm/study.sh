@@ -152,25 +152,10 @@ echo "$nodes nodes:  job $many (log gpuscale-$many.out), after job $one"
 echo "compared: job $cmp (log gpuscale-$cmp.out, CSV results/study-$cmp.csv), after both"
 [ "$wait" = 1 ] || exit 0
 
-# Ask the controller with back-off: after 5 s, then twice as long each time, at most every 60 s (a queued study
-# can wait for hours; the controller is everyone's). The job stays visible to scontrol for MinJobAge (300 s) after
-# it ends, more than the longest pause.
-pause=5 unknown=0
-while :; do
-  sleep "$pause"
-  pause=$((pause * 2 > 60 ? 60 : pause * 2))
-  info=$(scontrol show job -o "$cmp" 2>/dev/null) || true
-  state=$(grep -o 'JobState=[A-Z_]*' <<<"$info" | cut -d= -f2) || true
-  case $state in
-    "") unknown=$((unknown + 1))
-        [ $unknown -lt 3 ] || die 1 "scontrol does not know job $cmp any more; see gpuscale-$cmp.out";;
-    PENDING|RUNNING|CONFIGURING|COMPLETING|SUSPENDED|REQUEUED|RESIZING) unknown=0;;
-    *) break;;
-  esac
-done
+# Ask the controller with back-off (jobs/lib.sh: wait_for_job).
+wait_for_job "$cmp" || die 1 "scontrol does not know job $cmp any more; see gpuscale-$cmp.out"
 cat "gpuscale-$cmp.out" 2>/dev/null || echo "$script: the comparison's log gpuscale-$cmp.out is missing" >&2
-[ "$state" = COMPLETED ] && exit 0
-code=$(grep -o ' ExitCode=[0-9]*' <<<"$info" | cut -d= -f2) || true
-echo "$script: the comparison (job $cmp) ended $state, exit code ${code:-unknown}" >&2
-[ "${code:-0}" != 0 ] && exit "$code"
+[ "$job_state" = COMPLETED ] && exit 0
+echo "$script: the comparison (job $cmp) ended $job_state, exit code ${job_exit:-unknown}" >&2
+[ "${job_exit:-0}" != 0 ] && exit "$job_exit"
 exit 1
