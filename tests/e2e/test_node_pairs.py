@@ -81,7 +81,7 @@ class WithoutHosts(InputErrorTest):
         self.assert_input_error(c, "got op 'allreduce'")
 
     def test_c_the_shipped_config_checks(self):
-        p = gpuscale("check", os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "configs", "node-pairs.toml"))
+        p = gpuscale("check", os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "configs", "node-pairs.toml"), "--cases")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("scope=node-pairs [parallel]", p.stdout)
 

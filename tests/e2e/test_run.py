@@ -317,7 +317,7 @@ class RunMore(ScratchTest):
 
     def test_check_prints_the_plan_without_running(self):
         cfg = self.write("c.toml", SMALL_CONFIG)
-        p = gpuscale("check", cfg, "--set", "size=[32,48]")
+        p = gpuscale("check", cfg, "--set", "size=[32,48]", "--cases")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("8 case(s)", p.stdout)
         self.assertIn("[8/8] small size=48 dtype=fp32 impl=vendor ops=20 [parallel]", p.stdout)
@@ -338,7 +338,8 @@ class ShippedConfigs(ScratchTest):
             self.assertRegex(p.stdout, r"\d+ case\(s\)")
 
     def test_the_kernel_ladder_runs_every_kernel_of_each_dtype_next_to_the_vendor_at_a_shape_no_tile_divides(self):
-        p = gpuscale("check", os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "configs", "kernel-ladder.toml"))
+        p = gpuscale("check", os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "configs", "kernel-ladder.toml"),
+                     "--cases")
         self.assertEqual(p.returncode, 0, p.stderr)
         ladders = {"fp32": ("vendor", "naive", "tiled", "blocked"), "fp64": ("vendor", "naive", "tiled", "blocked"),
                    "fp16": ("vendor", "naive", "tiled", "tensor", "mma", "mma_async"),
