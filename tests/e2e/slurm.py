@@ -247,8 +247,12 @@ class Cluster:
         return p.stdout.strip().split(";")[0]
 
     def job(self, job_id):
-        """scontrol's fields of a job as a dict (empty when unknown)."""
-        p = self.run(["scontrol", "show", "job", "-o", str(job_id)], timeout=15)
+        """scontrol's fields of a job as a dict (empty when unknown, or when the controller, busy on a loaded
+        machine, did not answer within 15 s: the caller's deadline decides)."""
+        try:
+            p = self.run(["scontrol", "show", "job", "-o", str(job_id)], timeout=15)
+        except subprocess.TimeoutExpired:
+            return {}
         fields = {}
         if p.returncode == 0:
             for word in p.stdout.split():
