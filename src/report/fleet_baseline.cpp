@@ -38,7 +38,8 @@ std::string unit_of(const std::string& limit) {
 void set_limit(CaseLimit& l, const std::vector<double>& values, std::size_t runs, std::size_t noisy) {
   if (values.size() < kMinBaselineRuns) {
     l.skipped = std::to_string(values.size()) + " of " + std::to_string(runs) + " runs measured it" +
-                (noisy ? " on a quiet host (" + std::to_string(noisy) + " on a busy one, left out)" : "") + "; " +
+                (noisy ? " on a quiet host (" + std::to_string(noisy) + " with the host busy or a rank descheduled, "
+                         "left out)" : "") + "; " +
                 std::to_string(kMinBaselineRuns) + " needed";
     return;
   }
@@ -54,7 +55,7 @@ void set_limit(CaseLimit& l, const std::vector<double>& values, std::size_t runs
               " runs (" + format_sig3(*lo) + "-" + format_sig3(*hi) + "), scatter " +
               format_number("%.1f%%", 100 * scatter) + ": " + format_number("%.0f%%", 100 * margin) +
               (upper ? " above" : " below") + " the median" + (noisy ? "; " + std::to_string(noisy) +
-              " run(s) on a busy host left out" : "");
+              " run(s) with the host busy or a rank descheduled left out" : "");
   if (margin > 0.2) l.comment += "; too scattered to catch a change of 20%";
 }
 

@@ -183,9 +183,10 @@ void fold_stragglers(const RunRecord& run, const std::vector<ReportRow>& rows, B
 void fold_limits(const std::vector<ReportRow>& rows, Board& b) {
   for (const LimitCheck& c : check_expectations(rows)) {
     if (c.holds || !c.not_applicable.empty()) continue;
-    std::string reason = "limit " + c.limit + " " + format_number("%g", c.expected) + " not met: " +
+    std::string reason = "limit " + c.limit + " " + format_sig3(c.expected) + " not met: " +
                          (c.measured ? "measured " + format_sig3(*c.measured) : c.why);
-    if (!c.host.empty()) reason += " (" + c.host + ")";
+    // What the host did is the node's or rank's warning; here only that it was so ("host busy", "descheduled").
+    if (!c.host.empty()) reason += " (" + c.host.substr(0, c.host.find(':')) + ")";
     const auto row = std::find_if(rows.begin(), rows.end(), [&](const ReportRow& r) {
       return r.case_index == c.case_index;
     });

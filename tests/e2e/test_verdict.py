@@ -91,7 +91,7 @@ class Verdict(SharedRunTest):
         self.assertEqual(j["overall"]["severity"], "FAIL")
         self.assertEqual(len(j["overall"]["reasons"]), 1, j)
         self.assertRegex(j["overall"]["reasons"][0],
-                         r"^limit min_gflops_per_rank 1e\+09 not met: measured [0-9.e+-]+ \(case 1\)$")
+                         r"^limit min_gflops_per_rank 1000000000 not met: measured [0-9.e+-]+ \(case 1\)$")
         self.assertEqual([g["severity"] for g in j["gpus"]], ["PASS", "PASS"])  # 2 ranks: no one GPU to blame
         self.assertEqual(j["drain"], [])
         self.assertEqual(self.verdict(out, "--format", "slurm", code=1).stdout, "")

@@ -54,10 +54,11 @@ TEST_CASE("baseline: runs on a busy host are left out, and a case with too few o
   const Runs runs{{"a.h5", run_at(100)}, {"b.h5", run_at(101)}, {"c.h5", run_at(40, true)}, {"d.h5", run_at(99)}};
   FleetBaseline b = derive_baseline(runs);
   CHECK(b.cases[0].value == Approx(90.0));
-  CHECK(b.cases[0].comment.find("1 run(s) on a busy host left out") != std::string::npos);
+  CHECK(b.cases[0].comment.find("1 run(s) with the host busy or a rank descheduled left out") != std::string::npos);
   const Runs few{{"a.h5", run_at(100)}, {"b.h5", run_at(40, true)}, {"c.h5", run_at(99)}};
   b = derive_baseline(few);
-  CHECK(b.cases[0].skipped == "2 of 3 runs measured it on a quiet host (1 on a busy one, left out); 3 needed");
+  CHECK(b.cases[0].skipped == "2 of 3 runs measured it on a quiet host (1 with the host busy or a rank descheduled, "
+                              "left out); 3 needed");
   CHECK(limits_toml(b).find("# no limit: 2 of 3 runs") != std::string::npos);
 }
 

@@ -148,13 +148,13 @@ TEST_CASE("verdict: a failed limit blames the GPU of a one-rank job, else the ru
   r.expect = {{"max_median_s", 1.0}};
   Verdict v = judge_run("f.h5", job(1, 1), {r});
   CHECK(gpu(v, 0).severity == Severity::fail);
-  CHECK(gpu(v, 0).reasons == std::vector<std::string>{"limit max_median_s 1 not met: measured 2.00 (case 1)"});
+  CHECK(gpu(v, 0).reasons == std::vector<std::string>{"limit max_median_s 1.00 not met: measured 2.00 (case 1)"});
   r.host.busy = "others used 70% of node 0's 2 CPUs";
   r.host.others_node = 0;
   v = judge_run("f.h5", job(1, 1), {r});
   CHECK(gpu(v, 0).severity == Severity::pass);
   REQUIRE(v.reasons.size() == 1);
-  CHECK(v.reasons[0].find("limit max_median_s 1 not met: measured 2.00 (host busy: ") == 0);
+  CHECK(v.reasons[0] == "limit max_median_s 1.00 not met: measured 2.00 (host busy) (case 1)");
   CHECK(v.overall == Severity::fail);
   CHECK(nodes_to_drain(v).empty());
 }
