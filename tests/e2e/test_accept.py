@@ -261,7 +261,8 @@ class OnSlurm(unittest.TestCase):
         self.assertIn(f"limits: {self.path('expect.toml')}\n", text)
         self.assertRegex(text, r"\nverdict: FAIL \(")
         self.assertRegex(re.sub(r"\s+", " ", text),
-                         r" FAIL run: limit min_gflops_per_rank 1e\+09 not met: measured [0-9.]+ (\([^)]*\) )?\(case 1\) ")
+                         r" FAIL run: limit min_gflops_per_rank 1000000000 not met: measured [0-9.]+ "
+                         r"(\([^)]*\) )?\(case 1\) ")
         self.assertEqual(js["overall"]["severity"], "FAIL")
         self.assertIn(text, out)
 
