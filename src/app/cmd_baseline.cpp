@@ -22,7 +22,8 @@ CLI::App* add_baseline_command(CLI::App& app, BaselineOptions& opt) {
                                               "fleet's own): limits for 'report --check --expect'");
   cmd->add_option("files", opt.files,
                   "Result files (HDF5) of one config, at least 3 (e.g. one run per node of a fleet, or repeated "
-                  "runs); cases measured on a busy host are left out")->required();
+                  "runs); a case measured with the host busy or a rank descheduled is left out of its limit")
+      ->required();
   cmd->add_option("-o,--output", opt.output,
                   "The limits file to write (TOML): per case the median of the runs less the larger of 10% and 3x "
                   "their scatter (a time: plus), with a comment saying where it came from")->required();
