@@ -8,8 +8,6 @@
 #include "core/text.hpp"
 #include "report/expectations.hpp"
 
-#include <nlohmann/json.hpp>
-
 namespace gpuscale {
 
 namespace {
