@@ -12,17 +12,6 @@ namespace {
 
 constexpr const char* kVerified = "verified";
 
-// The number a limit bounds, as the report computes it (none: not measured).
-std::optional<double> measure(const ReportRow& r, const std::string& limit) {
-  if (limit == "max_median_s") return r.median_s;
-  if (limit == "min_gflops_per_rank") return r.gflops;
-  if (limit == "min_gbps_per_rank") return r.algbw_gbps ? r.algbw_gbps : r.gbps;
-  if (limit == "min_busbw_gbps") return r.busbw_gbps;
-  if (limit == "min_efficiency") return r.efficiency;
-  if (limit == "min_of_vendor") return r.figure_value("of_vendor");
-  if (limit == "max_slowest_ratio") return r.slowest_ratio;
-  return std::nullopt;
-}
 
 constexpr const char* kNoVendor = "no verified impl = \"vendor\" case of the same problem, mode and ranks in this run";
 
@@ -146,6 +135,17 @@ std::string not_applicable_lines(const std::vector<LimitCheck>& checks) {
 
 }  // namespace
 
+std::optional<double> limit_measure(const ReportRow& r, const std::string& limit) {
+  if (limit == "max_median_s") return r.median_s;
+  if (limit == "min_gflops_per_rank") return r.gflops;
+  if (limit == "min_gbps_per_rank") return r.algbw_gbps ? r.algbw_gbps : r.gbps;
+  if (limit == "min_busbw_gbps") return r.busbw_gbps;
+  if (limit == "min_efficiency") return r.efficiency;
+  if (limit == "min_of_vendor") return r.figure_value("of_vendor");
+  if (limit == "max_slowest_ratio") return r.slowest_ratio;
+  return std::nullopt;
+}
+
 // Efficiency exists for parallel rows against a serial twin, or with group_size > 1 against group_size = 1.
 // Of vendor exists for our kernels' rows, not the vendor library's.
 bool limit_applies(const std::string& limit, Mode mode, const Params& params) {
@@ -180,7 +180,7 @@ std::vector<LimitCheck> check_row(const ReportRow& r) {
     if (r.status == CaseStatus::skipped) {
       c.why = "the case was skipped: " + r.status_reason;
     } else {
-      c.measured = measure(r, limit);
+      c.measured = limit_measure(r, limit);
       if (r.status != CaseStatus::ok) c.why = "the case failed verification";
       else if (!c.measured && limit == "min_of_vendor") c.why = kNoVendor;
       else if (!c.measured) c.why = "not measured for this case";

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
+#include "report/expectations.hpp"
 
 #include <toml++/toml.h>
 
@@ -15,14 +16,14 @@ namespace gpuscale {
 
 namespace {
 
-// The number a case is rated by, as the report's table rates it, and the limit that bounds it: a transfer's busbw
-// (its algbw where it has none), GFLOP/s, GB/s, else the median sample time.
-std::pair<std::string, std::optional<double>> rated(const ReportRow& r) {
-  if (r.busbw_gbps) return {"min_busbw_gbps", r.busbw_gbps};
-  if (r.algbw_gbps) return {"min_gbps_per_rank", r.algbw_gbps};
-  if (r.gflops) return {"min_gflops_per_rank", r.gflops};
-  if (r.gbps) return {"min_gbps_per_rank", r.gbps};
-  return {"max_median_s", r.median_s};
+// The limit that bounds the number a case is rated by, as the report's table rates it: a transfer's busbw (its algbw
+// where it has none), GFLOP/s, GB/s, else the median sample time. Its values are limit_measure's, as --check's.
+std::string rated_limit(const ReportRow& r) {
+  if (r.busbw_gbps) return "min_busbw_gbps";
+  if (r.algbw_gbps) return "min_gbps_per_rank";
+  if (r.gflops) return "min_gflops_per_rank";
+  if (r.gbps) return "min_gbps_per_rank";
+  return "max_median_s";
 }
 
 bool same_case(const CaseLimit& l, const ReportRow& r) {
@@ -86,13 +87,13 @@ FleetBaseline derive_baseline(
   b.config_file = runs.front().second.first.config_file;
   for (const auto& [path, run] : runs) b.files.push_back(path);
   for (const ReportRow& r : runs.front().second.second) {
-    CaseLimit l{r.name, r.workload, r.params_label, r.mode, r.ranks, r.nodes, rated(r).first, 0.0, "", ""};
+    CaseLimit l{r.name, r.workload, r.params_label, r.mode, r.ranks, r.nodes, rated_limit(r), 0.0, "", ""};
     std::vector<double> values;
     std::size_t noisy = 0;
     for (const auto& [path, run] : runs) {
       for (const ReportRow& x : run.second) {
         if (!same_case(l, x) || x.status != CaseStatus::ok) continue;
-        const auto v = rated(x).second;
+        const auto v = limit_measure(x, l.limit);
         if (x.host.doubtful()) {
           ++noisy;
         } else if (v && std::isfinite(*v) && *v > 0) {

@@ -7,6 +7,7 @@
 
 #include "core/text.hpp"
 #include "report/expectations.hpp"
+#include "report/report_notes.hpp"
 
 namespace gpuscale {
 
@@ -27,18 +28,8 @@ struct Part {
   }
 };
 
-// "case 3", "cases 1-4, 7": numbers in the order given, runs of consecutive ones as ranges.
-std::string cases_text(std::vector<std::size_t> n) {
-  std::sort(n.begin(), n.end());
-  std::string out;
-  for (std::size_t i = 0; i < n.size();) {
-    std::size_t j = i;
-    while (j + 1 < n.size() && n[j + 1] == n[j] + 1) ++j;
-    out += (out.empty() ? "" : ", ") + std::to_string(n[i]) + (j > i ? "-" + std::to_string(n[j]) : "");
-    i = j + 1;
-  }
-  return (n.size() == 1 ? "case " : "cases ") + out;
-}
+// "case 3", "cases 1-4, 7, 8": the report's notes' list of cases (report_notes.hpp).
+std::string cases_text(const std::vector<std::size_t>& n) { return (n.size() == 1 ? "case " : "cases ") + case_list(n); }
 
 SubjectVerdict finished(Part p) {
   for (auto& [reason, cases] : p.reasons) {
