@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "common/config_text.hpp"
 #include "core/config.hpp"
 #include "core/config_shape.hpp"
 #include "core/error.hpp"
@@ -18,18 +19,8 @@
 using namespace gpuscale;
 
 namespace {
-Config parse(const std::string& text, const std::vector<std::string>& sets = {}) {
-  return parse_config(text, "exp.toml", sets, workload_schemas());
-}
-
-std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
-  try {
-    parse(text, sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
+using testing::parse;
 
 const char* kIssueExample = R"(
 [defaults]

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/config_text.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
 #include "core/text.hpp"
@@ -15,18 +16,8 @@ using namespace gpuscale;
 
 namespace {
 
-Config parse(const std::string& text, const std::vector<std::string>& sets = {}) {
-  return parse_config(text, "exp.toml", sets, workload_schemas());
-}
-
-std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
-  try {
-    parse(text, sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::error_of;
+using testing::parse;
 
 // The values of `key` in the config's first experiment.
 std::vector<Value> values(const Config& c, const std::string& key) {
