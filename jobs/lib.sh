@@ -296,3 +296,10 @@ wait_for_job() {  # wait_for_job JOBID
   # shellcheck disable=SC2034  # the caller reads it
   job_exit=$(grep -o ' ExitCode=[0-9]*' <<<"$info" | cut -d= -f2) || true
 }
+
+# The result file a job wrote in results/ of the working directory (the newest: a job that ran twice, requeued,
+# wrote two); "" where it wrote none.
+job_result_file() {  # job_result_file JOBID
+  # shellcheck disable=SC2012  # our own names: no newlines in them
+  ls -t results/*-job"$1"-*.h5 2>/dev/null | head -n 1 || true
+}

@@ -98,9 +98,7 @@ judge() {
   [ -z "$state" ] || ended="ended $state, exit code $(job_field "$run" ExitCode)"
   echo "=== gpuscale acceptance: the run, job $run ($ended), judged in job ${SLURM_JOB_ID:-(none)}" \
        "on $(date '+%F %T %z')"
-  # The newest file of the job (a job that ran twice, requeued, wrote two).
-  # shellcheck disable=SC2012  # our own names: no newlines in them
-  f=$(ls -t results/*-job"$run"-*.h5 2>/dev/null | head -n 1) || true
+  f=$(job_result_file "$run")
   if [ -z "$f" ]; then
     local why="job $run left no result file (results/*-job$run-*.h5 in $PWD)"
     echo "no verdict: $why"

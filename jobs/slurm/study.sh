@@ -66,9 +66,7 @@ compare() {
   echo "serial: the 1-node run's serial rows (its ranks in turns); one server: its parallel rows;" \
        "across servers: the $3-node run's parallel rows"
   for id in "$1" "$2"; do
-    # The newest file of the job (a job that ran twice, requeued, wrote two).
-    # shellcheck disable=SC2012  # our own names: no newlines in them
-    f=$(ls -t results/*-job"$id"-*.h5 2>/dev/null | head -n 1) || true
+    f=$(job_result_file "$id")
     if [ -z "$f" ]; then
       echo "job $id left no result file (results/*-job$id-*.h5 in $PWD); see its log gpuscale-$id.out"
       missing=1
