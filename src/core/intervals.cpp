@@ -1,34 +1,38 @@
 #include "core/intervals.hpp"
 
-#include <algorithm>
 #include <cmath>
+
+#include "core/stats.hpp"
 
 namespace gpuscale {
 
-std::optional<Interval> median_interval(std::vector<double> samples, double confidence) {
-  const std::size_t n = samples.size();
-  if (n == 0) return std::nullopt;
-  // The largest j with P(B <= j-1) <= (1 - confidence) / 2, summing the
-  // binomial probabilities up from B = 0 in logs (n may be millions).
+std::size_t median_interval_rank(std::size_t n, double confidence) {
+  // The largest j with P(B <= j-1) <= (1 - confidence) / 2, summing the binomial probabilities up in logs. The
+  // sum starts 7 standard deviations below n/2, where the terms left out add to under 1e-11 (n may be millions:
+  // from B = 0 it would take n/2 terms, each an underflowing exp); for n < 49 that is B = 0.
   const double tail = (1.0 - confidence) / 2.0;
   const double dn = static_cast<double>(n);
-  double log_p = -dn * std::log(2.0);  // P(B = 0)
+  const double from = std::floor(dn / 2.0 - 3.5 * std::sqrt(dn));
+  const std::size_t k0 = from > 0 ? static_cast<std::size_t>(from) : 0;
+  const double dk0 = static_cast<double>(k0);
+  double log_p = std::lgamma(dn + 1.0) - std::lgamma(dk0 + 1.0) - std::lgamma(dn - dk0 + 1.0) - dn * std::log(2.0);
   double cdf = 0.0;
-  std::size_t j = 0;  // P(B <= j-1) <= tail so far
-  for (std::size_t k = 0; k < n / 2; ++k) {
+  std::size_t j = k0;  // P(B <= j-1) <= tail so far
+  for (std::size_t k = k0; k < n / 2; ++k) {
     cdf += std::exp(log_p);
     if (cdf > tail) break;
     j = k + 1;
     log_p += std::log((dn - static_cast<double>(k)) / static_cast<double>(k + 1));
   }
+  return j;
+}
+
+std::optional<Interval> median_interval(const std::vector<double>& samples, double confidence) {
+  const std::size_t n = samples.size();
+  const std::size_t j = n == 0 ? 0 : median_interval_rank(n, confidence);
   if (j == 0) return std::nullopt;
-  auto at = [&](std::size_t i) {
-    std::nth_element(samples.begin(), samples.begin() + static_cast<std::ptrdiff_t>(i), samples.end());
-    return samples[i];
-  };
-  const double hi = at(n - j);  // x(n+1-j), 0-based n-j; nth_element leaves smaller ones before it
-  samples.resize(n - j);        // x(j) is among them
-  return Interval{at(j - 1), hi};
+  // x(j) and x(n+1-j), 1-based: selected in place, without a copy of the samples.
+  return Interval{order_statistic(samples, j - 1), order_statistic(samples, n - j)};
 }
 
 std::optional<Interval> ratio_interval(const std::optional<Interval>& a, const std::optional<Interval>& b) {

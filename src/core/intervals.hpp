@@ -30,7 +30,10 @@ constexpr std::size_t kMinIntervalSamples = 7;
 // `confidence` (B ~ Binomial(n, 1/2): 1 - 2 P(B <= j-1) >= confidence),
 // assuming only independent samples. nullopt when even [min, max] falls short
 // (fewer than kMinIntervalSamples samples at the default).
-std::optional<Interval> median_interval(std::vector<double> samples, double confidence = kMedianConfidence);
+std::optional<Interval> median_interval(const std::vector<double>& samples, double confidence = kMedianConfidence);
+
+// That interval's j for n samples (0 when none reaches `confidence`).
+std::size_t median_interval_rank(std::size_t n, double confidence = kMedianConfidence);
 
 // The ratio a / b of two positive quantities in intervals a and b: [a.lo / b.hi, a.hi / b.lo].
 std::optional<Interval> ratio_interval(const std::optional<Interval>& a, const std::optional<Interval>& b);

@@ -85,8 +85,8 @@ std::vector<double> rank_medians(const std::vector<double>& x, int ranks, int re
   check_shape(x, ranks, reps);
   std::vector<double> out;
   for (int r = 0; r < ranks; ++r) {
-    const auto first = x.begin() + static_cast<std::ptrdiff_t>(r) * reps;
-    out.push_back(median(std::vector<double>(first, first + reps)));
+    out.push_back(quantile(x.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(reps),
+                           static_cast<std::size_t>(reps), 0.5));
   }
   return out;
 }

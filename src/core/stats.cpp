@@ -148,18 +148,26 @@ bool select(const double* s, std::size_t n, std::size_t k, double& a, double& b)
 
 }  // namespace
 
-double quantile(const std::vector<double>& s, double q) {
-  if (s.empty()) throw std::invalid_argument("quantile of an empty sample");
+double quantile(const double* s, std::size_t n, double q) {
+  if (n == 0) throw std::invalid_argument("quantile of an empty sample");
   if (q < 0.0 || q > 1.0) throw std::invalid_argument("quantile outside [0, 1]");
-  const double pos = q * static_cast<double>(s.size() - 1);
+  const double pos = q * static_cast<double>(n - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   // The lo-th smallest and the next one (the same at the end); NaN has no place in an order.
   double a = 0, b = 0;
-  if (!select(s.data(), s.size(), lo, a, b)) return kNaN;
+  if (!select(s, n, lo, a, b)) return kNaN;
   return a + (pos - static_cast<double>(lo)) * (b - a);
 }
 
+double quantile(const std::vector<double>& s, double q) { return quantile(s.data(), s.size(), q); }
+
 double median(const std::vector<double>& s) { return quantile(s, 0.5); }
+
+double order_statistic(const std::vector<double>& s, std::size_t k) {
+  if (k >= s.size()) throw std::invalid_argument("order statistic past the sample's end");
+  double a = 0, b = 0;
+  return select(s.data(), s.size(), k, a, b) ? a : kNaN;
+}
 
 double mean(const std::vector<double>& s) {
   double sum = 0;

@@ -2,6 +2,7 @@
 // report quotes, since timings on shared machines have heavy upper tails.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace gpuscale {
@@ -11,7 +12,10 @@ namespace gpuscale {
 // (as numpy). Linear time, and no copy of the samples (a selection among
 // those near the answer, not a sort).
 double quantile(const std::vector<double>& samples, double q);
+double quantile(const double* samples, std::size_t n, double q);  // of a run of n samples, the same way
 double median(const std::vector<double>& samples);
+// The k-th smallest (0-based; k < size), the same way; NaN when a sample is NaN.
+double order_statistic(const std::vector<double>& samples, std::size_t k);
 double mean(const std::vector<double>& samples);  // 0 for none
 double minimum(const std::vector<double>& samples);
 double maximum(const std::vector<double>& samples);

@@ -94,12 +94,14 @@ std::string cold_start_flag(const CaseRecord& c, const std::vector<bool>& in) {
   int worst_rank = 0;
   for (int r = 0; r < c.ranks; ++r) {
     if (!in[r]) continue;
-    const auto first = c.device_time_s.begin() + static_cast<std::ptrdiff_t>(r) * c.reps;
-    const double med = median(std::vector<double>(first, first + c.reps));
-    const std::vector<double> rest(first + 1, first + c.reps);
-    const double over = *first - med, spread = quantile(rest, 0.75) - quantile(rest, 0.25);
-    const double ratio = *first / med;
-    if (ratio > kColdStartRatio && over > spread && over > kColdStartFloorS && ratio > worst) {
+    const double* first = c.device_time_s.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(c.reps);
+    const auto reps = static_cast<std::size_t>(c.reps);
+    const double med = quantile(first, reps, 0.5);
+    const double over = *first - med, ratio = *first / med;
+    if (!(ratio > kColdStartRatio && over > kColdStartFloorS && ratio > worst)) continue;
+    // The spread of the other samples, only for a first sample that may be cold (two more passes over them).
+    const double spread = quantile(first + 1, reps - 1, 0.75) - quantile(first + 1, reps - 1, 0.25);
+    if (over > spread) {
       worst = ratio;
       excess = over;
       worst_rank = r;

@@ -39,6 +39,28 @@ TEST_CASE("a median's interval is the order statistics the binomial allows", "[i
   CHECK(ib->lo + ib->hi == 10001.0);  // symmetric order statistics
 }
 
+TEST_CASE("a median interval's rank is the full binomial sum's, for up to millions of samples", "[intervals]") {
+  // The sum from B = 0, in long double: what median_interval_rank gives by starting 7 deviations below n/2.
+  const auto from_zero = [](std::size_t n) {
+    const long double tail = (1.0L - kMedianConfidence) / 2.0L, dn = static_cast<long double>(n);
+    long double log_p = -dn * std::log(2.0L), cdf = 0.0L;
+    std::size_t j = 0;
+    for (std::size_t k = 0; k < n / 2; ++k) {
+      cdf += std::exp(log_p);
+      if (cdf > tail) break;
+      j = k + 1;
+      log_p += std::log((dn - static_cast<long double>(k)) / static_cast<long double>(k + 1));
+    }
+    return j;
+  };
+  for (std::size_t n : {1u, 6u, 7u, 10u, 48u, 49u, 50u, 197u, 1000u, 4097u, 100000u, 1000001u}) {
+    INFO("n = " << n);
+    CHECK(median_interval_rank(n) == from_zero(n));
+  }
+  // 10^7 samples: the normal approximation's n/2 - 2.2414 sqrt(n)/2, within a rank or two.
+  CHECK(std::fabs(static_cast<double>(median_interval_rank(10000000)) - (5e6 - 2.2414 * std::sqrt(1e7) / 2)) <= 3.0);
+}
+
 TEST_CASE("median intervals hold the true median as often as they say, for skewed samples", "[intervals]") {
   std::mt19937 rng(7);
   std::lognormal_distribution<double> time(0.0, 1.0);  // median exp(0) = 1
