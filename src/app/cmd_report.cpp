@@ -60,6 +60,7 @@ RowSettings settings_of(const ReportOptions& opt) {
   RowSettings s;
   s.straggler_threshold = opt.straggler_threshold;
   s.options = opt.workload_options;
+  s.breakdown = opt.breakdown || parse_report_format(opt.format) != ReportFormat::table;
   return s;
 }
 

@@ -31,6 +31,7 @@ struct ReportOption {
 // What the report's options say to every row's analysis.
 struct RowSettings {
   double straggler_threshold = kStragglerThreshold;
+  bool breakdown = true;  // rows carry the measured breakdown (JSON, CSV and --breakdown show it; the table not)
   std::map<std::string, double> options;  // workloads' report options by flag, where set
   // The value of option `o`: as set, else its default.
   double value(const ReportOption& o) const {

@@ -318,7 +318,7 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, const RowSetting
   r.max_verify_error = c.verify_error.empty() ? 0.0 : maximum(c.verify_error);
   ranks_and_flags(run, c, in, settings.straggler_threshold, r);
   phase_numbers(c, in, r);
-  r.breakdown = measured_breakdown(c, r.median_s);
+  if (settings.breakdown) r.breakdown = measured_breakdown(c, r.median_s);
   if (a) a->row(run, c, settings, r);
   return r;
 }

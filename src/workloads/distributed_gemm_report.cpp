@@ -8,8 +8,8 @@ namespace {
 
 class DistributedGemmAnalysis : public RowAnalysis {
  public:
-  void row(const RunRecord&, const CaseRecord&, const RowSettings&, ReportRow& r) const override {
-    add_overlap_figures(r);
+  void row(const RunRecord&, const CaseRecord& c, const RowSettings&, ReportRow& r) const override {
+    add_overlap_figures(c, r);
   }
   void relate(std::vector<ReportRow>& rows) const override {
     for (auto& p : rows) {
