@@ -298,12 +298,17 @@ class RunMore(ScratchTest):
         p = mpirun(2, "info")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertRegex(p.stdout, r"2 rank\(s\) on 1 node\(s\)")
-        # The MPI and the thread level gpuscale asked of it (MULTIPLE of Open MPI before 4.1.7: mpi_library.hpp).
+        # The MPI and the thread level gpuscale asked of it (MULTIPLE of Open MPI before 4.1.7 where UCX may carry
+        # the run: OMPI_MCA_pml names it, or leaves it to a host with an RDMA device; mpi_library.hpp).
         m = re.search(r"\n  MPI: (Open MPI v(\d+)\.(\d+)\.(\d+)|MPICH Version:\s+\S+); (MPI_THREAD_\w+) asked, "
                       r"MPI_THREAD_(SERIALIZED|MULTIPLE) provided\n", p.stdout)
         self.assertIsNotNone(m, p.stdout)
         old_ompi = m.group(2) is not None and tuple(int(x) for x in m.group(2, 3, 4)) < (4, 1, 7)
-        self.assertEqual(m.group(5), "MPI_THREAD_MULTIPLE" if old_ompi else "MPI_THREAD_SERIALIZED", p.stdout)
+        pml = os.environ.get("OMPI_MCA_pml")
+        rdma = os.path.isdir("/sys/class/infiniband") and bool(os.listdir("/sys/class/infiniband"))
+        names_ucx = pml is not None and "ucx" in [x.strip() for x in pml.lstrip("^").split(",")]
+        ucx = rdma if pml is None else (not names_ucx and rdma) if pml.startswith("^") else names_ucx
+        self.assertEqual(m.group(5), "MPI_THREAD_MULTIPLE" if old_ompi and ucx else "MPI_THREAD_SERIALIZED", p.stdout)
         lines = [l for l in p.stdout.splitlines() if l.strip().startswith(("0 ", "1 "))]
         self.assertEqual(len(lines), 2, p.stdout)
         if " cuda " in lines[0]:

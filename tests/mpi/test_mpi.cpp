@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <string>
 
+#include "app/run_metadata.hpp"
 #include "comm/clock_sync.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "comm/mpi_library.hpp"
 #include "common/case_tables.hpp"
 #include "common/forwarding_device.hpp"
 #include "core/clock.hpp"
@@ -18,6 +21,17 @@
 #include "workloads/workload.hpp"
 
 using namespace gpuscale;
+
+TEST_CASE("Open MPI's selected point-to-point layer is read back after MPI_Init; other libraries have none",
+          "[mpi][mpi_library]") {
+  const std::string pml = open_mpi_selected_pml();
+  if (mpi_library_version().find("Open MPI") != std::string::npos) {
+    INFO("pml: '" << pml << "'");
+    CHECK((pml == "ob1" || pml == "ucx" || pml == "cm"));
+  } else {
+    CHECK(pml.empty());
+  }
+}
 
 TEST_CASE("every rank knows where it is (all on one node here)", "[mpi]") {
   MpiCommunicator comm(MPI_COMM_WORLD);

@@ -26,9 +26,11 @@ TEST_CASE("an MPI library not known by name is kept by its first line", "[mpi_li
   CHECK(mpi_dependency("Vendor MPI 2.0, with options") == "mpi@Vendor MPI 2.0");
 }
 
-TEST_CASE("Open MPI versions whose UCX layer takes SERIALIZED for SINGLE are asked for MULTIPLE",
-          "[mpi_library]") {
-  const auto ompi = [](const std::string& v) { return mpi_thread_level_to_request("Open MPI v" + v + ", package"); };
+TEST_CASE("Open MPI versions whose UCX layer takes SERIALIZED for SINGLE are asked for MULTIPLE where UCX may "
+          "carry the run", "[mpi_library]") {
+  const auto ompi = [](const std::string& v) {
+    return mpi_thread_level_to_request("Open MPI v" + v + ", package", true);
+  };
   CHECK(ompi("4.0.7") == MPI_THREAD_MULTIPLE);
   CHECK(ompi("4.1.4") == MPI_THREAD_MULTIPLE);
   CHECK(ompi("4.1.6") == MPI_THREAD_MULTIPLE);
@@ -39,8 +41,27 @@ TEST_CASE("Open MPI versions whose UCX layer takes SERIALIZED for SINGLE are ask
   CHECK(ompi("5.0.4") == MPI_THREAD_SERIALIZED);
   CHECK(ompi("5.1.0a1") == MPI_THREAD_SERIALIZED);
   CHECK(ompi("6.0") == MPI_THREAD_SERIALIZED);
-  CHECK(mpi_thread_level_to_request("MPICH Version:\t4.0.2") == MPI_THREAD_SERIALIZED);
-  CHECK(mpi_thread_level_to_request("Intel(R) MPI Library 2021.10 for Linux* OS") == MPI_THREAD_SERIALIZED);
+  // Without UCX the lock MULTIPLE puts around every call is not needed.
+  CHECK(mpi_thread_level_to_request("Open MPI v4.1.4, package", false) == MPI_THREAD_SERIALIZED);
+  CHECK(mpi_thread_level_to_request("MPICH Version:\t4.0.2", true) == MPI_THREAD_SERIALIZED);
+  CHECK(mpi_thread_level_to_request("Intel(R) MPI Library 2021.10 for Linux* OS", true) == MPI_THREAD_SERIALIZED);
+  CHECK(ucx_needs_thread_multiple("Open MPI v4.1.4, package"));
+  CHECK_FALSE(ucx_needs_thread_multiple("MPICH Version:\t4.0.2"));
+}
+
+TEST_CASE("UCX may carry an Open MPI run where OMPI_MCA_pml names it, or leaves it to a host with an RDMA device",
+          "[mpi_library]") {
+  CHECK(ucx_pml_possible("ucx", false));
+  CHECK(ucx_pml_possible("ob1,ucx", false));
+  CHECK(ucx_pml_possible(" ucx ", false));
+  CHECK_FALSE(ucx_pml_possible("ob1", true));
+  CHECK_FALSE(ucx_pml_possible("ucxx", true));
+  CHECK_FALSE(ucx_pml_possible("^ucx", true));
+  CHECK_FALSE(ucx_pml_possible("^cm,ucx", true));
+  CHECK(ucx_pml_possible("^cm", true));
+  CHECK_FALSE(ucx_pml_possible("^cm", false));
+  CHECK(ucx_pml_possible(nullptr, true));
+  CHECK_FALSE(ucx_pml_possible(nullptr, false));
 }
 
 TEST_CASE("thread levels are named as the standard names them", "[mpi_library]") {
