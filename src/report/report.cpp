@@ -83,33 +83,43 @@ std::vector<std::pair<std::string, std::vector<double>>> phase_sums(const CaseRe
 namespace {
 
 
-// "" unless some rank's first timed sample is much slower than that rank's median: by more than kColdStartRatio,
-// by more than the spread of its other samples (their interquartile range: a first sample that noisy samples could
+// Where some rank's first timed sample is much slower than that rank's median: by more than kColdStartRatio, by
+// more than the spread of its other samples (their interquartile range: a first sample that noisy samples could
 // have given is no sign of a cold start) and by more than kColdStartFloorS (below, the time it takes to start a
 // sample or wake a thread: sub-microsecond operations differ that much without being cold). Of those ranks, the one
 // whose first sample is the most times its median.
-std::string cold_start_flag(const CaseRecord& c, const std::vector<bool>& in) {
-  if (c.reps < 3) return "";
-  double worst = 0.0, excess = 0.0;
-  int worst_rank = 0;
+struct ColdStart {
+  int rank = -1;
+  double ratio = 0.0, excess_s = 0.0;
+};
+
+ColdStart cold_start(const CaseRecord& c, const std::vector<bool>& in) {
+  ColdStart worst;
+  if (c.reps < 3) return worst;
   for (int r = 0; r < c.ranks; ++r) {
     if (!in[r]) continue;
     const double* first = c.device_time_s.data() + static_cast<std::size_t>(r) * static_cast<std::size_t>(c.reps);
     const auto reps = static_cast<std::size_t>(c.reps);
     const double med = quantile(first, reps, 0.5);
     const double over = *first - med, ratio = *first / med;
-    if (!(ratio > kColdStartRatio && over > kColdStartFloorS && ratio > worst)) continue;
+    if (!(ratio > kColdStartRatio && over > kColdStartFloorS && ratio > worst.ratio)) continue;
     // The spread of the other samples, only for a first sample that may be cold (two more passes over them).
     const double spread = quantile(first + 1, reps - 1, 0.75) - quantile(first + 1, reps - 1, 0.25);
-    if (over > spread) {
-      worst = ratio;
-      excess = over;
-      worst_rank = r;
-    }
+    if (over > spread) worst = {r, ratio, over};
   }
-  if (worst == 0.0) return "";
-  return "cold: the first timed sample took " + fmt("%.2fx", worst) + " the median, " + format_seconds(excess) +
-         " more, on rank " + std::to_string(worst_rank) + " (more warm-up: warmup_s)";
+  return worst;
+}
+
+// The cold start's note on the case, and its warning on the rank's GPU (the same words in every case, so that the
+// verdict lists them once with the cases).
+void cold_start_flag(const CaseRecord& c, const std::vector<bool>& in, ReportRow& row) {
+  const ColdStart cold = cold_start(c, in);
+  if (cold.rank < 0) return;
+  row.flags.push_back("cold: the first timed sample took " + fmt("%.2fx", cold.ratio) + " the median, " +
+                      format_seconds(cold.excess_s) + " more, on rank " + std::to_string(cold.rank) +
+                      " (more warm-up: warmup_s)");
+  row.findings.push_back({SubjectKind::gpu, "", cold.rank, "", "", Severity::warn,
+                          "cold: a first timed sample well above the median (more warm-up: warmup_s)"});
 }
 
 // Times of ranks on different nodes are compared through their clock offsets
@@ -176,9 +186,12 @@ void telemetry_flags(const RunRecord& run, const CaseRecord& c, ReportRow& row) 
       }
     }
     const double max_clock = static_cast<std::size_t>(r) < run.ranks.size() ? run.ranks[r].max_sm_clock_mhz : NAN;
-    if (low.empty() && !sm.empty() && std::isfinite(max_clock) && max_clock > 0) {
-      const double m = median(sm);
-      if (m < kLowClockShare * max_clock) {
+    const double m = sm.empty() ? NAN : median(sm);
+    if (std::isfinite(max_clock) && max_clock > 0 && m < kLowClockShare * max_clock) {
+      row.findings.push_back({SubjectKind::gpu, "", r, "", "", Severity::warn,
+                              "low clocks: the SM clock's median under " + fmt("%.0f%%", 100 * kLowClockShare) +
+                                  " of its maximum"});
+      if (low.empty()) {  // the case's note names the first such rank
         low = "clocks: the SM clock was " + fmt("%.0f MHz", m) + " (median), " + fmt("%.0f%%", 100 * m / max_clock) +
               " of its " + fmt("%.0f MHz", max_clock) + " maximum, on rank " + std::to_string(r);
       }
@@ -276,7 +289,7 @@ void ranks_and_flags(const RunRecord& run, const CaseRecord& c, const std::vecto
   r.slowest_ratio = slowest.ratio;
   r.stragglers = find_stragglers(meds, in, run.ranks, threshold);
   for (auto& line : straggler_lines(r.stragglers)) r.flags.push_back(std::move(line));
-  if (std::string f = cold_start_flag(c, in); !f.empty()) r.flags.push_back(std::move(f));
+  cold_start_flag(c, in, r);
   if (std::string f = clock_flag(run, c, in, r.median_s); !f.empty()) r.flags.push_back(std::move(f));
   telemetry_flags(run, c, r);
   r.host = host_noise(run, c);

@@ -225,6 +225,13 @@ TEST_CASE("a case whose first timed sample is much slower than its median is fla
   CHECK(rows[2].flags.empty());
   const std::string table = render_table("f.h5", run, rows);
   CHECK(table.find("note: case 2: cold: the first timed sample took 1.40x") != std::string::npos);
+  // The verdict's warning on rank 1's GPU; none for the warm cases.
+  REQUIRE(rows[1].findings.size() == 1);
+  CHECK(rows[1].findings[0].rank == 1);
+  CHECK(rows[1].findings[0].severity == Severity::warn);
+  CHECK(rows[1].findings[0].reason == "cold: a first timed sample well above the median (more warm-up: warmup_s)");
+  CHECK(rows[0].findings.empty());
+  CHECK(rows[2].findings.empty());
   const auto json = nlohmann::json::parse(render_json(rows));
   CHECK(json[1]["flags"][0] == rows[1].flags[0]);
   CHECK_FALSE(json[0].contains("flags"));
@@ -262,6 +269,16 @@ TEST_CASE("GPU readings during the timed samples flag throttling and low clocks,
   REQUIRE(rows[0].flags.size() == 2);
   CHECK(rows[0].flags[0] == "throttled: sw_power_cap (rank 1), hw_thermal (rank 1)");
   CHECK(rows[0].flags[1] == "clocks: the SM clock was 1400 MHz (median), 70% of its 2000 MHz maximum, on rank 1");
+  // Each on rank 1's GPU, for the verdict: the two reasons, and the low clock.
+  std::vector<std::string> on_rank1;
+  for (const Finding& f : rows[0].findings) {
+    CHECK(f.kind == SubjectKind::gpu);
+    CHECK(f.rank == 1);
+    CHECK(f.severity == Severity::warn);
+    on_rank1.push_back(f.reason);
+  }
+  CHECK(on_rank1 == std::vector<std::string>{"throttled: sw_power_cap", "throttled: hw_thermal",
+                                             "low clocks: the SM clock's median under 90% of its maximum"});
 
   // The same GPU at full clock with only idle and sync-boost reasons: nothing to flag.
   CaseRecord fine = timed_case(0, "parallel", 2, 5, 0.1);
