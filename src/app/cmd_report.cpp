@@ -60,7 +60,8 @@ RowSettings settings_of(const ReportOptions& opt) {
   RowSettings s;
   s.straggler_threshold = opt.straggler_threshold;
   s.options = opt.workload_options;
-  s.breakdown = opt.breakdown || parse_report_format(opt.format) != ReportFormat::table;
+  // The table shows none (--breakdown aside), nor do the verdict's formats; JSON and CSV show each case's.
+  s.breakdown = opt.breakdown || opt.format == "json" || opt.format == "json-full" || opt.format == "csv";
   return s;
 }
 
