@@ -86,6 +86,10 @@ std::string rates_text(const Rates& r, const std::vector<Case>& plan, const Plan
          " cache)";
   }
   s += ", making inputs " + format_sig3(r.fill_bytes_s / 1e9) + " GB/s";
+  std::string own;  // the workloads whose setup and check were timed on a case of their own
+  for (const auto& [workload, rate] : r.setup_bytes_s) own += (own.empty() ? "" : ", ") + workload + " " +
+                                                              format_sig3(rate / 1e9) + " GB/s";
+  if (!own.empty()) s += " (a case's own setup and check: " + own + ")";
   const std::string transfers = transfers_text(e, r);
   return transfers.empty() ? s : s + "; " + transfers;
 }

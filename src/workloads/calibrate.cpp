@@ -8,11 +8,14 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "comm/self_data_comm.hpp"
 #include "core/text.hpp"
 #include "device/capabilities.hpp"
 #include "device/ops/multiply_add.hpp"
@@ -124,20 +127,44 @@ double measure_fill(Device& dev, std::size_t count) {
   return 4.0 * static_cast<double>(bytes.size()) / s;  // four buffers of that size
 }
 
-// Bytes of memory need per second of a device-local workload's own setup
-// and check, on a copy of the plan's first such case shrunk to tens of MiB
-// (WorkloadType::small).
+// Bytes of memory need per second of a workload's own setup and check, on a
+// copy of a case shrunk to tens of MiB (WorkloadType::small); a transfer's in
+// a group of this rank alone (SelfDataComm), whose operations are copies. NaN
+// where the case cannot run that way (pairs need two ranks).
 double measure_setup(Device& dev, const Case& c) {
   const WorkloadType& type = find_workload(c.workload);
   const Params p = type.small(c.params);
   const MemoryNeed need = type.memory(p, dev.buffers_on_host());
+  Group self;
+  self.data = std::make_unique<SelfDataComm>(dev);
+  const bool transfer = type.scope(p).has_value();
   const StepClock clock(dev.info().kind == Backend::cpu);
   auto w = type.make(p);
-  CaseContext ctx{dev};
+  CaseContext ctx{dev, transfer ? &self : nullptr};
+  if (!w->skip_reason(ctx).empty()) return NAN;
   w->setup(ctx, 1);
   dev.synchronize();
-  w->verify(ctx);  // fails (nothing ran), but takes the time a check takes
+  w->verify(ctx);  // device-local: fails (nothing ran), but takes the time a check takes
   return (need.device_bytes + need.host_bytes) / std::max(1e-9, clock.seconds());
+}
+
+// The case of each workload whose setup is measured: the plan's first, or a transfer's with the most memory (a
+// sweep's first case moves a few bytes, whose setup is all fixed costs).
+std::map<std::string, const Case*> setup_cases(const std::vector<Case>& plan, bool buffers_on_host) {
+  std::map<std::string, const Case*> out;
+  std::map<std::string, double> most;
+  for (const auto& c : plan) {
+    const WorkloadType& type = find_workload(c.workload);
+    const bool transfer = type.scope(c.params).has_value();
+    const MemoryNeed need = type.memory(c.params, buffers_on_host);
+    const double bytes = need.device_bytes + need.host_bytes;
+    auto [it, first] = out.emplace(c.workload, &c);
+    if (first || (transfer && bytes > most[c.workload])) {
+      it->second = &c;
+      most[c.workload] = bytes;
+    }
+  }
+  return out;
 }
 
 // The largest cache of CPU 0 in bytes (sysfs, else sysconf), 0 where neither says.
@@ -296,9 +323,9 @@ Rates calibrate(Device& dev, const std::vector<Case>& plan, const Rates& default
     r.copy_call_s = time_of(dev, [&] { dev.copy_async(tiny.data(), src, sizeof src, CopyKind::h2d); });
   }
   r.fill_bytes_s = measure_fill(dev, 3u << 20);  // 24 MiB a buffer
-  for (const auto& c : plan) {
-    if (find_workload(c.workload).scope(c.params) || r.setup_bytes_s.count(c.workload)) continue;
-    r.setup_bytes_s[c.workload] = measure_setup(dev, c);
+  for (const auto& [workload, c] : setup_cases(plan, dev.buffers_on_host())) {
+    const double rate = measure_setup(dev, *c);
+    if (std::isfinite(rate)) r.setup_bytes_s[workload] = rate;
   }
   // After the fill and setup, whose buffers must stay fresh pages: these are past what the allocator keeps.
   if (cpu) {

@@ -1,6 +1,7 @@
 #include "workloads/collective.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "core/error.hpp"
@@ -89,6 +90,12 @@ class CollectiveType final : public TypedWorkloadType<CollectiveParams> {
   CollectiveParams parse(const Params& p) const override { return collective_params(p); }
   const RowAnalysis* analysis() const override { return &collective_analysis(); }
   std::vector<Params> examples() const override;
+  // At most 32 MiB a message: the setup and check the estimate's calibration times (calibrate.hpp).
+  Params small(const Params& p) const override {
+    Params out = p;
+    out.set("bytes", std::min<std::int64_t>(p.get_int("bytes"), std::int64_t{32} << 20));
+    return out;
+  }
 
  private:
   std::unique_ptr<Workload> make_for(const CollectiveParams& c) const override {

@@ -66,7 +66,7 @@ struct Rates {
   double cache_bytes = 0;
   double copy_beyond_cache_bytes_s = 0;
   double fill_bytes_s = 0;  // setup and verification: bytes of the case's memory made and checked per second
-  std::map<std::string, double> setup_bytes_s;  // the same, measured on a workload's own setup (device-local ones)
+  std::map<std::string, double> setup_bytes_s;  // the same, measured on a workload's own setup (one rank alone)
   // Transfers. Within a node over MPI on the CPU backend, calibrate measures them (the host's copy rate and a
   // hand-off between two threads); between nodes, and on a GPU, nothing moves before the job runs: the defaults.
   LinkRate intra, inter;

@@ -303,4 +303,19 @@ TEST_CASE("calibration measures this machine's rates", "[estimate]") {
   CHECK(r.fill_bytes_s > 1e7);
   CHECK_FALSE(r.intra.measured);  // no transfers in the plan: their rates keep the defaults
   CHECK(r.inter.text == default_rates(Backend::cpu, CommKind::mpi).inter.text);
+  CHECK(r.setup_bytes_s.count("gemm") == 1);  // the workload's own setup and check, timed
+}
+
+TEST_CASE("calibration times a transfer's setup and check on its largest case, in a group of one rank",
+          "[estimate]") {
+  CpuDevice dev;
+  // A sweep from 8 bytes: its first case's setup would be all fixed costs; the 4 MiB one is timed.
+  const auto plan = plan_of("[[experiment]]\nworkload = \"collective\"\nop = \"allreduce\"\n"
+                            "bytes = [8, 4194304, 1024]\n[[experiment]]\nname = \"p\"\nworkload = \"p2p\"\n");
+  const Rates r = calibrate(dev, plan, default_rates(Backend::cpu, CommKind::mpi), 0.2);
+  REQUIRE(r.setup_bytes_s.count("collective") == 1);
+  // A rate of this machine, from work that was done (not a zero time).
+  CHECK(r.setup_bytes_s.at("collective") > 1e8);
+  CHECK(r.setup_bytes_s.at("collective") < 1e12);
+  CHECK(r.setup_bytes_s.count("p2p") == 0);  // pairs need two ranks: making inputs' rate prices it
 }

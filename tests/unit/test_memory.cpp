@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "comm/self_data_comm.hpp"
 #include "common/counting_device.hpp"
 #include "core/config.hpp"
 #include "core/error.hpp"
@@ -46,30 +47,6 @@ void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
 
 namespace {
 
-// The data plane of a group of one, where a rank's buffers are largest:
-// every operation copies the rank's own data.
-class SelfComm final : public DataComm {
- public:
-  explicit SelfComm(Device& dev) : dev_(dev) {}
-  CommKind kind() const override { return CommKind::mpi; }
-  int rank() const override { return 0; }
-  int size() const override { return 1; }
-  void allreduce(const void* s, void* r, std::size_t n, DType t) override { copy(s, r, n, t); }
-  void allgather(const void* s, void* r, std::size_t n, DType t) override { copy(s, r, n, t); }
-  void reduce_scatter(const void* s, void* r, std::size_t n, DType t) override { copy(s, r, n, t); }
-  void broadcast(const void* s, void* r, std::size_t n, DType t, int) override { copy(s, r, n, t); }
-  void reduce(const void* s, void* r, std::size_t n, DType t, int) override { copy(s, r, n, t); }
-  void alltoall(const void* s, void* r, std::size_t n, DType t) override { copy(s, r, n, t); }
-  void sendrecv(const void* s, int, void* r, int, std::size_t n, DType t) override { copy(s, r, n, t); }
-  void synchronize() override { dev_.synchronize(); }
-
- private:
-  void copy(const void* s, void* r, std::size_t n, DType t) {
-    if (s != r) dev_.copy_async(r, s, n * dtype_size(t), CopyKind::d2d);
-  }
-  Device& dev_;
-};
-
 Case first_case(const std::string& toml) {
   return expand(parse_config(toml, "m.toml", {}, workload_schemas())).at(0);
 }
@@ -83,7 +60,7 @@ struct Measured {
 Measured measure(const Case& c, bool on_host) {
   testing::CountingDevice dev(on_host);
   Group group;
-  group.data = std::make_unique<SelfComm>(dev);
+  group.data = std::make_unique<SelfDataComm>(dev);
   const bool transfer = find_workload(c.workload).scope(c.params).has_value();
   CaseContext ctx{dev, transfer ? &group : nullptr};
   auto w = find_workload(c.workload).make(c.params);
