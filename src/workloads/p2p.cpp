@@ -244,12 +244,13 @@ class P2pType final : public TypedWorkloadType<P2pParams> {
     const ScopeGroups g = scope_groups(p.scope, job);
     CaseWork cw;
     cw.skip_reason = p2p_skip_reason(p, job.nodes, 0, g.size);
-    // Transfers per iteration: a message and its echo, or a window of messages (bibw: of exchanges, each carrying
-    // two); a bw window's 4-byte acknowledgement is left out.
+    // Transfers per iteration: a message and its echo, or a window of messages (bibw: of exchanges, whose two
+    // messages cross at once, as a full-duplex link carries them and as each receiving rank copies its own within a
+    // node: priced as one); a bw window's 4-byte acknowledgement is left out.
     const double per_iter = p.pattern == P2pPattern::latency ? 2.0 : static_cast<double>(p.window);
     const double m = static_cast<double>(message_bytes(p.bytes));
-    cw.sample.add_transfer({std::string("p2p-") + pattern_name(p.pattern), p.pattern == P2pPattern::bibw ? 2 * m : m,
-                            1.0, 2, g.across_nodes ? 2 : 1, 0}, static_cast<double>(p.iters) * per_iter);
+    cw.sample.add_transfer({std::string("p2p-") + pattern_name(p.pattern), m, 1.0, 2, g.across_nodes ? 2 : 1, 0},
+                           static_cast<double>(p.iters) * per_iter);
     cw.sample.across_nodes = g.across_nodes;
     cw.turns = g.count * pairs_in_group_of(g.size);
     cw.busy_ranks_per_node = ranks_per_node(job);
