@@ -85,13 +85,26 @@ std::string range_of(const std::vector<ReportNotes::Member>& members, std::size_
   return lo + "-" + hi;
 }
 
-// What a group's notes say together: the shape with each number, or its range, put back.
+// What a group's notes say together: the shape with each number, or its range, put back. A range of ranks reads
+// "ranks 0-1" (as one number, "rank 0-1" would read as a rank of that name).
 std::string group_text(const ReportNotes::Group& g) {
   std::string out;
   std::size_t k = 0;
   for (char c : g.shape) {
-    if (c == kNumber || c == kTime) out += range_of(g.members, k++);
-    else out += c;
+    if (c != kNumber && c != kTime) {
+      out += c;
+      continue;
+    }
+    const std::string& first = g.members.front().numbers[k];
+    const bool varies = std::any_of(g.members.begin(), g.members.end(), [&](const auto& m) {
+      return m.numbers[k] != first;
+    });
+    const std::string word = "rank ";
+    if (varies && out.size() >= word.size() && out.compare(out.size() - word.size(), word.size(), word) == 0 &&
+        (out.size() == word.size() || !in_word(out[out.size() - word.size() - 1]))) {
+      out.insert(out.size() - 1, "s");
+    }
+    out += range_of(g.members, k++);
   }
   return out;
 }

@@ -88,6 +88,19 @@ TEST_CASE("the same flag of several cases reads once, with its count, its cases 
                              "case 5: host busy: others used 40% of node 0's 2 CPUs (load 2.3)"});
 }
 
+TEST_CASE("a range of ranks reads as ranks; one rank stays a rank", "[notes]") {
+  ReportNotes notes({{"sweep", 24}, {"other", 2}}, true);
+  notes.add_flag("sweep", 1, "descheduled: rank 0 waited for a CPU 49% of the time it was ready to run");
+  notes.add_flag("sweep", 2, "descheduled: rank 1 waited for a CPU 51% of the time it was ready to run");
+  notes.add_flag("other", 3, "descheduled: rank 1 waited for a CPU 50% of the time it was ready to run");
+  notes.add_flag("other", 4, "descheduled: rank 1 waited for a CPU 52% of the time it was ready to run");
+  CHECK(notes.lines() == std::vector<std::string>{
+                             "descheduled in 2 of 24 cases of sweep (1, 2): ranks 0-1 waited for a CPU 49-51% of the "
+                             "time it was ready to run",
+                             "descheduled in 2 of 2 cases of other (3, 4): rank 1 waited for a CPU 50-52% of the "
+                             "time it was ready to run"});
+}
+
 TEST_CASE("notes that say different things stay apart; times range over their units", "[notes]") {
   ReportNotes notes(kOne, true);
   notes.add_flag("sweep", 1, "straggler: rank 1 on a (node 0, local rank 1, H100): median 1.50x the others'");
