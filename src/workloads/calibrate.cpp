@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -142,9 +143,14 @@ double measure_setup(Device& dev, const Case& c) {
   auto w = type.make(p);
   CaseContext ctx{dev, transfer ? &self : nullptr};
   if (!w->skip_reason(ctx).empty()) return NAN;
-  w->setup(ctx, 1);
-  dev.synchronize();
-  w->verify(ctx);  // device-local: fails (nothing ran), but takes the time a check takes
+  try {
+    w->setup(ctx, 1);
+    dev.synchronize();
+    w->verify(ctx);  // device-local: fails (nothing ran), but takes the time a check takes
+  } catch (const std::exception&) {
+    if (!transfer) throw;
+    return NAN;  // a transfer that a group of one cannot stand in for: making inputs' rate prices it
+  }
   return (need.device_bytes + need.host_bytes) / std::max(1e-9, clock.seconds());
 }
 
