@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/text.hpp"
+#include "report/report_notes.hpp"
 
 namespace gpuscale {
 
@@ -79,8 +80,11 @@ void compare(const ReportRow& r, const ReportRow& old, BaselineComparison& b) {
 std::string host_doubt(const ReportRow& r, const ReportRow& old) {
   std::vector<std::string> parts;
   if (r.host.doubtful()) parts.push_back("here, " + r.host.why());
-  if (old.host.doubtful()) parts.push_back("in the baseline (its case " + std::to_string(old.case_index + 1) + "), " +
-                                           old.host.why());
+  if (old.host.doubtful()) {
+    const bool moved = old.case_index != r.case_index;  // the same case of another plan: its number there
+    parts.push_back("in the baseline" + (moved ? " (its case " + std::to_string(old.case_index + 1) + ")" : "") +
+                    ", " + old.host.why());
+  }
   return join(parts, "; ");
 }
 
@@ -302,9 +306,23 @@ std::vector<std::string> baseline_notes(const std::vector<ReportRow>& rows, cons
                                   "on a busier or slower machine as well as with slower or faster software; run both "
                                   "again before believing it", s.median_ratio));
   }
-  for (const auto& [index, why] : s.uncertain) {
-    notes.push_back("case " + std::to_string(index + 1) + " is uncertain, never slower or faster: " + why);
+  // Uncertain cases, grouped as the report's notes are: "uncertain in 6 of 6 cases (1-6): never slower or faster;
+  // here, host busy: others used 49-73% ...".
+  std::vector<std::pair<std::string, std::size_t>> experiments;
+  for (const auto& r : rows) {
+    auto it = std::find_if(experiments.begin(), experiments.end(), [&](const auto& e) { return e.first == r.name; });
+    if (it == experiments.end()) it = experiments.insert(experiments.end(), {r.name, 0});
+    ++it->second;
   }
+  ReportNotes uncertain(experiments, true);
+  for (const auto& [index, why] : s.uncertain) {
+    const auto row = std::find_if(rows.begin(), rows.end(), [i = index](const ReportRow& r) {
+      return r.case_index == i;
+    });
+    uncertain.add_case(row == rows.end() ? "" : row->name, index + 1, "uncertain", "never slower or faster; " + why,
+                       CaseNoteForm::case_first);
+  }
+  for (auto& line : uncertain.lines()) notes.push_back(std::move(line));
   return notes;
 }
 

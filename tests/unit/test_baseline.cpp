@@ -189,15 +189,15 @@ TEST_CASE("a case on a busy host is uncertain, never slower or faster, and says 
   REQUIRE(s.uncertain.size() == 2);
   CHECK(s.uncertain.at(0) == "here, host busy: others used 63% of node 0's CPUs");
   CHECK(s.uncertain.at(1) ==
-        "in the baseline (its case 2), descheduled: rank 1 waited for a CPU 41% of the time it was ready to run");
+        "in the baseline, descheduled: rank 1 waited for a CPU 41% of the time it was ready to run");
   CHECK(std::isnan(s.median_ratio));  // one case left that counts
   const std::string t = render_baseline(rows, s);
   INFO(t);
   CHECK(fits_80(t));
   CHECK(t.find("uncertain (host busy)\n") != std::string::npos);
-  CHECK(flat(t).find("note: case 1 is uncertain, never slower or faster: here, host busy: others used 63%") !=
+  CHECK(flat(t).find("note: case 1: uncertain: never slower or faster; here, host busy: others used 63%") !=
         std::string::npos);
-  CHECK(flat(t).find("note: case 2 is uncertain, never slower or faster: in the baseline (its case 2),") !=
+  CHECK(flat(t).find("note: case 2: uncertain: never slower or faster; in the baseline, descheduled:") !=
         std::string::npos);
   // --fail-on never fails on it, and says it did not judge it.
   CHECK(failing_cases(rows, FailOn::any) == "1 case(s) slower or faster than the baseline: slower 3");
@@ -208,6 +208,21 @@ TEST_CASE("a case on a busy host is uncertain, never slower or faster, and says 
   CHECK(j[0]["baseline"]["uncertain_why"] == "here, host busy: others used 63% of node 0's CPUs");
   CHECK_FALSE(j[2]["baseline"].contains("uncertain_why"));
   CHECK(render_csv(rows, {s}).find("\"here, host busy: others used 63% of node 0's CPUs\"") != std::string::npos);
+}
+
+TEST_CASE("cases uncertain for the same reason read once, with their cases and the range of their numbers",
+          "[baseline]") {
+  std::vector<ReportRow> rows;
+  for (std::size_t i = 0; i < 4; ++i) {
+    rows.push_back(row(i, 2.0, 1.9, 2.1));
+    rows.back().host.busy = "others used " + std::to_string(50 + 10 * i) + "% of node 0's CPUs";
+  }
+  const BaselineSummary s = compare_with_baseline(rows, ones(4), "old.h5");
+  const std::string t = flat(render_baseline(rows, s));
+  INFO(t);
+  CHECK(t.find("note: uncertain in 4 of 4 cases (1-4): never slower or faster; here, host busy: others used 50-80% "
+               "of node 0's CPUs") != std::string::npos);
+  CHECK(t.find("note: case 1") == std::string::npos);  // not a line per case
 }
 
 TEST_CASE("report --fail-on names the cases with that verdict", "[baseline]") {
