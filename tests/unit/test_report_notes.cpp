@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "report/report.hpp"
 #include "report/report_notes.hpp"
@@ -90,10 +91,13 @@ TEST_CASE("the same flag of several cases reads once, with its count, its cases 
 
 TEST_CASE("a range of ranks reads as ranks; one rank stays a rank", "[notes]") {
   ReportNotes notes({{"sweep", 24}, {"other", 2}}, true);
-  notes.add_flag("sweep", 1, "descheduled: rank 0 waited for a CPU 49% of the time it was ready to run");
-  notes.add_flag("sweep", 2, "descheduled: rank 1 waited for a CPU 51% of the time it was ready to run");
-  notes.add_flag("other", 3, "descheduled: rank 1 waited for a CPU 50% of the time it was ready to run");
-  notes.add_flag("other", 4, "descheduled: rank 1 waited for a CPU 52% of the time it was ready to run");
+  // Per case: its experiment, the rank that waited and for how much of the time (%).
+  const std::tuple<const char*, std::size_t, int, int> waits[] = {
+      {"sweep", 1, 0, 49}, {"sweep", 2, 1, 51}, {"other", 3, 1, 50}, {"other", 4, 1, 52}};
+  for (const auto& [experiment, case_number, rank, share] : waits) {
+    notes.add_flag(experiment, case_number, "descheduled: rank " + std::to_string(rank) + " waited for a CPU " +
+                                                std::to_string(share) + "% of the time it was ready to run");
+  }
   CHECK(notes.lines() == std::vector<std::string>{
                              "descheduled in 2 of 24 cases of sweep (1, 2): ranks 0-1 waited for a CPU 49-51% of the "
                              "time it was ready to run",
