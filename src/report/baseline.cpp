@@ -309,17 +309,12 @@ std::vector<std::string> baseline_notes(const std::vector<ReportRow>& rows, cons
   // Uncertain cases, grouped as the report's notes are: "uncertain in 6 of 6 cases (1-6): never slower or faster;
   // here, host busy: others used 49-73% ...".
   std::vector<std::pair<std::string, std::size_t>> experiments;
+  for (const auto& in : by_experiment(rows)) experiments.emplace_back(in.front()->name, in.size());
+  ReportNotes uncertain(std::move(experiments), true);
   for (const auto& r : rows) {
-    auto it = std::find_if(experiments.begin(), experiments.end(), [&](const auto& e) { return e.first == r.name; });
-    if (it == experiments.end()) it = experiments.insert(experiments.end(), {r.name, 0});
-    ++it->second;
-  }
-  ReportNotes uncertain(experiments, true);
-  for (const auto& [index, why] : s.uncertain) {
-    const auto row = std::find_if(rows.begin(), rows.end(), [i = index](const ReportRow& r) {
-      return r.case_index == i;
-    });
-    uncertain.add_case(row == rows.end() ? "" : row->name, index + 1, "uncertain", "never slower or faster; " + why,
+    const auto why = s.uncertain.find(r.case_index);
+    if (why == s.uncertain.end()) continue;
+    uncertain.add_case(r.name, r.case_index + 1, "uncertain", "never slower or faster; " + why->second,
                        CaseNoteForm::case_first);
   }
   for (auto& line : uncertain.lines()) notes.push_back(std::move(line));
