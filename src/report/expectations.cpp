@@ -12,7 +12,6 @@ namespace {
 
 constexpr const char* kVerified = "verified";
 
-
 constexpr const char* kNoVendor = "no verified impl = \"vendor\" case of the same problem, mode and ranks in this run";
 
 // A limit's number as the report shows it; `precise`: six significant digits.

@@ -35,10 +35,10 @@ bool limit_applies(const std::string& limit, Mode mode, const Params& params);
 // The job's node with the most ranks per core: its ranks and its cores ({0, 0}: no node's cores are known).
 std::pair<int, int> most_crowded_node(const RunRecord& run);
 
-// Every limit of a row that applies to it (min_efficiency: parallel rows that can have an efficiency).
 // The number `limit` bounds in a row, as the report computes it (none: not measured, or not a limit's name).
 std::optional<double> limit_measure(const ReportRow& r, const std::string& limit);
 
+// Every limit of a row that applies to it (min_efficiency: parallel rows that can have an efficiency).
 std::vector<LimitCheck> check_row(const ReportRow& r);
 
 // Of every row whose experiment set limits: "verified", then check_row; in row order.
