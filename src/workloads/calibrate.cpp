@@ -157,18 +157,14 @@ double measure_setup(Device& dev, const Case& c) {
 // The case of each workload whose setup is measured: the plan's first, or a transfer's with the most memory (a
 // sweep's first case moves a few bytes, whose setup is all fixed costs).
 std::map<std::string, const Case*> setup_cases(const std::vector<Case>& plan, bool buffers_on_host) {
+  const auto bytes = [&](const Case& c) {
+    const MemoryNeed need = find_workload(c.workload).memory(c.params, buffers_on_host);
+    return need.device_bytes + need.host_bytes;
+  };
   std::map<std::string, const Case*> out;
-  std::map<std::string, double> most;
   for (const auto& c : plan) {
-    const WorkloadType& type = find_workload(c.workload);
-    const bool transfer = type.scope(c.params).has_value();
-    const MemoryNeed need = type.memory(c.params, buffers_on_host);
-    const double bytes = need.device_bytes + need.host_bytes;
-    auto [it, first] = out.emplace(c.workload, &c);
-    if (first || (transfer && bytes > most[c.workload])) {
-      it->second = &c;
-      most[c.workload] = bytes;
-    }
+    const auto [it, first] = out.emplace(c.workload, &c);
+    if (!first && find_workload(c.workload).scope(c.params) && bytes(c) > bytes(*it->second)) it->second = &c;
   }
   return out;
 }
