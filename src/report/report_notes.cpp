@@ -95,16 +95,15 @@ std::string group_text(const ReportNotes::Group& g) {
       out += c;
       continue;
     }
-    const std::string& first = g.members.front().numbers[k];
-    const bool varies = std::any_of(g.members.begin(), g.members.end(), [&](const auto& m) {
-      return m.numbers[k] != first;
-    });
+    const std::string range = range_of(g.members, k);
+    const bool varies = range != g.members.front().numbers[k++];
     const std::string word = "rank ";
-    if (varies && out.size() >= word.size() && out.compare(out.size() - word.size(), word.size(), word) == 0 &&
+    if (varies && out.size() >= word.size() &&
+        out.compare(out.size() - word.size(), word.size(), word) == 0 &&
         (out.size() == word.size() || !in_word(out[out.size() - word.size() - 1]))) {
       out.insert(out.size() - 1, "s");
     }
-    out += range_of(g.members, k++);
+    out += range;
   }
   return out;
 }
