@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <fstream>
 #include <map>
@@ -260,18 +262,51 @@ bool plan_passes_cache(const std::vector<Case>& plan, double cache_bytes) {
   return false;
 }
 
+// Bytes per second of fresh pages, as a reduction's temporary buffer gets them in each call (reduction_fresh_bytes):
+// a buffer of twice kFreshBufferBytes allocated, written, freed; the faster of 2.
+double measure_fresh_bytes_s() {
+  const auto bytes = static_cast<std::size_t>(2 * kFreshBufferBytes);
+  double fastest = INFINITY;
+  for (int i = 0; i < 2; ++i) {
+    const double t0 = now_s();
+    void* p = std::malloc(bytes);
+    if (p == nullptr) return 0;
+    std::memset(p, 1, bytes);
+    __asm__ volatile("" : : "r"(p) : "memory");  // the writes happen: the buffer is not optimised away
+    std::free(p);
+    fastest = std::min(fastest, now_s() - t0);
+  }
+  return static_cast<double>(bytes) / fastest;
+}
+
+bool plan_has_fresh_reductions(const std::vector<Case>& plan) {
+  return std::any_of(plan.begin(), plan.end(), [](const Case& c) {
+    const auto ops = case_work(c, JobShape{}).sample.transfer_ops;
+    return std::any_of(ops.begin(), ops.end(), [](const TransferWork& t) {
+      TransferWork two = t;
+      two.group_size = std::max(2, t.group_size);  // the plan's shapes on one rank: as on a job of two or more
+      return reduction_fresh_bytes(two) > 0;
+    });
+  });
+}
+
 // Within a node, MPI on the CPU backend (the only data plane this is called for) moves a message from one rank's
 // memory to another's through shared memory, copying it in and out: half the host's copy rate, in the cache and
 // past it (MPI's bandwidth tests on a quiet host gave 0.5 to 0.7 of it), and per operation about a hand-off between
 // two cores.
-LinkRate measure_intra_link(const Rates& r, const LinkRate& assumed) {
+// Where `fresh`, also the fresh pages of reductions' temporary buffers.
+LinkRate measure_intra_link(const Rates& r, const LinkRate& assumed, bool fresh) {
   LinkRate l = assumed;
   l.bytes_s = r.stream_bytes_s.at(kDeviceCopy) / 2;
   l.beyond_cache_bytes_s = r.copy_beyond_cache_bytes_s / 2;
-  const std::string beyond = l.beyond_cache_bytes_s > 0 ? "; " + format_sig3(l.beyond_cache_bytes_s / 1e9) +
-                                                              " GB/s beyond the " + format_bytes(r.cache_bytes) +
-                                                              " cache"
-                                                        : "";
+  std::string beyond = l.beyond_cache_bytes_s > 0 ? "; " + format_sig3(l.beyond_cache_bytes_s / 1e9) +
+                                                        " GB/s beyond the " + format_bytes(r.cache_bytes) + " cache"
+                                                  : "";
+  if (fresh) l.fresh_bytes_s = measure_fresh_bytes_s();
+  if (l.fresh_bytes_s > 0) {
+    beyond += "; a reduction's temporary buffer of " + format_bytes(kFreshBufferBytes) + " or more: fresh pages at " +
+              format_sig3(l.fresh_bytes_s / 1e9) + " GB/s in each call";
+  }
   const double handoff = measure_handoff_s();
   const std::string rate = "measured, " + format_sig3(l.bytes_s / 1e9) + " GB/s (half the host's copy rate: a " +
                            "message is copied into shared memory and out" + beyond + ")";
@@ -335,7 +370,9 @@ Rates calibrate(Device& dev, const std::vector<Case>& plan, const Rates& default
     if (r.cache_bytes > 0 && plan_passes_cache(plan, r.cache_bytes)) {
       r.copy_beyond_cache_bytes_s = measure_copy_beyond_cache(dev, r.cache_bytes);
     }
-    if (r.comm == CommKind::mpi && plan_has_transfers(plan)) r.intra = measure_intra_link(r, defaults.intra);
+    if (r.comm == CommKind::mpi && plan_has_transfers(plan)) {
+      r.intra = measure_intra_link(r, defaults.intra, plan_has_fresh_reductions(plan));
+    }
   }
   r.source = std::string("measured on this ") + (cpu ? "CPU" : "GPU") + " just now";
   return r;

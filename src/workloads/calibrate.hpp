@@ -2,8 +2,9 @@
 // gemm of each kind the plan uses at two sizes (the fixed cost of a call,
 // and the rate beyond it), copies, elementwise passes, and how fast the host
 // makes inputs; on the CPU, a copy past the largest cache, and for MPI
-// transfers within a node (the host's copies, and a hand-off between two
-// threads). Transfers between nodes, on a GPU or over NCCL, and the runner's
+// transfers within a node (the host's copies, a hand-off between two
+// threads, and for reductions of 32 MiB or more the fresh pages of their
+// temporary buffers). Transfers between nodes, on a GPU or over NCCL, and the runner's
 // own costs keep the defaults: nothing moves between ranks before the job
 // runs (Rates::intra, Rates::inter say which). Each rate is a core's
 // speed, which other work on a busy host barely changes: the median of short

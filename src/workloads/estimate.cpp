@@ -81,7 +81,14 @@ double transfer_seconds(const TransferWork& t, const Rates& r) {
   const LinkRate& link = t.group_nodes > 1 ? r.inter : r.intra;
   const bool past_cache = r.cache_bytes > 0 && link.beyond_cache_bytes_s > 0 && 2 * t.op_bytes > r.cache_bytes;
   const double rate = past_cache ? std::min(link.bytes_s, link.beyond_cache_bytes_s) : link.bytes_s;
-  return t.count * (link.op_s + t.op_bytes * t.bus_factor / rate);
+  const double fresh = link.fresh_bytes_s > 0 ? reduction_fresh_bytes(t) / link.fresh_bytes_s : 0.0;
+  return t.count * (link.op_s + t.op_bytes * t.bus_factor / rate + fresh);
+}
+
+double reduction_fresh_bytes(const TransferWork& t) {
+  if (t.op_bytes < kFreshBufferBytes || t.group_size < 2) return 0;
+  if (t.op == "allreduce") return t.op_bytes * (t.group_size - 1) / t.group_size;
+  return t.op == "reduce_scatter" ? t.op_bytes : 0.0;
 }
 
 std::string link_rates_text(double bytes_s, double op_s) {

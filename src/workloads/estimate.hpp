@@ -44,13 +44,17 @@ struct HostShare {
 
 // The links a transfer crosses: within a node, or between nodes (a group that spans nodes). One operation takes
 // op_s plus its bus bytes (op bytes x bus factor) at bytes_s, or at beyond_cache_bytes_s where the message's two
-// ends (send and receive buffers) overflow Rates::cache_bytes.
+// ends (send and receive buffers) overflow Rates::cache_bytes, and a reduction the fresh pages of its temporary
+// buffer at fresh_bytes_s.
 struct LinkRate {
   double bytes_s = 0;
   double beyond_cache_bytes_s = 0;  // 0: bytes_s at every size
   double op_s = 0;
   bool measured = false;  // false: all or part of it assumed, which the output says
   std::string text;       // for the output: "measured, 19.5 GB/s ..." or "not measured, assumed 1 GB/s and 30 us ..."
+  // MPI within a node on the CPU backend: a reduction's temporary buffer of kFreshBufferBytes or more (as allocated
+  // in each call) touched at this rate, fresh pages each call (reduction_fresh_bytes); 0: not priced.
+  double fresh_bytes_s = 0;
 };
 
 struct Rates {
@@ -87,6 +91,14 @@ struct Rates {
   double stream_rate(const std::string& kind, double call_bytes) const;
 };
 
+// glibc gives an allocation this large pages of its own (mmap) and returns them when it is freed, at any setting
+// of its dynamic threshold: a buffer allocated and freed in every call is fresh pages in every call.
+constexpr double kFreshBufferBytes = 32.0 * 1024 * 1024;
+// Bytes of fresh pages one operation of `t` touches in its temporary buffer, as Open MPI's reductions within a node
+// allocate one the size of their input in each call (measured with Open MPI 4.1 on 2 ranks): an allreduce sums the
+// (n-1)/n of its input that it receives from the others into it; a reduce_scatter all of its input at one rank. 0
+// for other operations, and below kFreshBufferBytes (glibc keeps and reuses smaller buffers).
+double reduction_fresh_bytes(const TransferWork& t);
 // Seconds of `t.count` operations of a transfer on its link (inter where its group spans nodes), before any
 // slowdown by a busy host.
 double transfer_seconds(const TransferWork& t, const Rates& r);

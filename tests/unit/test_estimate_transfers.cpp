@@ -65,6 +65,25 @@ TEST_CASE("a message whose two ends overflow the cache moves at the rate past it
   CHECK(transfer_seconds(TransferWork{"p2p-bw", 64 * mib, 1.0, 2, 1, 1}, unknown) == Approx(1e-6 + 64 * mib / 10e9));
 }
 
+TEST_CASE("a reduction of 32 MiB or more also touches fresh pages of its temporary buffer in each call",
+          "[estimate][transfers]") {
+  Rates r = round_rates();
+  r.intra.fresh_bytes_s = 2e9;
+  const double mib = 1048576;
+  const double past = 64 * mib / 4e9;  // its bus bytes past the cache (bus factor 1)
+  // An allreduce of 2 ranks sums the half it receives into it; a reduce_scatter all of its input at one rank.
+  CHECK(transfer_seconds(TransferWork{"allreduce", 64 * mib, 1.0, 2, 1, 1}, r) == Approx(1e-6 + past + 32 * mib / 2e9));
+  CHECK(transfer_seconds(TransferWork{"allreduce", 64 * mib, 1.0, 4, 1, 1}, r) == Approx(1e-6 + past + 48 * mib / 2e9));
+  CHECK(transfer_seconds(TransferWork{"reduce_scatter", 64 * mib, 1.0, 2, 1, 1}, r) ==
+        Approx(1e-6 + past + 64 * mib / 2e9));
+  // Not other operations, not below 32 MiB (the allocator keeps those), not one rank alone, not unmeasured.
+  CHECK(transfer_seconds(TransferWork{"broadcast", 64 * mib, 1.0, 2, 1, 1}, r) == Approx(1e-6 + past));
+  CHECK(transfer_seconds(TransferWork{"allreduce", 31 * mib, 1.0, 2, 1, 1}, r) == Approx(1e-6 + 31 * mib / 4e9));
+  CHECK(reduction_fresh_bytes(TransferWork{"allreduce", 64 * mib, 1.0, 1, 1, 1}) == 0);
+  r.intra.fresh_bytes_s = 0;
+  CHECK(transfer_seconds(TransferWork{"reduce_scatter", 64 * mib, 1.0, 2, 1, 1}, r) == Approx(1e-6 + past));
+}
+
 TEST_CASE("a p2p case's sample is its operations at the link's rates, slower on a busy host only within a node",
           "[estimate][transfers]") {
   Rates r = round_rates();
@@ -163,11 +182,17 @@ TEST_CASE("calibration prices transfers within a node from the host's copies, wh
     CHECK(r.intra.op_s == defaults.intra.op_s);
     CHECK_THAT(r.intra.text, Catch::Contains("per operation not measured (two threads could not take turns"));
   }
+  CHECK(r.intra.fresh_bytes_s == 0);  // no reduction of 32 MiB or more: no fresh pages measured
   CHECK_FALSE(r.inter.measured);  // nothing crosses nodes before the job runs
   CHECK(r.inter.text == defaults.inter.text);
   // NCCL's links, and a plan without transfers: nothing measured.
   const Rates nccl = default_rates(Backend::cpu, CommKind::nccl);
   CHECK(calibrate(dev, p2p, nccl, 0.2).intra.text == nccl.intra.text);
+  // A reduction that allocates 32 MiB or more in each call: the rate of fresh pages too, and the text says so.
+  const auto big = plan_of("[[experiment]]\nworkload = \"collective\"\nop = \"allreduce\"\nbytes = 33554432\n");
+  const Rates fresh = calibrate(dev, big, defaults, 0.2);
+  CHECK(fresh.intra.fresh_bytes_s > 0);
+  CHECK_THAT(fresh.intra.text, Catch::Contains("a reduction's temporary buffer of 32 MiB or more: fresh pages at "));
   const auto gemm = plan_of("[[experiment]]\nworkload = \"gemm\"\nsize = 64\n");
   CHECK(calibrate(dev, gemm, defaults, 0.2).intra.text == defaults.intra.text);
 }
