@@ -490,7 +490,14 @@ TEST_CASE("large sample datasets are chunked with checksums and read back exactl
     if (at != std::string::npos && b.find(pattern, at + 1) == std::string::npos) break;
   }
   REQUIRE(at != std::string::npos);
+  const std::string intact = b;
   b[at + 3] = static_cast<char>(b[at + 3] ^ 0x10);
+  put_bytes(path, b);
+  CHECK(read_error(path) == path + ": damaged result file: checksum mismatch in the values of /cases/0000/device_time");
+  // Its sign bit flipped: a negative time, which is damage all the same (the checksums are checked before the
+  // values are judged, though the digest read first found them changed).
+  b = intact;
+  b[at + 7] = static_cast<char>(b[at + 7] ^ 0x80);
   put_bytes(path, b);
   CHECK(read_error(path) == path + ": damaged result file: checksum mismatch in the values of /cases/0000/device_time");
   fs::remove(path);
