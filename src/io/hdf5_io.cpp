@@ -244,13 +244,37 @@ bool all_finite(const double* p, std::size_t n, bool non_negative) {
   return z == 0.0 && (!non_negative || low >= 0.0);
 }
 
+// Whether each of p[0..n) is NaN or finite and non-negative: none below 0 (-inf among them) and none +inf; a NaN
+// compares false, so the running lowest and highest pass over it.
+bool all_unknown_or_non_negative(const double* p, std::size_t n) {
+  typedef double v2d __attribute__((vector_size(16)));
+  v2d low0 = {0, 0}, low1 = low0, high0 = low0, high1 = low0;
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    v2d x0, x1;
+    std::memcpy(&x0, p + i, sizeof x0);
+    std::memcpy(&x1, p + i + 2, sizeof x1);
+    low0 = x0 < low0 ? x0 : low0;
+    low1 = x1 < low1 ? x1 : low1;
+    high0 = x0 > high0 ? x0 : high0;
+    high1 = x1 > high1 ? x1 : high1;
+  }
+  double low = std::min(std::min(low0[0], low0[1]), std::min(low1[0], low1[1]));
+  double high = std::max(std::max(high0[0], high0[1]), std::max(high1[0], high1[1]));
+  for (; i < n; ++i) {
+    low = p[i] < low ? p[i] : low;
+    high = p[i] > high ? p[i] : high;
+  }
+  return low >= 0.0 && high < std::numeric_limits<double>::infinity();
+}
+
 // A ReadError for the first value of p[0..n) (the values from `first` on) that fails `check`, if any.
 void check_values(const double* p, std::size_t n, Values check, std::size_t first,
                   const std::function<std::string()>& what) {
   if (check == Values::any) return;
   const bool non_negative = check != Values::finite;
   const bool unknown = check == Values::unknown_or_non_negative;  // NaN passes
-  if (!unknown && all_finite(p, n, non_negative)) return;
+  if (unknown ? all_unknown_or_non_negative(p, n) : all_finite(p, n, non_negative)) return;
   for (std::size_t i = 0; i < n; ++i) {
     if (unknown && std::isnan(p[i])) continue;
     if (!std::isfinite(p[i]) || (non_negative && p[i] < 0)) {

@@ -1466,6 +1466,10 @@ TEST_CASE("each sample's wait for a core (schema 1.9 on) is written and read bac
     CHECK(read_error(path) == path + ": damaged result file: /cases/0000/core_wait[1] is negative");
     edit_file(path, [](hid_t g) { h5::overwrite_doubles(g, "core_wait", {0.0, 0.0, NAN, INFINITY, 0.0, 0.0}); });
     CHECK(read_error(path) == path + ": damaged result file: /cases/0000/core_wait[3] is not finite");
+    edit_file(path, [](hid_t g) { h5::overwrite_doubles(g, "core_wait", {NAN, NAN, NAN, NAN, 0.0, -INFINITY}); });
+    CHECK(read_error(path) == path + ": damaged result file: /cases/0000/core_wait[5] is not finite");
+    edit_file(path, [](hid_t g) { h5::overwrite_doubles(g, "core_wait", {0.0, NAN, 0.0, NAN, INFINITY, 0.0}); });
+    CHECK(read_error(path) == path + ": damaged result file: /cases/0000/core_wait[4] is not finite");
   }
   SECTION("a 1.9 file without it is damage; a 1.8 file has none, and the rest reads as written") {
     edit_file(path, [](hid_t g) { REQUIRE(H5Ldelete(g, "core_wait", H5P_DEFAULT) >= 0); });
