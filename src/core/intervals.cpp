@@ -1,6 +1,8 @@
 #include "core/intervals.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "core/stats.hpp"
 
@@ -32,7 +34,22 @@ std::optional<Interval> median_interval(const std::vector<double>& samples, doub
   const std::size_t j = n == 0 ? 0 : median_interval_rank(n, confidence);
   if (j == 0) return std::nullopt;
   // x(j) and x(n+1-j), 1-based: selected in place, without a copy of the samples.
-  return Interval{order_statistic(samples, j - 1), order_statistic(samples, n - j)};
+  const std::vector<double> x = order_statistics(samples, {j - 1, n - j});
+  return Interval{x[0], x[1]};
+}
+
+MedianInterval median_and_interval(const std::vector<double>& samples, double confidence) {
+  const std::size_t n = samples.size();
+  if (n == 0) throw std::invalid_argument("median of an empty sample");
+  // As quantile(samples, 0.5): between the lo-th smallest and the next; the interval's ranks lie either side.
+  const std::size_t lo = (n - 1) / 2, next = std::min(lo + 1, n - 1);
+  const std::size_t j = median_interval_rank(n, confidence);
+  if (j == 0) {
+    const std::vector<double> x = order_statistics(samples, {lo, next});
+    return {x[0] + ((n - 1) % 2 ? 0.5 : 0.0) * (x[1] - x[0]), std::nullopt};
+  }
+  const std::vector<double> x = order_statistics(samples, {j - 1, lo, next, n - j});
+  return {x[1] + ((n - 1) % 2 ? 0.5 : 0.0) * (x[2] - x[1]), Interval{x[0], x[3]}};
 }
 
 std::optional<Interval> ratio_interval(const std::optional<Interval>& a, const std::optional<Interval>& b) {

@@ -32,6 +32,14 @@ constexpr std::size_t kMinIntervalSamples = 7;
 // (fewer than kMinIntervalSamples samples at the default).
 std::optional<Interval> median_interval(const std::vector<double>& samples, double confidence = kMedianConfidence);
 
+// The median (as median() in stats.hpp) and that interval of the same samples, in one selection. Throws
+// std::invalid_argument on an empty sample; all NaN when a sample is NaN.
+struct MedianInterval {
+  double median = 0.0;
+  std::optional<Interval> interval;
+};
+MedianInterval median_and_interval(const std::vector<double>& samples, double confidence = kMedianConfidence);
+
 // That interval's j for n samples (0 when none reaches `confidence`).
 std::size_t median_interval_rank(std::size_t n, double confidence = kMedianConfidence);
 

@@ -75,29 +75,36 @@ bool split(const double* s, std::size_t n, double lo, double hi, std::size_t cap
   return true;
 }
 
-// The k-th and (k+1)-th smallest of s (0-based; the k-th twice when k is the
-// last), by sorting a copy's part: for small samples, and the fallback of the one below.
-bool select_by_copy(const double* s, std::size_t n, std::size_t k, double& a, double& b) {
+// The ks-th smallest of s into out (ks ascending, each below n; 0-based), by
+// selecting in a copy, each k among the values after the one before: for
+// small samples, and the fallback of the one below. False when s holds a NaN.
+bool select_by_copy(const double* s, std::size_t n, const std::vector<std::size_t>& ks, std::vector<double>& out) {
   std::vector<double> v(s, s + n);
   bool nan = false;
   for (const double x : v) nan |= x != x;
   if (nan) return false;
-  const auto kth = v.begin() + static_cast<std::ptrdiff_t>(k);
-  std::nth_element(v.begin(), kth, v.end());
-  a = *kth;
-  b = k + 1 < n ? *std::min_element(kth + 1, v.end()) : a;
+  out.clear();
+  auto from = v.begin();
+  for (const std::size_t k : ks) {
+    const auto kth = v.begin() + static_cast<std::ptrdiff_t>(k);
+    if (kth >= from) {  // else k repeats the one before, already in place
+      std::nth_element(from, kth, v.end());
+      from = kth + 1;
+    }
+    out.push_back(*kth);
+  }
   return true;
 }
 
 // The same without copying or reordering s, in about two streaming passes
-// (Floyd and Rivest's idea): two pivots from a sample of s bracket the k-th
-// smallest; only the values between them are kept and selected among. The
-// sample is pseudo-random but fixed, so the result (exact either way) and
-// the time do not depend on luck from run to run; when the bracket misses
-// (rarely), the copy above. Returns false when s holds a NaN.
-bool select(const double* s, std::size_t n, std::size_t k, double& a, double& b) {
-  if (n < 4096) return select_by_copy(s, n, k, a, b);
-  // A sample of about n^(2/3), pivots about 2 sqrt(m) sample ranks either side of k's place in it.
+// (Floyd and Rivest's idea): two pivots from a sample of s bracket the ks-th
+// smallest (ks close together: a median and its interval); only the values
+// between them are kept and selected among. The sample is pseudo-random but
+// fixed, so the result (exact either way) and the time do not depend on luck
+// from run to run; when the bracket misses (rarely), the copy above.
+bool select(const double* s, std::size_t n, const std::vector<std::size_t>& ks, std::vector<double>& out) {
+  if (n < 4096) return select_by_copy(s, n, ks, out);
+  // A sample of about n^(2/3), pivots about 2 sqrt(m) sample ranks beyond the ks' places in it.
   const auto m = static_cast<std::size_t>(std::cbrt(static_cast<double>(n)) * std::cbrt(static_cast<double>(n)));
   std::vector<double> sample(m);
   bool nan = false;
@@ -107,8 +114,11 @@ bool select(const double* s, std::size_t n, std::size_t k, double& a, double& b)
   }
   if (nan) return false;
   const auto gap = static_cast<std::size_t>(2.0 * std::sqrt(static_cast<double>(m))) + 1;
-  const std::size_t at = static_cast<std::size_t>(static_cast<double>(k) / static_cast<double>(n) * static_cast<double>(m));
-  const std::size_t lo_i = at > gap ? at - gap : 0, hi_i = std::min(m - 1, at + gap);
+  const auto place = [&](std::size_t k) {
+    return static_cast<std::size_t>(static_cast<double>(k) / static_cast<double>(n) * static_cast<double>(m));
+  };
+  const std::size_t first = place(ks.front()), last = place(ks.back());
+  const std::size_t lo_i = first > gap ? first - gap : 0, hi_i = std::min(m - 1, last + gap);
   std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(lo_i), sample.end());
   const double lo = lo_i == 0 ? -std::numeric_limits<double>::infinity() : sample[lo_i];
   std::nth_element(sample.begin() + static_cast<std::ptrdiff_t>(lo_i), sample.begin() + static_cast<std::ptrdiff_t>(hi_i),
@@ -116,33 +126,38 @@ bool select(const double* s, std::size_t n, std::size_t k, double& a, double& b)
   const double hi = hi_i == m - 1 ? std::numeric_limits<double>::infinity() : sample[hi_i];
   // One pass: how many lie below, at and above the pivots, and those between them.
   Split sp;
-  const std::size_t cap = std::min(n, 8 * gap * (n / m + 1) + 4096);  // about 4 times the expected number
+  const std::size_t cap = std::min(n, 4 * (hi_i - lo_i + 1) * (n / m + 1) + 4096);  // about 4 times the expected
   sp.mid.reserve(cap);
-  if (!split(s, n, lo, hi, cap, sp)) return select_by_copy(s, n, k, a, b);
+  if (!split(s, n, lo, hi, cap, sp)) return select_by_copy(s, n, ks, out);
   // In order: below | at lo | mid | at hi | above.
   const std::size_t e1 = sp.below + sp.at_lo, m_end = e1 + sp.mid.size(), e2 = m_end + sp.at_hi;
   if (e2 + sp.above != n) return false;  // NaNs: in none of them
-  const std::size_t last = std::min(k + 1, n - 1);
-  if (k < sp.below || last >= e2) return select_by_copy(s, n, k, a, b);  // the sample misled: rare
-  auto kth = sp.mid.begin();
-  if (k < e1) {
-    a = lo;
-  } else if (k < m_end) {
-    kth += static_cast<std::ptrdiff_t>(k - e1);
-    std::nth_element(sp.mid.begin(), kth, sp.mid.end());
-    a = *kth;
-  } else {
-    a = hi;
+  if (ks.front() < sp.below || ks.back() >= e2) return select_by_copy(s, n, ks, out);  // the sample misled: rare
+  out.clear();
+  auto from = sp.mid.begin();
+  for (const std::size_t k : ks) {
+    if (k < e1) {
+      out.push_back(lo);
+    } else if (k < m_end) {
+      const auto kth = sp.mid.begin() + static_cast<std::ptrdiff_t>(k - e1);
+      if (kth >= from) {  // else k repeats the one before, already in place
+        std::nth_element(from, kth, sp.mid.end());
+        from = kth + 1;
+      }
+      out.push_back(*kth);
+    } else {
+      out.push_back(hi);
+    }
   }
-  if (last == k) {
-    b = a;
-  } else if (last < e1) {
-    b = lo;
-  } else if (last < m_end) {  // k is in mid too (after kth), or at lo (then last is mid's smallest)
-    b = *std::min_element(k < e1 ? sp.mid.begin() : kth + 1, sp.mid.end());
-  } else {
-    b = hi;
-  }
+  return true;
+}
+
+// The lo-th smallest and the next one (the same at the end), into a and b; false when s holds a NaN.
+bool select_pair(const double* s, std::size_t n, std::size_t lo, double& a, double& b) {
+  std::vector<double> out;
+  if (!select(s, n, {lo, std::min(lo + 1, n - 1)}, out)) return false;
+  a = out[0];
+  b = out[1];
   return true;
 }
 
@@ -155,7 +170,7 @@ double quantile(const double* s, std::size_t n, double q) {
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   // The lo-th smallest and the next one (the same at the end); NaN has no place in an order.
   double a = 0, b = 0;
-  if (!select(s, n, lo, a, b)) return kNaN;
+  if (!select_pair(s, n, lo, a, b)) return kNaN;
   return a + (pos - static_cast<double>(lo)) * (b - a);
 }
 
@@ -163,10 +178,15 @@ double quantile(const std::vector<double>& s, double q) { return quantile(s.data
 
 double median(const std::vector<double>& s) { return quantile(s, 0.5); }
 
-double order_statistic(const std::vector<double>& s, std::size_t k) {
-  if (k >= s.size()) throw std::invalid_argument("order statistic past the sample's end");
-  double a = 0, b = 0;
-  return select(s.data(), s.size(), k, a, b) ? a : kNaN;
+double order_statistic(const std::vector<double>& s, std::size_t k) { return order_statistics(s, {k}).at(0); }
+
+std::vector<double> order_statistics(const std::vector<double>& s, const std::vector<std::size_t>& ks) {
+  if (ks.empty()) return {};
+  if (!std::is_sorted(ks.begin(), ks.end())) throw std::invalid_argument("order statistics not in ascending order");
+  if (ks.back() >= s.size()) throw std::invalid_argument("order statistic past the sample's end");
+  std::vector<double> out;
+  if (!select(s.data(), s.size(), ks, out)) out.assign(ks.size(), kNaN);
+  return out;
 }
 
 double mean(const std::vector<double>& s) {

@@ -16,6 +16,9 @@ double quantile(const double* samples, std::size_t n, double q);  // of a run of
 double median(const std::vector<double>& samples);
 // The k-th smallest (0-based; k < size), the same way; NaN when a sample is NaN.
 double order_statistic(const std::vector<double>& samples, std::size_t k);
+// The ks-th smallest of each k (ascending; close together, as a median and its interval, costs one selection),
+// in that order; all NaN when a sample is NaN.
+std::vector<double> order_statistics(const std::vector<double>& samples, const std::vector<std::size_t>& ks);
 double mean(const std::vector<double>& samples);  // 0 for none
 double minimum(const std::vector<double>& samples);
 double maximum(const std::vector<double>& samples);

@@ -312,8 +312,9 @@ ReportRow report_row(const RunRecord& run, const CaseRecord& c, const RowSetting
     return r;
   }
   const auto samples = sample_times(c);
-  r.median_s = median(samples);
-  r.median_ci = median_interval(samples);
+  const MedianInterval m = median_and_interval(samples);
+  r.median_s = m.median;
+  r.median_ci = m.interval;
   r.min_s = minimum(samples);
   r.p95_s = quantile(samples, 0.95);
   r.enqueue_median_s = median(c.enqueue_s);

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/intervals.hpp"
+#include "core/stats.hpp"
 
 using namespace gpuscale;
 
@@ -37,6 +38,25 @@ TEST_CASE("a median's interval is the order statistics the binomial allows", "[i
   REQUIRE(ib);
   CHECK(std::fabs(ib->lo - (5000 - 2.2414 * 50)) <= 2.0);
   CHECK(ib->lo + ib->hi == 10001.0);  // symmetric order statistics
+}
+
+TEST_CASE("a median and its interval in one selection are median()'s and median_interval()'s", "[intervals]") {
+  std::mt19937 gen(3);
+  std::lognormal_distribution<double> skewed(0.0, 1.0);
+  for (const std::size_t n : {1, 2, 6, 7, 8, 1000, 4095, 4096, 100001}) {
+    std::vector<double> s(n);
+    for (auto& v : s) v = std::round(skewed(gen) * 100.0) / 100.0;  // ties too
+    const MedianInterval got = median_and_interval(s);
+    CHECK(got.median == median(s));
+    const auto want = median_interval(s);
+    REQUIRE(got.interval.has_value() == want.has_value());
+    if (want) {
+      CHECK(got.interval->lo == want->lo);
+      CHECK(got.interval->hi == want->hi);
+    }
+  }
+  CHECK_THROWS_AS(median_and_interval({}), std::invalid_argument);
+  CHECK(std::isnan(median_and_interval({1, 2, NAN, 4, 5, 6, 7, 8}).median));
 }
 
 TEST_CASE("a median interval's rank is the full binomial sum's, for up to millions of samples", "[intervals]") {

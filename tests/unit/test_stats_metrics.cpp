@@ -82,3 +82,35 @@ TEST_CASE("quantiles of large samples equal a full sort's, ties, infinities and 
     CHECK(std::isnan(median(with_nan)));
   }
 }
+
+TEST_CASE("several order statistics in one selection equal a full sort's, repeated ranks and ties included",
+          "[stats]") {
+  std::uint64_t x = 7;
+  const auto next = [&x] { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 11; };
+  for (const std::size_t n : {1, 2, 9, 4095, 4096, 10007, 200000}) {
+    std::vector<std::vector<double>> cases(3, std::vector<double>(n));
+    for (std::size_t i = 0; i < n; ++i) {
+      cases[0][i] = static_cast<double>(next() % 1000000) * 1e-6;  // spread out
+      cases[1][i] = static_cast<double>(next() % 5);               // few distinct values
+      cases[2][i] = i % 101 == 0 ? INFINITY : static_cast<double>(next() % 1000);
+    }
+    for (const auto& s : cases) {
+      std::vector<double> sorted = s;
+      std::sort(sorted.begin(), sorted.end());
+      const std::size_t mid = (n - 1) / 2;
+      // Close together (a median and its interval), repeated, and far apart (the sample's bracket spans them).
+      for (const std::vector<std::size_t>& ks :
+           {std::vector<std::size_t>{mid / 2, mid, mid, std::min(mid + 1, n - 1), n - 1 - mid / 2},
+            std::vector<std::size_t>{0, n - 1}, std::vector<std::size_t>{n / 20, n - 1 - n / 20}}) {
+        const std::vector<double> got = order_statistics(s, ks);
+        REQUIRE(got.size() == ks.size());
+        for (std::size_t i = 0; i < ks.size(); ++i) CHECK(got[i] == sorted[ks[i]]);
+      }
+    }
+  }
+  CHECK(order_statistics({3.0, 1.0}, {}).empty());
+  CHECK_THROWS_AS(order_statistics({3.0, 1.0}, {1, 0}), std::invalid_argument);  // not ascending
+  CHECK_THROWS_AS(order_statistics({3.0, 1.0}, {0, 2}), std::invalid_argument);  // past the end
+  const std::vector<double> nan = order_statistics({3.0, NAN, 1.0}, {0, 2});
+  CHECK((std::isnan(nan[0]) && std::isnan(nan[1])));
+}
