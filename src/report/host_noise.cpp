@@ -14,11 +14,27 @@ namespace {
 // /proc/stat counts in ticks of 10 ms on every CPU: over a shorter window than this, the node's busy time is too
 // coarse to tell a share of 5% (and the case is not judged on it).
 constexpr double kMinBusyWallS = 0.1;
+constexpr double kStatTickS = 0.01;  // /proc/stat's tick (USER_HZ 100)
 
 struct RankRow {
   double wall = NAN, cpu = NAN, run_wait = NAN, node_busy = NAN, load = NAN;
   std::int64_t node_cpus = 0;
+  double cpus = NAN;  // the CPUs the rank may use: its affinity mask's, or its cgroup quota where lower (NaN: unknown)
 };
+
+// The CPUs a rank may use, from the table's cpus_allowed and cpu_quota where it has them (NaN: unknown).
+void read_rank_cpus(const CaseTable& t, std::map<int, RankRow>& rows) {
+  const auto col = columns_of(t, {{"rank", ColumnType::integer}, {"cpus_allowed", ColumnType::integer},
+                                  {"cpu_quota", ColumnType::real}});
+  if (col.empty()) return;
+  for (std::size_t i = 0; i < t.rows(); ++i) {
+    const auto it = rows.find(static_cast<int>(col[0]->ints[i]));
+    if (it == rows.end() || col[1]->ints[i] <= 0) continue;
+    const double quota = col[2]->reals[i];
+    const auto allowed = static_cast<double>(col[1]->ints[i]);
+    it->second.cpus = std::isfinite(quota) && quota > 0 ? std::min(allowed, quota) : allowed;
+  }
+}
 
 // The host table's rows by rank (empty where the case has none, or it lacks a column: an older or other writer).
 std::map<int, RankRow> host_rows(const CaseRecord& c) {
@@ -41,6 +57,7 @@ std::map<int, RankRow> host_rows(const CaseRecord& c) {
     r.node_cpus = col[5]->ints[i];
     r.load = col[6]->reals[i];
   }
+  read_rank_cpus(*t, rows);
   return rows;
 }
 
@@ -55,8 +72,9 @@ int c_ranks(const RunRecord& run, const std::map<int, RankRow>& rows) {
   return run.ranks.empty() ? (rows.empty() ? 0 : rows.rbegin()->first + 1) : static_cast<int>(run.ranks.size());
 }
 
-// Others' share of each node's CPUs: the node's busy time less its ranks' own CPU time, over wall x CPUs.
-void judge_others(const RunRecord& run, const std::map<int, RankRow>& rows, HostNoise& h) {
+// Others' share of each node's CPUs: the node's busy time less its ranks' own CPU time, over wall x CPUs. Returns
+// others' CPU time per node where it is judged (a window of kMinBusyWallS or more, every rank's readings).
+std::map<int, double> judge_others(const RunRecord& run, const std::map<int, RankRow>& rows, HostNoise& h) {
   struct Node {
     double wall = 0, busy = NAN, own = 0, load = NAN;
     std::int64_t cpus = 0;
@@ -79,9 +97,11 @@ void judge_others(const RunRecord& run, const std::map<int, RankRow>& rows, Host
       n.load = r.load;
     }
   }
+  std::map<int, double> others_s;
   for (const auto& [index, n] : nodes) {
     if (!n.whole || n.wall < kMinBusyWallS) continue;
-    const double share = std::max(0.0, n.busy - n.own) / (n.wall * static_cast<double>(n.cpus));
+    others_s[index] = std::max(0.0, n.busy - n.own);
+    const double share = others_s[index] / (n.wall * static_cast<double>(n.cpus));
     if (!(share <= h.others_share)) {  // NaN at first
       h.others_share = share;
       h.others_node = index;
@@ -94,14 +114,29 @@ void judge_others(const RunRecord& run, const std::map<int, RankRow>& rows, Host
              std::to_string(h.others_node) + "'s " + std::to_string(h.node_cpus) + " CPUs" +
              (std::isfinite(h.load) ? format_number(" (load %.1f)", h.load) : "");
   }
+  return others_s;
 }
 
-// The rank whose threads waited longest for a CPU, as a share of the time they were ready to run (on a CPU or
-// waiting for one): what a busy core takes from the rank's work, whichever of its threads did it.
-void judge_waits(const std::map<int, RankRow>& rows, HostNoise& h) {
+// Whether a rank's own threads kept the CPUs it may use busy for all but kDescheduledShare of the wall time: then
+// they waited for each other (the CPU backend's stream thread and the rank's main thread on the one core mpirun
+// binds the rank to), and others cannot have taken that share from it.
+bool own_threads_filled(const RankRow& r) {
+  return std::isfinite(r.cpus) && usable(r.wall) && r.wall > 0 && r.cpu >= (1 - kDescheduledShare) * r.cpus * r.wall;
+}
+
+// The rank whose threads waited longest for a CPU while others ran, as a share of the time they were ready to run
+// (on a CPU or waiting for one): what a busy core takes from the rank's work, whichever of its threads did it. Not
+// the job's own doing: a rank whose own threads filled its CPUs is not counted, and where others' CPU time on the
+// rank's node is known (`others_s`, judge_others), no more of the wait than that time (and a /proc/stat tick per
+// CPU, its resolution) counts.
+void judge_waits(const RunRecord& run, const std::map<int, RankRow>& rows, const std::map<int, double>& others_s,
+                 HostNoise& h) {
   for (const auto& [rank, r] : rows) {
-    if (!usable(r.run_wait) || !usable(r.cpu) || !(r.run_wait + r.cpu > 0)) continue;
-    const double share = r.run_wait / (r.run_wait + r.cpu);
+    if (!usable(r.run_wait) || !usable(r.cpu) || !(r.run_wait + r.cpu > 0) || own_threads_filled(r)) continue;
+    double wait = r.run_wait;
+    const auto others = others_s.find(node_of(run, rank));
+    if (others != others_s.end()) wait = std::min(wait, others->second + kStatTickS * static_cast<double>(r.node_cpus));
+    const double share = wait / (r.run_wait + r.cpu);
     if (!(share <= h.wait_share)) {
       h.wait_share = share;
       h.wait_rank = rank;
@@ -146,8 +181,8 @@ HostNoise host_noise(const RunRecord& run, const CaseRecord& c) {
   HostNoise h;
   if (c.status != CaseStatus::skipped) {
     const auto rows = host_rows(c);
-    judge_others(run, rows, h);
-    judge_waits(rows, h);
+    const auto others_s = judge_others(run, rows, h);
+    judge_waits(run, rows, others_s, h);
   }
   judge_job(run, c, h);
   return h;

@@ -19,6 +19,7 @@ namespace {
 struct Reading {
   double wall, cpu, run_wait, node_busy;
   std::int64_t node_cpus = 2;
+  std::int64_t cpus_allowed = 2;  // its affinity mask's CPUs (no cgroup quota)
 };
 
 // A run of `ranks` ranks, `per_node` of them on each node of `cores` cores.
@@ -53,7 +54,10 @@ CaseRecord with_host(const std::vector<Reading>& readings, int threads = 1) {
     b.node_busy_s = 1000 + r.node_busy;
     b.node_cpus = static_cast<int>(r.node_cpus);
     b.load1 = 3.5;
-    per_rank.push_back({host_table(a, b)});
+    CaseTable t = host_table(a, b);  // with this process's mask and quota: set to the reading's
+    t.column("cpus_allowed")->ints[0] = r.cpus_allowed;
+    t.column("cpu_quota")->reals[0] = NAN;
+    per_rank.push_back({t});
   }
   c.tables = merge_rank_tables(per_rank);
   return c;
@@ -153,6 +157,37 @@ TEST_CASE("descheduled: a rank's threads waited for a CPU more than 20% of the t
   }
   SECTION("short windows are judged too (the wait is counted in nanoseconds)") {
     CHECK_FALSE(host_noise(run, with_host({{0.01, 0.004, 0.006, 0}, {0.01, 0.01, 0, 0}})).descheduled.empty());
+  }
+}
+
+TEST_CASE("a rank whose own threads kept its CPUs busy waited for them, not for others: not descheduled",
+          "[host]") {
+  const RunRecord run = job(2, 2, 2);
+  // Bound to one CPU each (as mpirun binds 2 ranks), the stream's thread and the main thread taking turns on it:
+  // 0.9 s of CPU in 1 s, and 33% of the time ready spent waiting for the other.
+  const HostNoise own = host_noise(run, with_host({{1, 0.9, 0.45, 2, 2, 1}, {1, 0.9, 0.45, 2, 2, 1}}));
+  CHECK(own.descheduled.empty());
+  CHECK(std::isnan(own.wait_share));  // no rank judged
+  // The same waits with only 0.7 s of its CPU used: others took the rest of it.
+  const HostNoise others = host_noise(run, with_host({{1, 0.9, 0.45, 2, 2, 1}, {1, 0.7, 0.35, 2, 2, 1}}));
+  CHECK(others.descheduled == "rank 1 waited for a CPU 33% of the time it was ready to run");
+  // On two CPUs 0.9 s of CPU in 1 s leaves room for others (who took 0.5 s of the node's 2 CPUs): judged as before.
+  CHECK_FALSE(host_noise(run, with_host({{1, 0.9, 0.45, 2, 2, 2}, {1, 0.6, 0, 2, 2, 2}})).descheduled.empty());
+  SECTION("no more of the wait counts than others' CPU time on the node (and a tick per CPU)") {
+    // Others took 0.1 s of the node's CPUs: at most 0.1 + 2 x 0.01 s of rank 0's 0.45 s wait is theirs.
+    const HostNoise bound = host_noise(run, with_host({{1, 0.9, 0.45, 2, 2, 2}, {1, 1, 0, 2, 2, 2}}));
+    CHECK(bound.wait_share == Approx(0.12 / 1.35));
+    CHECK(bound.descheduled.empty());
+    // A window too short for /proc/stat's ticks: the whole wait counts.
+    CHECK(host_noise(run, with_host({{0.05, 0.03, 0.02, 0.06, 2, 2}, {0.05, 0.03, 0, 0.06, 2, 2}})).wait_share ==
+          Approx(0.4));
+  }
+  SECTION("a cgroup quota below the mask counts as the rank's CPUs") {
+    CaseRecord c = with_host({{1, 0.9, 0.45, 2, 2, 2}, {1, 0.9, 0.45, 2, 2, 2}});
+    for (auto& t : c.tables) {
+      if (t.name == kHostTable) t.column("cpu_quota")->reals.assign(2, 1.0);
+    }
+    CHECK(host_noise(run, c).descheduled.empty());
   }
 }
 
