@@ -218,13 +218,16 @@ void check_chunks(hid_t dset, const std::string& what) {
   }
 }
 
-// Whether every one of p[0..n) is finite (and >= 0 when asked): x * 0 is 0
-// for a finite x, NaN otherwise, so their sum is 0 when all are. Two at a
-// time (GCC and Clang vector extensions; the compiler does not vectorize
-// this by itself), two sums side by side.
-bool all_finite(const double* p, std::size_t n, bool non_negative) {
+// One pass over p[0..n): the sum of x * 0 over its values (0 when every one is finite; x * 0 is NaN for an
+// infinite or NaN x) and the lowest and highest value, from 0 (a NaN compares false and passes over them). Two at
+// a time (GCC and Clang vector extensions; the compiler does not vectorize this by itself), two lanes side by side.
+struct ValueScan {
+  double zero = 0, low = 0, high = 0;
+};
+
+ValueScan scan_values(const double* p, std::size_t n) {
   typedef double v2d __attribute__((vector_size(16)));
-  v2d z0 = {0, 0}, z1 = z0, low0 = z0, low1 = z0;
+  v2d z0 = {0, 0}, z1 = z0, low0 = z0, low1 = z0, high0 = z0, high1 = z0;
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
     v2d x0, x1;
@@ -234,38 +237,29 @@ bool all_finite(const double* p, std::size_t n, bool non_negative) {
     z1 += x1 * 0.0;
     low0 = x0 < low0 ? x0 : low0;
     low1 = x1 < low1 ? x1 : low1;
-  }
-  double z = z0[0] + z0[1] + z1[0] + z1[1];
-  double low = std::min(std::min(low0[0], low0[1]), std::min(low1[0], low1[1]));
-  for (; i < n; ++i) {
-    z += p[i] * 0.0;
-    low = std::min(low, p[i]);
-  }
-  return z == 0.0 && (!non_negative || low >= 0.0);
-}
-
-// Whether each of p[0..n) is NaN or finite and non-negative: none below 0 (-inf among them) and none +inf; a NaN
-// compares false, so the running lowest and highest pass over it.
-bool all_unknown_or_non_negative(const double* p, std::size_t n) {
-  typedef double v2d __attribute__((vector_size(16)));
-  v2d low0 = {0, 0}, low1 = low0, high0 = low0, high1 = low0;
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    v2d x0, x1;
-    std::memcpy(&x0, p + i, sizeof x0);
-    std::memcpy(&x1, p + i + 2, sizeof x1);
-    low0 = x0 < low0 ? x0 : low0;
-    low1 = x1 < low1 ? x1 : low1;
     high0 = x0 > high0 ? x0 : high0;
     high1 = x1 > high1 ? x1 : high1;
   }
-  double low = std::min(std::min(low0[0], low0[1]), std::min(low1[0], low1[1]));
-  double high = std::max(std::max(high0[0], high0[1]), std::max(high1[0], high1[1]));
+  ValueScan s{z0[0] + z0[1] + z1[0] + z1[1], std::min(std::min(low0[0], low0[1]), std::min(low1[0], low1[1])),
+              std::max(std::max(high0[0], high0[1]), std::max(high1[0], high1[1]))};
   for (; i < n; ++i) {
-    low = p[i] < low ? p[i] : low;
-    high = p[i] > high ? p[i] : high;
+    s.zero += p[i] * 0.0;
+    s.low = p[i] < s.low ? p[i] : s.low;
+    s.high = p[i] > s.high ? p[i] : s.high;
   }
-  return low >= 0.0 && high < std::numeric_limits<double>::infinity();
+  return s;
+}
+
+// Whether every one of p[0..n) is finite (and >= 0 when asked).
+bool all_finite(const double* p, std::size_t n, bool non_negative) {
+  const ValueScan s = scan_values(p, n);
+  return s.zero == 0.0 && (!non_negative || s.low >= 0.0);
+}
+
+// Whether each of p[0..n) is NaN or finite and non-negative: none below 0 (-inf among them) and none +inf.
+bool all_unknown_or_non_negative(const double* p, std::size_t n) {
+  const ValueScan s = scan_values(p, n);
+  return s.low >= 0.0 && s.high < std::numeric_limits<double>::infinity();
 }
 
 // A ReadError for the first value of p[0..n) (the values from `first` on) that fails `check`, if any.
