@@ -36,9 +36,10 @@ std::string unit_of(const std::string& limit) {
 }
 
 // How far the runs scatter, as a share: the larger of 1.4826 x the median absolute deviation of the log values (as
-// report --baseline's run-to-run scatter: one odd run does not widen it) and their standard deviation. Of 3 runs
-// the median deviation is the nearer of the other two to the median, near 0 by chance: quick.toml's sendrecv of
-// 8 KiB ran at 1.60, 1.63 and 1.97 GB/s (scatter 2.7% by the median deviation alone), then 2.62 and 1.17.
+// report --baseline's run-to-run scatter) and their standard deviation. The median deviation alone is not widened
+// by one odd run, but of 3 runs it is the nearer of the other two to the median, near 0 by chance: quick.toml's
+// sendrecv of 8 KiB ran at 1.60, 1.63 and 1.97 GB/s (2.8% by it alone, 12.2% by the standard deviation), then at
+// 2.62 and 1.17. With few runs the wider of the two is the safer limit.
 double run_scatter(const std::vector<double>& values, double centre) {
   std::vector<double> dev;
   double sum = 0;

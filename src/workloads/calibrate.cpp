@@ -299,17 +299,19 @@ LinkRate measure_intra_link(const Rates& r, const LinkRate& assumed, bool fresh)
   LinkRate l = assumed;
   l.bytes_s = r.stream_bytes_s.at(kDeviceCopy) / 2;
   l.beyond_cache_bytes_s = r.copy_beyond_cache_bytes_s / 2;
-  std::string beyond = l.beyond_cache_bytes_s > 0 ? "; " + format_sig3(l.beyond_cache_bytes_s / 1e9) +
-                                                        " GB/s beyond the " + format_bytes(r.cache_bytes) + " cache"
-                                                  : "";
+  std::string extra;  // past the cache, fresh pages
+  if (l.beyond_cache_bytes_s > 0) {
+    extra = "; " + format_sig3(l.beyond_cache_bytes_s / 1e9) + " GB/s beyond the " + format_bytes(r.cache_bytes) +
+            " cache";
+  }
   if (fresh) l.fresh_bytes_s = measure_fresh_bytes_s();
   if (l.fresh_bytes_s > 0) {
-    beyond += "; a reduction's temporary buffer of " + format_bytes(kFreshBufferBytes) + " or more: fresh pages at " +
-              format_sig3(l.fresh_bytes_s / 1e9) + " GB/s in each call";
+    extra += "; a reduction's temporary buffer of " + format_bytes(kFreshBufferBytes) + " or more: fresh pages at " +
+             format_sig3(l.fresh_bytes_s / 1e9) + " GB/s in each call";
   }
   const double handoff = measure_handoff_s();
   const std::string rate = "measured, " + format_sig3(l.bytes_s / 1e9) + " GB/s (half the host's copy rate: a " +
-                           "message is copied into shared memory and out" + beyond + ")";
+                           "message is copied into shared memory and out" + extra + ")";
   if (std::isnan(handoff)) {
     l.text = rate + "; per operation not measured (two threads could not take turns within 50 ms: a busy host, or "
              "one CPU), assumed " + format_sig3(assumed.op_s * 1e6) + " us (MPI defaults)";

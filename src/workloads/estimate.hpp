@@ -99,6 +99,7 @@ constexpr double kFreshBufferBytes = 32.0 * 1024 * 1024;
 // (n-1)/n of its input that it receives from the others into it; a reduce_scatter all of its input at one rank. 0
 // for other operations, and below kFreshBufferBytes (glibc keeps and reuses smaller buffers).
 double reduction_fresh_bytes(const TransferWork& t);
+
 // Seconds of `t.count` operations of a transfer on its link (inter where its group spans nodes), before any
 // slowdown by a busy host.
 double transfer_seconds(const TransferWork& t, const Rates& r);
