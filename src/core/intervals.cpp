@@ -44,12 +44,13 @@ MedianInterval median_and_interval(const std::vector<double>& samples, double co
   // As quantile(samples, 0.5): between the lo-th smallest and the next; the interval's ranks lie either side.
   const std::size_t lo = (n - 1) / 2, next = std::min(lo + 1, n - 1);
   const std::size_t j = median_interval_rank(n, confidence);
-  if (j == 0) {
-    const std::vector<double> x = order_statistics(samples, {lo, next});
-    return {x[0] + ((n - 1) % 2 ? 0.5 : 0.0) * (x[1] - x[0]), std::nullopt};
-  }
-  const std::vector<double> x = order_statistics(samples, {j - 1, lo, next, n - j});
-  return {x[1] + ((n - 1) % 2 ? 0.5 : 0.0) * (x[2] - x[1]), Interval{x[0], x[3]}};
+  std::vector<std::size_t> ks{lo, next};
+  if (j > 0) ks = {j - 1, lo, next, n - j};
+  const std::vector<double> x = order_statistics(samples, ks);
+  const std::size_t at = j > 0 ? 1 : 0;  // where lo's value is in x
+  MedianInterval m{x[at] + ((n - 1) % 2 ? 0.5 : 0.0) * (x[at + 1] - x[at]), std::nullopt};
+  if (j > 0) m.interval = Interval{x.front(), x.back()};
+  return m;
 }
 
 std::optional<Interval> ratio_interval(const std::optional<Interval>& a, const std::optional<Interval>& b) {

@@ -75,9 +75,20 @@ bool split(const double* s, std::size_t n, double lo, double hi, std::size_t cap
   return true;
 }
 
+// The i-th smallest of v, for ascending i in turn: each is selected among the values after the one before (from,
+// where the last call left it), which that selection put in place.
+double nth_in_turn(std::vector<double>& v, std::size_t i, std::vector<double>::iterator& from) {
+  const auto kth = v.begin() + static_cast<std::ptrdiff_t>(i);
+  if (kth >= from) {  // else i repeats the one before, already in place
+    std::nth_element(from, kth, v.end());
+    from = kth + 1;
+  }
+  return *kth;
+}
+
 // The ks-th smallest of s into out (ks ascending, each below n; 0-based), by
-// selecting in a copy, each k among the values after the one before: for
-// small samples, and the fallback of the one below. False when s holds a NaN.
+// selecting in a copy: for small samples, and the fallback of the one below.
+// False when s holds a NaN.
 bool select_by_copy(const double* s, std::size_t n, const std::vector<std::size_t>& ks, std::vector<double>& out) {
   std::vector<double> v(s, s + n);
   bool nan = false;
@@ -85,14 +96,7 @@ bool select_by_copy(const double* s, std::size_t n, const std::vector<std::size_
   if (nan) return false;
   out.clear();
   auto from = v.begin();
-  for (const std::size_t k : ks) {
-    const auto kth = v.begin() + static_cast<std::ptrdiff_t>(k);
-    if (kth >= from) {  // else k repeats the one before, already in place
-      std::nth_element(from, kth, v.end());
-      from = kth + 1;
-    }
-    out.push_back(*kth);
-  }
+  for (const std::size_t k : ks) out.push_back(nth_in_turn(v, k, from));
   return true;
 }
 
@@ -135,20 +139,7 @@ bool select(const double* s, std::size_t n, const std::vector<std::size_t>& ks, 
   if (ks.front() < sp.below || ks.back() >= e2) return select_by_copy(s, n, ks, out);  // the sample misled: rare
   out.clear();
   auto from = sp.mid.begin();
-  for (const std::size_t k : ks) {
-    if (k < e1) {
-      out.push_back(lo);
-    } else if (k < m_end) {
-      const auto kth = sp.mid.begin() + static_cast<std::ptrdiff_t>(k - e1);
-      if (kth >= from) {  // else k repeats the one before, already in place
-        std::nth_element(from, kth, sp.mid.end());
-        from = kth + 1;
-      }
-      out.push_back(*kth);
-    } else {
-      out.push_back(hi);
-    }
-  }
+  for (const std::size_t k : ks) out.push_back(k < e1 ? lo : k < m_end ? nth_in_turn(sp.mid, k - e1, from) : hi);
   return true;
 }
 
