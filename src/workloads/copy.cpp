@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <random>
 
 #include "core/error.hpp"
+#include "core/hash.hpp"
 #include "workloads/typed_workload.hpp"
 
 namespace gpuscale {
@@ -50,12 +50,13 @@ class CopyType final : public TypedWorkloadType<CopyParams> {
 
  private:
   std::unique_ptr<Workload> make_for(const CopyParams& c) const override { return std::make_unique<CopyWorkload>(c); }
-  // On the host besides the host end: the pattern, with the destination's
-  // poison (setup) or the download (verify).
+  // On the host besides the host end: the staging buffer that fills and
+  // checks device memory a part at a time.
   MemoryNeed memory_for(const CopyParams& c, bool) const override {
     const double b = static_cast<double>(c.bytes);
-    if (c.kind == CopyKind::d2d) return {2 * b, 2 * b};
-    return {b, 3 * b};
+    const double stage = std::min(b, static_cast<double>(kCopyStageBytes));
+    if (c.kind == CopyKind::d2d) return {2 * b, stage};
+    return {b, b + stage};
   }
   CaseWork work_for(const CopyParams& c, const JobShape& job) const override {
     SampleWork w;
@@ -79,38 +80,60 @@ const WorkloadType& copy_type() {
 
 CopyWorkload::CopyWorkload(const CopyParams& p) : bytes_(p.bytes), ops_(p.ops), kind_(p.kind), pinned_(p.pinned) {}
 
+namespace {
+
+// The pattern's bytes [offset, offset + n) (offset a multiple of 8), or their complement: word i of the source is
+// splitmix64 of the seed and i, so any part of it can be made again to check, and no copy of it is kept.
+void make_pattern(unsigned char* out, std::size_t offset, std::size_t n, std::uint64_t seed, bool complement) {
+  const std::uint64_t flip = complement ? ~std::uint64_t{0} : 0;
+  const std::uint64_t first = offset / 8;
+  for (std::size_t i = 0; i < n; i += 8) {
+    const std::uint64_t w = splitmix64(seed * kGoldenGamma + first + i / 8) ^ flip;
+    std::memcpy(out + i, &w, std::min<std::size_t>(8, n - i));
+  }
+}
+
+// How many of the n bytes at `got` differ from the pattern's bytes [offset, offset + n).
+std::size_t wrong_bytes(const unsigned char* got, std::size_t offset, std::size_t n, std::uint64_t seed) {
+  std::size_t wrong = 0;
+  const std::uint64_t first = offset / 8;
+  for (std::size_t i = 0; i < n; i += 8) {
+    const std::uint64_t want = splitmix64(seed * kGoldenGamma + first + i / 8);
+    const std::size_t k = std::min<std::size_t>(8, n - i);
+    std::uint64_t have = 0;
+    std::memcpy(&have, got + i, k);
+    std::uint64_t diff = have ^ want;
+    if (k < 8) diff &= (std::uint64_t{1} << (8 * k)) - 1;
+    for (; diff != 0; diff >>= 8) wrong += (diff & 0xFF) != 0;
+  }
+  return wrong;
+}
+
+}  // namespace
+
+// Host memory that is the case's own (the host end) is written in place; device memory a staging buffer of at
+// most kCopyStageBytes at a time, so a case of 1 GiB touches little more than its two ends.
+void CopyWorkload::fill(Device& dev, Buffer& b, bool on_host, bool complement) {
+  if (on_host) return make_pattern(static_cast<unsigned char*>(b.data()), 0, bytes_, seed_, complement);
+  stage_.resize(std::min(bytes_, kCopyStageBytes));
+  for (std::size_t off = 0; off < bytes_; off += stage_.size()) {
+    const std::size_t n = std::min(stage_.size(), bytes_ - off);
+    make_pattern(stage_.data(), off, n, seed_, complement);
+    dev.copy_async(static_cast<unsigned char*>(b.data()) + off, stage_.data(), n, CopyKind::h2d);
+    dev.synchronize();  // the stage is written again next
+  }
+}
+
 void CopyWorkload::setup(CaseContext& ctx, std::uint64_t seed) {
   Device& dev = ctx.dev;
-  pattern_.resize(bytes_);
-  std::mt19937_64 rng(seed);
-  for (std::size_t i = 0; i < bytes_; i += 8) {
-    const std::uint64_t r = rng();
-    std::memcpy(pattern_.data() + i, &r, std::min<std::size_t>(8, bytes_ - i));
-  }
-  // The destination starts as the pattern's complement, so a copy that never
-  // ran fails on every byte, whatever the allocator hands back.
-  std::vector<unsigned char> poison(bytes_);
-  for (std::size_t i = 0; i < bytes_; ++i) poison[i] = static_cast<unsigned char>(~pattern_[i]);
-  switch (kind_) {
-    case CopyKind::h2d:
-      src_ = dev.alloc_host(bytes_, pinned_);
-      std::memcpy(src_.data(), pattern_.data(), bytes_);
-      dst_ = dev.alloc(bytes_);
-      dev.copy_to_device(dst_, poison.data(), bytes_);
-      break;
-    case CopyKind::d2h:
-      src_ = dev.alloc(bytes_);
-      dev.copy_to_device(src_, pattern_.data(), bytes_);
-      dst_ = dev.alloc_host(bytes_, pinned_);
-      std::memcpy(dst_.data(), poison.data(), bytes_);
-      break;
-    case CopyKind::d2d:
-      src_ = dev.alloc(bytes_);
-      dev.copy_to_device(src_, pattern_.data(), bytes_);
-      dst_ = dev.alloc(bytes_);
-      dev.copy_to_device(dst_, poison.data(), bytes_);
-      break;
-  }
+  seed_ = seed;
+  const bool host_src = kind_ == CopyKind::h2d, host_dst = kind_ == CopyKind::d2h;
+  src_ = host_src ? dev.alloc_host(bytes_, pinned_) : dev.alloc(bytes_);
+  dst_ = host_dst ? dev.alloc_host(bytes_, pinned_) : dev.alloc(bytes_);
+  fill(dev, src_, host_src, false);
+  // The destination starts as the pattern's complement, so a copy that never ran fails on every byte, whatever
+  // the allocator hands back.
+  fill(dev, dst_, host_dst, true);
 }
 
 void CopyWorkload::run_sample(CaseContext& ctx) {
@@ -119,16 +142,20 @@ void CopyWorkload::run_sample(CaseContext& ctx) {
 
 Verification CopyWorkload::verify(CaseContext& ctx) {
   Device& dev = ctx.dev;
-  std::vector<unsigned char> got(bytes_);
+  dev.synchronize();
+  std::size_t wrong = 0;
   if (kind_ == CopyKind::d2h) {
-    dev.synchronize();
-    std::memcpy(got.data(), dst_.data(), bytes_);
+    wrong = wrong_bytes(static_cast<const unsigned char*>(dst_.data()), 0, bytes_, seed_);
   } else {
-    dev.copy_to_host(got.data(), dst_, bytes_);
+    stage_.resize(std::min(bytes_, kCopyStageBytes));
+    for (std::size_t off = 0; off < bytes_; off += stage_.size()) {
+      const std::size_t n = std::min(stage_.size(), bytes_ - off);
+      dev.copy_async(stage_.data(), static_cast<const unsigned char*>(dst_.data()) + off, n, CopyKind::d2h);
+      dev.synchronize();
+      wrong += wrong_bytes(stage_.data(), off, n, seed_);
+    }
   }
   Verification v;
-  std::size_t wrong = 0;
-  for (std::size_t i = 0; i < bytes_; ++i) wrong += got[i] != pattern_[i];
   v.max_error = static_cast<double>(wrong);
   v.tolerance = 0.0;
   v.ok = wrong == 0;

@@ -10,6 +10,9 @@ namespace gpuscale {
 
 const WorkloadType& copy_type();
 
+// The most host memory a case stages device memory through when it fills or checks it.
+constexpr std::size_t kCopyStageBytes = std::size_t{64} << 20;
+
 // A case's keys, parsed once for the workload and for its type's hooks.
 struct CopyParams {
   std::size_t bytes = 0;
@@ -31,11 +34,14 @@ class CopyWorkload final : public Workload {
   std::string note(const CaseContext& ctx) const override;
 
  private:
+  void fill(Device& dev, Buffer& b, bool on_host, bool complement);
+
   std::size_t bytes_;
   std::int64_t ops_;
   CopyKind kind_;
   bool pinned_;
-  std::vector<unsigned char> pattern_;
+  std::uint64_t seed_ = 0;
+  std::vector<unsigned char> stage_;
   Buffer src_, dst_;
 };
 

@@ -151,9 +151,9 @@ TEST_CASE("the output names the links the plan's cases use, and says which rates
 TEST_CASE("cases that set up a GiB or more per rank beside other ranks of the node are named as beyond the estimate",
           "[estimate][transfers]") {
   const Rates r = round_rates();
-  // 384 MiB: source and destination, and on the host the pattern and the poison, 1.5 GiB in all.
+  // 512 MiB: source and destination, and on the host the 64 MiB that stages them, 1.06 GiB in all.
   const auto plan = plan_of("[[experiment]]\nworkload = \"copy\"\ndirection = \"d2d\"\n"
-                            "bytes = [1048576, 402653184]\nmodes = [\"parallel\"]\n");
+                            "bytes = [1048576, 536870912]\nmodes = [\"parallel\"]\n");
   const PlanEstimate e = estimate_plan(plan, JobShape{2, 1, 2}, r);
   CHECK(large_setup_note(plan, e, JobShape{2, 1, 2}, true) ==
         "1 case(s) set up 1 GiB or more of host memory per rank: making inputs is measured on one rank, and 2 ranks "
@@ -161,7 +161,7 @@ TEST_CASE("cases that set up a GiB or more per rank beside other ranks of the no
         "across ranks): not in the estimate");
   CHECK(large_setup_note(plan, e, JobShape{1, 1, 2}, true).empty());  // one rank: as measured
   CHECK(large_setup_note(plan, e, JobShape{2, 2, 2}, true).empty());  // one rank per node
-  CHECK(large_setup_note(plan, e, JobShape{2, 1, 2}, false).empty());  // on a GPU, 768 MiB of it on the host
+  CHECK(large_setup_note(plan, e, JobShape{2, 1, 2}, false).empty());  // on a GPU, 64 MiB of it on the host
 }
 
 TEST_CASE("calibration prices transfers within a node from the host's copies, where MPI moves them on the CPU",

@@ -263,6 +263,26 @@ TEST_CASE("copies verify in every direction and a copy that did not happen fails
   }
 }
 
+TEST_CASE("a copy larger than its staging buffer fills and checks every part of device memory", "[copy]") {
+  CpuDevice dev;
+  CaseContext ctx{dev};
+  const auto bytes = static_cast<std::int64_t>(kCopyStageBytes + 4099);  // two parts, the second not whole words
+  for (const std::string dir : {"d2d", "h2d"}) {
+    Params p;
+    p.set("bytes", bytes);
+    p.set("direction", dir);
+    p.set("host", std::string("pageable"));
+    p.set("ops", std::int64_t{1});
+    CopyWorkload w(p);
+    w.setup(ctx, 7);
+    INFO(dir);
+    CHECK(w.verify(ctx).max_error == static_cast<double>(bytes));  // the complement in every part
+    w.run_sample(ctx);
+    dev.synchronize();
+    CHECK(w.verify(ctx).ok);
+  }
+}
+
 TEST_CASE("the async probe verifies C and the norms it logged", "[async]") {
   CpuDevice dev;
   CaseContext ctx{dev};
