@@ -147,25 +147,29 @@ def run_child(argv):
                 os.close(key.fd)
                 open_fds -= 1
     _, status, usage = os.wait4(pid, 0)
-    return os.waitstatus_to_exitcode(status), b"".join(chunks), b"".join(errs), usage.ru_maxrss / 1024
+    return (os.waitstatus_to_exitcode(status), b"".join(chunks), b"".join(errs), usage.ru_maxrss / 1024,
+            usage.ru_utime + usage.ru_stime)
 
 
 def measure(commands, runs):
     """Runs each command `runs` times, interleaved (a busy machine slows both sides alike); per command the
-    median wall time, the largest peak RSS (MiB) and the last output."""
+    median wall time, the largest peak RSS (MiB), the last output and the median CPU time (user + system, all
+    threads: gpuscale reads a case while a second thread computes the one before)."""
     times = [[] for _ in commands]
+    cpus = [[] for _ in commands]
     rss = [0.0 for _ in commands]
     outs = [b"" for _ in commands]
     for _ in range(runs):
         for i, argv in enumerate(commands):
             t0 = time.perf_counter()
-            rc, out, err, peak = run_child(argv)
+            rc, out, err, peak, cpu = run_child(argv)
             times[i].append(time.perf_counter() - t0)
+            cpus[i].append(cpu)
             if rc != 0:
                 sys.exit(f"{' '.join(argv)} failed ({rc}):\n{err.decode(errors='replace')}")
             rss[i] = max(rss[i], peak)
             outs[i] = out
-    return [(statistics.median(t), r, o) for t, r, o in zip(times, rss, outs)]
+    return [(statistics.median(t), r, o, statistics.median(c)) for t, r, o, c in zip(times, rss, outs, cpus)]
 
 
 def main():
@@ -201,7 +205,7 @@ def main():
               f"{ranks} ranks x {a.reps} reps = {samples:.3g} samples (grown in {time.perf_counter() - t0:.1f} s)")
 
         # The table (the default view: no breakdown) and JSON (every number of every row, the breakdown too).
-        (t_time, t_rss, _), (g_time, g_rss, g_out), (n_time, n_rss, n_out) = measure(
+        (t_time, t_rss, _, t_cpu), (g_time, g_rss, g_out, g_cpu), (n_time, n_rss, n_out, n_cpu) = measure(
             [[a.gpuscale, "report", big],
              [a.gpuscale, "report", big, "--format", "json"],
              [sys.executable, os.path.abspath(__file__), "--numpy-reader", big]], a.runs)
@@ -211,14 +215,16 @@ def main():
         agree = all(abs(ours[r["case"]][k] - r[k]) <= 1e-9 * abs(r[k])
                     for r in json.loads(n_out) if r["status"] != "skipped"
                     for k in ("median_s", "min_s", "p95_s", "slowest_ratio", "enqueue_median_s"))
-        print(f"gpuscale report (table):       {t_time:.3f} s, peak RSS {t_rss:.0f} MiB (median of {a.runs})")
-        print(f"gpuscale report --format json: {g_time:.3f} s, peak RSS {g_rss:.0f} MiB (median of {a.runs})")
-        print(f"h5py + numpy:                  {n_time:.3f} s, peak RSS {n_rss:.0f} MiB (median of {a.runs})")
+        for name, t, cpu, rss in (("gpuscale report (table):      ", t_time, t_cpu, t_rss),
+                                  ("gpuscale report --format json:", g_time, g_cpu, g_rss),
+                                  ("h5py + numpy:                 ", n_time, n_cpu, n_rss)):
+            print(f"{name} {t:.3f} s, CPU {cpu:.3f} s, peak RSS {rss:.0f} MiB (medians of {a.runs})")
         g_mb = max(g_rss, t_rss) * 1.048576  # MiB to MB
         print(f"report / h5py+numpy time: table {t_time / n_time:.2f} (target <= 0.5), json {g_time / n_time:.2f} "
               f"(it also computes each case's breakdown; target <= 1); report RSS "
               f"{'under' if g_mb < 300 else 'over'} 300 MB target: {g_mb:.0f} MB; "
               f"statistics {'agree' if agree else 'DIFFER'}")
+        print(f"report / h5py+numpy CPU time: table {t_cpu / n_cpu:.2f}, json {g_cpu / n_cpu:.2f}")
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)

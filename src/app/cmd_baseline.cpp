@@ -42,9 +42,9 @@ int cmd_baseline(const BaselineOptions& opt) {
   std::vector<std::pair<std::string, std::pair<RunRecord, std::vector<ReportRow>>>> runs;
   for (const auto& path : opt.files) {
     std::vector<ReportRow> rows;
-    RunRecord run = read_result_file(path, [&](const RunRecord& header, CaseRecord&& c) {
-      rows.push_back(report_row(header, c, RowSettings{}));
-    });
+    RunRecord run = read_result_file(
+        path, [&](const RunRecord& header, CaseRecord&& c) { rows.push_back(report_row(header, c, RowSettings{})); },
+        VisitOn::either_thread);
     relate_rows(rows);
     runs.push_back({path, {std::move(run), std::move(rows)}});
   }

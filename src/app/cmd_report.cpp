@@ -84,10 +84,13 @@ std::vector<ReportOption> workload_report_options() {
 std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, const ReportOptions& opt, bool table) {
   std::vector<ReportRow> rows;
   const RowSettings settings = settings_of(opt);
-  RunRecord run = read_result_file(path, [&](const RunRecord& header, CaseRecord&& c) {
-    rows.push_back(report_row(header, c, settings));
-    rows.back().file = path;
-  });
+  RunRecord run = read_result_file(
+      path,
+      [&](const RunRecord& header, CaseRecord&& c) {
+        rows.push_back(report_row(header, c, settings));
+        rows.back().file = path;
+      },
+      VisitOn::either_thread);
   relate_rows(rows);
   if (table) return {for_terminal(std::move(run)), for_terminal(std::move(rows))};
   return {std::move(run), std::move(rows)};

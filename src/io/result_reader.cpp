@@ -12,11 +12,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <new>
 #include <set>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "comm/groups.hpp"
@@ -746,11 +749,60 @@ H5Id open_file(const std::string& path) {
 
 using Visit = std::function<void(const RunRecord& run, CaseRecord&& c)>;
 
+// Cases of at least this many samples are visited on a second thread where that is asked for.
+constexpr double kAheadSamples = 1 << 16;
+
+// Each case read, visited in turn: here, or (`ahead`) on a second thread while the next case is read, so that
+// reading and what the visit computes overlap. One visit at a time, in order; a case visited on the second thread
+// is held in `spare`, whose memory (the case before last's) the reader takes in exchange. `last` names the last
+// case visited.
+class Visits {
+ public:
+  Visits(const Visit& visit, const RunRecord& run, CaseRecord& spare, std::string& last)
+      : visit_(visit), run_(run), spare_(spare), last_(last) {}
+  Visits(const Visits&) = delete;
+  Visits& operator=(const Visits&) = delete;
+  ~Visits() {
+    if (pending_.valid()) pending_.wait();  // unwinding: the visit under way ends before what it reads
+  }
+
+  // Visits `c`, just read (its memory may be exchanged for spare's), named `name`. finish() first.
+  void start(CaseRecord& c, const std::string& name, bool ahead) {
+    if (ahead) {
+      std::swap(c, spare_);
+      try {
+        pending_ = std::async(std::launch::async, [this] { visit_(run_, std::move(spare_)); });
+        name_ = name;
+        return;
+      } catch (const std::system_error&) {  // no second thread: visit it here
+        std::swap(c, spare_);
+      }
+    }
+    visit_(run_, std::move(c));  // unguarded: a failure there is not the file's
+    last_ = name;
+  }
+
+  // Waits for the visit under way, if any; its exception passes through here.
+  void finish() {
+    if (!pending_.valid()) return;
+    pending_.get();
+    last_ = name_;
+  }
+
+ private:
+  const Visit& visit_;
+  const RunRecord& run_;
+  CaseRecord& spare_;
+  std::string& last_;
+  std::future<void> pending_;
+  std::string name_;
+};
+
 // Reads the file once, opened afresh: its run, then each case after `last`
 // (the name of the last case visited before, if any) read and visited in
 // turn, `last` kept up to date.
-RunRecord read_pass(ReadGuard& guard, const std::string& path, CaseRecord& c, std::string& last,
-                    const Visit& visit) {
+RunRecord read_pass(ReadGuard& guard, const std::string& path, CaseRecord& c, CaseRecord& spare, std::string& last,
+                    const Visit& visit, bool ahead) {
   // Closed with the guard armed however the reading ends (closing a damaged file can crash too).
   struct Open {
     ReadGuard& guard;
@@ -771,12 +823,19 @@ RunRecord read_pass(ReadGuard& guard, const std::string& path, CaseRecord& c, st
     check_cases_planned(found, run);
     return found;
   });
+  Visits visits(visit, run, spare, last);  // after `run`: no visit outlives it, however the reading ends
   for (const auto& name : names) {  // sorted: the cases in order
     if (!last.empty() && name <= last) continue;
-    reading(guard, path, [&] { read_case(open.cases.get(), name, run, c); });
-    visit(run, std::move(c));  // unguarded: a failure there is not the file's
-    last = name;
+    try {
+      reading(guard, path, [&] { read_case(open.cases.get(), name, run, c); });
+    } catch (...) {
+      visits.finish();  // the case before was visited: a pass after this one starts after it
+      throw;
+    }
+    visits.finish();
+    visits.start(c, name, ahead && static_cast<double>(c.ranks) * static_cast<double>(c.reps) >= kAheadSamples);
   }
+  visits.finish();
   return run;
 }
 
@@ -800,17 +859,17 @@ bool being_written(const std::string& path) {
   return held;
 }
 
-RunRecord read_result_file(const std::string& path, const Visit& visit) {
+RunRecord read_result_file(const std::string& path, const Visit& visit, VisitOn on) {
   hdf5_quiet();
   hdf5_refuse_external_links();
   check_input_file(path, "result file");
   ReadGuard guard(path);
-  CaseRecord c;  // one at a time, its sample memory reused by the next
+  CaseRecord c, spare;  // one at a time (two with VisitOn::either_thread), their sample memory reused by the next
   std::string last;
   for (int pass = 1;; ++pass) {
     const bool live = being_written(path);
     try {
-      RunRecord run = read_pass(guard, path, c, last, visit);
+      RunRecord run = read_pass(guard, path, c, spare, last, visit, on == VisitOn::either_thread);
       run.being_written = live;
       return run;
     } catch (const FileError& e) {

@@ -31,12 +31,20 @@ RunRecord read_result_file(const std::string& path);
 // description: what gpuscale holds on a file it replaces, app/output_path.hpp).
 bool being_written(const std::string& path);
 
+// Where `visit` runs: on the calling thread, or, for a case of 2^16 samples or
+// more, on a second thread while the next case is read (reading and the
+// visit's work overlap; memory holds two cases' samples). A visit that may run
+// there must not call HDF5 or write to stderr (sent to /dev/null while a case
+// is read: read_guard.hpp). Visits run one at a time and in order either way.
+enum class VisitOn { caller, either_thread };
+
 // The same, one case at a time: `visit` gets the run (its cases left empty)
 // and each case in turn, read only then; what `visit` leaves of it is
-// overwritten by the next (its sample memory reused), so memory holds one
-// case's samples at a time. Returns the run, its cases left empty. Exceptions
-// from `visit` pass through unchanged.
+// overwritten by a later one (its sample memory reused), so memory holds one
+// case's samples at a time (two with VisitOn::either_thread). Returns the run,
+// its cases left empty. Exceptions from `visit` pass through unchanged.
 RunRecord read_result_file(const std::string& path,
-                           const std::function<void(const RunRecord& run, CaseRecord&& c)>& visit);
+                           const std::function<void(const RunRecord& run, CaseRecord&& c)>& visit,
+                           VisitOn on = VisitOn::caller);
 
 }  // namespace gpuscale

@@ -1371,6 +1371,49 @@ TEST_CASE("a chunk that checksums whole but sits where another belongs is damage
   fs::remove(path);
 }
 
+TEST_CASE("cases visited on a second thread come in order, each once, also when a live file is read again",
+          "[hdf5]") {
+  const std::string path = temp_path("ahead.h5");
+  // 150000 reps of 2 ranks: over the 2^16 samples from which a case is visited on the second thread.
+  write_file(path, {big_case_at(0, 150000, 0.0), big_case_at(1, 150000, 100.0), big_case_at(2, 150000, 200.0)});
+  const std::string whole = bytes_of(path);
+  std::vector<std::pair<std::size_t, double>> seen;  // each case visited: its index, its first and last sample
+  const auto visit = [&](const RunRecord&, CaseRecord&& c) {
+    seen.emplace_back(c.index, c.wall_start_s.front() + c.wall_end_s.back());
+  };
+  read_result_file(path, visit, VisitOn::caller);
+  const auto here = seen;
+  REQUIRE(here.size() == 3);
+  seen.clear();
+  read_result_file(path, visit, VisitOn::either_thread);
+  CHECK(seen == here);
+  // The last case damaged: found while the case before is visited on the second thread.
+  move_chunk(path, chunk_at(path, "cases/0001/wall_start", 1, 0), chunk_at(path, "cases/0002/wall_start", 1, 0),
+             true);
+  const std::string damaged = bytes_of(path);
+  SECTION("damage that stays: the error, the cases before it visited once") {
+    seen.clear();
+    CHECK_THROWS_WITH(read_result_file(path, visit, VisitOn::either_thread),
+                      Catch::Contains("/cases/0002/wall_start does not hold what was written for it"));
+    CHECK(seen == decltype(seen)(here.begin(), here.begin() + 2));
+  }
+  SECTION("a flush caught half-way: read again from the damaged case, every case visited once") {
+    const int writer = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    REQUIRE(flock(writer, LOCK_EX | LOCK_NB) == 0);
+    std::thread flush([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(150));
+      put_bytes(path, whole);
+    });
+    seen.clear();
+    const RunRecord back = read_result_file(path, visit, VisitOn::either_thread);
+    flush.join();
+    close(writer);
+    CHECK(back.being_written);
+    CHECK(seen == here);
+  }
+  fs::remove(path);
+}
+
 TEST_CASE("a small dataset (its values in its object header) moved to another case's place is damage",
           "[hdf5][digest]") {
   const std::string path = temp_path("moved.h5");
