@@ -79,7 +79,8 @@ std::vector<ReportOption> workload_report_options() {
   return out;
 }
 
-// A file's run and its rows, read one case at a time (a case's samples are freed once its row is made).
+// A file's run and its rows, read one case at a time (a case's memory is reused once its row is made); a large
+// case's row is made on a second thread while the next case is read.
 // For a table, every string from the file made printable (CSV and JSON escape their own).
 std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, const ReportOptions& opt, bool table) {
   std::vector<ReportRow> rows;
