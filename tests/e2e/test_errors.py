@@ -2,6 +2,7 @@
 written or changed."""
 import hashlib
 import os
+import subprocess
 import time
 import unittest
 
@@ -350,6 +351,22 @@ class Help(unittest.TestCase):
                                    r"runs with (Open MPI v\d+\.\d+\.\d+|MPICH Version:\s+\S+)\nmpiexec: /\S+\n$")
         # The launcher named is the one the tests start ranks with (CMake's MPIEXEC_EXECUTABLE), by its real path.
         self.assertEqual(p.stdout.splitlines()[-1], "mpiexec: " + os.path.realpath(MPIEXEC))
+
+    def test_version_names_the_commit_built(self):
+        # Found again at every build (cmake/version.cmake), not only when CMake configured the build: the result
+        # files' softwareVersion.
+        source = os.environ.get("GPUSCALE_SOURCE_DIR", "")
+        try:
+            git = subprocess.run(["git", "-C", source, "describe", "--always", "--dirty", "--abbrev=12"],
+                                 capture_output=True, text=True)
+        except OSError:
+            self.skipTest("no git")
+        if not source or git.returncode != 0:
+            self.skipTest("the source is not a git work tree")
+        version = gpuscale("--version").stdout.splitlines()[0]
+        self.assertRegex(version, r"^gpuscale \d+\.\d+\.\d+\+g")
+        self.assertEqual(version.split("+g", 1)[1], git.stdout.strip(),
+                         "gpuscale was built from another commit or work tree state than the source's: build again")
 
 
 class InputsThatAreNotFiles(InputErrorTest):
