@@ -3,8 +3,8 @@
 run on 2, 3 and 4 emulated hosts (network namespaces, tests/e2e/hosts.py; every link limited with tc tbf), one rank
 each, with the test's Open MPI settings, and each case's op time (mean over ranks of the median sample) over what
 the wire takes: the op's bus bytes (nccl-tests' factor, a ring) at the link's payload rate (TCP/IP headers of the
-MTU taken off). 1.00 is the link's pace; more is time the link was not the bottleneck (on this machine: ranks
-waiting for one of the cores the hosts share). Needs root, ip, unshare and tc; about a minute.
+MTU taken off). 1.00 is the link's pace; more is time the link was not the bottleneck (before the test's eager
+limit: a message's rendezvous answer queued behind data in tbf). Needs root, ip, unshare and tc; about a minute.
 
     python3 bench/testbed_wire.py [--gpuscale build/src/gpuscale] [--rate 400mbit] [--keep DIR]
 

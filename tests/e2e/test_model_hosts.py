@@ -47,10 +47,15 @@ MIN_BYTES = 1 << 20
 #   the peer sends back on the pair's one connection (its own put, control messages) waits behind it:
 #   two ranks that exchange both ways take turns, each direction gets half the link (sendrecv on 2 ranks,
 #   the two-process allgather, recursive doubling, Rabenseifner).
+# - every message eager (btl_tcp_eager_limit and max_send_size 32 MiB, above the largest): a message over the
+#   eager limit (64 KiB) waits for the receiver's answer to its first fragment, and on 3 hosts or more that answer
+#   queues in tbf behind the receiver's own data to its other neighbour (up to 50 ms): a ring step took up to 1.35x
+#   its wire time, by an amount in wire bytes (4x the time at a quarter of the rate), not CPU time.
 # - allreduce and allgather pinned to the ring: tuned's defaults are Rabenseifner for allreduce (on 3 ranks
 #   one rank's link is busy 3 times the buffer's transfer time, the ring's 4/3) and recursive doubling (bruck
 #   on 3 ranks) for allgather.
 MCA = ["--mca", "btl_tcp_flags", "send",
+       "--mca", "btl_tcp_eager_limit", "33554432", "--mca", "btl_tcp_max_send_size", "33554432",
        "--mca", "coll_tuned_use_dynamic_rules", "1",
        "--mca", "coll_tuned_allreduce_algorithm", "4",
        "--mca", "coll_tuned_allgather_algorithm", "4",
