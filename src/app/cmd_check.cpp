@@ -292,6 +292,8 @@ int cmd_check(const CheckOptions& opt) {
   if (!waits.empty()) std::printf("%s", wrap("note: " + waits).c_str());
   const std::string setup = large_setup_note(plan, estimate, job, backend.backend == Backend::cpu);
   if (!setup.empty()) std::printf("%s", wrap("note: " + setup).c_str());
+  const std::string memory_shared = shared_memory_note(plan, estimate, job, rates);
+  if (!memory_shared.empty()) std::printf("%s", wrap("note: " + memory_shared).c_str());
   print_skipped(plan, estimate);
   std::printf("%s", wrap("rates: " + rates_text(rates, plan, estimate, took_s)).c_str());
   print_experiments(plan, estimate, memory);

@@ -335,6 +335,8 @@ std::string PlanRun::estimate_and_budget() {
   if (!waits.empty()) estimate_notes_.push_back("note: " + waits);
   const std::string setup = large_setup_note(p_.plan, estimate_, job, p_.backend.backend == Backend::cpu);
   if (!setup.empty()) estimate_notes_.push_back("note: " + setup);
+  const std::string memory = shared_memory_note(p_.plan, estimate_, job, rates);
+  if (!memory.empty()) estimate_notes_.push_back("note: " + memory);
   const double budget_s = opt_.time_budget_s >= 0 ? opt_.time_budget_s : p_.cfg.defaults.budget_s;
   try {
     check_time_budget(p_.plan, estimate_, job, budget_s, opt_.time_budget_s >= 0 ? "--time-budget" : "budget_s",

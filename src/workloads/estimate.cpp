@@ -253,6 +253,28 @@ std::string large_setup_note(const std::vector<Case>& plan, const PlanEstimate& 
          "node can take several times longer (page faults do not scale across ranks): not in the estimate";
 }
 
+std::string shared_memory_note(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job,
+                               const Rates& r) {
+  if (r.backend != Backend::cpu || r.cache_bytes <= 0 || ranks_per_node(job) < 2) return "";
+  int cases = 0, most = 1;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const CaseWork w = case_work(plan[i], job);
+    if (!e.skip_reason[i].empty() || w.busy_ranks_per_node < 2) continue;
+    const auto& st = w.sample.streams;
+    if (std::none_of(st.begin(), st.end(),
+                     [&](const StreamWork& s) { return 2 * s.bytes / std::max(1.0, s.calls) > r.cache_bytes; })) {
+      continue;
+    }
+    ++cases;
+    most = std::max(most, w.busy_ranks_per_node);
+  }
+  if (cases == 0) return "";
+  return std::to_string(cases) + " case(s) stream memory past the " + format_bytes(r.cache_bytes) + " cache on " +
+         std::to_string(most) + " ranks of a node at once: the memory's rate is measured on one rank, and the "
+         "ranks of a node share its bandwidth, so their samples can take up to " + std::to_string(most) +
+         "x longer: not in the estimate";
+}
+
 std::string job_text(const JobShape& job) {
   return std::to_string(job.ranks) + (job.ranks == 1 ? " rank" : " ranks") + " on " + std::to_string(job.nodes) +
          (job.nodes == 1 ? " node" : " nodes");

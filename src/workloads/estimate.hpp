@@ -155,4 +155,10 @@ constexpr double kLargeSetupBytes = 1024.0 * 1024 * 1024;
 // "" or a note naming how many of the plan's cases that run set up that much with more than one rank on a node.
 std::string large_setup_note(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job, bool cpu);
 
+// "" or, on the CPU backend, a note naming how many of the plan's cases stream memory past the cache on several
+// ranks of a node at once: the memory's rate is measured on one rank, and the ranks of a node share its
+// bandwidth (2 ranks on a 2-core machine: an elementwise pass of 400 MB took 1.9x its time on one rank).
+std::string shared_memory_note(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job,
+                               const Rates& r);
+
 }  // namespace gpuscale

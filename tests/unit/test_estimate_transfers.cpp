@@ -148,6 +148,29 @@ TEST_CASE("the output names the links the plan's cases use, and says which rates
   CHECK(transfers_text(estimate_plan(plan, JobShape{4, 2, 2}, model), model).empty());
 }
 
+TEST_CASE("cases that stream memory past the cache on several ranks of a node are named as beyond the estimate",
+          "[estimate][transfers]") {
+  const Rates r = round_rates();  // a 32 MiB cache
+  // A pass over 64 Ki elements moves 1 MiB (a, b and r read, r written), in the cache; over 4 Mi, 64 MiB, past
+  // it. Serial: one rank at a time.
+  const auto plan = plan_of("[[experiment]]\nworkload = \"elementwise\"\nelements = [65536, 4194304]\n"
+                            "dtype = \"fp32\"\nmodes = [\"serial\", \"parallel\"]\n");
+  REQUIRE(plan.size() == 4);
+  const PlanEstimate e = estimate_plan(plan, JobShape{4, 1, 4}, r);
+  CHECK(shared_memory_note(plan, e, JobShape{4, 1, 4}, r) ==
+        "1 case(s) stream memory past the 32 MiB cache on 4 ranks of a node at once: the memory's rate is measured "
+        "on one rank, and the ranks of a node share its bandwidth, so their samples can take up to 4x longer: not "
+        "in the estimate");
+  CHECK(shared_memory_note(plan, e, JobShape{1, 1, 4}, r).empty());  // one rank: as measured
+  CHECK(shared_memory_note(plan, e, JobShape{2, 2, 4}, r).empty());  // one rank per node
+  Rates gpu = r;
+  gpu.backend = Backend::cuda;
+  CHECK(shared_memory_note(plan, e, JobShape{4, 1, 4}, gpu).empty());  // each rank its own GPU's memory
+  Rates unknown = r;
+  unknown.cache_bytes = 0;
+  CHECK(shared_memory_note(plan, e, JobShape{4, 1, 4}, unknown).empty());  // no cache measured: nothing to say
+}
+
 TEST_CASE("cases that set up a GiB or more per rank beside other ranks of the node are named as beyond the estimate",
           "[estimate][transfers]") {
   const Rates r = round_rates();
