@@ -161,14 +161,14 @@ TEST_CASE("cases that stream memory past the cache on several ranks of a node ar
         "1 case(s) stream memory past the 32 MiB cache on 4 ranks of a node at once: the memory's rate is measured "
         "on one rank, and the ranks of a node share its bandwidth, so their samples can take up to 4x longer: not "
         "in the estimate");
-  CHECK(shared_memory_note(plan, e, JobShape{1, 1, 4}, r).empty());  // one rank: as measured
-  CHECK(shared_memory_note(plan, e, JobShape{2, 2, 4}, r).empty());  // one rank per node
-  Rates gpu = r;
-  gpu.backend = Backend::cuda;
-  CHECK(shared_memory_note(plan, e, JobShape{4, 1, 4}, gpu).empty());  // each rank its own GPU's memory
-  Rates unknown = r;
-  unknown.cache_bytes = 0;
-  CHECK(shared_memory_note(plan, e, JobShape{4, 1, 4}, unknown).empty());  // no cache measured: nothing to say
+  // One rank per node streams as measured.
+  for (const JobShape alone : {JobShape{1, 1, 4}, JobShape{2, 2, 4}}) {
+    CHECK(shared_memory_note(plan, e, alone, r).empty());
+  }
+  Rates gpu = r, unknown = r;
+  gpu.backend = Backend::cuda;  // each rank its own GPU's memory
+  unknown.cache_bytes = 0;      // no cache measured: nothing to say
+  for (const Rates& other : {gpu, unknown}) CHECK(shared_memory_note(plan, e, JobShape{4, 1, 4}, other).empty());
 }
 
 TEST_CASE("cases that set up a GiB or more per rank beside other ranks of the node are named as beyond the estimate",
