@@ -44,7 +44,7 @@ def make_small(gpuscale, mpiexec, out):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1", OPENBLAS_NUM_THREADS="1")
     p = subprocess.run([mpiexec, "-n", "2", gpuscale, "run", os.path.join(SOURCE, "configs", "default.toml"),
-                        "-o", out], capture_output=True, text=True, env=env)
+                        "-o", out, "--force"], capture_output=True, text=True, env=env)  # --keep DIR again
     if p.returncode != 0:
         sys.exit(f"gpuscale run failed ({p.returncode}):\n{p.stdout}{p.stderr}")
 
