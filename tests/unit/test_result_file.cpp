@@ -1390,7 +1390,6 @@ TEST_CASE("cases visited on a second thread come in order, each once, also when 
   // The last case damaged: found while the case before is visited on the second thread.
   move_chunk(path, chunk_at(path, "cases/0001/wall_start", 1, 0), chunk_at(path, "cases/0002/wall_start", 1, 0),
              true);
-  const std::string damaged = bytes_of(path);
   SECTION("damage that stays: the error, the cases before it visited once") {
     seen.clear();
     CHECK_THROWS_WITH(read_result_file(path, visit, VisitOn::either_thread),
