@@ -82,13 +82,16 @@ CopyWorkload::CopyWorkload(const CopyParams& p) : bytes_(p.bytes), ops_(p.ops), 
 
 namespace {
 
-// The pattern's bytes [offset, offset + n) (offset a multiple of 8), or their complement: word i of the source is
-// splitmix64 of the seed and i, so any part of it can be made again to check, and no copy of it is kept.
+// Word i (8 bytes) of the source: splitmix64 of the seed and i, so any part of it can be made again to check, and
+// no copy of it is kept.
+std::uint64_t pattern_word(std::uint64_t seed, std::uint64_t i) { return splitmix64(seed * kGoldenGamma + i); }
+
+// The pattern's bytes [offset, offset + n) (offset a multiple of 8), or their complement.
 void make_pattern(unsigned char* out, std::size_t offset, std::size_t n, std::uint64_t seed, bool complement) {
   const std::uint64_t flip = complement ? ~std::uint64_t{0} : 0;
   const std::uint64_t first = offset / 8;
   for (std::size_t i = 0; i < n; i += 8) {
-    const std::uint64_t w = splitmix64(seed * kGoldenGamma + first + i / 8) ^ flip;
+    const std::uint64_t w = pattern_word(seed, first + i / 8) ^ flip;
     std::memcpy(out + i, &w, std::min<std::size_t>(8, n - i));
   }
 }
@@ -98,7 +101,7 @@ std::size_t wrong_bytes(const unsigned char* got, std::size_t offset, std::size_
   std::size_t wrong = 0;
   const std::uint64_t first = offset / 8;
   for (std::size_t i = 0; i < n; i += 8) {
-    const std::uint64_t want = splitmix64(seed * kGoldenGamma + first + i / 8);
+    const std::uint64_t want = pattern_word(seed, first + i / 8);
     const std::size_t k = std::min<std::size_t>(8, n - i);
     std::uint64_t have = 0;
     std::memcpy(&have, got + i, k);
