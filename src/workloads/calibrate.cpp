@@ -253,10 +253,10 @@ bool plan_passes_cache(const std::vector<Case>& plan, double cache_bytes) {
   for (const auto& c : plan) {
     const SampleWork w = case_work(c, JobShape{}).sample;
     for (const auto& s : w.streams) {
-      if (s.kind != kPass && 2 * s.bytes / std::max(1.0, s.calls) > cache_bytes) return true;
+      if (s.kind != kPass && call_passes_cache(s.bytes / std::max(1.0, s.calls), cache_bytes)) return true;
     }
     for (const auto& t : w.transfer_ops) {
-      if (2 * t.op_bytes > cache_bytes) return true;
+      if (call_passes_cache(t.op_bytes, cache_bytes)) return true;
     }
   }
   return false;

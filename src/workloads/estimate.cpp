@@ -74,12 +74,12 @@ double Rates::stream_rate(const std::string& kind, double call_bytes) const {
   const std::string& base = as.empty() ? kind : as;
   const bool copy = base == kHostPinned || base == kHostPageable || base == kDeviceCopy;
   if (!copy || backend != Backend::cpu || cache_bytes <= 0 || copy_beyond_cache_bytes_s <= 0) return rate;
-  return 2 * call_bytes > cache_bytes ? std::min(rate, copy_beyond_cache_bytes_s) : rate;
+  return call_passes_cache(call_bytes, cache_bytes) ? std::min(rate, copy_beyond_cache_bytes_s) : rate;
 }
 
 double transfer_seconds(const TransferWork& t, const Rates& r) {
   const LinkRate& link = t.group_nodes > 1 ? r.inter : r.intra;
-  const bool past_cache = r.cache_bytes > 0 && link.beyond_cache_bytes_s > 0 && 2 * t.op_bytes > r.cache_bytes;
+  const bool past_cache = link.beyond_cache_bytes_s > 0 && call_passes_cache(t.op_bytes, r.cache_bytes);
   const double rate = past_cache ? std::min(link.bytes_s, link.beyond_cache_bytes_s) : link.bytes_s;
   const double fresh = link.fresh_bytes_s > 0 ? reduction_fresh_bytes(t) / link.fresh_bytes_s : 0.0;
   return t.count * (link.op_s + t.op_bytes * t.bus_factor / rate + fresh);
@@ -261,8 +261,9 @@ std::string shared_memory_note(const std::vector<Case>& plan, const PlanEstimate
     const CaseWork w = case_work(plan[i], job);
     if (!e.skip_reason[i].empty() || w.busy_ranks_per_node < 2) continue;
     const auto& st = w.sample.streams;
-    if (std::none_of(st.begin(), st.end(),
-                     [&](const StreamWork& s) { return 2 * s.bytes / std::max(1.0, s.calls) > r.cache_bytes; })) {
+    if (std::none_of(st.begin(), st.end(), [&](const StreamWork& s) {
+          return call_passes_cache(s.bytes / std::max(1.0, s.calls), r.cache_bytes);
+        })) {
       continue;
     }
     ++cases;

@@ -91,6 +91,12 @@ struct Rates {
   double stream_rate(const std::string& kind, double call_bytes) const;
 };
 
+// Whether a call whose two ends (source and destination, send and receive buffers) hold `call_bytes` each overflows
+// a cache of `cache_bytes` (0: unknown, never).
+inline bool call_passes_cache(double call_bytes, double cache_bytes) {
+  return cache_bytes > 0 && 2 * call_bytes > cache_bytes;
+}
+
 // glibc gives an allocation this large pages of its own (mmap) and returns them when it is freed, at any setting
 // of its dynamic threshold: a buffer allocated and freed in every call is fresh pages in every call.
 constexpr double kFreshBufferBytes = 32.0 * 1024 * 1024;
