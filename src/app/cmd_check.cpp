@@ -288,12 +288,9 @@ int cmd_check(const CheckOptions& opt) {
                            " (start " + format_duration(estimate.start_s) + "; --ranks and --nodes for another job" +
                            (budget_s > 0 ? "; budget " + format_duration(budget_s) : std::string()) + ")").c_str());
   if (!host.empty()) std::printf("%s", wrap(host).c_str());
-  const std::string waits = host.empty() ? "" : busy_transfers_note(estimate, rates);
-  if (!waits.empty()) std::printf("%s", wrap("note: " + waits).c_str());
-  const std::string setup = large_setup_note(plan, estimate, job, backend.backend == Backend::cpu);
-  if (!setup.empty()) std::printf("%s", wrap("note: " + setup).c_str());
-  const std::string memory_shared = shared_memory_note(plan, estimate, job, rates);
-  if (!memory_shared.empty()) std::printf("%s", wrap("note: " + memory_shared).c_str());
+  for (const auto& n : left_out_notes(plan, estimate, job, rates, !host.empty())) {
+    std::printf("%s", wrap("note: " + n).c_str());
+  }
   print_skipped(plan, estimate);
   std::printf("%s", wrap("rates: " + rates_text(rates, plan, estimate, took_s)).c_str());
   print_experiments(plan, estimate, memory);

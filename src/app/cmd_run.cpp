@@ -331,12 +331,9 @@ std::string PlanRun::estimate_and_budget() {
   if (const std::string assumed = assumed_transfers_text(estimate_, rates); !assumed.empty()) {
     estimate_notes_.push_back("estimate: " + assumed);
   }
-  const std::string waits = host_line_.empty() ? "" : busy_transfers_note(estimate_, rates);
-  if (!waits.empty()) estimate_notes_.push_back("note: " + waits);
-  const std::string setup = large_setup_note(p_.plan, estimate_, job, p_.backend.backend == Backend::cpu);
-  if (!setup.empty()) estimate_notes_.push_back("note: " + setup);
-  const std::string memory = shared_memory_note(p_.plan, estimate_, job, rates);
-  if (!memory.empty()) estimate_notes_.push_back("note: " + memory);
+  for (const auto& n : left_out_notes(p_.plan, estimate_, job, rates, !host_line_.empty())) {
+    estimate_notes_.push_back("note: " + n);
+  }
   const double budget_s = opt_.time_budget_s >= 0 ? opt_.time_budget_s : p_.cfg.defaults.budget_s;
   try {
     check_time_budget(p_.plan, estimate_, job, budget_s, opt_.time_budget_s >= 0 ? "--time-budget" : "budget_s",

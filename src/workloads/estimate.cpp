@@ -276,6 +276,15 @@ std::string shared_memory_note(const std::vector<Case>& plan, const PlanEstimate
          "x longer: not in the estimate";
 }
 
+std::vector<std::string> left_out_notes(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job,
+                                        const Rates& r, bool host_busy) {
+  std::vector<std::string> notes{host_busy ? busy_transfers_note(e, r) : std::string(),
+                                 large_setup_note(plan, e, job, r.backend == Backend::cpu),
+                                 shared_memory_note(plan, e, job, r)};
+  notes.erase(std::remove(notes.begin(), notes.end(), std::string()), notes.end());  // those that do not apply
+  return notes;
+}
+
 std::string job_text(const JobShape& job) {
   return std::to_string(job.ranks) + (job.ranks == 1 ? " rank" : " ranks") + " on " + std::to_string(job.nodes) +
          (job.nodes == 1 ? " node" : " nodes");

@@ -167,4 +167,9 @@ std::string large_setup_note(const std::vector<Case>& plan, const PlanEstimate& 
 std::string shared_memory_note(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job,
                                const Rates& r);
 
+// The notes under an estimate on what it leaves out, each without its "note: ", in the order check and run print
+// them: transfers' waits on a busy host (where `host_busy`), setting up GiB per rank, memory bandwidth shared.
+std::vector<std::string> left_out_notes(const std::vector<Case>& plan, const PlanEstimate& e, const JobShape& job,
+                                        const Rates& r, bool host_busy);
+
 }  // namespace gpuscale
