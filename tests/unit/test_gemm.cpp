@@ -2,10 +2,16 @@
 // fail it; what the CPU backend cannot run is refused before it runs.
 #include <catch2/catch.hpp>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "common/forwarding_device.hpp"
@@ -234,6 +240,43 @@ TEST_CASE("held work waits for release or synchronize, then runs in order", "[cp
   s.enqueue([&] { ran = ran * 10 + 3; });
   s.synchronize();  // a host that waits releases the hold instead of waiting forever
   CHECK(ran == 123);
+}
+
+namespace {
+// Voluntary context switches of this process's threads other than the calling one (/proc/self/task/*/status).
+long other_threads_switches() {
+  long total = 0;
+  const std::string self = std::to_string(syscall(SYS_gettid));
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    if (task.path().filename() == self) continue;
+    std::ifstream in(task.path() / "status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) total += std::stol(line.substr(line.find(':') + 1));
+    }
+  }
+  return total;
+}
+}  // namespace
+
+TEST_CASE("held work wakes no one: the worker sleeps until release", "[cpu][stream]") {
+  // A worker woken for work it may not run goes back to sleep: two context switches a task, on the enqueuing
+  // thread's core where the scheduler lets the worker preempt it. The pauses give a woken worker time to sleep again.
+  CpuStream s;
+  s.synchronize();  // the worker is up and idle
+  const long before = other_threads_switches();
+  s.hold();
+  std::atomic<int> ran{0};
+  for (int i = 0; i < 50; ++i) {
+    s.enqueue([&] { ++ran; });
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  const long held = other_threads_switches() - before;
+  CHECK(ran == 0);
+  s.synchronize();
+  CHECK(ran == 50);
+  INFO("context switches of the worker while 50 tasks were held: " << held);
+  CHECK(held <= 2);
 }
 
 TEST_CASE("copies verify in every direction and a copy that did not happen fails", "[copy]") {
