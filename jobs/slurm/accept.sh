@@ -118,9 +118,10 @@ judge() {
   fi
   [ "$rc" != 2 ] || [[ $table == *"no verdict"* ]] || echo "no verdict: gpuscale report --verdict exited 2 (above)"
   case $rc in
-    0|1) drain=$("$gpuscale" report "$f" --verdict --format slurm "${limits[@]}" 2>&1) || true
-         if [ -n "$drain" ]; then printf 'nodes to take out (gpuscale report --verdict --format slurm):\n%s\n' "$drain"
-         else echo "no node to take out"; fi;;
+    0) echo "no node to take out";;  # pass or warn: no node failed
+    1) drain=$("$gpuscale" report "$f" --verdict --format slurm "${limits[@]}" 2>&1) || true
+       if [ -n "$drain" ]; then printf 'nodes to take out (gpuscale report --verdict --format slurm):\n%s\n' "$drain"
+       else echo "no node to take out"; fi;;
     2) run_log_tail "$run";;
     *) echo "no verdict: gpuscale report ended with exit code $rc"
        rc=2;;
