@@ -6,12 +6,16 @@ group without pairs skipped with the reason; bad input."""
 import csv
 import io
 import json
+import os
+import sys
 import unittest
 
 import h5py
 import numpy as np
 
-from common import InputErrorTest, SharedRunTest, gpuscale, preamble, s
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from common import InputErrorTest, SharedRunTest, gpuscale, preamble, s  # noqa: E402
+from p2p_vs_osu import osu_table, verdict  # noqa: E402
 
 CONFIG = preamble(warmup=1, reps=3) + """
 [[experiment]]
@@ -135,6 +139,35 @@ class BadInput(InputErrorTest):
     def test_an_unknown_pattern(self):
         cfg, out, p = self.run_config('[[experiment]]\nname = "p"\nworkload = "p2p"\npattern = "ping"\n')
         self.assert_input_error(p, "pattern", "latency, bw, bibw", out=out)
+
+
+class AgainstOsu(unittest.TestCase):
+    """bench/p2p_vs_osu.py's reading of OSU's output and its verdict on a ratio, from known text and numbers (the
+    benchmark itself needs OSU built; it is no test)."""
+
+    OSU_LATENCY = """
+# OSU MPI Latency Test v7.4
+# Datatype: MPI_CHAR.
+# Size       Avg Latency(us)
+8                       0.14
+16                      0.13
+1024                    0.27
+1048576                74.14
+"""
+
+    def test_osu_rows_are_read_by_size_and_a_missing_size_is_named(self):
+        self.assertEqual(osu_table(self.OSU_LATENCY), {8: 0.14, 1024: 0.27, 1048576: 74.14})
+        with self.assertRaisesRegex(ValueError, "OSU printed no row for 1048576 B"):
+            osu_table(self.OSU_LATENCY.replace("1048576                74.14", ""))
+
+    def test_both_bounds_are_judged_whichever_way_the_figure_runs(self):
+        self.assertEqual(verdict("latency", 1.05), "within 10%")
+        self.assertEqual(verdict("latency", 1.2), "gpuscale slower by more than 10%")
+        self.assertIn("gpuscale FASTER by more than 10%: one of them measures something else", verdict("latency", 0.8))
+        # bandwidth: above 1 is gpuscale faster
+        self.assertIn("gpuscale FASTER", verdict("bw", 1.2))
+        self.assertEqual(verdict("bibw", 0.8), "gpuscale slower by more than 10%")
+        self.assertEqual(verdict("bw", 0.95), "within 10%")
 
 
 if __name__ == "__main__":
