@@ -162,7 +162,7 @@ class Cluster:
             # nsenter, not `ip netns exec` (which remounts /sys: slurmd then finds no cgroup file system).
             # A mount namespace of its own: the node's spool folder bound over spool/cur.
             self._daemon(name, ["unshare", "--uts", "--mount", "sh", "-c",
-                                f'hostname "$0" && mount --bind "$1" "$2" && exec slurmd -f "$3" -N "$0"',
+                                'hostname "$0" && mount --bind "$1" "$2" && exec slurmd -f "$3" -N "$0"',
                                 name, spool, self._path("spool", "cur"), self.conf], "slurmd-" + name)
         self._wait_idle()
 

@@ -3,7 +3,6 @@ one case made twice as slow), --fail-on's exit codes and line, --min-effect, and
 import csv
 import io
 import json
-import os
 import shutil
 import unittest
 

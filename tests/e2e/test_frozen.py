@@ -9,7 +9,7 @@ import subprocess
 import time
 import unittest
 
-from common import ENV, GPUSCALE, LAUNCHER, MPIEXEC, SMALL_CONFIG, ScratchTest, exits_past_a_stopped_peer, rank_pids
+from common import ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, ScratchTest, exits_past_a_stopped_peer, rank_pids
 
 CONFIG = SMALL_CONFIG.replace("threads = 1", "threads = 1\ntimeout = 5")
 # The edge bound with `timeout = 5` is its floor, 30 s; ranks other than 0 fire 5 s later; the launcher takes a few

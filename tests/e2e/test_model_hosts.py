@@ -23,7 +23,6 @@ Exits 77 (ctest: skipped) where the hosts cannot be made: not root, no `ip`,
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 import unittest
