@@ -5,7 +5,9 @@ Each round runs the three OSU tests (`-m 8:1048576`), then `gpuscale run` of a
 p2p config with OSU's counts (10 samples of 1000 round trips; 10 windows of
 64 messages), all through the same launcher, and prints per test and size
 OSU's figure, gpuscale's (`report --format json`: latency_us, bandwidth_mbps)
-and gpuscale / OSU. Latency: above 1 is gpuscale slower; bandwidth: below 1.
+and gpuscale / OSU, with what gpuscale said of the host where it found it
+busy or the ranks descheduled. Latency: above 1 is gpuscale slower;
+bandwidth: below 1.
 The end gives per row the median of the rounds' ratios, and the ratio of the
 two tools' best figures over the rounds (least latency, most bandwidth), each
 against the 10% asked: a gpuscale faster than OSU by more than that measures
@@ -87,21 +89,29 @@ def osu_table(out):
     return {size: table[size] for size in SIZES}
 
 
+def output(cmd, env=None):
+    """The command's standard output; its exit status and last lines end the benchmark where it fails."""
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit("p2p_vs_osu: %s exited %d:\n%s" % (" ".join(cmd), p.returncode, (p.stdout + p.stderr)[-2000:]))
+    return p.stdout
+
+
 def osu(launch, binary, env):
-    return osu_table(subprocess.run(launch + [binary, "-m", "8:%d" % SIZES[-1]], capture_output=True, text=True,
-                                    check=True, env=env).stdout)
+    return osu_table(output(launch + [binary, "-m", "8:%d" % SIZES[-1]], env))
 
 
 def gpuscale(launch, binary, config, result):
-    """{test: {size: figure}} from one run of the config."""
-    subprocess.run(launch + [binary, "run", config, "-o", result, "--force"], capture_output=True, check=True)
-    rows = json.loads(subprocess.run([binary, "report", result, "--format", "json"], capture_output=True, text=True,
-                                     check=True).stdout)
-    out = {t: {} for t in TESTS}
-    for row in rows:
+    """{test: {size: figure}} from one run of the config, and {(test, size): what gpuscale said of the host}."""
+    output(launch + [binary, "run", config, "-o", result, "--force"])
+    out, host = {t: {} for t in TESTS}, {}
+    for row in json.loads(output([binary, "report", result, "--format", "json"])):
         pattern, size = row["params"]["pattern"], row["params"]["bytes"]
         out[pattern][size] = row["latency_us"] if pattern == "latency" else row["bandwidth_mbps"]
-    return out
+        said = [k for k in ("busy", "descheduled") if row.get("host", {}).get(k)]
+        if said:
+            host[(pattern, size)] = "gpuscale: host " + " and ".join(said)
+    return out, host
 
 
 def slower(test, ratio):
@@ -124,7 +134,7 @@ def one_round(args, launch, osu_dir, config, result):
     if args.osu_thread_level is not None:
         env["OMPI_MPI_THREAD_LEVEL"] = str(args.osu_thread_level)
         figures["osu_level"] = {t: osu(launch, osu_binary(osu_dir, t), env) for t in TESTS}
-    figures["gpuscale"] = gpuscale(launch, args.gpuscale, config, result)
+    figures["gpuscale"], figures["host"] = gpuscale(launch, args.gpuscale, config, result)
     return figures
 
 
@@ -160,6 +170,8 @@ def main():
                     if "osu_level" in fig:
                         level_ratios[(t, s)].append(g / fig["osu_level"][t][s])
                         line += "  /OSU at level %d %5.2f" % (args.osu_thread_level, g / fig["osu_level"][t][s])
+                    if (t, s) in fig["host"]:
+                        line += "  (%s)" % fig["host"][(t, s)]
                     print(line, flush=True)
     print("gpuscale / OSU over %d rounds (latency: above 1 is gpuscale slower; bandwidth: below 1), target 1 +- %d%%:"
           " the median of the rounds' ratios (their range), and the best figure of each over the best of the other"
