@@ -253,7 +253,7 @@ bool plan_passes_cache(const std::vector<Case>& plan, double cache_bytes) {
   for (const auto& c : plan) {
     const SampleWork w = case_work(c, JobShape{}).sample;
     for (const auto& s : w.streams) {
-      if (s.kind != kPass && call_passes_cache(s.bytes / std::max(1.0, s.calls), cache_bytes)) return true;
+      if (s.kind != kPass && call_passes_cache(s.call_bytes(), cache_bytes)) return true;
     }
     for (const auto& t : w.transfer_ops) {
       if (call_passes_cache(t.op_bytes, cache_bytes)) return true;

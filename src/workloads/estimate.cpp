@@ -40,7 +40,7 @@ double sample_seconds(const SampleWork& w, double cores, const Rates& r) {
   }
   compute /= cores;
   double streams = 0;
-  for (const auto& s : w.streams) streams += s.bytes / r.stream_rate(s.kind, s.bytes / std::max(1.0, s.calls));
+  for (const auto& s : w.streams) streams += s.bytes / r.stream_rate(s.kind, s.call_bytes());
   const double copies = streams / std::min(1.0, cores) + w.stream_calls() * r.copy_call_s;
   const double wire = wire_seconds(w, cores, r);
   const double lanes = w.overlapped ? std::max(compute, copies + wire) : compute + copies + wire;
@@ -261,9 +261,8 @@ std::string shared_memory_note(const std::vector<Case>& plan, const PlanEstimate
     const CaseWork w = case_work(plan[i], job);
     if (!e.skip_reason[i].empty() || w.busy_ranks_per_node < 2) continue;
     const auto& st = w.sample.streams;
-    if (std::none_of(st.begin(), st.end(), [&](const StreamWork& s) {
-          return call_passes_cache(s.bytes / std::max(1.0, s.calls), r.cache_bytes);
-        })) {
+    if (std::none_of(st.begin(), st.end(),
+                     [&](const StreamWork& s) { return call_passes_cache(s.call_bytes(), r.cache_bytes); })) {
       continue;
     }
     ++cases;

@@ -4,6 +4,7 @@
 // code (WorkloadType::work), with the helpers here.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -64,6 +65,7 @@ const std::vector<StreamKind>& builtin_stream_kinds();
 struct StreamWork {
   std::string kind;
   double bytes = 0, calls = 0;
+  double call_bytes() const { return bytes / std::max(1.0, calls); }  // one call's (no calls: all of them)
 };
 
 // What one rank does in one sample.
