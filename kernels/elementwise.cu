@@ -4,6 +4,7 @@
 // count's remainder, or every element of unaligned pointers, one at a time.
 #include <cuda_runtime.h>
 
+#include "device/cuda/cuda_errors.hpp"
 #include "element.cuh"
 #include "elementwise.hpp"
 
@@ -68,9 +69,10 @@ int launch(const void* a, const void* b, void* r, size_t count, cudaStream_t s) 
   const size_t wave = static_cast<size_t>(sms > 0 ? sms : 1) * kBlocksPerSm;
   const size_t needed = (items + kThreads - 1) / kThreads;
   const auto blocks = static_cast<unsigned>(needed < wave ? needed : wave);
-  multiply_add_kernel<T><<<blocks, kThreads, 0, s>>>(static_cast<const T*>(a), static_cast<const T*>(b),
-                                                     static_cast<T*>(r), vectors, count);
-  return static_cast<int>(cudaGetLastError());
+  return cuda::checked_launch([&] {
+    multiply_add_kernel<T><<<blocks, kThreads, 0, s>>>(static_cast<const T*>(a), static_cast<const T*>(b),
+                                                       static_cast<T*>(r), vectors, count);
+  });
 }
 }  // namespace
 

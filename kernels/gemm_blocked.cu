@@ -18,6 +18,7 @@
 
 #include <iterator>
 
+#include "device/cuda/cuda_errors.hpp"
 #include "element.cuh"
 #include "gemm_kernels.hpp"
 
@@ -155,9 +156,10 @@ __global__ void __launch_bounds__(Tl::kThreads, sizeof(T) == 4 ? 512 / Tl::kThre
 template <class T, bool Vec, class Tl = DefaultTile>
 int launch_kernel(int m, int n, int k, const void* a, const void* b, void* c, cudaStream_t st) {
   const dim3 grid((n + Tl::kBN - 1) / Tl::kBN, (m + Tl::kBM - 1) / Tl::kBM);
-  gemm_blocked<T, Vec, Tl><<<grid, Tl::kThreads, 0, st>>>(m, n, k, static_cast<const T*>(a), static_cast<const T*>(b),
-                                                           static_cast<T*>(c));
-  return static_cast<int>(cudaGetLastError());
+  return cuda::checked_launch([&] {
+    gemm_blocked<T, Vec, Tl><<<grid, Tl::kThreads, 0, st>>>(m, n, k, static_cast<const T*>(a), static_cast<const T*>(b),
+                                                             static_cast<T*>(c));
+  });
 }
 
 template <class T>

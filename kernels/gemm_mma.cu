@@ -23,8 +23,11 @@
 // above are the shipped tile's.
 #include <cuda_runtime.h>
 
+#include <bitset>
 #include <iterator>
+#include <mutex>
 
+#include "device/cuda/cuda_errors.hpp"
 #include "element.cuh"
 #include "gemm_kernels.hpp"
 
@@ -32,6 +35,7 @@ namespace gpuscale::kernels {
 
 namespace {
 constexpr int kPad = 8;  // elements (16 bytes) after each staged row
+constexpr int kMaxDevices = 64;  // device ordinals whose opt-in is remembered; others ask at every launch
 
 // How a block tiles C: BM x BN of it with WarpsM x WarpsN warps, each on a (BM / WarpsM) x (BN / WarpsN) tile held
 // in registers; BK of k staged per step, Stages steps deep in mma_async.
@@ -264,14 +268,27 @@ __global__ void __launch_bounds__(Tl::kThreads)
 template <class T, bool Vec, bool Async, class Tl = DefaultTile>
 int launch_kernel(int m, int n, int k, const void* a, const void* b, void* c, cudaStream_t stream) {
   const int smem = Tl::template smem_bytes<T>(Async ? Tl::kStages : 1);
-  // Above 48 KiB a kernel must ask for its shared memory; once per process (one device per rank).
-  static const cudaError_t opt_in =
-      cudaFuncSetAttribute(gemm_mma<T, Vec, Async, Tl>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  if (opt_in != cudaSuccess) return static_cast<int>(opt_in);
+  // Above 48 KiB a kernel must ask for its shared memory, once on each device it runs on (the attribute belongs
+  // to the device's context): remembered per device ordinal, asked again on a device not seen yet.
+  static std::mutex mu;
+  static std::bitset<kMaxDevices> opted;
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return static_cast<int>(e);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    const bool known = device >= 0 && device < kMaxDevices;
+    if (!known || !opted[device]) {
+      const cudaError_t e =
+          cudaFuncSetAttribute(gemm_mma<T, Vec, Async, Tl>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      if (e != cudaSuccess) return static_cast<int>(e);
+      if (known) opted[device] = true;
+    }
+  }
   const dim3 grid((n + Tl::kBN - 1) / Tl::kBN, (m + Tl::kBM - 1) / Tl::kBM);
-  gemm_mma<T, Vec, Async, Tl><<<grid, Tl::kThreads, smem, stream>>>(m, n, k, static_cast<const T*>(a),
-                                                                    static_cast<const T*>(b), static_cast<T*>(c));
-  return static_cast<int>(cudaGetLastError());
+  return cuda::checked_launch([&] {
+    gemm_mma<T, Vec, Async, Tl><<<grid, Tl::kThreads, smem, stream>>>(m, n, k, static_cast<const T*>(a),
+                                                                      static_cast<const T*>(b), static_cast<T*>(c));
+  });
 }
 
 template <class T>

@@ -1,6 +1,7 @@
 // One thread per element of C: the baseline every other kernel must beat.
 #include <cuda_runtime.h>
 
+#include "device/cuda/cuda_errors.hpp"
 #include "element.cuh"
 #include "gemm_kernels.hpp"
 
@@ -22,9 +23,10 @@ template <class T>
 int launch(int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
   const dim3 block(16, 16);
   const dim3 grid((n + block.x - 1) / block.x, (m + block.y - 1) / block.y);
-  gemm_naive<T><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(m, n, k, static_cast<const T*>(a),
-                                                                        static_cast<const T*>(b), static_cast<T*>(c));
-  return static_cast<int>(cudaGetLastError());
+  return cuda::checked_launch([&] {
+    gemm_naive<T><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(m, n, k, static_cast<const T*>(a),
+                                                                          static_cast<const T*>(b), static_cast<T*>(c));
+  });
 }
 }  // namespace
 

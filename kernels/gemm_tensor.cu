@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <mma.h>
 
+#include "device/cuda/cuda_errors.hpp"
 #include "element.cuh"
 #include "gemm_kernels.hpp"
 
@@ -56,9 +57,10 @@ template <class T>
 int launch(int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
   const dim3 block(32 * kWarps);
   const dim3 grid((n + 2 * kT - 1) / (2 * kT), (m + 2 * kT - 1) / (2 * kT));
-  gemm_tensor<T><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(m, n, k, static_cast<const T*>(a),
-                                                                         static_cast<const T*>(b), static_cast<T*>(c));
-  return static_cast<int>(cudaGetLastError());
+  return cuda::checked_launch([&] {
+    gemm_tensor<T><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(
+        m, n, k, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c));
+  });
 }
 }  // namespace
 

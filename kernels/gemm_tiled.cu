@@ -2,6 +2,7 @@
 // element loaded from global memory is used 32 times.
 #include <cuda_runtime.h>
 
+#include "device/cuda/cuda_errors.hpp"
 #include "element.cuh"
 #include "gemm_kernels.hpp"
 
@@ -35,9 +36,10 @@ template <class T>
 int launch(int m, int n, int k, const void* a, const void* b, void* c, void* stream) {
   const dim3 block(kTile, kTile);
   const dim3 grid((n + kTile - 1) / kTile, (m + kTile - 1) / kTile);
-  gemm_tiled<T><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(m, n, k, static_cast<const T*>(a),
-                                                                        static_cast<const T*>(b), static_cast<T*>(c));
-  return static_cast<int>(cudaGetLastError());
+  return cuda::checked_launch([&] {
+    gemm_tiled<T><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(m, n, k, static_cast<const T*>(a),
+                                                                          static_cast<const T*>(b), static_cast<T*>(c));
+  });
 }
 }  // namespace
 

@@ -2,6 +2,7 @@
 // shared memory, one atomicAdd per block.
 #include <cuda_runtime.h>
 
+#include "device/cuda/cuda_errors.hpp"
 #include "element.cuh"
 #include "gemm_kernels.hpp"
 
@@ -35,9 +36,8 @@ int launch(const void* x, size_t count, double* acc, bool accumulate, cudaStream
     if (e != cudaSuccess) return static_cast<int>(e);
   }
   const size_t blocks = count == 0 ? 1 : (count + kThreads - 1) / kThreads;
-  sum_squares<T><<<static_cast<unsigned>(blocks < 1024 ? blocks : 1024), kThreads, 0, s>>>(static_cast<const T*>(x),
-                                                                                            count, acc);
-  return static_cast<int>(cudaGetLastError());
+  const auto grid = static_cast<unsigned>(blocks < 1024 ? blocks : 1024);
+  return cuda::checked_launch([&] { sum_squares<T><<<grid, kThreads, 0, s>>>(static_cast<const T*>(x), count, acc); });
 }
 }  // namespace
 

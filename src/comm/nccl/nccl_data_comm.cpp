@@ -17,6 +17,7 @@
 #include "comm/mpi_check.hpp"
 #include "core/error.hpp"
 #include "device/cuda/cuda_check.hpp"
+#include "device/cuda/cuda_errors.hpp"
 
 namespace gpuscale {
 
@@ -73,7 +74,7 @@ class NcclDataComm final : public DataComm {
     // Unfinished work may wait on a peer that is gone, and ncclCommDestroy
     // would wait with it; abort does not.
     bool idle = true;
-    for (cudaStream_t s : used_) idle = idle && cudaStreamQuery(s) == cudaSuccess;
+    for (cudaStream_t s : used_) idle = idle && cuda::stream_done(s).done;
     if (errored_ || !idle) {
       ncclCommAbort(comm_);
     } else {
@@ -161,11 +162,11 @@ class NcclDataComm final : public DataComm {
         // Streams that finished are done with; the rest are polled again.
         std::vector<cudaStream_t> busy;
         for (cudaStream_t s : used_) {
-          const cudaError_t rc = cudaStreamQuery(s);
-          if (rc == cudaSuccess) continue;
-          if (rc != cudaErrorNotReady) {
+          const QueryAnswer q = cuda::stream_done(s);  // NotReady is "not yet", never left for a later launch
+          if (q.done) continue;
+          if (q.error != 0) {
             errored_ = true;
-            cuda_check(rc, "cudaStreamQuery(stream)", __FILE__, __LINE__);
+            cuda_check(static_cast<cudaError_t>(q.error), "cudaStreamQuery(stream)", __FILE__, __LINE__);
           }
           busy.push_back(s);
         }

@@ -12,8 +12,11 @@
 
 namespace gpuscale {
 
+// A failure reported here is cleared from the runtime's last error, so that no later launch check takes it for
+// its own (call_errors.hpp).
 inline void cuda_check(cudaError_t rc, const char* call, const char* file, int line) {
   if (rc == cudaSuccess) return;
+  (void)cudaGetLastError();
   throw RuntimeError(std::string(call) + " failed: " + cudaGetErrorName(rc) + " (" + cudaGetErrorString(rc) + ") at " +
                      file + ":" + std::to_string(line));
 }

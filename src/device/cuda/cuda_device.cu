@@ -205,14 +205,13 @@ class CudaDevice final : public Device {
     try {
       enqueue();
     } catch (...) {
-      cudaGraph_t partial = nullptr;
-      cudaStreamEndCapture(s, &partial);  // leaves the stream usable; the first error is the one to report
-      GraphPtr discard(partial);
+      end_capture(s);  // the first error is the one to report
       throw;
     }
     cudaGraph_t g = nullptr;
-    GPUSCALE_CUDA(cudaStreamEndCapture(s, &g));
+    const cudaError_t ended = cudaStreamEndCapture(s, &g);
     GraphPtr graph(g);
+    GPUSCALE_CUDA(ended);  // reported here, and cleared (cuda_check)
     cudaGraphExec_t exec = nullptr;
     GPUSCALE_CUDA(cudaGraphInstantiate(&exec, graph.get(), 0));
     return std::make_unique<CudaGraph>(GraphExecPtr(exec), s);
@@ -239,6 +238,15 @@ class CudaDevice final : public Device {
   }
 
   cudaStream_t stream() const { return streams_[static_cast<int>(lane_)]; }
+
+  // Ends a capture that failed: the stream is usable again, the partial graph freed, and the capture's error
+  // (an invalidated capture) cleared, so that the next launch is checked by its own launch alone.
+  static void end_capture(cudaStream_t s) noexcept {
+    cudaGraph_t partial = nullptr;
+    cudaStreamEndCapture(s, &partial);
+    GraphPtr discard(partial);
+    (void)cudaGetLastError();
+  }
 
   struct LaneState {
     StreamPtr stream;
