@@ -1,5 +1,6 @@
 #include "comm/groups.hpp"
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -41,7 +42,11 @@ int scope_group_index(Scope s, int node_index, int local_rank) {
 }
 
 Groups::Groups(const MpiCommunicator& world, Device& dev, DataCommFactory make)
-    : world_(world), dev_(dev), make_(std::move(make)) {}
+    : world_(world), dev_(dev), make_(std::move(make)), unwinding_(std::uncaught_exceptions()) {}
+
+Groups::~Groups() {
+  if (std::uncaught_exceptions() > unwinding_) abort_all();
+}
 
 Group& Groups::get(Scope s) {
   {

@@ -49,6 +49,11 @@ using DataCommFactory = std::function<std::unique_ptr<DataComm>(MPI_Comm group, 
 class Groups {
  public:
   Groups(const MpiCommunicator& world, Device& dev, DataCommFactory make);
+  // While an exception unwinds (this rank failed, its peers may still be inside a transfer), the data-plane
+  // communicators are aborted, not destroyed: an NCCL communicator's destroy waits for every rank.
+  ~Groups();
+  Groups(const Groups&) = delete;
+  Groups& operator=(const Groups&) = delete;
   // Collective over the world the first time a scope is asked for.
   Group& get(Scope s);
   // One group of world ranks 0..n-1 (n <= world size); the other ranks get a
@@ -62,6 +67,7 @@ class Groups {
   const MpiCommunicator& world_;
   Device& dev_;
   DataCommFactory make_;
+  int unwinding_;  // exceptions in flight when made
   std::mutex mu_;  // guards groups_ against abort_all from the watchdog
   std::map<Scope, Group> groups_;
   std::map<int, Group> firsts_;

@@ -25,4 +25,11 @@ class RuntimeError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Memory that could not be had, host or device, said in words ("out of host memory allocating 1.9 GB"); the
+// runner adds the case it happened in.
+class OutOfMemory : public RuntimeError {
+ public:
+  using RuntimeError::RuntimeError;
+};
+
 }  // namespace gpuscale

@@ -13,6 +13,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "device/capabilities.hpp"
 
 extern "C" {
@@ -88,7 +89,7 @@ void naive_gemm(GemmShape s, const T* a, const T* b, T* c) {
 Buffer host_alloc(std::size_t bytes) {
   const std::size_t rounded = (bytes + 63) / 64 * 64;
   void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-  if (!p) throw RuntimeError("cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+  if (!p) throw OutOfMemory("out of host memory allocating " + format_bytes(static_cast<double>(bytes)));
   return Buffer(p, bytes, [](void* q) noexcept { std::free(q); });
 }
 

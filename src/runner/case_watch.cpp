@@ -1,5 +1,7 @@
 #include "runner/case_watch.hpp"
 
+#include <exception>
+
 namespace gpuscale {
 
 namespace {
@@ -7,10 +9,22 @@ constexpr const char* kTimedWhy = "timeout = auto: from the last sample, 10 x th
 }  // namespace
 
 CaseWatch::CaseWatch(Watchdog* watchdog, CaseTimeout timeout, std::string what, double warmup_s)
-    : watchdog_(watchdog), timeout_(timeout), what_(std::move(what)), warmup_s_(warmup_s) {}
+    : watchdog_(watchdog),
+      timeout_(timeout),
+      what_(std::move(what)),
+      warmup_s_(warmup_s),
+      unwinding_(std::uncaught_exceptions()) {}
 
 CaseWatch::~CaseWatch() {
-  if (watchdog_) watchdog_->disarm();
+  if (!watchdog_) return;
+  if (std::uncaught_exceptions() > unwinding_) {
+    // This rank failed: it says so and aborts the job (MPI_Abort) once unwound. What lies on the way (a
+    // communicator's end, a device's last synchronize) may wait on peers that are still inside the case: bounded.
+    watchdog_->arm(what_ + ", after this rank failed in it,", kFailedEndS,
+                   "the way from a rank's failure to the job's abort");
+    return;
+  }
+  watchdog_->disarm();
 }
 
 void CaseWatch::start() {

@@ -1,7 +1,9 @@
 // The watchdog's policy over one case: setup and warm-up get a bound from the
 // start; then (timeout = auto) each timed sample's bound comes from the
 // slowest sample yet, so a dead peer ends a quick case in seconds while a slow
-// case is never cut short. Disarmed however the case ends.
+// case is never cut short. Disarmed when the case ends; when it ends in an
+// exception on this rank, armed instead with a short bound for the way to
+// the job's abort.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +17,9 @@ namespace gpuscale {
 
 class CaseWatch {
  public:
+  // The bound from a failure on this rank, while its exception unwinds, to the job's abort.
+  static constexpr double kFailedEndS = 20.0;
+
   // `watchdog` null: nothing is watched. `what` names the case in the watchdog's message.
   CaseWatch(Watchdog* watchdog, CaseTimeout timeout, std::string what, double warmup_s);
   ~CaseWatch();
@@ -42,6 +47,7 @@ class CaseWatch {
   double warmup_s_;
   double slowest_ = 0.0;     // wall time of this turn's slowest sample yet (warm-up included)
   bool timed_armed_ = false;  // the watchdog holds the timed bound: progress only moves its deadline
+  int unwinding_;             // exceptions in flight when the case started: more at its end, and it failed here
 };
 
 }  // namespace gpuscale

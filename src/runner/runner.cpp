@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <optional>
 
 #include "comm/mpi_check.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "runner/case_tables.hpp"
 #include "runner/case_watch.hpp"
 #include "runner/host_load.hpp"
 #include "runner/sample_timer.hpp"
+#include "workloads/memory_need.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -220,6 +223,19 @@ void Runner::finish_record(const Workload& w, const CaseContext& ctx, const Veri
 }
 
 CaseRecord Runner::run(const Case& c) {
+  try {
+    return run_case(c);
+  } catch (const std::bad_alloc&) {  // new, a vector: no size to say but the case's own need
+    const double need = memory_need(c, dev_.buffers_on_host()).host_bytes;
+    throw OutOfMemory("out of host memory for " + c.numbered(cases_) +
+                      (need > 0 ? ", which needs about " + format_bytes(need) + " of host memory per rank" : "") +
+                      " (std::bad_alloc)");
+  } catch (const OutOfMemory& e) {
+    throw OutOfMemory(std::string(e.what()) + " for " + c.numbered(cases_));
+  }
+}
+
+CaseRecord Runner::run_case(const Case& c) {
   CaseSettings s;
   s.warmup = static_cast<int>(c.params.get_int("warmup"));
   s.warmup_s = c.params.has("warmup_s") ? c.params.get_double("warmup_s") : default_warmup_s(backend_);

@@ -51,7 +51,8 @@ class Runner {
     cases_ = cases;
   }
 
-  // Collective. The full record on rank 0; elsewhere only this rank's part.
+  // Collective. The full record on rank 0; elsewhere only this rank's part. Memory that cannot be had is an
+  // OutOfMemory naming the case.
   CaseRecord run(const Case& c);
 
  private:
@@ -61,6 +62,7 @@ class Runner {
   const CommonClock& clock_;
   Backend backend_;
   std::uint64_t seed_;
+  CaseRecord run_case(const Case& c);
   CaseContext context(const Case& c, PhaseLog& phases) const;
   CaseRecord start_record(const Case& c, const CaseContext& ctx, double warmup_s) const;
   void finish_record(const Workload& w, const CaseContext& ctx, const Verification& v, CaseRecord& rec,

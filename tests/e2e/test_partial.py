@@ -8,6 +8,7 @@ import re
 import os
 import signal
 import subprocess
+import time
 import unittest
 
 import h5py
@@ -147,6 +148,28 @@ class Partial(ScratchTest):
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertEqual(r.stderr, f"gpuscale: error: {out}: damaged result file: /plan/label holds 3 values, 1 "
                                    "expected\n")
+
+    def test_a_rank_whose_allocation_fails_mid_case_ends_the_job_naming_it_and_the_error_in_words(self):
+        # Rank 1's address space is limited (ulimit -v) so that case 2's operands cannot be had there: the fault
+        # of one rank mid-run, on the CPU backend.
+        cfg = self.write("oom.toml", "[defaults]\nbackend = \"cpu\"\nwarmup = 1\nreps = 2\n"
+                                     "[[experiment]]\nname = \"g\"\nworkload = \"gemm\"\nsize = [64, 9000]\n"
+                                     "dtype = \"fp64\"\nmodes = [\"parallel\"]\n")
+        out = self.path("oom.h5")
+        limited = f"ulimit -v 1200000 && exec {GPUSCALE} run {cfg} -o {out}"
+        t0 = time.monotonic()
+        p = subprocess.run([MPIEXEC, "-n", "1", GPUSCALE, "run", cfg, "-o", out, ":", "-n", "1", "sh", "-c", limited],
+                           env=ENV, capture_output=True, text=True, timeout=120)
+        took = time.monotonic() - t0
+        self.assertNotEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertLess(took, 60, p.stdout + p.stderr)  # by itself, within the bound, not the launcher's
+        self.assertRegex(p.stderr, r"gpuscale: error: rank 1 on \S+: out of host memory for case 2 of 2 \(g size=9000 "
+                                   r"dtype=fp64 impl=vendor ops=1 \[parallel\]\), which needs about [0-9.]+ GiB of "
+                                   r"host memory per rank \(std::bad_alloc\)\n")
+        with h5py.File(out, "r") as f:
+            self.assertEqual(f.attrs["complete"], 0)
+            self.assertEqual(list(f["cases"].keys()), ["0000"])
+            self.assertEqual(f["cases"]["0000"]["device_time"].shape, (2, 2))
 
     def test_a_case_past_its_timeout_aborts_the_job_with_a_message(self):
         cfg = self.write("t.toml", SLOW_CONFIG.replace("timeout = 120", "timeout = 0.5")

@@ -10,6 +10,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "core/text.hpp"
 #include "device/capabilities.hpp"
 #include "device/cuda/cuda_check.hpp"
 #include "device/cuda/cuda_handles.hpp"
@@ -121,18 +122,18 @@ class CudaDevice final : public Device {
 
   DeviceBuffer alloc(std::size_t bytes) override {
     void* p = nullptr;
-    GPUSCALE_CUDA(cudaMalloc(&p, bytes == 0 ? 1 : bytes));
+    check_alloc(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc", "device memory", bytes);
     return DeviceBuffer(p, bytes, [](void* q) noexcept { cudaFree(q); });
   }
 
   HostBuffer alloc_host(std::size_t bytes, bool pinned) override {
     if (pinned) {
       void* p = nullptr;
-      GPUSCALE_CUDA(cudaMallocHost(&p, bytes == 0 ? 1 : bytes));
+      check_alloc(cudaMallocHost(&p, bytes == 0 ? 1 : bytes), "cudaMallocHost", "pinned host memory", bytes);
       return HostBuffer(p, bytes, [](void* q) noexcept { cudaFreeHost(q); });
     }
     void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-    if (!p) throw RuntimeError("cannot allocate " + std::to_string(bytes) + " bytes of pageable host memory");
+    if (!p) throw OutOfMemory("out of pageable host memory allocating " + format_bytes(static_cast<double>(bytes)));
     return HostBuffer(p, bytes, [](void* q) noexcept { std::free(q); });
   }
 
@@ -238,6 +239,17 @@ class CudaDevice final : public Device {
   }
 
   cudaStream_t stream() const { return streams_[static_cast<int>(lane_)]; }
+
+  // An allocation that fails for want of memory says so in words (the runner adds the case); others as any call.
+  static void check_alloc(cudaError_t rc, const char* call, const char* what, std::size_t bytes) {
+    if (rc != cudaErrorMemoryAllocation) {
+      cuda_check(rc, call, __FILE__, __LINE__);
+      return;
+    }
+    (void)cudaGetLastError();
+    throw OutOfMemory(std::string("out of ") + what + " allocating " + format_bytes(static_cast<double>(bytes)) +
+                      " (cudaErrorMemoryAllocation)");
+  }
 
   // Ends a capture that failed: the stream is usable again, the partial graph freed, and the capture's error
   // (an invalidated capture) cleared, so that the next launch is checked by its own launch alone.
