@@ -570,6 +570,8 @@ RankEnd run_ranks(const RunOptions& opt, const Prepared& p, Watchdog& watchdog) 
     print_error(m);
     std::fflush(stderr);
     if (file) file->end_early("failed: " + m);  // a no-op once the run finished
+    // Hydra's proxies stop passing output on once an abort reaches them: give the line a moment to leave first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
     MPI_Abort(MPI_COMM_WORLD, kExitFailure);
     end.rc = kExitFailure;
   }
