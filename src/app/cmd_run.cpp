@@ -37,6 +37,7 @@
 #include "io/disk_space.hpp"
 #include "report/expectations.hpp"
 #include "report/report.hpp"
+#include "runner/group_setup.hpp"
 #include "runner/runner.hpp"
 #include "runner/watchdog.hpp"
 #include "workloads/calibrate.hpp"
@@ -230,6 +231,7 @@ class PlanRun {
   void print_start(const RunRecord& run) const;
   void install_endings();
   int run_cases();
+  std::string set_up_data_plane(Groups& groups);
   std::string after_case(const Case& c, const CaseRecord& rec, double elapsed_s);
   int finish(const RunTally& tally);
 
@@ -464,8 +466,8 @@ int PlanRun::run_cases() {
   const CaseTimeout timeout{p_.cfg.defaults.timeout_s};
   runner.set_watchdog(&watchdog_, timeout, p_.plan.size());
   RunTally tally;
+  std::string stop = set_up_data_plane(groups);  // rank 0: why the run cannot go on (its file), for every rank
   const auto started = std::chrono::steady_clock::now();
-  std::string stop;  // rank 0: why the run cannot go on (its file), for every rank
   for (const auto& c : p_.plan) {
     if (root_) {
       file_->set_current(c.numbered(p_.plan.size()));
@@ -489,6 +491,26 @@ int PlanRun::run_cases() {
   }
   if (stop_all(comm_, stop)) return kExitFailure;
   return finish(tally);
+}
+
+// Every group the plan moves data in, made and first used before the first case, each with a bound of its own
+// (NCCL's set-up and first connection are slow at scale, and no case's setup bound should pay for them). Rank 0
+// prints the slowest rank's time and keeps it in the file: "" or why the run cannot go on.
+std::string PlanRun::set_up_data_plane(Groups& groups) {
+  const PlanGroups need = plan_groups(p_.plan, comm_.size());
+  if (need.empty()) return "";
+  const CaseTimeout timeout{p_.cfg.defaults.timeout_s};
+  const std::string why = timeout.automatic()
+                              ? "timeout = auto: " + format_number("%g", kRunEdgeTimeoutS) + " s for each communicator"
+                              : "the config's timeout, at least " + format_number("%g", kRunEdgeFloorS) +
+                                    " s for each communicator";
+  const GroupSetup done = set_up_groups(groups, need, &watchdog_, timeout.edge_s(), why);
+  const double slowest = comm_.max(done.seconds, false);
+  if (!root_) return "";
+  std::printf("%s: %d communicator(s) in %s\n", comm_choice_.comm == CommKind::nccl ? "NCCL" : "MPI",
+              done.communicators, format_duration(slowest).c_str());
+  std::fflush(stdout);
+  return file_->write_data_plane(done.communicators, slowest);
 }
 
 // Rank 0, once a case ran: its file write, its progress line. "" or why the run cannot go on.

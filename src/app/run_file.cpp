@@ -104,6 +104,10 @@ std::string RunFile::add_warning(const std::string& line) {
   return written_or_ended([&](ResultWriter& w) { w.add_warning(line); }, "a warning");
 }
 
+std::string RunFile::write_data_plane(int communicators, double setup_s) {
+  return written_or_ended([&](ResultWriter& w) { w.write_data_plane(communicators, setup_s); }, "the data plane's set-up");
+}
+
 std::string RunFile::finish(const std::string& status, const std::vector<RankRecord>& ranks) {
   std::lock_guard<std::timed_mutex> lock(mu_);
   if (ended_) return "";

@@ -42,6 +42,7 @@ class RunFile {
   // the file is ended with the failure as its status, and put in place.
   std::string write_case(const CaseRecord& rec);
   std::string add_warning(const std::string& line);
+  std::string write_data_plane(int communicators, double setup_s);
   // The normal end: complete (or failed verification), with the end clock estimates.
   std::string finish(const std::string& status, const std::vector<RankRecord>& ranks);
   // An abnormal end, from any thread: marks the file incomplete with `status`

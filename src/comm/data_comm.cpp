@@ -23,6 +23,10 @@ std::string data_comm_unsupported(CommKind kind, const std::string& op, DType t)
   return "";
 }
 
+std::unique_ptr<DataComm> DataComm::split(int, int) {
+  throw RuntimeError(std::string("the ") + comm_name(kind()) + " data plane makes no sub-groups by split");
+}
+
 void DataComm::send(const void*, int, std::size_t, DType) {
   throw RuntimeError(std::string("the ") + comm_name(kind()) + " data plane here has no one-way send");
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -71,6 +72,13 @@ class DataComm {
   // from another thread while an operation is blocked; the communicator is
   // unusable afterwards.
   virtual void abort() noexcept {}
+
+  // Whether sub-groups come from this communicator by split (NCCL >= 2.18: ncclCommSplit, cheaper than a fresh
+  // ncclCommInitRank each); otherwise each group's data plane is made anew from its MPI communicator.
+  virtual bool splits() const { return false; }
+  // Collective over this communicator's ranks: this rank's part of the group `color` (ranks ordered by `key`), or
+  // null where color < 0 (this rank is in none).
+  virtual std::unique_ptr<DataComm> split(int color, int key);
 };
 
 // "" when the transport can run `op` (a CollOp name) in dtype `t`, else why not.

@@ -60,11 +60,11 @@ Group& Groups::get(Scope s) {
   g.count += 1;
   MPI_Comm c = MPI_COMM_NULL;
   GPUSCALE_MPI(MPI_Comm_split(world_.comm(), g.member() ? g.index : MPI_UNDEFINED, world_.rank(), &c));
+  if (g.member()) g.control = CommHandle(c);
+  g.data = s == Scope::world ? make_(c, dev_) : data_of(c, g.member() ? g.index : -1);
   if (g.member()) {
-    g.control = CommHandle(c);
     GPUSCALE_MPI(MPI_Comm_rank(c, &g.rank));
     GPUSCALE_MPI(MPI_Comm_size(c, &g.size));
-    g.data = make_(c, dev_);
   } else {
     g.rank = -1;
     g.size = 0;
@@ -87,11 +87,11 @@ Group& Groups::first(int n) {
   const bool in = world_.rank() < n;
   MPI_Comm c = MPI_COMM_NULL;
   GPUSCALE_MPI(MPI_Comm_split(world_.comm(), in ? 0 : MPI_UNDEFINED, world_.rank(), &c));
+  if (in) g.control = CommHandle(c);
+  g.data = data_of(c, in ? 0 : -1);
   if (in) {
-    g.control = CommHandle(c);
     g.rank = world_.rank();
     g.size = n;
-    g.data = make_(c, dev_);
   } else {
     g.index = -1;
     g.rank = -1;
@@ -99,6 +99,13 @@ Group& Groups::first(int n) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   return firsts_.emplace(n, std::move(g)).first->second;
+}
+
+// Collective over the world: every rank calls it, members with their group's MPI communicator and color.
+std::unique_ptr<DataComm> Groups::data_of(MPI_Comm group, int color) {
+  DataComm* world = get(Scope::world).data.get();
+  if (world != nullptr && world->splits()) return world->split(color, world_.rank());
+  return color < 0 ? nullptr : make_(group, dev_);
 }
 
 void Groups::abort_all() noexcept {

@@ -5,7 +5,9 @@
 //   node-pairs: one group of one rank per node (local rank 0 of each), for
 //               the node-pair sweep; the other ranks are outside it.
 // Each group has its MPI communicator (control: barriers) and its data-plane
-// communicator, made once per run on first use and kept (NCCL set-up is slow).
+// communicator, made once per run on first use and kept (NCCL set-up is slow):
+// the world's from its MPI communicator, the others split from the world's
+// where the data plane splits (NCCL >= 2.18), else made the same way.
 #pragma once
 
 #include <functional>
@@ -62,8 +64,12 @@ class Groups {
   // Aborts every data-plane communicator made so far (hang safety); callable
   // from another thread.
   void abort_all() noexcept;
+  Device& device() const { return dev_; }
 
  private:
+  // A sub-group's data plane: split from the world's where it splits, else made from `group` (members only).
+  std::unique_ptr<DataComm> data_of(MPI_Comm group, int color);
+
   const MpiCommunicator& world_;
   Device& dev_;
   DataCommFactory make_;

@@ -187,6 +187,10 @@ struct RunRecord {
   std::vector<RankRecord> ranks;
   std::vector<LinkRecord> links;  // every rank's GPU to the other GPUs of its node
   std::vector<std::string> warnings;  // what makes the numbers doubtful (e.g. more ranks than cores), one per line
+  // The data plane's set-up before the first case: rank 0's communicators and the slowest rank's seconds to make
+  // and first use them (-1 and NaN: none made, or files before it was written).
+  int data_plane_communicators = -1;
+  double data_plane_setup_s = NAN;
   int nodes = 1;
   std::vector<CaseRecord> cases;
 };

@@ -187,6 +187,10 @@ void read_root_attrs(hid_t f, RunRecord& run) {
   run.date = h5::read_string_attr(f, "date");
   run.software_dependencies = h5::read_string_attr(f, "softwareDependencies");
   run.mpi_library = h5::has_attr(f, "mpiLibrary") ? h5::read_string_attr(f, "mpiLibrary") : "";
+  if (h5::has_attr(f, "dataPlaneSetupSeconds")) {
+    run.data_plane_communicators = static_cast<int>(h5::read_int_attr(f, "dataPlaneCommunicators"));
+    run.data_plane_setup_s = h5::read_double_attr(f, "dataPlaneSetupSeconds");
+  }
   run.command_line = h5::read_string_attr(f, "commandLine", true);
   run.config_file = h5::read_string_attr(f, "configFile", true);
   run.config_text = h5::read_string_attr(f, "config", true);

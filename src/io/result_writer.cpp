@@ -513,6 +513,14 @@ void ResultWriter::add_warning(const std::string& line) {
   broken_ = false;
 }
 
+void ResultWriter::write_data_plane(int communicators, double setup_s) {
+  broken_ = true;  // until this write is flushed whole
+  h5::write_attr(file_.get(), "dataPlaneCommunicators", static_cast<std::int64_t>(communicators));
+  h5::write_attr(file_.get(), "dataPlaneSetupSeconds", setup_s);
+  flush();
+  broken_ = false;
+}
+
 void ResultWriter::mark_ended(const std::string& status) {
   broken_ = true;  // until this write is flushed whole
   h5::write_attr(file_.get(), "complete", std::int64_t{0});

@@ -37,6 +37,8 @@ class ResultWriter {
   void write_case(const CaseRecord& c);
   // One more line for the file's `warnings` (what makes numbers doubtful).
   void add_warning(const std::string& line);
+  // The data plane's set-up, once it is made (RunRecord::data_plane_communicators, data_plane_setup_s).
+  void write_data_plane(int communicators, double setup_s);
   // Marks the run complete (or not, with its status) and stores end clock
   // offsets; a rank whose end estimate is better than its start one has
   // every time it wrote moved onto it (see apply_better_clock).

@@ -79,6 +79,20 @@ class Sweep:
             self.assertEqual(s(f.attrs["commReason"]), "comm auto: MPI on the cpu backend")
             self.assertEqual(f.attrs["complete"], 1)
 
+    def test_the_data_plane_is_set_up_before_the_first_case_and_its_time_is_in_the_file(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
+        # Rank 0's communicators: the world, its node's (intra-node) and that of the first ranks of each node.
+        m = re.search(r"^MPI: (\d+) communicator\(s\) in ([0-9.]+) s$", self.proc.stdout, re.M)
+        self.assertIsNotNone(m, self.proc.stdout)
+        self.assertEqual(int(m.group(1)), 3)
+        self.assertLess(m.start(), self.proc.stdout.index("[1/"))
+        with h5py.File(self.out, "r") as f:
+            self.assertEqual(f.attrs["dataPlaneCommunicators"], 3)
+            seconds = float(f.attrs["dataPlaneSetupSeconds"])
+        self.assertTrue(0 <= seconds < 120, seconds)
+        if seconds < 9.95:  # as the line prints it below 10 s
+            self.assertEqual(f"{seconds:.1f}", m.group(2))
+
     def test_world_runs_once_and_other_scopes_in_both_modes(self):
         self.assertIn("serial and parallel are the same", self.proc.stdout)
         with h5py.File(self.out, "r") as f:
@@ -235,6 +249,17 @@ class BadTransferInput(InputErrorTest):
         p = gpuscale("check", cfg, "--set", "defaults.comm=nccl")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("a job whose ranks share a GPU stops before any case runs, naming them", p.stdout)
+
+    def test_check_says_the_memory_it_counts_leaves_out_nccls_own(self):
+        cfg = self.write("c.toml", CONFIG.replace('backend = "cpu"', 'backend = "cuda"\ncomm = "nccl"'))
+        p = gpuscale("check", cfg)
+        if "this gpuscale was built without NCCL" in p.stdout + p.stderr:
+            self.skipTest("this gpuscale was built without NCCL, which the note is about")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("note: NCCL's own device memory is not counted above: its buffers for each peer and channel "
+                      "(NCCL_BUFFSIZE, 4 MiB by default) and its communicators' state", " ".join(p.stdout.split()))
+        p = gpuscale("check", self.write("m.toml", CONFIG))  # MPI on the CPU backend: nothing of NCCL's
+        self.assertNotIn("NCCL_BUFFSIZE", p.stdout)
 
 
 class OldFiles(ScratchTest):

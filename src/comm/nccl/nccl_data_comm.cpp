@@ -38,6 +38,13 @@ void nccl_check(ncclResult_t rc, const char* call, const char* file, int line) {
     ::gpuscale::nccl_check((call), #call, __FILE__, __LINE__); \
   } while (0)
 
+// ncclCommSplit: in the header this was built with, and in the library it runs with (NCCL_VERSION codes).
+constexpr bool split_built() { return NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0); }
+int runtime_version() {
+  int v = 0;
+  return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+}
+
 ncclDataType_t nccl_type(DType t) {
   switch (t) {
     case DType::fp64: return ncclFloat64;
@@ -86,6 +93,30 @@ class NcclDataComm final : public DataComm {
   NcclDataComm& operator=(const NcclDataComm&) = delete;
 
   CommKind kind() const override { return CommKind::nccl; }
+
+  bool splits() const override { return split_built() && runtime_version() >= 21800; }
+
+  // Resources are the child's own (NCCL's default; NCCL_COMM_SPLIT_SHARE_RESOURCES=1 shares the parent's).
+  std::unique_ptr<DataComm> split(int color, int key) override {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 18, 0)
+    std::lock_guard<std::timed_mutex> lock(mu_);
+    ensure_usable();
+    ncclComm_t sub = nullptr;
+    try {
+      GPUSCALE_NCCL(ncclCommSplit(comm_, color < 0 ? NCCL_SPLIT_NOCOLOR : color, key, &sub, nullptr));
+    } catch (...) {
+      errored_ = true;
+      throw;
+    }
+    if (color < 0 || sub == nullptr) return nullptr;
+    int rank = 0, size = 0;
+    GPUSCALE_NCCL(ncclCommUserRank(sub, &rank));
+    GPUSCALE_NCCL(ncclCommCount(sub, &size));
+    return std::make_unique<NcclDataComm>(sub, dev_, rank, size);
+#else
+    return DataComm::split(color, key);
+#endif
+  }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
