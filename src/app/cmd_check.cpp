@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +22,7 @@
 #include "workloads/calibrate.hpp"
 #include "workloads/estimate.hpp"
 #include "workloads/memory_need.hpp"
+#include "workloads/rates_file.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpuscale {
@@ -49,6 +51,23 @@ JobShape estimate_job(const CheckOptions& opt) {
   job.nodes = std::min(job.nodes, job.ranks);
   job.cores_per_node = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return job;
+}
+
+// The plan is checked against the backend it asks for, even where that backend cannot run (a config written on a
+// login node without GPUs); with a rates table, against the table's backend, which "auto" takes.
+BackendChoice check_backend(const std::string& asked, const Rates* given, const std::string& rates_path) {
+  if (given) {
+    if (asked != "auto" && *parse_backend(asked) != given->backend) {
+      throw InputError(rates_path + " holds rates of the " + backend_name(given->backend) + " backend; the config "
+                       "asks for backend = \"" + asked + "\"");
+    }
+    return {given->backend, "the rates' backend (" + rates_path + ")"};
+  }
+  try {
+    return choose_backend(asked, probe_cuda());
+  } catch (const InputError& e) {
+    return {*parse_backend(asked), std::string(e.what()) + " on this machine"};  // "cuda" asked
+  }
 }
 
 // Rates measured on this machine's device of the backend, where there is one; else the defaults.
@@ -190,6 +209,33 @@ void print_cases(const std::vector<Case>& plan, const PlanEstimate& estimate, bo
   }
 }
 
+// The notes on a plan before its estimate: cases estimated past a fixed timeout, ranks that share a GPU over NCCL.
+// Whether the plan moves data between ranks.
+bool print_plan_notes(const Config& cfg, const std::vector<Case>& plan, const PlanEstimate& estimate, CommKind comm) {
+  if (cfg.defaults.timeout_s > 0) {  // a case estimated past its timeout would abort the job
+    std::size_t over = 0;
+    for (const auto& c : plan) over += estimate.case_s[c.index] > cfg.defaults.timeout_s;
+    if (over > 0) {
+      std::printf("%s", wrap("note: " + std::to_string(over) + " case(s) are estimated to take longer than timeout = " +
+                             format_number("%g", cfg.defaults.timeout_s) + " s, which aborts the job (exit 3); raise "
+                             "timeout, or 0 to derive it from each case").c_str());
+    }
+  }
+  // check runs without the job, so it cannot see which ranks will share a GPU;
+  // it says up front what happens if some do.
+  const bool transfers = std::any_of(plan.begin(), plan.end(), [](const Case& c) {
+    return find_workload(c.workload).scope(c.params).has_value();
+  });
+  if (transfers && cfg.defaults.share_devices && comm == CommKind::nccl) {
+    std::printf("note: share_devices = true: NCCL refuses two ranks on one GPU (\"Duplicate GPU detected\"), so %s\n",
+                cfg.defaults.comm == "nccl"
+                    ? "a job whose ranks share a GPU stops before any case runs, naming them; comm = \"auto\" or "
+                      "\"mpi\" moves their data with MPI instead"
+                    : "a job whose ranks share a GPU moves data with MPI (comm auto), and says so");
+  }
+  return transfers;
+}
+
 }  // namespace
 
 CLI::App* add_check_command(CLI::App& app, CheckOptions& opt) {
@@ -206,11 +252,14 @@ CLI::App* add_check_command(CLI::App& app, CheckOptions& opt) {
       ->check(whole_number_validator("nodes"));
   check->add_flag("--cases", opt.cases, "a line for each case of the plan: its parameters, warm-up, reps and "
                                            "threads, and its estimate or why this job skips it");
+  check->add_option("--rates", opt.rates, "A rates table of another machine (configs/rates/h100.toml): the estimate "
+                                          "for its backend and GPU, nothing measured here");
   check->add_option("--model", opt.model, "A fitted model (gpuscale model -o FILE): the sample times of the cases it "
                                           "covers come from it instead of this machine's rates");
   check->footer("Examples:\n  gpuscale check configs/default.toml --set size=[256,512]\n"
                 "  gpuscale check configs/collectives.toml --cases   # and a line for each case\n"
-                "  gpuscale check configs/full.toml --ranks 16 --nodes 2 --time-budget 3600\n\n" +
+                "  gpuscale check configs/full.toml --ranks 16 --nodes 2 --time-budget 3600\n"
+                "  gpuscale check configs/kernel-ladder.toml --rates configs/rates/h100.toml   # as on an H100\n\n" +
                 workloads_help());
   return check;
 }
@@ -222,14 +271,9 @@ int cmd_check(const CheckOptions& opt) {
   check_plan_size(cfg, opt.max_cases);
   auto plan = expand(cfg);
   const auto notes = drop_single_turn_serials(plan);
-  // The plan is checked against the backend it asks for, even where that
-  // backend cannot run (a config written on a login node without GPUs).
-  BackendChoice backend;
-  try {
-    backend = choose_backend(cfg.defaults.backend, probe_cuda());
-  } catch (const InputError& e) {
-    backend = {*parse_backend(cfg.defaults.backend), std::string(e.what()) + " on this machine"};  // "cuda" asked
-  }
+  std::optional<RatesFile> given;
+  if (!opt.rates.empty()) given = read_rates_file(opt.rates);
+  const BackendChoice backend = check_backend(cfg.defaults.backend, given ? &given->rates : nullptr, opt.rates);
   CommChoice comm;
   try {
     comm = choose_comm(cfg.defaults.comm, backend.backend, nccl_built());
@@ -240,10 +284,15 @@ int cmd_check(const CheckOptions& opt) {
   check_plan_runs_on(plan, {backend.backend, comm.comm});
   const JobShape job = estimate_job(opt);
   const CudaStatus cuda = probe_cuda();
-  const MemoryLimits memory = memory_limits_here(backend.backend, cuda, (job.ranks + job.nodes - 1) / job.nodes);
+  MemoryLimits memory = memory_limits_here(backend.backend, cuda, (job.ranks + job.nodes - 1) / job.nodes);
+  if (given && given->device_memory_bytes > 0) {
+    memory.device_bytes = 0.9 * given->device_memory_bytes;
+    memory.device_from = "90% of the rates' GPU's " + format_bytes(given->device_memory_bytes);
+  }
   check_plan_memory(plan, memory);
   double took_s = 0;
-  Rates rates = check_rates(backend, comm.comm, plan, &took_s);
+  Rates rates = given ? given->rates : check_rates(backend, comm.comm, plan, &took_s);
+  if (given) assume_links(rates, comm.comm);
   std::optional<Model> model;
   if (!opt.model.empty()) model = use_model(opt.model, comm.comm, plan, job, rates);
   const std::string host = assume_host_load(plan, job, took_s > 0, rates);
@@ -257,27 +306,7 @@ int cmd_check(const CheckOptions& opt) {
               backend.reason.c_str(), comm_name(comm.comm), comm.reason.c_str(), timeout.c_str(),
               static_cast<long long>(cfg.defaults.seed));
   for (const auto& n : notes) std::printf("note: %s\n", n.c_str());
-  if (cfg.defaults.timeout_s > 0) {  // a case estimated past its timeout would abort the job
-    std::size_t over = 0;
-    for (const auto& c : plan) over += estimate.case_s[c.index] > cfg.defaults.timeout_s;
-    if (over > 0) {
-      std::printf("%s", wrap("note: " + std::to_string(over) + " case(s) are estimated to take longer than timeout = " +
-                             format_number("%g", cfg.defaults.timeout_s) + " s, which aborts the job (exit 3); raise "
-                             "timeout, or 0 to derive it from each case").c_str());
-    }
-  }
-  // check runs without the job, so it cannot see which ranks will share a GPU;
-  // it says up front what happens if some do.
-  const bool transfers = std::any_of(plan.begin(), plan.end(), [](const Case& c) {
-    return find_workload(c.workload).scope(c.params).has_value();
-  });
-  if (transfers && cfg.defaults.share_devices && comm.comm == CommKind::nccl) {
-    std::printf("note: share_devices = true: NCCL refuses two ranks on one GPU (\"Duplicate GPU detected\"), so %s\n",
-                cfg.defaults.comm == "nccl"
-                    ? "a job whose ranks share a GPU stops before any case runs, naming them; comm = \"auto\" or "
-                      "\"mpi\" moves their data with MPI instead"
-                    : "a job whose ranks share a GPU moves data with MPI (comm auto), and says so");
-  }
+  const bool transfers = print_plan_notes(cfg, plan, estimate, comm.comm);
   for (const auto& e : cfg.experiments) {
     if (e.expect.empty()) continue;
     std::string limits;
@@ -294,6 +323,10 @@ int cmd_check(const CheckOptions& opt) {
   print_skipped(plan, estimate);
   std::printf("%s", wrap("rates: " + rates_text(rates, plan, estimate, took_s)).c_str());
   print_experiments(plan, estimate, memory);
+  if (transfers && comm.comm == CommKind::nccl) {
+    std::printf("%s", wrap("note: NCCL's own device memory is not counted above: its buffers for each peer and "
+                           "channel (NCCL_BUFFSIZE, 4 MiB by default) and its communicators' state").c_str());
+  }
   print_cases(plan, estimate, opt.cases);
   return kExitOk;
 }

@@ -40,6 +40,7 @@ struct CheckOptions {
   int ranks = 0;              // the job the estimate is for; 0: the job check runs in, else 2
   int nodes = 0;              // 0: the job check runs in, else 1
   std::string model;          // a fitted model (gpuscale model) for the cases' sample times ("" none)
+  std::string rates;          // a rates table of another machine (configs/rates/) instead of this one's ("" none)
   bool cases = false;         // a line for each case of the plan (else a summary per experiment)
 };
 CLI::App* add_check_command(CLI::App& app, CheckOptions& opt);

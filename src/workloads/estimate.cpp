@@ -121,7 +121,6 @@ LinkRate assumed_link(double bytes_s, double op_s, CommKind comm) {
 Rates default_rates(Backend backend, CommKind comm) {
   Rates r;
   r.backend = backend;
-  r.comm = comm;
   if (backend == Backend::cuda) {
     r.source = "defaults for the CUDA backend (no GPU measured)";
     // Below an H100's figures, so that an estimate errs long.
@@ -162,14 +161,19 @@ Rates default_rates(Backend backend, CommKind comm) {
     r.start_s = 0.5;
     r.warmup_s = 0.0;
   }
+  assume_links(r, comm);
+  return r;
+}
+
+void assume_links(Rates& r, CommKind comm) {
+  r.comm = comm;
   const bool nccl = comm == CommKind::nccl;
   // Conservative: NCCL over NVLink within a node and a fast network between them; MPI over shared memory (a few
   // us where its buffers are the host's; staged through the host on a GPU) and an ordinary network.
-  const bool host = backend == Backend::cpu;  // MPI on the CPU: shared memory, no staging
+  const bool host = r.backend == Backend::cpu;  // MPI on the CPU: shared memory, no staging
   r.intra = assumed_link(nccl ? 100e9 : host ? 2e9 : 10e9, nccl ? 20e-6 : host ? 2e-6 : 30e-6, comm);
   r.inter = assumed_link(nccl ? 10e9 : 1e9, nccl ? 20e-6 : 30e-6, comm);
   r.group_s = nccl ? 2.0 : 0.01;
-  return r;
 }
 
 double estimate_case(const Case& c, const JobShape& job, const Rates& r, bool first_of_scope) {

@@ -115,6 +115,8 @@ std::string link_rates_text(double bytes_s, double op_s);
 
 // Conservative rates for a backend and data plane, where nothing was measured.
 Rates default_rates(Backend backend, CommKind comm);
+// The links and groups of a data plane, as default_rates assumes them (nothing moves before the job runs).
+void assume_links(Rates& r, CommKind comm);
 
 struct PlanEstimate {
   std::string rates_source;  // Rates::source

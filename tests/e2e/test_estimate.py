@@ -342,5 +342,65 @@ class BusyHost(InputErrorTest):
         self.assertFalse(os.path.exists(out))
 
 
+class OtherMachinesRates(InputErrorTest):
+    """check --rates: a plan estimated with a table of rates measured on another machine (configs/rates/)."""
+    H100 = os.path.join(SOURCE, "configs", "rates", "h100.toml")
+    LADDER = os.path.join(SOURCE, "configs", "kernel-ladder.toml")
+
+    def test_the_h100_table_estimates_a_cuda_plan_here_with_its_own_rates(self):
+        p = gpuscale("check", self.LADDER, "--rates", self.H100, "--ranks", "1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = " ".join(p.stdout.split())
+        self.assertIn(f"backend cuda (the rates' backend ({self.H100}))", text)
+        self.assertIn(f"rates: rates of NVIDIA H100 80GB HBM3 (2026-11-23, gpuscale 883e75c, 1 rank) from {self.H100}, "
+                      "defaults for the CUDA backend (no GPU measured) for the rest:", text)
+        for rate in ("gemm fp32 50.0 TFLOP/s", "gemm fp32/naive 5.40 TFLOP/s", "gemm bf16/tensor 18.6 TFLOP/s",
+                     "gemm fp16 800 TFLOP/s"):
+            self.assertIn(rate, text)
+        self.assertIn("memory per rank available: 71.3 GiB device (90% of the rates' GPU's 79.2 GiB)", text)
+        # A faster table, a shorter estimate of the same plan: the table's rates are the ones used.
+        with open(self.H100) as f:
+            slow = self.write("slow.toml", f.read().replace("bf16 = 796", "bf16 = 7.96"))
+        q = gpuscale("check", self.LADDER, "--rates", slow, "--ranks", "1")
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertGreater(estimate_of(q)[1], estimate_of(p)[1])
+
+    def test_a_table_it_cannot_take_is_one_line_naming_the_key(self):
+        with open(self.H100) as f:
+            base = f.read()
+        cases = [
+            ("[defaults]\nreps = 3\n", "not a gpuscale rates table (configs/rates/h100.toml is one): it has no key "
+                                        "gpuscale_rates"),
+            ("gpuscale_rates = [\n", "not a gpuscale rates table"),
+            (base.replace("gpuscale_rates = 1", "gpuscale_rates = 2"), "rates table format 2; this gpuscale reads "
+                                                                       "format 1"),
+            (base.replace('backend = "cuda"', 'backend = "tpu"'), "'backend' is missing or not \"cuda\" or \"cpu\""),
+            (base.replace("fp32 = 50", "fp32 = 0"), "'gemm.fp32' is not a number above 0"),
+            (base.replace("fp64 = 63", "fp64 = -63"), "'gemm.fp64' is not a number above 0"),
+            (base.replace("bf16 = 796", "bf16 = nan"), "'gemm.bf16' is not a number above 0"),
+            (base.replace("tf32 = 413", "tf32 = \"fast\""), "'gemm.tf32' is not a number above 0"),
+            (base.replace("fp16 = 800", "fp8 = 1600"), "'gemm.fp8': no such dtype (fp64, fp32, tf32, fp16, bf16)"),
+            (base.replace("[gemm.tiled]", "[gemm.fast]"), "'gemm.fast': no such gemm implementation (vendor, naive"),
+            (base.replace("device = 1500", "nvlink = 450"), "'copies.nvlink': no such kind of copy ("),
+            (base.replace("call_us = 14.6", "call_us = inf"), "'gemm.call_us' is not a number above 0"),
+            (base.replace("device_memory_gib = 79.2", "device_memory_gib = 0"), "'device_memory_gib' is not a number "
+                                                                              "above 0"),
+            (base + "\n[network]\nib = 50\n", "not a gpuscale rates table (configs/rates/h100.toml is one): unknown "
+                                               "key 'network' (it holds backend, machine, measured, "
+                                               "device_memory_gib, [gemm] and [copies])"),
+        ]
+        for text, message in cases:
+            rates = self.write("rates.toml", text)
+            p = gpuscale("check", self.LADDER, "--rates", rates)
+            self.assert_input_error(p, rates + ": " + message)
+        p = gpuscale("check", self.LADDER, "--rates", self.path("none.toml"))
+        self.assert_input_error(p, self.path("none.toml") + ": not a gpuscale rates table")
+        # A config that asks for the other backend than the table's.
+        p = gpuscale("check", self.write("small.toml", SMALL_CONFIG), "--set", "defaults.backend=cpu", "--rates",
+                     self.H100)
+        self.assert_input_error(p, self.H100 + " holds rates of the cuda backend; the config asks for backend = "
+                                "\"cpu\"")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
