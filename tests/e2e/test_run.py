@@ -357,9 +357,12 @@ class ShippedConfigs(ScratchTest):
         # The ladder's targets (kernels/README.md), as limits that report --check holds the kernels to.
         self.assertIn("limits of 'target-blocked' (report --check): min_of_vendor=0.6\n", p.stdout)
         self.assertIn("limits of 'target-mma-async' (report --check): min_of_vendor=0.5\n", p.stdout)
-        self.assertRegex(p.stdout, r"target-blocked size=4096 dtype=fp32 impl=blocked ")
+        # Each beside its own cuBLAS case, so that a run of the ladder at another size still holds its reference.
+        for impl in ("blocked", "vendor"):
+            self.assertRegex(p.stdout, rf"target-blocked size=4096 dtype=fp32 impl={impl} ")
         for dtype in ("fp16", "bf16"):
-            self.assertRegex(p.stdout, rf"target-mma-async size=4096 dtype={dtype} impl=mma_async ")
+            for impl in ("mma_async", "vendor"):
+                self.assertRegex(p.stdout, rf"target-mma-async size=4096 dtype={dtype} impl={impl} ")
 
 
 class TextOfOtherWriters(ScratchTest):
