@@ -159,7 +159,7 @@ line="gpu-check.sh: $holder holds ${#found[@]} of ${#programs[@]} programs the s
 if [ ${#lacking[@]} -gt 0 ]; then
   line+=" (lacks ${lacking[*]}): build with the tests (scripts/build.sh) before scripts/bundle.sh"
 elif ! ldd "$(binary gpuscale)" 2>/dev/null | grep -q libcudart; then
-  line+=", but its gpuscale has no CUDA backend: build with -DGPUSCALE_CUDA=ON (scripts/build.sh)"
+  line+=", but its gpuscale has no CUDA backend: build it with GPUSCALE_CUDA=ON scripts/build.sh"
 fi
 echo "$line"
 if ! command -v nvidia-smi >/dev/null; then
