@@ -120,7 +120,7 @@ judge() {
   case $rc in
     0) echo "no node to take out";;  # pass or warn: no node failed
     1) drain=$("$gpuscale" report "$f" --verdict --format slurm "${limits[@]}" 2>&1) || true
-       if [ -n "$drain" ]; then printf 'nodes to take out (gpuscale report --verdict --format slurm):\n%s\n' "$drain"
+       if [ -n "$drain" ] && [[ $drain != "# nothing to drain"* ]]; then printf 'nodes to take out (gpuscale report --verdict --format slurm):\n%s\n' "$drain"
        else echo "no node to take out"; fi;;
     2) run_log_tail "$run";;
     *) echo "no verdict: gpuscale report ended with exit code $rc"

@@ -45,6 +45,8 @@ int report_verdict(const ReportOptions& opt, const RunRecord& run, const std::ve
     std::cout << render_verdict_json(v) << std::flush;
   } else if (!v.possible) {
     if (opt.format == "table") std::cout << printable(render_verdict_table(v), "\n") << std::flush;
+    if (opt.format == "slurm") std::cout << printable(render_verdict_slurm(v), "\n") << std::flush;
+    if (opt.format == "hosts") std::cout << printable(render_verdict_hosts(v), "\n") << std::flush;
     std::cerr << "gpuscale: " << printable("no verdict: " + v.file + ": " + v.why_not) << std::endl;
   } else if (opt.format == "slurm") {
     std::cout << printable(render_verdict_slurm(v), "\n") << std::flush;

@@ -126,9 +126,17 @@ std::string render_verdict_json(const Verdict& v) {
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
+// Where no node is to be taken out, one comment line that says so and why (a script cannot tell an empty output
+// from a failure of its own).
+std::string nothing_to_drain(const Verdict& v) {
+  if (!v.possible) return "# nothing to drain: no verdict (" + v.why_not + ")\n";
+  return std::string("# nothing to drain: overall ") + severity_name(v.overall) +
+         (v.overall == Severity::fail ? ", with no node to blame (see report --verdict)" : "") + "\n";
+}
+
 std::string render_verdict_slurm(const Verdict& v) {
   const auto drain = nodes_to_drain(v);
-  if (drain.empty()) return "";
+  if (drain.empty()) return nothing_to_drain(v);
   std::string out = slurm_hostlist(drain) + "\n";
   for (const auto& host : drain) {
     out += "scontrol update nodename=" + host + " state=drain reason=\"" + drain_reason(v, host) + "\"\n";
@@ -139,7 +147,7 @@ std::string render_verdict_slurm(const Verdict& v) {
 std::string render_verdict_hosts(const Verdict& v) {
   std::string out;
   for (const auto& host : nodes_to_drain(v)) out += host + "\n";
-  return out;
+  return out.empty() ? nothing_to_drain(v) : out;
 }
 
 }  // namespace gpuscale

@@ -44,8 +44,8 @@ class Verdict(SharedRunTest):
         self.assertEqual([n["severity"] for n in j["nodes"]], ["PASS"])
         self.assertEqual([(g["rank"], g["severity"]) for g in j["gpus"]], [(0, "PASS"), (1, "PASS")])
         self.assertEqual(j["drain"], [])
-        self.assertEqual(self.verdict(out, "--format", "slurm", code=0).stdout, "")
-        self.assertEqual(self.verdict(out, "--format", "hosts", code=0).stdout, "")
+        for view in ("slurm", "hosts"):  # one comment line: nothing to take out, and why
+            self.assertEqual(self.verdict(out, "--format", view, code=0).stdout, "# nothing to drain: overall PASS\n")
 
     def test_b_a_rank_straggling_in_every_case_fails_and_its_node_is_listed(self):
         out = self.copy("straggler.h5")
@@ -94,7 +94,9 @@ class Verdict(SharedRunTest):
                          r"^limit min_gflops_per_rank 1000000000 not met: measured [0-9.e+-]+ \(case 1\)$")
         self.assertEqual([g["severity"] for g in j["gpus"]], ["PASS", "PASS"])  # 2 ranks: no one GPU to blame
         self.assertEqual(j["drain"], [])
-        self.assertEqual(self.verdict(out, "--format", "slurm", code=1).stdout, "")
+        for view in ("slurm", "hosts"):
+            self.assertEqual(self.verdict(out, "--format", view, code=1).stdout,
+                             "# nothing to drain: overall FAIL, with no node to blame (see report --verdict)\n")
 
     def test_e_an_incomplete_file_has_no_verdict(self):
         out = self.copy("incomplete.h5")
@@ -106,7 +108,8 @@ class Verdict(SharedRunTest):
         j = json.loads(self.verdict(out, "--format", "json", code=2).stdout)
         self.assertEqual(j["overall"]["severity"], "NONE")
         self.assertIn("the run did not complete", j["overall"]["reasons"][0])
-        self.assertEqual(self.verdict(out, "--format", "slurm", code=2).stdout, "")
+        self.assertEqual(self.verdict(out, "--format", "slurm", code=2).stdout,
+                         "# nothing to drain: no verdict (" + j["overall"]["reasons"][0] + ")\n")
 
 
 class NothingRan(InputErrorTest):

@@ -60,7 +60,8 @@ TEST_CASE("verdict: a quiet run with nothing found passes every part", "[verdict
   CHECK(gpu(v, 3).name == "rank 3 (n2)");
   CHECK(verdict_exit_code(v) == 0);
   CHECK(nodes_to_drain(v).empty());
-  CHECK(render_verdict_slurm(v).empty());
+  CHECK(render_verdict_slurm(v) == "# nothing to drain: overall PASS\n");
+  CHECK(render_verdict_hosts(v) == "# nothing to drain: overall PASS\n");
 }
 
 TEST_CASE("verdict: a rank straggling in half the cases or more fails, in fewer warns", "[verdict]") {
