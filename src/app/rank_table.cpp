@@ -129,6 +129,8 @@ RankRecord own_rank(const MpiCommunicator& comm, const DeviceInfo& dev, const Cl
   rr.clock_shared = start.shared;
   std::tie(rr.cpu_affinity, rr.cores_available) = cpu_affinity();
   rr.node_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::getline(boot, rr.boot_id);
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   rr.cuda_visible_devices = visible ? visible : "";
   if (visible) {

@@ -53,6 +53,7 @@ struct RankField {
 // Where a file's later columns start: schema 1.9 added the GPUs a rank was handed and the one it picks, 1.3 the
 // applied clock estimate, 1.2 where a rank may run and its GPU.
 constexpr const char* kSince19GpuPick = "gpu_index";
+constexpr const char* kSinceBootId = "boot_id";  // added within 1.9: a 1.9 file may lack it
 constexpr const char* kSince13Applied = "clock_offset_applied";
 constexpr const char* kSince12Affinity = "cpu_affinity";
 constexpr const char* kSince12Gpu = "telemetry";
@@ -103,6 +104,7 @@ inline constexpr RankField kRankFields[] = {
     {"nvlinks_active", &RankRecord::nvlinks_active, kSince12Gpu},
     {"numa_node", &RankRecord::numa_node, kSince12Gpu},
     {"local_cpulist", &RankRecord::local_cpulist, kSince12Gpu},
+    {"boot_id", &RankRecord::boot_id, kSinceBootId},
 };
 constexpr std::size_t kRankFieldCount = std::size(kRankFields);
 static_assert(std::string_view(kRankFields[0].name) == "hostname" &&

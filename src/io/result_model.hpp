@@ -55,6 +55,9 @@ struct RankRecord {
   int pcie_gen = -1, pcie_width = -1, pcie_max_gen = -1, pcie_max_width = -1, nvlinks_active = -1;
   int numa_node = -1;          // of the GPU's PCI device
   std::string local_cpulist;  // CPUs close to the GPU, e.g. "0-15"
+  // The rank's kernel (/proc/sys/kernel/random/boot_id): nodes that share one (containers, emulated hosts) share
+  // its CPUs, so each other's ranks are not others' work there; "" where unreadable or in older files.
+  std::string boot_id;
 };
 
 // True when a rank's end clock estimate is better (a smaller uncertainty)

@@ -67,6 +67,18 @@ int node_of(const RunRecord& run, int rank) {
   return static_cast<std::size_t>(rank) < run.ranks.size() ? run.ranks[rank].node_index : 0;
 }
 
+// The CPUs a rank shares: its node's, or where several nodes run on one kernel (the same boot_id: containers,
+// emulated hosts) that kernel's, named by the lowest node index on it. Each other's ranks are then the job's own.
+int kernel_of(const RunRecord& run, int rank) {
+  const int node = node_of(run, rank);
+  if (static_cast<std::size_t>(rank) >= run.ranks.size() || run.ranks[rank].boot_id.empty()) return node;
+  int lowest = node;
+  for (const auto& r : run.ranks) {
+    if (r.boot_id == run.ranks[rank].boot_id) lowest = std::min(lowest, r.node_index);
+  }
+  return lowest;
+}
+
 // The ranks of the job: the run's where it lists them, else as many as have rows.
 int c_ranks(const RunRecord& run, const std::map<int, RankRow>& rows) {
   return run.ranks.empty() ? (rows.empty() ? 0 : rows.rbegin()->first + 1) : static_cast<int>(run.ranks.size());
@@ -82,7 +94,7 @@ std::map<int, double> judge_others(const RunRecord& run, const std::map<int, Ran
   };
   std::map<int, Node> nodes;
   for (int rank = 0; rank < c_ranks(run, rows); ++rank) {
-    Node& n = nodes[node_of(run, rank)];
+    Node& n = nodes[kernel_of(run, rank)];
     const auto row = rows.find(rank);
     if (row == rows.end()) n.whole = false;  // its CPU time would count as the others'
     if (!n.whole) continue;
@@ -134,7 +146,7 @@ void judge_waits(const RunRecord& run, const std::map<int, RankRow>& rows, const
   for (const auto& [rank, r] : rows) {
     if (!usable(r.run_wait) || !usable(r.cpu) || !(r.run_wait + r.cpu > 0) || own_threads_filled(r)) continue;
     double wait = r.run_wait;
-    const auto others = others_s.find(node_of(run, rank));
+    const auto others = others_s.find(kernel_of(run, rank));
     if (others != others_s.end()) wait = std::min(wait, others->second + kStatTickS * static_cast<double>(r.node_cpus));
     const double share = wait / (r.run_wait + r.cpu);
     if (!(share <= h.wait_share)) {

@@ -90,13 +90,22 @@ Board board_of(const RunRecord& run) {
   return b;
 }
 
+// A case measured while the host was busy or a rank descheduled cannot fail a part: what it found is a warning
+// that says why it cannot judge (the host's share, not the part's, may have made it slow).
 void fold_findings(const ReportRow& r, Board& b) {
   const std::size_t number = r.case_index + 1;
+  const std::string noise = !r.host.busy.empty() ? "host busy" : !r.host.descheduled.empty() ? "descheduled" : "";
   for (const Finding& f : r.findings) {
-    if (f.kind == SubjectKind::node) b.node(f.subject).raise(f.severity, f.reason, number);
-    if (f.kind == SubjectKind::link) b.link(f.host_a, f.host_b).raise(f.severity, f.reason, number);
+    Severity s = f.severity;
+    std::string reason = f.reason;
+    if (s == Severity::fail && !noise.empty()) {
+      s = Severity::warn;
+      reason = "cannot judge (" + noise + " while measured): " + reason;
+    }
+    if (f.kind == SubjectKind::node) b.node(f.subject).raise(s, reason, number);
+    if (f.kind == SubjectKind::link) b.link(f.host_a, f.host_b).raise(s, reason, number);
     if (f.kind == SubjectKind::gpu) {
-      if (Part* g = b.gpu(f.rank)) g->raise(f.severity, f.reason, number);
+      if (Part* g = b.gpu(f.rank)) g->raise(s, reason, number);
     }
   }
 }

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "workloads/collective_report.hpp"
+#include "workloads/node_pair_recheck.hpp"
 #include "workloads/node_pair_table.hpp"
 #include "workloads/node_pairs.hpp"
 #include "workloads/typed_workload.hpp"
@@ -20,6 +21,7 @@ CollectiveParams collective_params(const Params& p) {
   c.inplace = p.get_bool("inplace");
   c.iters = p.get_int("iters");
   c.scope = parse_scope(p.get_string("scope"));
+  if (p.has("reps")) c.reps = std::max<std::int64_t>(1, p.get_int("reps"));
   return c;
 }
 
@@ -280,13 +282,19 @@ void CollectiveWorkload::run_sample(CaseContext& ctx) {
 
 // Every round once more on fresh data, each partner's data checked as it arrives.
 Verification CollectiveWorkload::verify_sweep(CaseContext& ctx) {
+  PhaseLog* phases = std::exchange(ctx.phases, nullptr);  // neither is a timed sample
+  const PairExchange x{[&] { ctx.data().allreduce(token_in_.data(), token_out_.data(), 1, DType::fp32); },
+                       [&](int partner, std::int64_t iters) {
+                         for (std::int64_t i = 0; i < iters; ++i) {
+                           ctx.data().sendrecv(send_ptr(), partner, recv_ptr(), partner, shape_.op_count, p_.dtype);
+                         }
+                       }};
+  rechecks_ = recheck_slow_pairs(ctx, x, p_.iters, p_.reps);
   Verification v;
   std::vector<unsigned char> got(shape_.recv_count * dtype_size(p_.dtype));
   for (int round = 0; round < node_pair_rounds(size_); ++round) {
     fill(ctx);
-    PhaseLog* phases = std::exchange(ctx.phases, nullptr);  // not a timed sample
     sweep_round(ctx, round, 1);
-    ctx.phases = phases;
     ctx.synchronize();
     const int partner = node_pair_partner(rank_, round, size_);
     if (partner < 0) continue;
@@ -294,6 +302,7 @@ Verification CollectiveWorkload::verify_sweep(CaseContext& ctx) {
     ctx.dev.synchronize();
     v.wrong_elements += wrong_elements_from(p_.dtype, partner, size_, shape_, got.data());
   }
+  ctx.phases = phases;
   v.max_error = static_cast<double>(v.wrong_elements);
   v.ok = v.wrong_elements == 0;
   return v;
@@ -328,7 +337,10 @@ int CollectiveWorkload::turn(const CaseContext& ctx, int) const {
 double CollectiveWorkload::bus_factor(const CaseContext& ctx) const { return gpuscale::bus_factor(p_.op, ctx.size()); }
 
 std::vector<CaseTable> CollectiveWorkload::tables(const CaseContext& ctx) const {
-  return p_.sweep() ? node_pair_rank_rows(ctx) : std::vector<CaseTable>{};
+  if (!p_.sweep()) return {};
+  std::vector<CaseTable> t = node_pair_rank_rows(ctx);
+  if (rechecks_.rows() > 0) t.push_back(rechecks_);
+  return t;
 }
 
 void CollectiveWorkload::finish_tables(std::vector<CaseTable>& tables) const {

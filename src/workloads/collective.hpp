@@ -30,6 +30,7 @@ struct CollectiveParams {
   bool inplace = false;
   std::int64_t iters = 1;
   Scope scope = Scope::world;
+  std::int64_t reps = 1;  // node-pairs: how many times a slow pair runs again alone
   bool sweep() const { return scope == Scope::node_pairs; }  // the node-pair sweep
 };
 CollectiveParams collective_params(const Params& p);
@@ -78,6 +79,7 @@ class CollectiveWorkload final : public Workload {
   bool member_ = true;  // false: this rank sits the case out (node-pairs: not its node's local rank 0)
   DeviceBuffer send_, recv_;  // in place: only the larger of the two is allocated
   DeviceBuffer token_in_, token_out_;  // node-pairs: one element, allreduced as a barrier between rounds
+  CaseTable rechecks_;                 // node-pairs: the slow pairs run again (workloads/node_pair_recheck.hpp)
 };
 
 }  // namespace gpuscale

@@ -10,6 +10,7 @@
 #include "core/stats.hpp"
 #include "core/text.hpp"
 #include "report/analysis.hpp"
+#include "workloads/node_pair_recheck.hpp"
 #include "workloads/node_pair_table.hpp"
 
 #include <nlohmann/json.hpp>
@@ -28,13 +29,20 @@ std::string pair_name(const NodePairRow& p) { return p.host_a + " - " + p.host_b
 
 bool is_sweep(const CaseRecord& c) { return c.scope == Scope::node_pairs; }
 
-}  // namespace
+// "; run again alone, 2 of 3 slow pairs were slow again": what the second look saw ("" without one).
+std::string second_look(const NodePairVerdict& v) {
+  if (!v.rechecked) return "";
+  int slow = 0, again = 0;
+  for (const auto& p : v.pairs) {
+    slow += p.slow ? 1 : 0;
+    again += p.confirmed ? 1 : 0;
+  }
+  return "; run again alone, " + std::to_string(again) + " of " + std::to_string(slow) + " slow pair(s) " +
+         (again == 1 ? "was" : "were") + " slow again";
+}
 
-NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshold) {
-  NodePairVerdict v;
-  v.pairs = std::move(pairs);
-  v.threshold = threshold;
-  const std::string of_best = " of the best pair (threshold " + percent(threshold) + ")";
+// The best pair, and each pair's share of it, slow and confirmed; false where no pair was timed.
+bool share_of_best(NodePairVerdict& v) {
   double best = -1;
   for (std::size_t i = 0; i < v.pairs.size(); ++i) {
     if (std::isfinite(v.pairs[i].gbps) && v.pairs[i].gbps > best) {
@@ -42,16 +50,32 @@ NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshol
       v.best = i;
     }
   }
-  if (!(best > 0)) {
+  if (!(best > 0)) return false;
+  for (auto& p : v.pairs) {
+    p.share = p.gbps / best;  // NaN stays NaN, and not slow: nothing is known about it
+    p.slow = p.share < v.threshold;
+    p.alone_share = p.alone_gbps / best;
+    p.confirmed = p.slow && (!v.rechecked || p.alone_share < v.threshold);
+  }
+  return true;
+}
+
+}  // namespace
+
+NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshold, bool rechecked) {
+  NodePairVerdict v;
+  v.pairs = std::move(pairs);
+  v.threshold = threshold;
+  v.rechecked = rechecked;
+  const std::string of_best = " of the best pair (threshold " + percent(threshold) + ")";
+  if (!share_of_best(v)) {
     v.line = "no pair was timed";
     return v;
   }
   // Each node: its name, and whether every one of its pairs is slow.
   std::map<int, std::string> host;
   std::map<int, bool> all_slow;
-  for (auto& p : v.pairs) {
-    p.share = p.gbps / best;  // NaN stays NaN, and not slow: nothing is known about it
-    p.slow = p.share < threshold;
+  for (const auto& p : v.pairs) {
     for (const auto& [node, name] : {std::pair{p.node_a, p.host_a}, std::pair{p.node_b, p.host_b}}) {
       host[node] = name;
       all_slow[node] = all_slow.count(node) ? all_slow[node] && p.slow : p.slow;
@@ -100,13 +124,45 @@ NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshol
     v.line = slow_nodes.size() == 1 ? "node " + names + "'s link is slow: pairs with it reach " + range + of_best
                                     : "nodes " + names + " have slow links: pairs with them reach " + range + of_best;
     if (!others.empty()) v.line += "; also below the threshold: " + listed(others);
+    v.line += second_look(v);
     return v;
   }
   // Slow pairs, but every node reaches the threshold with some other: the paths between them, or noise.
   v.line = std::to_string(slow.size()) + " pair(s) below " + percent(threshold) +
-           " of the best pair, and no node with all of its pairs below: " + listed(slow);
+           " of the best pair, and no node with all of its pairs below: " + listed(slow) + second_look(v);
   return v;
 }
+
+namespace {
+
+// The second look's time of each pair (its slower end's median alone), where it ran again; false where the file
+// has no second look.
+bool add_rechecks(const CaseRecord& c, double iters, const std::vector<std::pair<std::size_t, std::size_t>>& ends,
+                  std::vector<NodePairRow>& rows) {
+  const CaseTable* t = find_table(c.tables, kRechecksTable);
+  if (!t) return false;
+  const auto rc = columns_of(*t, {{"rank", ColumnType::integer}, {"round", ColumnType::integer},
+                                  {"alone_seconds", ColumnType::real}, {"alone_samples", ColumnType::integer}});
+  if (rc.empty()) return false;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    double slower = 0;
+    int runs = 0;
+    for (std::size_t k = 0; k < t->rows(); ++k) {
+      const auto rank = static_cast<std::size_t>(rc[0]->ints[k]);
+      if (rc[1]->ints[k] != rows[i].round || (rank != ends[i].first && rank != ends[i].second)) continue;
+      if (!std::isfinite(rc[2]->reals[k]) || rc[3]->ints[k] < 1) continue;
+      slower = std::max(slower, rc[2]->reals[k]);
+      runs = runs == 0 ? static_cast<int>(rc[3]->ints[k]) : std::min(runs, static_cast<int>(rc[3]->ints[k]));
+    }
+    if (slower > 0 && ends[i].first < c.op_bytes.size()) {
+      rows[i].alone_gbps = c.op_bytes[ends[i].first] * iters / slower / 1e9;
+      rows[i].alone_samples = runs;
+    }
+  }
+  return true;
+}
+
+}  // namespace
 
 std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double threshold) {
   const CaseTable* pairs = find_table(c.tables, kPairsTable);
@@ -121,6 +177,7 @@ std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double thr
   const std::size_t reps = static_cast<std::size_t>(c.reps), ranks = static_cast<std::size_t>(c.ranks);
   const double iters = c.params.has("iters") ? static_cast<double>(c.params.get_int("iters")) : 1.0;
   std::vector<NodePairRow> rows;
+  std::vector<std::pair<std::size_t, std::size_t>> ends;  // each row's world ranks
   for (std::size_t i = 0; i < pairs->rows(); ++i) {
     NodePairRow p;
     p.round = static_cast<int>(pc[0]->ints[i]);
@@ -132,6 +189,7 @@ std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double thr
     const std::string round = "round " + std::to_string(p.round);
     const auto name = std::find_if(took.begin(), took.end(), [&](const auto& t) { return t.first == round; });
     const auto a = static_cast<std::size_t>(pc[3]->ints[i]), b = static_cast<std::size_t>(pc[4]->ints[i]);
+    ends.emplace_back(a, b);
     if (name != took.end() && a < ranks && b < ranks && a < c.op_bytes.size()) {
       const std::vector<double>& in_round = name->second;
       std::vector<double> times;  // the pair's round took as long as its slower end
@@ -143,7 +201,8 @@ std::optional<NodePairVerdict> node_pair_verdict(const CaseRecord& c, double thr
     }
     rows.push_back(std::move(p));
   }
-  NodePairVerdict v = judge_node_pairs(std::move(rows), threshold);
+  const bool rechecked = add_rechecks(c, iters, ends, rows);
+  NodePairVerdict v = judge_node_pairs(std::move(rows), threshold, rechecked);
   v.samples = c.reps;
   return v;
 }
@@ -161,15 +220,22 @@ std::string render_node_pairs(std::size_t number, const std::string& params_labe
      << " round(s)\n"
      << "  " << wrap("(" + params_label + ") bandwidth = bytes x iters one way / the pair's round time (its slower end), "
              "median over " + std::to_string(v.samples) + " sweep(s)", 78, "  ");
-  std::vector<std::vector<std::string>> cells{{"round", "pair", "bandwidth", "of best", ""}};
+  std::vector<std::vector<std::string>> cells{{"round", "pair", "bandwidth", "of best", "alone", ""}};
   for (std::size_t i = 0; i < v.pairs.size(); ++i) {
     const NodePairRow& p = v.pairs[i];
+    const std::string slow = !p.slow ? "" : !v.rechecked || p.confirmed ? "below " + percent(v.threshold)
+                                                                           : "below " + percent(v.threshold) +
+                                                                                 ", not alone";
     cells.push_back({std::to_string(p.round), pair_name(p),
                      std::isfinite(p.gbps) ? format_sig3(p.gbps) + " GB/s" : "-",
                      std::isfinite(p.share) ? percent(p.share) : "-",
-                     i == v.best ? "best" : p.slow ? "below " + percent(v.threshold) : ""});
+                     std::isfinite(p.alone_share) ? percent(p.alone_share) : "-", i == v.best ? "best" : slow});
   }
-  const std::string table = align_columns(cells, [](std::size_t i) { return i == 1 || i == 4; });
+  if (v.rechecked) {
+    os << "  alone: the pair run again by itself after the samples, where one more sweep found it below " +
+              percent(kNodePairThreshold) + " (median of its runs)\n";
+  }
+  const std::string table = align_columns(cells, [](std::size_t i) { return i == 1 || i == 5; });
   for (std::size_t from = 0; from < table.size();) {  // indented under the header
     const std::size_t nl = table.find('\n', from);
     os << "  " << table.substr(from, nl + 1 - from);
@@ -188,16 +254,34 @@ std::string verdict_json(const NodePairVerdict& v) {
   nlohmann::json pairs = nlohmann::json::array();
   for (const auto& pr : v.pairs) {
     nlohmann::json q{{"round", pr.round}, {"node_a", pr.node_a}, {"node_b", pr.node_b}, {"host_a", pr.host_a},
-                     {"host_b", pr.host_b}, {"slow", pr.slow}};
+                     {"host_b", pr.host_b}, {"slow", pr.slow}, {"confirmed", pr.confirmed}};
     if (std::isfinite(pr.gbps)) q["gbps"] = pr.gbps;  // absent rather than null
     if (std::isfinite(pr.share)) q["share_of_best"] = pr.share;
+    if (std::isfinite(pr.alone_gbps)) {
+      q["alone_gbps"] = pr.alone_gbps;
+      q["alone_share_of_best"] = pr.alone_share;
+      q["alone_samples"] = pr.alone_samples;
+    }
     pairs.push_back(std::move(q));
   }
   np["pairs"] = pairs;
   if (!v.pairs.empty()) np["best_pair"] = v.best;
   np["slow_nodes"] = v.slow_nodes;
+  np["rechecked"] = v.rechecked;
   np["verdict"] = v.line;
   return np.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// What the second look saw of a slow pair: "; again alone: 0.1 GB/s, 2% (3 runs)", or why it is not confirmed.
+std::string alone_text(const NodePairVerdict& v, const NodePairRow& p) {
+  if (!v.rechecked) return "; not run again alone (a file without the second look)";
+  if (p.alone_samples == 0) {
+    return "; not run again alone (the run does so below " + percent(kNodePairThreshold) +
+           " of one more sweep's best): cannot confirm";
+  }
+  const std::string alone = format_sig3(p.alone_gbps) + " GB/s, " + percent(p.alone_share) + " (median of " +
+                            std::to_string(p.alone_samples) + " run(s))";
+  return p.confirmed ? "; again alone: " + alone : "; but alone " + alone + ": not slow by itself (others' traffic or noise)";
 }
 
 // What the sweep says of each link and node, for the verdict: a slow pair's link fails, and a node whose every pair
@@ -209,19 +293,25 @@ std::vector<Finding> node_pair_findings(const NodePairVerdict& v) {
                               "threshold " + percent(v.threshold) + ")";
   for (const auto& p : v.pairs) {
     if (!p.slow) continue;
-    out.push_back({SubjectKind::link, p.host_a + "-" + p.host_b, -1, p.host_a, p.host_b, Severity::fail,
-                   "node pair at " + format_sig3(p.gbps) + " GB/s, " + percent(p.share) + of_best});
+    out.push_back({SubjectKind::link, p.host_a + "-" + p.host_b, -1, p.host_a, p.host_b,
+                   p.confirmed ? Severity::fail : Severity::warn,
+                   "node pair at " + format_sig3(p.gbps) + " GB/s, " + percent(p.share) + of_best + " in the median of " +
+                       std::to_string(v.samples) + " sweep(s)" + alone_text(v, p)});
   }
   for (const auto& host : v.slow_nodes) {
     double lo = 1, hi = 0;
+    bool confirmed = true;
     for (const auto& p : v.pairs) {
       if (p.host_a != host && p.host_b != host) continue;
       lo = std::min(lo, p.share);
       hi = std::max(hi, p.share);
+      confirmed = confirmed && p.confirmed;
     }
     const std::string range = lo == hi ? percent(lo) : percent(lo) + "-" + percent(hi);
-    out.push_back({SubjectKind::node, host, -1, "", "", Severity::fail,
-                   "its link is slow: every pair with it reaches only " + range + of_best});
+    out.push_back({SubjectKind::node, host, -1, "", "", confirmed ? Severity::fail : Severity::warn,
+                   "its link is slow: every pair with it reaches only " + range + of_best +
+                       (!v.rechecked ? "" : confirmed ? ", and again when each was run alone"
+                                                      : "; not every one of them was slow again alone")});
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // node whose every pair is below it: the one-line answer "node X's link is slow".
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,12 +25,18 @@ struct NodePairRow {
   double gbps = 0.0;
   double share = 0.0;  // of the best pair's
   bool slow = false;   // share below the threshold
+  // Run again alone after the samples (workloads/node_pair_recheck.hpp): the median of its slower end, and of how
+  // many runs; NaN and 0 where it was not.
+  double alone_gbps = NAN, alone_share = NAN;
+  int alone_samples = 0;
+  bool confirmed = false;  // slow, and slow again alone (or slow in a file that has no second look)
 };
 
 struct NodePairVerdict {
   std::vector<NodePairRow> pairs;  // in the order of the file: by round
   double threshold = kNodePairThreshold;
   int samples = 0;         // timed sweeps the medians are over
+  bool rechecked = false;  // the file has the second look (table "rechecks")
   std::size_t best = 0;    // index into pairs
   // Hostnames of the nodes whose every pair is slow: their own links are
   // (with 3 nodes or more; with 2 there is one pair, the best).
@@ -37,8 +44,9 @@ struct NodePairVerdict {
   std::string line;  // the answer in one line
 };
 
-// Shares, slow pairs, the best pair, the slow nodes and the line, from each pair's gbps.
-NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshold);
+// Shares, slow pairs, the best pair, the slow nodes and the line, from each pair's gbps (and alone_gbps where
+// `rechecked`: a slow pair is confirmed only where it was slow again alone).
+NodePairVerdict judge_node_pairs(std::vector<NodePairRow> pairs, double threshold, bool rechecked = false);
 
 struct RowAnalysis;
 struct ReportOption;

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "comm/groups.hpp"
@@ -23,6 +24,7 @@
 #include "report/report.hpp"
 #include "workloads/collective.hpp"
 #include "workloads/collective_pattern.hpp"
+#include "workloads/node_pair_recheck.hpp"
 #include "workloads/node_pair_table.hpp"
 #include "workloads/node_pairs.hpp"
 #include "workloads/workload.hpp"
@@ -128,6 +130,30 @@ CaseRecord sweep_case(int nodes, int per_node, int reps, const std::function<dou
 }
 
 NodePairRow pair(int a, int b, double gbps) { return {1, a, b, host(a), host(b), gbps}; }
+
+// The second look of case `c` as the ranks' rows gathered (rank first): each pair at `alone(a, b)` GB/s by itself
+// in 3 runs, or not run again where that is 0.
+CaseTable rechecks_of(const CaseRecord& c, const std::function<double(int, int)>& alone) {
+  const CaseTable* pairs = find_table(c.tables, kPairsTable);
+  const auto col = columns_of(*pairs, {{"round", ColumnType::integer}, {"node_a", ColumnType::integer},
+                                       {"node_b", ColumnType::integer}, {"rank_a", ColumnType::integer},
+                                       {"rank_b", ColumnType::integer}});
+  CaseTable t;
+  t.name = kRechecksTable;
+  t.columns = {int_column("rank", "world rank"), int_column("round", ""), real_column("sweep_seconds", "s", ""),
+               real_column("alone_seconds", "s", ""), int_column("alone_samples", "")};
+  for (std::size_t i = 0; i < pairs->rows(); ++i) {
+    const double gbps = alone(static_cast<int>(col[1]->ints[i]), static_cast<int>(col[2]->ints[i]));
+    for (const auto rank : {col[3]->ints[i], col[4]->ints[i]}) {
+      t.columns[0].ints.push_back(rank);
+      t.columns[1].ints.push_back(col[0]->ints[i]);
+      t.columns[2].reals.push_back(1.0);
+      t.columns[3].reals.push_back(gbps > 0 ? kBytes * kIters / (gbps * 1e9) : NAN);
+      t.columns[4].ints.push_back(gbps > 0 ? 3 : 0);
+    }
+  }
+  return t;
+}
 
 Params sweep_params(const std::string& op) {
   Params p;
@@ -378,6 +404,74 @@ TEST_CASE("report: each pair's bandwidth from its round, the slow node in the ta
   CHECK(lj[0]["node_pairs"]["threshold"] == Approx(0.2));
   CHECK(lj[0]["node_pairs"]["slow_nodes"].empty());
   CHECK(node_pair_verdict(run.cases[0], 0.2)->slow_nodes.empty());
+}
+
+TEST_CASE("the second look: a slow pair fails only where it was slow again alone, and says how often it was seen",
+          "[node-pairs][report]") {
+  // 4 nodes of 1 rank; node 2's link at a quarter of the others' in the sweep.
+  RunRecord run;
+  run.nodes = 4;
+  run.complete = true;
+  run.cases = {sweep_case(4, 1, 5, [](int a, int b) { return a == 2 || b == 2 ? 0.25 : 1.0; })};
+  const auto severities = [&](const std::vector<ReportRow>& rows) {
+    std::map<std::string, Severity> out;
+    for (const auto& f : rows[0].findings) out[f.subject] = f.severity;
+    return out;
+  };
+  SECTION("slow again alone: each of its links fails, and the node") {
+    run.cases[0].tables.push_back(rechecks_of(run.cases[0], [](int a, int b) { return a == 2 || b == 2 ? 0.2 : 0; }));
+    const auto v = node_pair_verdict(run.cases[0], kNodePairThreshold);
+    REQUIRE(v);
+    CHECK(v->rechecked);
+    for (const auto& p : v->pairs) {
+      INFO(p.host_a << " - " << p.host_b);
+      CHECK(p.confirmed == p.slow);
+      CHECK(p.alone_samples == (p.slow ? 3 : 0));
+      if (p.slow) CHECK(p.alone_share == Approx(0.2));
+    }
+    CHECK(v->line == "node node2's link is slow: pairs with it reach 25% of the best pair (threshold 93%); run again "
+                     "alone, 3 of 3 slow pair(s) were slow again");
+    const auto rows = build_report(run);
+    const auto s = severities(rows);
+    CHECK(s.at("node2") == Severity::fail);
+    CHECK(s.at("node0-node2") == Severity::fail);
+    std::string reasons;
+    for (const auto& f : rows[0].findings) reasons += f.reason + "\n";
+    CHECK_THAT(reasons, Catch::Contains("in the median of 5 sweep(s); again alone: 0.200 GB/s, 20% (median of 3 run(s))"));
+    CHECK_THAT(reasons, Catch::Contains(", and again when each was run alone"));
+    CHECK_THAT(render_node_pairs(1, "", *v), Catch::Contains("below 93%\n"));
+  }
+  SECTION("fast alone: the sweep's slowness only warns, and the node is not failed") {
+    run.cases[0].tables.push_back(rechecks_of(run.cases[0], [](int a, int b) {
+      return a == 2 && b == 3 ? 0.2 : a == 2 || b == 2 ? 1.0 : 0;
+    }));
+    const auto v = node_pair_verdict(run.cases[0], kNodePairThreshold);
+    REQUIRE(v);
+    CHECK(v->slow_nodes == std::vector<std::string>{"node2"});
+    CHECK_THAT(v->line, Catch::EndsWith("; run again alone, 1 of 3 slow pair(s) was slow again"));
+    const auto rows = build_report(run);
+    const auto s = severities(rows);
+    CHECK(s.at("node2") == Severity::warn);
+    CHECK(s.at("node0-node2") == Severity::warn);
+    CHECK(s.at("node2-node3") == Severity::fail);
+    std::string reasons;
+    for (const auto& f : rows[0].findings) reasons += f.reason + "\n";
+    CHECK_THAT(reasons, Catch::Contains("; but alone 1.00 GB/s, 100% (median of 3 run(s)): not slow by itself"));
+    CHECK_THAT(reasons, Catch::Contains("; not every one of them was slow again alone"));
+    CHECK_THAT(render_node_pairs(1, "", *v), Catch::Contains("below 93%, not alone"));
+  }
+  SECTION("slow in the report but not run again: cannot confirm") {
+    run.cases[0].tables.push_back(rechecks_of(run.cases[0], [](int, int) { return 0.0; }));
+    const auto rows = build_report(run);
+    CHECK(severities(rows).at("node2") == Severity::warn);
+    CHECK_THAT(rows[0].findings[0].reason, Catch::Contains("; not run again alone (the run does so below 93% of one "
+                                                           "more sweep's best): cannot confirm"));
+  }
+  SECTION("a file without the second look fails as the sweep alone says, and says so") {
+    const auto rows = build_report(run);
+    CHECK(severities(rows).at("node2") == Severity::fail);
+    CHECK_THAT(rows[0].findings[0].reason, Catch::Contains("; not run again alone (a file without the second look)"));
+  }
 }
 
 TEST_CASE("report: the collective declares --pair-threshold, which rows read as set or by its default",

@@ -1649,7 +1649,7 @@ TEST_CASE("a file before a rank column's schema reads without it: each later set
         false);
     return read_result_file(path);
   };
-  const std::set<std::string> later{kSince19GpuPick, kSince13Applied, kSince12Affinity, kSince12Gpu};
+  const std::set<std::string> later{kSinceBootId, kSince19GpuPick, kSince13Applied, kSince12Affinity, kSince12Gpu};
   SECTION("schema 1.1: no column of 1.2 or 1.3, each the record's default") {
     const RunRecord back = without(later);
     std::set<std::string> every, since;  // the columns of every file, and the later ones

@@ -118,6 +118,31 @@ TEST_CASE("verdict: findings of rows land on their node, rank or link, each reas
   CHECK(slurm == "n2\nscontrol update nodename=n2 state=drain reason=\"gpuscale: its link is slow (cases 1, 2)\"\n");
 }
 
+TEST_CASE("verdict: what a case found on a busy host or a descheduled rank warns that it cannot judge, and drains "
+          "nothing", "[verdict]") {
+  for (const bool busy : {true, false}) {
+    std::vector<ReportRow> rows{row(0, 4)};
+    rows[0].findings.push_back({SubjectKind::link, "n1-n2", -1, "n1", "n2", Severity::fail, "node pair at 1 GB/s"});
+    rows[0].findings.push_back({SubjectKind::node, "n2", -1, "", "", Severity::fail, "its link is slow"});
+    rows[0].findings.push_back({SubjectKind::gpu, "", 1, "", "", Severity::warn, "slow clocks"});
+    (busy ? rows[0].host.busy : rows[0].host.descheduled) = "made up";
+    rows[0].host.wait_rank = rows[0].host.others_node = -1;
+    const Verdict v = judge_run("f.h5", job(4, 2), rows);
+    const std::string noise = busy ? "host busy" : "descheduled";
+    INFO(noise);
+    CHECK(v.links[0].severity == Severity::warn);
+    CHECK(v.links[0].reasons ==
+          std::vector<std::string>{"cannot judge (" + noise + " while measured): node pair at 1 GB/s (case 1)"});
+    CHECK(v.nodes[1].severity == Severity::warn);
+    CHECK(v.nodes[1].reasons ==
+          std::vector<std::string>{"cannot judge (" + noise + " while measured): its link is slow (case 1)"});
+    CHECK(gpu(v, 1).reasons == std::vector<std::string>{"slow clocks (case 1)"});  // a warning stays as it was
+    CHECK(v.overall == Severity::warn);
+    CHECK(nodes_to_drain(v).empty());
+    CHECK(render_verdict_slurm(v) == "# nothing to drain: overall WARN\n");
+  }
+}
+
 TEST_CASE("verdict: skipped cases are noted, not judged; none that ran or an incomplete run gives none",
           "[verdict]") {
   ReportRow skipped = row(1, 2);
