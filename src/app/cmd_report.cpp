@@ -221,7 +221,7 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
                      "beyond --min-effect, 'uncertain (host busy)' where either run's host was busy, else within "
                      "noise");
   report->add_option("--min-effect", opt.min_effect,
-                     "--baseline: the least change a verdict names, a share or a percentage (default 5%): slower only "
+                     "--baseline: the least change a verdict names, a share or a percentage (default 10%: one run on each side does not show how much runs differ): slower only "
                      "where the whole interval lies above 1 + it, faster only below 1 / (1 + it); twice the cases' "
                      "scatter instead where that is larger (docs/analysis.md)")
       ->transform(min_effect_validator());

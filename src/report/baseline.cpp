@@ -293,6 +293,8 @@ std::vector<std::string> baseline_notes(const std::vector<ReportRow>& rows, cons
                     "beyond a change of " + percent(s.effect) + ", so the change may be smaller; one run's samples "
                     "do not show how much two runs of the same software differ, so a smaller change is not called");
   }
+  notes.push_back("one run each: run-to-run scatter unknown, changes under " + percent(s.min_effect) +
+                  " not called (--min-effect); run each side again to see how much runs differ");
   if (std::isfinite(s.scatter)) {
     notes.push_back("the ratios of " + std::to_string(s.scatter_cases) + " cases scatter by " + percent(s.scatter) +
                     " about their median (1.4826 x the median absolute deviation of log ratios)");

@@ -17,8 +17,10 @@
 
 namespace gpuscale {
 
-// The least change a verdict names, as a share (report --min-effect).
-constexpr double kDefaultMinEffect = 0.05;
+// The least change a verdict names, as a share (report --min-effect). One run on each side says nothing of how
+// much two runs of the same software differ (measured: identical runs of configs/default.toml 0.56x-1.8x apart
+// on one case), so changes under 10% are not called unless --min-effect says otherwise.
+constexpr double kDefaultMinEffect = 0.10;
 // The cases' scatter (below) is estimated from at least this many compared cases...
 constexpr std::size_t kMinScatterCases = 5;
 // ...and a verdict needs a change of this many times it, where that is more than the minimum effect.

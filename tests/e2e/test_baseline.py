@@ -78,23 +78,24 @@ class Runs(ScratchTest):
         self.assertEqual(r.returncode, 0, r.stderr)
         text = " ".join(r.stdout.split())
         self.assertIn(f"against the baseline {self.first}", text)
-        self.assertIn("slower where the whole interval lies above 1.050, faster where below 0.952", text)
+        self.assertIn("slower where the whole interval lies above 1.100, faster where below 0.909", text)
         rows = json.loads(gpuscale("report", self.second, "--baseline", self.first, "--format", "json").stdout)
         self.assertEqual(len(rows), 2)
         for row in rows:
             b = row["baseline"]
             self.assertIn(b["verdict"], VERDICTS)
-            self.assertEqual(b["min_effect"], 0.05)
-            self.assertGreaterEqual(b["effect_needed"], 0.05)
+            self.assertEqual(b["min_effect"], 0.10)
+            self.assertGreaterEqual(b["effect_needed"], 0.10)
             self.assertEqual(b["case"], row["case"])
             # Two cases are too few to see how the cases scatter: the minimum effect alone applies.
             self.assertNotIn("run_scatter", b)
-            self.assertEqual(b["effect_needed"], 0.05)
+            self.assertEqual(b["effect_needed"], 0.10)
         self.assertIn("with an interval and a host not busy on either side, too few (5 needed)", text)
+        self.assertIn("one run each: run-to-run scatter unknown, changes under 10% not called (--min-effect)", text)
         table = csv.DictReader(io.StringIO(
             gpuscale("report", self.second, "--baseline", self.first, "--format", "csv").stdout))
         for row in table:
-            self.assertEqual(float(row["baseline_min_effect"]), 0.05)
+            self.assertEqual(float(row["baseline_min_effect"]), 0.10)
             self.assertIn(row["baseline_verdict"], VERDICTS)
             self.assertIn(row["baseline_small_change"], ("true", "false"))
 
