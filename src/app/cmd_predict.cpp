@@ -17,6 +17,7 @@
 #include "model/fit.hpp"
 #include "model/model_file.hpp"
 #include "model/predict_report.hpp"
+#include "report/host_noise.hpp"
 #include "workloads/estimate.hpp"
 #include "workloads/workload.hpp"
 
@@ -136,6 +137,24 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& opt) {
   return cmd;
 }
 
+// What makes the measured run's numbers doubtful, said before the errors: "" where no case of it was noisy.
+std::string target_noise(const std::string& path, const RunRecord& run) {
+  std::size_t ran = 0, noisy = 0;
+  std::string why;
+  for (const auto& c : run.cases) {
+    if (c.status == CaseStatus::skipped) continue;
+    ++ran;
+    const HostNoise n = host_noise(run, c);
+    if (!n.doubtful()) continue;
+    ++noisy;
+    if (why.empty()) why = n.why();
+  }
+  if (noisy == 0) return "";
+  return "target " + path + ": " + (noisy == ran ? "every case" : std::to_string(noisy) + " of " +
+                                                                     std::to_string(ran) + " cases") +
+         " measured noisy (" + why + (noisy > 1 ? ", and the like" : "") + "): the errors below are not the model's alone";
+}
+
 int cmd_predict(const PredictOptions& opt) {
   check_job_options(opt);
   PredictHeader h;
@@ -152,6 +171,7 @@ int cmd_predict(const PredictOptions& opt) {
   h.job.shape = target_shape(opt, against ? &*against : nullptr);
   h.job.shape.cores_per_node = std::max(1, m.node_cores);
   h.against = opt.against;
+  if (against) h.target_noise = target_noise(opt.against, *against);
   const std::vector<ModelCase> cases = opt.config.empty() ? m.cases : config_cases(opt.config);
   auto rows = predict_rows(m, cases, h.job);
   if (against && add_measured(rows, measured_rows(opt.against, *against)) == 0) check_shared(opt, *against, cases);

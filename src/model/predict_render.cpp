@@ -158,6 +158,7 @@ std::string render_predict_table(const PredictHeader& h, const std::vector<Predi
   std::string out =
       wrap("predicted for " + job_text(h.job.shape) + ", backend " + backend_name(h.job.backend) + ", comm " +
            comm_name(h.job.comm) + ", from " + h.model_from + (h.against.empty() ? "" : "; measured: " + h.against));
+  if (!h.target_noise.empty()) out += wrap(h.target_noise);
   const auto report_rows = as_report_rows(rows);
   for (const auto& block : by_experiment(report_rows)) out += "\n" + block_of(block, rows, !h.against.empty());
   out += "\n" + wrap("predicted: a transfer's op time, else the median sample (serial: the sum over turns; parallel: "
@@ -237,6 +238,7 @@ std::string render_predict_json(const PredictHeader& h, const std::vector<Predic
   out["job"] = {{"ranks", h.job.shape.ranks}, {"nodes", h.job.shape.nodes}, {"backend", backend_name(h.job.backend)},
                 {"comm", comm_name(h.job.comm)}, {"cores_per_node", h.job.shape.cores_per_node}};
   if (!h.against.empty()) out["against"] = h.against;
+  if (!h.target_noise.empty()) out["target_noise"] = h.target_noise;
   if (!h.noisy.empty()) out[h.noisy_fitted ? "fitted_noisy" : "left_out_noisy"] = h.noisy;
   out["cases"] = json::array();
   for (const auto& r : rows) {

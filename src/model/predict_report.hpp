@@ -56,6 +56,9 @@ struct PredictHeader {
   std::string against;     // the measured file, "" none
   std::vector<std::string> noisy;  // fitted now: the noisy cases, "FILE cases 1-4 (why)", left out or fitted
   bool noisy_fitted = false;       // (--include-noisy)
+  // --against a run measured noisy: "target t.h5: 6 of 6 case(s) measured noisy (oversubscribed: ...): the errors
+  // below are not the model's alone", shown before them; "" for a quiet one.
+  std::string target_noise;
 };
 std::string render_predict_table(const PredictHeader& h, const std::vector<PredictRow>& rows, bool breakdown);
 std::string render_predict_json(const PredictHeader& h, const std::vector<PredictRow>& rows);

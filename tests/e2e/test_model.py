@@ -317,6 +317,26 @@ class Noisy(InputErrorTest):
         self.assertEqual(json.loads(p.stdout)["left_out_noisy"],
                          [self.crowded + " cases 1-8 (oversubscribed: 2 ranks on 1 core of node 0)"])
 
+    def test_predict_against_a_crowded_target_names_it_before_the_errors(self):
+        model = self.path("m.json")
+        p = gpuscale("model", self.quiet, "-o", model)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        line = ("target " + self.crowded + ": every case measured noisy (oversubscribed: 2 ranks on 1 core of node 0, "
+                "and the like): the errors below are not the model's alone")
+        t = gpuscale("predict", model, "--against", self.crowded)
+        self.assertEqual(t.returncode, 0, t.stdout + t.stderr)
+        text = " ".join(t.stdout.split())
+        self.assertIn(line, text)
+        self.assertLess(text.index(line), text.index("gemm"))  # before the rows
+        j = json.loads(gpuscale("predict", model, "--against", self.crowded, "--format", "json").stdout)
+        self.assertEqual(j["target_noise"], line)
+        # A quiet target (no host readings, 1 rank on its node's cores) gets no such line.
+        q = gpuscale("predict", model, "--against", self.quiet)
+        self.assertEqual(q.returncode, 0, q.stdout + q.stderr)
+        self.assertNotIn("measured noisy", q.stdout)
+        self.assertNotIn("target_noise", json.loads(gpuscale("predict", model, "--against", self.quiet, "--format",
+                                                             "json").stdout))
+
     def test_a_case_far_off_makes_a_poor_fit_that_names_it(self):
         import h5py
         slow = known_noise(self.quiet, self.path("slow.h5"))
