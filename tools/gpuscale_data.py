@@ -280,8 +280,8 @@ PHASE_COLUMNS = {"rank": "i", "sample": "i", "phase": "i", "start": "f", "end": 
 
 def _rank_columns(n):
     """/ranks' columns for n ranks, (name, kind, (lo, hi) or None) in sets: every schema's, then the applied
-    clocks (1.3 on), the affinity and the GPUs (1.2 on), the GPUs a rank was handed and the one it uses (1.9 on); a
-    later set is read where its first column is there."""
+    clocks (1.3 on), the affinity and the GPUs (1.2 on), the GPUs a rank was handed and the one it uses (1.9 on), the
+    rank's kernel (later in 1.9); a later set is read where its first column is there."""
     ints = (INT_MIN, INT_MAX)
     return [
         [("node_index", "i", (0, n - 1)), ("local_size", "i", (1, n)), ("local_rank", "i", (0, n - 1)),
@@ -297,6 +297,7 @@ def _rank_columns(n):
                                                                  "pcie_max_width", "nvlinks_active", "numa_node")]
         + [("local_cpulist", "s", None)],
         [("gpu_index", "i", ints), ("gpus_visible", "i", ints), ("gpu_peers", "s", None)],
+        [("boot_id", "s", None)],
     ]
 
 
