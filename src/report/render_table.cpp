@@ -143,6 +143,16 @@ bool is_transfer(const ReportRow& r) {
   return r.busbw_gbps.has_value() || (r.scope && r.status == CaseStatus::skipped);
 }
 
+// A block of transfers: some row that ran has a bus bandwidth, or none ran and a skipped one had a scope. A
+// workload with a scope but no single operation (dp_step) is not one, whatever its skipped rows.
+bool transfer_block(const std::vector<const ReportRow*>& rows) {
+  const auto ran = [](const ReportRow* r) { return r->status != CaseStatus::skipped; };
+  if (std::any_of(rows.begin(), rows.end(), ran)) {
+    return std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->busbw_gbps.has_value(); });
+  }
+  return std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return is_transfer(*r); });
+}
+
 // Every column in one table (report --wide).
 std::string wide_table(const std::vector<ReportRow>& rows) {
   const std::vector<std::string> head{"#",      "name",    "mode",    "ranks",     "nodes",      "parameters",
@@ -243,7 +253,7 @@ void number_columns(const std::vector<const ReportRow*>& rows, BlockColumns& b) 
     b.numbers.push_back({head, {}, false});
     for (const auto* r : rows) b.numbers.back().cells.push_back(r->status == CaseStatus::skipped ? "-" : cell(*r));
   };
-  const bool transfers = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return is_transfer(*r); });
+  const bool transfers = transfer_block(rows);
   const bool flops = std::any_of(rows.begin(), rows.end(), [](const ReportRow* r) { return r->gflops.has_value(); });
   if (transfers) {
     column("op time", [](const ReportRow& r) { return r.op_time_s ? format_seconds(*r.op_time_s) : "-"; });
@@ -342,8 +352,7 @@ std::string compact_table(const std::vector<ReportRow>& rows) {
     const RowAnalysis* a = analysis_of(in.front()->workload);  // a workload's own view of its experiment, if any
     const std::string own = a ? a->block(in) : "";
     out += "\n" + (own.empty() ? block(in) : own);
-    const auto transfer = [](const ReportRow* r) { return is_transfer(*r); };
-    transfers = transfers || (own.empty() && std::any_of(in.begin(), in.end(), transfer));
+    transfers = transfers || (own.empty() && transfer_block(in));
   }
   out += "\n" + wrap(std::string("median: sample time (serial: sum over turns; parallel: makespan). ") +
                      (transfers ? "op time: one operation, mean over ranks, median over samples; busbw = algbw x "

@@ -9,7 +9,7 @@ import unittest
 import h5py
 import numpy as np
 
-from common import InputErrorTest, SharedRunTest, gpuscale, preamble, s
+from common import InputErrorTest, ScratchTest, SharedRunTest, gpuscale, mpirun, preamble, s
 
 SOURCE = os.environ["GPUSCALE_SOURCE_DIR"]
 
@@ -82,6 +82,24 @@ class DpStep(SharedRunTest):
         table = gpuscale("report", self.out, "--wide").stdout
         self.assertRegex(table, r"note: case 1: phases compute \S+ \S+ transfer \S+ \S+; exposed transfer \S+ \S+, "
                                 r"overlap \d+%")
+
+
+class DpStepTable(ScratchTest):
+    def test_the_default_table_shows_the_steps_median_and_rate_beside_skipped_scopes(self):
+        # Skipped inter-node cases (one node here) have a scope, as transfers do; the step is no one operation, so
+        # its block shows the median and GF/s, not empty op time and bandwidth columns.
+        cfg = self.write("dp.toml", CONFIG.replace('scope = ["world", "intra-node"]', 'scope = ["intra-node", '
+                                                                                         '"inter-node"]'))
+        out = self.path("dp.h5")
+        p = mpirun(2, "run", cfg, "-o", out)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        table = gpuscale("report", out).stdout
+        head = next(line for line in table.splitlines() if line.lstrip().startswith("#"))
+        self.assertRegex(head, r"\bmedian +GF/s/rank\b")
+        self.assertNotIn("op time", table)
+        self.assertNotIn("busbw", table)
+        self.assertIn("skipped", table)
+        self.assertRegex(table, r"\n *1 +false +intra-node +serial +[0-9.]+ [mu]?s +[0-9.]+ ")
 
 
 class BadDpStepInput(InputErrorTest):
