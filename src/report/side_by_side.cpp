@@ -29,6 +29,15 @@ std::string scaling_cell(const ReportRow& r, const ReportRow* serial) {
   return " " + speedup_text(speedup, ci, false) + format_number(" %.0f%%", 100.0 * speedup / r.ranks);
 }
 
+// " !bd": what the host did that makes the number doubtful (b host busy, d descheduled, o oversubscribed); "".
+std::string noise_mark(const ReportRow& r) {
+  std::string m;
+  if (!r.host.busy.empty()) m += "b";
+  if (!r.host.descheduled.empty()) m += "d";
+  if (!r.host.oversubscribed.empty()) m += "o";
+  return m.empty() ? "" : " !" + m;
+}
+
 }  // namespace
 
 std::string render_side_by_side(const std::vector<RunRows>& runs) {
@@ -56,6 +65,7 @@ std::string render_side_by_side(const std::vector<RunRows>& runs) {
     out += "[" + std::to_string(f + 1) + "] " + runs[f].path + ": " + std::to_string(runs[f].ranks) + " rank(s) on " +
            std::to_string(runs[f].nodes) + " node(s)\n";
   }
+  bool marked = false;
   for (const auto& block : by_experiment(first_seen)) {
     const ParamSplit split = split_params(block);
     std::vector<std::string> head;
@@ -77,12 +87,18 @@ std::string render_side_by_side(const std::vector<RunRows>& runs) {
         if (!r) row.push_back("-");
         else if (r->status == CaseStatus::skipped || !std::isfinite(r->median_s)) row.push_back("skipped");
         else row.push_back(format_seconds(compared_time(*r).s) + scaling_cell(*r, serial) +
-                           (r->status != CaseStatus::ok ? std::string(" ") + status_name(r->status) : ""));
+                           (r->status != CaseStatus::ok ? std::string(" ") + status_name(r->status) : "") +
+                           noise_mark(*r));
+        marked = marked || (r && r->status != CaseStatus::skipped && !noise_mark(*r).empty());
       }
       rows.push_back(std::move(row));
     }
     out += "\n" + wrap(block.front()->name + ":" + split.shared) +
            align_columns(rows, [](std::size_t) { return true; });
+  }
+  if (marked) {
+    out += wrap("!: the host made that number doubtful: b host busy, d descheduled, o oversubscribed (each file's "
+                "own report says how)");
   }
   return out;
 }

@@ -110,6 +110,23 @@ TEST_CASE("runs side by side: each case's median per file, speedup over the firs
   other.cases = {timed_case(0, "serial", 2, 5, 0.1)};
   other.cases[0].params.set("size", std::int64_t{7});
   CHECK(render_side_by_side({runs[0], {"other.h5", 2, 1, build_report(other)}}).empty());  // no case in common
+  CHECK(t.find("!: the host made") == std::string::npos);  // nothing doubtful: no mark, no legend
+}
+
+TEST_CASE("runs side by side: a number the host made doubtful is marked, with a legend", "[report][compare]") {
+  RunRecord one, two;
+  one.cases = {timed_case(0, "serial", 2, 5, 0.1), timed_case(1, "parallel", 2, 5, 0.1)};
+  two.cases = one.cases;
+  std::vector<ReportRow> busy = build_report(two);
+  busy[0].host.busy = "others used 60% of node 0's 2 CPUs";
+  busy[1].host.descheduled = "rank 1 waited for a CPU 41% of the time it was ready to run";
+  busy[1].host.oversubscribed = "4 ranks on 2 cores of node 0";
+  const std::string t = render_side_by_side({{"one.h5", 2, 1, build_report(one)}, {"busy.h5", 2, 1, busy}});
+  INFO(t);
+  CHECK(t.find("\nserial    250 ms            250 ms !b\n") != std::string::npos);
+  CHECK(t.find("\nparallel  150 ms 1.67x 83%  150 ms 1.67x 83% !do\n") != std::string::npos);
+  CHECK(t.find("!: the host made that number doubtful: b host busy, d descheduled, o\n  oversubscribed") !=
+        std::string::npos);
 }
 
 TEST_CASE("cases with different parameters are not paired", "[report]") {
