@@ -361,9 +361,10 @@ class ThreeNodes(SlurmTest):
         side = p.stdout[p.stdout.index("side by side: "):]
         self.assertIn(f"[1] {rel1}: 2 rank(s) on 1 node(s)\n[2] {rel2}: 4 rank(s) on 2 node(s)\n", side)
         scaling = r"(\d+\.\d\dx \d+%|no difference)"  # throughput over one rank's in [1]'s serial run
+        mark = r"( ![bdo]+)?"  # the host made the number doubtful (on this busy machine it may)
         self.assertRegex(side, r"\ntiny:[^\n]*(\n  [^\n]*)*\nmode +\[1\] 2r/1n +\[2\] 4r/2n\n"
-                               r"serial +\S+ \S+ +\S+ \S+\n"
-                               rf"parallel +\S+ \S+ {scaling} +\S+ \S+ {scaling}\n")
+                               rf"serial +\S+ \S+{mark} +\S+ \S+{mark}\n"
+                               rf"parallel +\S+ \S+ {scaling}{mark} +\S+ \S+ {scaling}{mark}\n")
         csv = self.read("results", f"study-{cmp}.csv").splitlines()
         self.assertTrue(csv[0].startswith("file,"), csv[0])
         self.assertEqual(sorted({row.split(",")[0].strip('"') for row in csv[1:]}), sorted([rel1, rel2]))
