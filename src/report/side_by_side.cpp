@@ -86,10 +86,12 @@ std::string render_side_by_side(const std::vector<RunRows>& runs) {
       for (const auto* r : cell[key_of(any)]) {
         if (!r) row.push_back("-");
         else if (r->status == CaseStatus::skipped || !std::isfinite(r->median_s)) row.push_back("skipped");
-        else row.push_back(format_seconds(compared_time(*r).s) + scaling_cell(*r, serial) +
-                           (r->status != CaseStatus::ok ? std::string(" ") + status_name(r->status) : "") +
-                           noise_mark(*r));
-        marked = marked || (r && r->status != CaseStatus::skipped && !noise_mark(*r).empty());
+        else {
+          const std::string mark = noise_mark(*r);
+          marked = marked || !mark.empty();
+          row.push_back(format_seconds(compared_time(*r).s) + scaling_cell(*r, serial) +
+                        (r->status != CaseStatus::ok ? std::string(" ") + status_name(r->status) : "") + mark);
+        }
       }
       rows.push_back(std::move(row));
     }

@@ -73,28 +73,21 @@ CaseTable recheck_slow_pairs(CaseContext& ctx, const PairExchange& x, std::int64
   }
   CaseTable t = empty_rechecks();
   for (int round = 0; round < rounds; ++round) {
+    std::vector<double> alone;  // this member's pair of the round, where it ran again
     for (int a = 0; a < n; ++a) {  // the same order on every member: the pairs alone, one after another
       const int b = node_pair_partner(a, round, n);
       if (b <= a || !(best / std::max(at(a, round), at(b, round)) < kNodePairThreshold)) continue;
-      std::vector<double> alone;
       for (std::int64_t s = 0; s < reps; ++s) {
         x.barrier();
         ctx.synchronize();
         if (me == a || me == b) alone.push_back(timed_exchange(ctx, x, me == a ? b : a, iters));
       }
-      if (me != a && me != b) continue;
-      t.columns[0].ints.push_back(round + 1);
-      t.columns[1].reals.push_back(at(me, round));
-      t.columns[2].reals.push_back(median(alone));
-      t.columns[3].ints.push_back(reps);
     }
-    const int partner = node_pair_partner(me, round, n);
-    const bool listed = !t.columns[0].ints.empty() && t.columns[0].ints.back() == round + 1;
-    if (partner < 0 || listed) continue;
+    if (node_pair_partner(me, round, n) < 0) continue;  // this member rested
     t.columns[0].ints.push_back(round + 1);
     t.columns[1].reals.push_back(at(me, round));
-    t.columns[2].reals.push_back(NAN);
-    t.columns[3].ints.push_back(0);
+    t.columns[2].reals.push_back(alone.empty() ? NAN : median(alone));
+    t.columns[3].ints.push_back(static_cast<std::int64_t>(alone.size()));
   }
   return t;
 }
