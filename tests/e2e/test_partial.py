@@ -17,9 +17,10 @@ from common import (ENV, GPUSCALE, LAUNCHER, MPIEXEC, ScratchTest, gpuscale, ran
                     wait_for_ranks)
 
 # The launcher's exit code once it was sent SIGTERM: Open MPI's mpirun exits 1 when it was told to stop; Hydra's
-# mpiexec passes on the ranks' 128 + SIGTERM, or at times exits 0 (seen in 2 of 4 tries): only the file's status is
-# sure there.
-SIGTERM_EXITS = {"openmpi": (1,), "hydra": (143, 0)}
+# mpiexec passes on the ranks' 128 + SIGTERM, or at times exits 0 (seen in 2 of 4 tries), or 9 where it SIGKILLed a
+# rank still handling its SIGTERM once another had exited (seen once in CI, rank 0 had marked the file): only the
+# file's status is sure there.
+SIGTERM_EXITS = {"openmpi": (1,), "hydra": (143, 0, 9)}
 
 SLOW_CONFIG = slow_config([1, 2, 200, 201, 202, 203, 204, 205], timeout=120)
 
