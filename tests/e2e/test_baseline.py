@@ -165,11 +165,28 @@ class BadInput(InputErrorTest):
         cls.shared = ScratchTest()
         cls.shared.setUp()
         cls.file = cls.shared.path("run.h5")
-        cls.proc = mpirun(1, "run", cls.shared.write("small.toml", CONFIG), "-o", cls.file)
+        cfg = cls.shared.write("small.toml", CONFIG)
+        cls.proc = mpirun(1, "run", cfg, "-o", cls.file)
+        cls.two = cls.shared.path("two.h5")  # the same config on 2 ranks
+        cls.two_proc = mpirun(2, "run", cfg, "-o", cls.two)
+        cls.other = cls.shared.path("other.h5")  # another config
+        cls.other_proc = mpirun(1, "run", cls.shared.write("other.toml", CONFIG.replace('"small"', '"other"')), "-o",
+                                cls.other)
 
     @classmethod
     def tearDownClass(cls):
         cls.shared.tearDown()
+
+    def test_a_baseline_that_shares_no_case_is_refused_naming_both(self):
+        for p in (self.proc, self.two_proc, self.other_proc):
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assert_input_error(gpuscale("report", self.file, "--baseline", self.other),
+                                f"--baseline {self.other} shares no case with {self.file} (",
+                                "small.toml, 1 rank(s) on 1 node(s)): it is a run of ",
+                                "other.toml; compare runs of the same config on the same job shape")
+        self.assert_input_error(gpuscale("report", self.file, "--baseline", self.two),
+                                f"--baseline {self.two} shares no case with {self.file} (",
+                                "): its cases ran there on 2 rank(s) on 1 node(s), another job shape; compare runs")
 
     def test_each_mistake_is_one_line(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr)
