@@ -198,11 +198,14 @@ class Baseline(ScratchTest):
         self.assertAlmostEqual(back["baseline"]["ratio"], 0.5, places=9)
 
     def test_cases_missing_from_the_baseline_say_so(self):
-        a = self.run_gemm("a.h5")
+        # The baseline shares case 1 (size 128); case 2 (size 256) is new. (One that shares none is refused:
+        # e2e.baseline.)
+        a = self.run_gemm("a.h5", GEMM.replace("size = 256", "size = [128, 256]"))
         other = self.run_gemm("other.h5", GEMM.replace("size = 256", "size = 128"))
         r = gpuscale("report", a, "--baseline", other)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertRegex(r.stdout, r"\n1\s+gemm\s+parallel\s+-\s+\S+ ms\s+-\s+not in baseline\n")
+        self.assertRegex(r.stdout, r"\n#2: gemm size=256\n2\s+parallel\s+-\s+\S+ ms\s+-\s+not in baseline\n")
+        self.assertRegex(r.stdout, r"\n#1: gemm size=128\n1\s+parallel\s+\S+ ms\s+\S+ ms\s+\d\.\d+ \(")
 
 
 LIMITS = preamble(warmup=1, reps=7, threads=1) + """
