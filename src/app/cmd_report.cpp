@@ -45,29 +45,6 @@ CLI::Validator min_effect_validator() {
       "SHARE|N%");
 }
 
-// A baseline that shares no case with the file (another config, or another job shape) compares nothing: refused,
-// naming both, rather than a table of "not in baseline".
-void refuse_unrelated_baseline(const std::string& path, const RunRecord& run, const std::vector<ReportRow>& rows,
-                               const std::string& base_path, const std::string& base_config) {
-  std::size_t ran = 0, shared = 0, elsewhere = 0;
-  std::string shape;
-  for (const auto& r : rows) {
-    if (!r.baseline) continue;
-    ++ran;
-    if (r.baseline->verdict != "not in baseline") ++shared;
-    if (!r.baseline->ran_there.empty()) {
-      ++elsewhere;
-      shape = r.baseline->ran_there;
-    }
-  }
-  if (ran == 0 || shared > 0) return;
-  throw InputError("--baseline " + base_path + " shares no case with " + path + " (" + run.config_file + ", " +
-                   std::to_string(run.ranks.size()) + " rank(s) on " + std::to_string(run.nodes) + " node(s)): " +
-                   (elsewhere > 0 ? "its cases ran there on " + shape + ", another job shape"
-                                  : "it is a run of " + base_config) +
-                   "; compare runs of the same config on the same job shape");
-}
-
 // --min-effect and --fail-on judge verdicts against a baseline: without one they would silently do nothing.
 void check_baseline_options(const ReportOptions& opt) {
   if (!opt.baseline.empty()) return;
@@ -333,7 +310,9 @@ int cmd_report(const ReportOptions& opt) {
     if (f == ReportFormat::json_full) headers.push_back(run);
     if (!opt.baseline.empty()) {
       summaries.push_back(compare_with_baseline(rows, base, opt.baseline, min_effect));
-      refuse_unrelated_baseline(path, run, rows, opt.baseline, base_config);
+      // A baseline that shares no case (another config, or another job shape) compares nothing: refused.
+      const std::string why = unrelated_baseline(rows, opt.baseline, run.config_file, base_config);
+      if (!why.empty()) throw InputError(why);
     }
     if (opt.check) {
       held = check_file(path, run, rows, table, opt.verbose) && held;

@@ -231,21 +231,29 @@ std::string ratio_cell(const BaselineComparison& b) {
   return ratio;
 }
 
-// "" unless no row found its twin: then why, in the shapes of the two runs.
-std::string no_match_note(const std::vector<ReportRow>& rows, const std::string& file) {
+}  // namespace
+
+std::string unrelated_baseline(const std::vector<ReportRow>& rows, const std::string& file,
+                               const std::string& config_here, const std::string& config_there) {
   std::string there;
+  bool compared = false;
   for (const auto& r : rows) {
     if (!r.baseline) continue;
     if (std::isfinite(r.baseline->ratio) || r.baseline->verdict == "skipped in baseline") return "";
+    compared = true;
     if (there.empty()) there = r.baseline->ran_there;
   }
+  if (!compared) return "";
+  const std::string head = "--baseline " + file + " shares no case with " + rows.front().file + ": ";
   if (there.empty()) {
-    return wrap("no case here is in the baseline " + file + ": it ran other experiments or parameters");
+    return head + "it ran other experiments or parameters (a run of " + config_there + ", this file of " +
+           config_here + "); compare runs of one config";
   }
-  return wrap("no case here is in the baseline " + file + ": the baseline ran on " + there + ", this file on " +
-              shape(rows.front().ranks, rows.front().nodes) + "; compare them side by side (gpuscale report " + file +
-              " " + rows.front().file + "), or run the same shape");
+  return head + "the baseline ran on " + there + ", this file on " + shape(rows.front().ranks, rows.front().nodes) +
+         "; compare them side by side (gpuscale report " + file + " " + rows.front().file + "), or run the same shape";
 }
+
+namespace {
 
 // The table in 80 columns: where it is wider, each case's name and parameters go on a line of their own above its row.
 std::string fitted(std::vector<std::vector<std::string>> cells) {
@@ -343,7 +351,7 @@ std::string render_baseline(const std::vector<ReportRow>& rows, const BaselineSu
   if (cells.size() == 1) return "";
   std::string notes;
   for (const auto& n : baseline_notes(rows, summary)) notes += wrap("note: " + n);
-  return rule_text(summary, transfers) + fitted(cells) + notes + no_match_note(rows, summary.base_file);
+  return rule_text(summary, transfers) + fitted(cells) + notes;
 }
 
 }  // namespace gpuscale

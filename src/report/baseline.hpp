@@ -61,6 +61,12 @@ struct BaselineSummary {
 BaselineSummary compare_with_baseline(std::vector<ReportRow>& rows, const std::vector<ReportRow>& base,
                                       const std::string& base_path, double min_effect = kDefaultMinEffect);
 
+// "" where a row of `rows` found its twin in the baseline `file` (or none was compared), else why none did, in one
+// line for an error: another shape (the side-by-side command that compares them), or other experiments (the two
+// configs named).
+std::string unrelated_baseline(const std::vector<ReportRow>& rows, const std::string& file,
+                               const std::string& config_here, const std::string& config_there);
+
 // The comparison as a table that fits 80 columns, with its rule and notes ("" when no row has one).
 std::string render_baseline(const std::vector<ReportRow>& rows, const BaselineSummary& summary);
 

@@ -181,12 +181,13 @@ class BadInput(InputErrorTest):
         for p in (self.proc, self.two_proc, self.other_proc):
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assert_input_error(gpuscale("report", self.file, "--baseline", self.other),
-                                f"--baseline {self.other} shares no case with {self.file} (",
-                                "small.toml, 1 rank(s) on 1 node(s)): it is a run of ",
-                                "other.toml; compare runs of the same config on the same job shape")
+                                f"--baseline {self.other} shares no case with {self.file}: it ran other experiments "
+                                "or parameters (a run of ", "other.toml, this file of ",
+                                "small.toml); compare runs of one config")
         self.assert_input_error(gpuscale("report", self.file, "--baseline", self.two),
-                                f"--baseline {self.two} shares no case with {self.file} (",
-                                "): its cases ran there on 2 rank(s) on 1 node(s), another job shape; compare runs")
+                                f"--baseline {self.two} shares no case with {self.file}: the baseline ran on 2 "
+                                "rank(s) on 1 node(s), this file on 1 rank(s) on 1 node(s); compare them side by "
+                                f"side (gpuscale report {self.two} {self.file}), or run the same shape")
 
     def test_each_mistake_is_one_line(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr)

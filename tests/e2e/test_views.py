@@ -185,17 +185,17 @@ class OneFileEveryView(SharedRunTest):
             self.assertNotIn("inplace=0", view)
             self.assertNotIn("inplace=1", view)
 
-    def test_a_baseline_of_another_shape_says_so(self):
+    def test_a_baseline_of_another_shape_is_refused_naming_the_view_that_compares_them(self):
         other = os.path.join(self.dir, "three.h5")
         proc = mpirun(3, "run", self.write("three.toml", CONFIG), "-o", other)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
-        out = " ".join(self.report(other, "--baseline", self.out).split())
-        self.assertIn("not in baseline", out)
-        self.assertIn(f"no case here is in the baseline {self.out}: the baseline ran on 2 rank(s) on 1 node(s), "
-                      f"this file on 3 rank(s) on 1 node(s); compare them side by side (gpuscale report {self.out} "
-                      f"{other}), or run the same shape", out)
-        rows = json.loads(self.report(other, "--baseline", self.out, "--format", "json"))
-        self.assertEqual(rows[0]["baseline"]["ran_there"], "2 rank(s) on 1 node(s)")
+        refused = gpuscale("report", other, "--baseline", self.out)
+        self.assertEqual(refused.returncode, 2, refused.stdout + refused.stderr)
+        self.assertEqual(refused.stderr, f"gpuscale: error: --baseline {self.out} shares no case with {other}: the "
+                                         "baseline ran on 2 rank(s) on 1 node(s), this file on 3 rank(s) on 1 "
+                                         f"node(s); compare them side by side (gpuscale report {self.out} {other}), "
+                                         "or run the same shape\n")
+        rows = json.loads(self.report(other, "--format", "json"))
         # The run's warnings (here, on 2 cores, that 3 ranks share them) go with every case in JSON and CSV.
         (run3,) = json.loads(self.report(other, "--format", "json-full"))["runs"]
         table = list(csv.DictReader(io.StringIO(self.report(other, "--format", "csv"))))
