@@ -59,8 +59,12 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
 
 std::string format_number(const char* format, double v) {
   char buf[128];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
+  const int n = std::snprintf(buf, sizeof buf, format, v);
+  if (n < static_cast<int>(sizeof buf)) return buf;
+  std::string out(static_cast<std::size_t>(n) + 1, '\0');  // a longer text around the number: all of it
+  std::snprintf(out.data(), out.size(), format, v);
+  out.resize(static_cast<std::size_t>(n));
+  return out;
 }
 
 std::string format_duration(double seconds) {

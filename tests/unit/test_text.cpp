@@ -18,6 +18,12 @@ TEST_CASE("a duration past 1000 h is written as such, never as a wrapped number"
   CHECK(about_duration(1e300) == "more than 1000 h");
 }
 
+TEST_CASE("format_number keeps every word of a long text around its number", "[text]") {
+  const std::string words(200, 'x');
+  CHECK(format_number(("%.2f " + words).c_str(), 1.5) == "1.50 " + words);
+  CHECK(format_number("%.2f GB/s", 1.5) == "1.50 GB/s");
+}
+
 TEST_CASE("printable escapes control characters and bytes that are not UTF-8", "[text]") {
   CHECK(printable("gemm-512 size=64") == "gemm-512 size=64");
   const std::string utf8 = "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80";  // é ✓ 🚀
