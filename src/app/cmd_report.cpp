@@ -97,6 +97,25 @@ std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, co
   return {std::move(run), std::move(rows)};
 }
 
+// The runs of --baseline, which must be of one config (its file in `config`): none without --baseline.
+std::vector<BaselineRun> baseline_runs(const ReportOptions& opt, bool table, std::string& config) {
+  std::vector<BaselineRun> bases;
+  RunRecord first;
+  for (const auto& path : opt.baseline) {
+    auto [run, rows] = rows_of(path, opt, table);
+    if (bases.empty()) {
+      first = run;
+    } else if (run.config_text != first.config_text || run.config_overrides != first.config_overrides) {
+      throw InputError("--baseline " + path + " is a run of another config (" + run.config_file + ") than " +
+                       bases.front().path + " (" + first.config_file + "): the baseline's runs must be of one "
+                       "config");
+    }
+    bases.push_back({path, std::move(rows)});
+  }
+  config = first.config_file;
+  return bases;
+}
+
 // --expect's limits file, read (none: empty).
 std::vector<CaseLimit> expect_limits(const ReportOptions& opt) {
   if (opt.expect.empty()) return {};
@@ -201,7 +220,7 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
       app.add_subcommand("report", "Summarize result files: one row per case, speedup of parallel over serial");
   report->add_option("files", opt.files,
                      "Result files (HDF5) written by 'gpuscale run'; with several, the table ends with them side by "
-                     "side (each case's median in each file)")->required();
+                     "side (each case's median in each file)");
   report->add_option("--format", opt.format,
                      "table | csv | json | json-full (every column, numbers as numbers; json-full: each file's run "
                      "too) | trace (a timeline for ui.perfetto.dev, written to -o) | slurm, hosts (--verdict: the "
@@ -216,10 +235,11 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
   report->add_flag("--force", opt.force, "--format trace: overwrite the -o file if it exists");
   report->add_flag("--wide", opt.wide, "table: every column in one wide table (default: fits 80 columns)");
   report->add_option("--baseline", opt.baseline,
-                     "a result file of the same cases (e.g. before a driver update): each case's median over the "
-                     "baseline's, with a 95% interval and a verdict: slower or faster where the whole interval lies "
-                     "beyond --min-effect, 'uncertain (host busy)' where either run's host was busy, else within "
-                     "noise");
+                     "result files of the same cases (e.g. before a driver update), one run or several of one "
+                     "config (every file after it): each case's median over the baseline's, with a 95% interval "
+                     "and a verdict: slower or faster where the whole interval lies beyond --min-effect (and, with "
+                     "several runs, beyond twice the case's scatter between them), 'uncertain (host busy)' where "
+                     "either run's host was busy, else within noise");
   report->add_option("--min-effect", opt.min_effect,
                      "--baseline: the least change a verdict names, a share or a percentage (default 10%: one run on each side does not show how much runs differ): slower only "
                      "where the whole interval lies above 1 + it, faster only below 1 / (1 + it); twice the cases' "
@@ -278,6 +298,13 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& opt) {
 }
 
 int cmd_report(const ReportOptions& opt) {
+  if (opt.files.empty()) {
+    // --baseline takes every file after it: `report --baseline OLD NEW` leaves none to report.
+    throw InputError(opt.baseline.size() > 1 ? "no result file to report: --baseline takes every file after it (" +
+                                                   join(opt.baseline, ", ") + "); put the files to report first: "
+                                                   "gpuscale report NEW.h5 --baseline OLD.h5"
+                                             : "files is required; see 'gpuscale report --help'");
+  }
   check_verdict_options(opt);
   const std::vector<CaseLimit> limits = expect_limits(opt);
   if (opt.verdict) {
@@ -292,13 +319,8 @@ int cmd_report(const ReportOptions& opt) {
   const ReportFormat f = parse_report_format(opt.format);
   if (f == ReportFormat::trace) return cmd_report_trace(opt);
   const bool table = f == ReportFormat::table;
-  std::vector<ReportRow> base;
   std::string base_config;
-  if (!opt.baseline.empty()) {
-    auto [base_run, base_rows] = rows_of(opt.baseline, opt, table);
-    base_config = base_run.config_file;
-    base = std::move(base_rows);
-  }
+  const std::vector<BaselineRun> bases = baseline_runs(opt, table, base_config);
   std::vector<ReportRow> all;
   std::vector<RunRows> runs;
   std::vector<RunRecord> headers;  // json-full: each file's run
@@ -309,9 +331,9 @@ int cmd_report(const ReportOptions& opt) {
     expect_from(limits, opt.expect, path, rows);
     if (f == ReportFormat::json_full) headers.push_back(run);
     if (!opt.baseline.empty()) {
-      summaries.push_back(compare_with_baseline(rows, base, opt.baseline, min_effect));
+      summaries.push_back(compare_with_baseline(rows, bases, min_effect));
       // A baseline that shares no case (another config, or another job shape) compares nothing: refused.
-      const std::string why = unrelated_baseline(rows, opt.baseline, run.config_file, base_config);
+      const std::string why = unrelated_baseline(rows, bases.front().path, run.config_file, base_config);
       if (!why.empty()) throw InputError(why);
     }
     if (opt.check) {

@@ -50,7 +50,7 @@ struct ReportOptions {
   std::vector<std::string> files;
   std::string format = "table";  // table | csv | json | json-full
   bool wide = false;             // table: every column
-  std::string baseline;          // a result file to compare every case with ("" none)
+  std::vector<std::string> baseline;  // runs of one config to compare every case with (none: no comparison)
   double min_effect = NAN;       // --baseline: the least change a verdict names (NaN: kDefaultMinEffect)
   std::string fail_on;           // --baseline: slower | faster | any: exit 1 on such a verdict ("" never)
   bool check = false;            // check [experiment.expect]'s limits: exit 1 when one fails

@@ -169,6 +169,20 @@ double quantile(const std::vector<double>& s, double q) { return quantile(s.data
 
 double median(const std::vector<double>& s) { return quantile(s, 0.5); }
 
+double run_scatter(const std::vector<double>& values, double centre) {
+  std::vector<double> dev;
+  double sum = 0;
+  for (double v : values) {
+    dev.push_back(std::fabs(std::log(v / centre)));
+    sum += std::log(v);
+  }
+  const double mean = sum / static_cast<double>(values.size());
+  double squares = 0;
+  for (double v : values) squares += (std::log(v) - mean) * (std::log(v) - mean);
+  const double sd = values.size() > 1 ? std::sqrt(squares / static_cast<double>(values.size() - 1)) : 0.0;
+  return std::exp(std::max(1.4826 * median(dev), sd)) - 1;
+}
+
 double order_statistic(const std::vector<double>& s, std::size_t k) { return order_statistics(s, {k}).at(0); }
 
 std::vector<double> order_statistics(const std::vector<double>& s, const std::vector<std::size_t>& ks) {

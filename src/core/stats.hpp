@@ -23,4 +23,11 @@ double mean(const std::vector<double>& samples);  // 0 for none
 double minimum(const std::vector<double>& samples);
 double maximum(const std::vector<double>& samples);
 
+// How far positive values of one quantity in several runs scatter about `centre`, as a share: the larger of 1.4826
+// x the median absolute deviation of their logs and the logs' standard deviation (0 for one value). The median
+// deviation alone is not widened by one odd run, but of 3 runs it is the nearer of the other two to the median, near
+// 0 by chance: quick.toml's sendrecv of 8 KiB ran at 1.60, 1.63 and 1.97 GB/s (2.8% by it alone, 12.2% by the
+// standard deviation), then at 2.62 and 1.17. With few runs the wider of the two is the safer.
+double run_scatter(const std::vector<double>& values, double centre);
+
 }  // namespace gpuscale

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "core/text.hpp"
 #include "report/report_notes.hpp"
 
@@ -65,6 +66,7 @@ void not_found(const ReportRow& r, const std::vector<ReportRow>& base, BaselineC
 // The ratio and its interval; the verdict waits for the effect, which depends on every case.
 void compare(const ReportRow& r, const ReportRow& old, BaselineComparison& b) {
   b.case_index = old.case_index;
+  b.runs = 1;
   if (old.status == CaseStatus::skipped) {
     b.verdict = "skipped in baseline";
     return;
@@ -112,24 +114,69 @@ void estimate_scatter(const std::vector<ReportRow>& rows, BaselineSummary& s) {
   s.effect = std::max(s.min_effect, std::expm1(kScatterWidths * sigma));
 }
 
+// The case `r` in one baseline run: its path and its row.
+struct Twin {
+  const std::string* path;
+  const ReportRow* row;
+};
+
+std::vector<Twin> twins_of(const ReportRow& r, const std::vector<BaselineRun>& bases) {
+  std::vector<Twin> twins;
+  for (const auto& run : bases) {
+    const auto it = std::find_if(run.rows.begin(), run.rows.end(), [&](const ReportRow& o) { return same_case(r, o); });
+    if (it != run.rows.end()) twins.push_back({&run.path, &*it});
+  }
+  return twins;
+}
+
+// Compares `r` with the twin whose time is the median of those that ran (the lower middle one); with two or more,
+// how much they scatter. The twin compared with, for its host.
+const ReportRow& compare_twins(const ReportRow& r, const std::vector<Twin>& twins, BaselineComparison& b) {
+  std::vector<Twin> ran;
+  for (const auto& t : twins) {
+    if (t.row->status != CaseStatus::skipped) ran.push_back(t);
+  }
+  if (ran.empty()) ran.push_back(twins.front());  // skipped in every run: compare says so
+  const auto time = [](const Twin& t) { return compared_time(*t.row).s; };
+  std::sort(ran.begin(), ran.end(), [&](const Twin& a, const Twin& c) { return time(a) < time(c); });
+  const Twin& mid = ran[(ran.size() - 1) / 2];
+  b.file = *mid.path;
+  compare(r, *mid.row, b);
+  if (!b.verdict.empty()) return *mid.row;
+  b.runs = ran.size();
+  if (ran.size() >= 2) {
+    std::vector<double> times;
+    for (const auto& t : ran) times.push_back(time(t));
+    b.runs_scatter = run_scatter(times, time(mid));
+  }
+  return *mid.row;
+}
+
+// The change the verdict of `b` needs: the file's, or twice the case's scatter between the baseline runs if larger.
+double case_effect(const BaselineComparison& b, double effect) {
+  if (!std::isfinite(b.runs_scatter)) return effect;
+  return std::max(effect, std::expm1(kScatterWidths * std::log1p(b.runs_scatter)));
+}
+
 }  // namespace
 
-BaselineSummary compare_with_baseline(std::vector<ReportRow>& rows, const std::vector<ReportRow>& base,
-                                      const std::string& base_path, double min_effect) {
+BaselineSummary compare_with_baseline(std::vector<ReportRow>& rows, const std::vector<BaselineRun>& bases,
+                                      double min_effect) {
   BaselineSummary s;
   s.file = rows.empty() ? "" : rows.front().file;
-  s.base_file = base_path;
+  s.base_file = bases.front().path;
+  s.base_runs = bases.size();
   s.min_effect = s.effect = min_effect;
   for (auto& r : rows) {
     if (r.status == CaseStatus::skipped) continue;
     BaselineComparison b;
-    b.file = base_path;
-    const auto old = std::find_if(base.begin(), base.end(), [&](const ReportRow& o) { return same_case(r, o); });
-    if (old == base.end()) {
-      not_found(r, base, b);
+    b.file = s.base_file;
+    const std::vector<Twin> twins = twins_of(r, bases);
+    if (twins.empty()) {
+      not_found(r, bases.front().rows, b);
     } else {
-      compare(r, *old, b);
-      const std::string doubt = b.verdict.empty() ? host_doubt(r, *old) : "";
+      const ReportRow& old = compare_twins(r, twins, b);
+      const std::string doubt = b.verdict.empty() ? host_doubt(r, old) : "";
       if (!doubt.empty()) s.uncertain[r.case_index] = doubt;
     }
     r.baseline = std::move(b);
@@ -137,18 +184,24 @@ BaselineSummary compare_with_baseline(std::vector<ReportRow>& rows, const std::v
   estimate_scatter(rows, s);
   for (auto& r : rows) {
     if (!r.baseline || !r.baseline->verdict.empty()) continue;
-    r.baseline->verdict = s.uncertain.count(r.case_index) ? kUncertainHost : effect_verdict(r.baseline->ratio_ci,
-                                                                                            s.effect);
+    BaselineComparison& b = *r.baseline;
+    b.effect = case_effect(b, s.effect);
+    b.verdict = s.uncertain.count(r.case_index) ? kUncertainHost : effect_verdict(b.ratio_ci, b.effect);
   }
   return s;
+}
+
+BaselineSummary compare_with_baseline(std::vector<ReportRow>& rows, const std::vector<ReportRow>& base,
+                                      const std::string& base_path, double min_effect) {
+  return compare_with_baseline(rows, {BaselineRun{base_path, base}}, min_effect);
 }
 
 bool small_change(const BaselineComparison& b) {
   return b.verdict == kWithinNoise && b.ratio_ci && !b.ratio_ci->contains(1.0);
 }
 
-std::string verdict_text(const BaselineComparison& b, double effect) {
-  return small_change(b) ? b.verdict + " (<" + percent(effect) + ")" : b.verdict;
+std::string verdict_text(const BaselineComparison& b) {
+  return small_change(b) ? b.verdict + " (<" + percent(b.effect) + ")" : b.verdict;
 }
 
 FailOn parse_fail_on(const std::string& word) {
@@ -285,11 +338,40 @@ std::string rule_text(const BaselineSummary& s, bool transfers) {
   } else {
     effect += " (--min-effect)";
   }
-  return wrap("against the baseline " + s.base_file + ": ratio = time here / time there (" +
-              (transfers ? "transfers: op time; others: " : "") +
+  const std::string against = s.base_runs > 1 ? "against the baseline's " + std::to_string(s.base_runs) +
+                                                     " runs (" + s.base_file + " and others; there: the run whose "
+                                                     "time is the median)"
+                                               : "against the baseline " + s.base_file;
+  return wrap(against + ": ratio = time here / time there (" + (transfers ? "transfers: op time; others: " : "") +
               "median sample), with its 95% interval from both cases' samples; slower where the whole interval lies "
               "above " + format_number("%.3f", 1 + s.effect) + ", faster where below " +
               format_number("%.3f", 1 / (1 + s.effect)) + ": " + effect);
+}
+
+// How much runs differ: unknown with one baseline run; else how much the cases scatter between the baseline's runs.
+std::string runs_note(const std::vector<ReportRow>& rows, const BaselineSummary& s) {
+  if (s.base_runs < 2) {
+    return "one run each: run-to-run scatter unknown, changes under " + percent(s.min_effect) +
+           " not called (--min-effect); give --baseline several runs to see how much runs differ";
+  }
+  std::vector<double> scatters;
+  std::size_t alone = 0;
+  for (const auto& r : rows) {
+    if (!r.baseline || !r.baseline->ratio_ci) continue;
+    if (std::isfinite(r.baseline->runs_scatter)) {
+      scatters.push_back(r.baseline->runs_scatter);
+    } else {
+      ++alone;
+    }
+  }
+  std::string note = std::to_string(s.base_runs) + " baseline runs: a case is called only beyond twice its own "
+                     "scatter between them (and the effect above)";
+  if (!scatters.empty()) {
+    note += "; their scatter: median " + percent(median(scatters)) + ", widest " + percent(maximum(scatters)) +
+            " over " + std::to_string(scatters.size()) + " case(s)";
+  }
+  if (alone > 0) note += "; " + std::to_string(alone) + " case(s) in one baseline run only: scatter unknown there";
+  return note;
 }
 
 // What a reader needs beside the table: the small changes, the scatter, a shift of every case, uncertain cases.
@@ -301,8 +383,7 @@ std::vector<std::string> baseline_notes(const std::vector<ReportRow>& rows, cons
                     "beyond a change of " + percent(s.effect) + ", so the change may be smaller; one run's samples "
                     "do not show how much two runs of the same software differ, so a smaller change is not called");
   }
-  notes.push_back("one run each: run-to-run scatter unknown, changes under " + percent(s.min_effect) +
-                  " not called (--min-effect); run each side again to see how much runs differ");
+  notes.push_back(runs_note(rows, s));
   if (std::isfinite(s.scatter)) {
     notes.push_back("the ratios of " + std::to_string(s.scatter_cases) + " cases scatter by " + percent(s.scatter) +
                     " about their median (1.4826 x the median absolute deviation of log ratios)");
@@ -346,7 +427,7 @@ std::string render_baseline(const std::vector<ReportRow>& rows, const BaselineSu
     const double there = b.op_time_s ? *b.op_time_s : b.median_s;
     cells.push_back({std::to_string(r.case_index + 1), r.name, labels.at(&r), mode_name(r.mode),
                      found ? format_seconds(there) : "-", format_seconds(compared_time(r).s), ratio_cell(b),
-                     verdict_text(b, summary.effect)});
+                     verdict_text(b)});
   }
   if (cells.size() == 1) return "";
   std::string notes;

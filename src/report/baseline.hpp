@@ -43,7 +43,8 @@ std::string effect_verdict(const std::optional<Interval>& ratio, double effect);
 // What one file's comparison with the baseline judged by, beyond each row's BaselineComparison.
 struct BaselineSummary {
   std::string file;                // the file compared (its rows' `file`)
-  std::string base_file;           // the baseline
+  std::string base_file;           // the baseline (its first run)
+  std::size_t base_runs = 1;       // the baseline's runs
   double min_effect = kDefaultMinEffect;
   // How much the compared cases' ratios scatter about their median: 1.4826 x the median absolute deviation of
   // ln(ratio), as a share (exp - 1); NaN where fewer than kMinScatterCases cases count (cases with an interval
@@ -56,8 +57,19 @@ struct BaselineSummary {
   std::map<std::size_t, std::string> uncertain;
 };
 
-// Sets `baseline` on every row of `rows` that ran: the row of `base` with the same experiment, parameters, mode,
-// ranks and nodes, or a verdict saying why none; the verdict needs a change of at least `min_effect`.
+// One run of the baseline: its file and its rows.
+struct BaselineRun {
+  std::string path;
+  std::vector<ReportRow> rows;
+};
+
+// Sets `baseline` on every row of `rows` that ran: the rows of `bases` with the same experiment, parameters, mode,
+// ranks and nodes, or a verdict saying why none. The verdict needs a change of at least `min_effect` (or twice the
+// cases' scatter); with the case in 2 or more baseline runs, also of twice its scatter between them (kScatterWidths
+// x run_scatter), and the ratio is to the median run's. `bases` holds at least one run.
+BaselineSummary compare_with_baseline(std::vector<ReportRow>& rows, const std::vector<BaselineRun>& bases,
+                                      double min_effect = kDefaultMinEffect);
+// The same with one baseline run.
 BaselineSummary compare_with_baseline(std::vector<ReportRow>& rows, const std::vector<ReportRow>& base,
                                       const std::string& base_path, double min_effect = kDefaultMinEffect);
 
@@ -70,8 +82,8 @@ std::string unrelated_baseline(const std::vector<ReportRow>& rows, const std::st
 // The comparison as a table that fits 80 columns, with its rule and notes ("" when no row has one).
 std::string render_baseline(const std::vector<ReportRow>& rows, const BaselineSummary& summary);
 
-// A row's verdict as the table shows it: "within noise (<5%)" where its interval leaves out 1 but not the effect.
-std::string verdict_text(const BaselineComparison& b, double effect);
+// A row's verdict as the table shows it: "within noise (<5%)" where its interval leaves out 1 but not its effect.
+std::string verdict_text(const BaselineComparison& b);
 // True where a row reads within noise although its interval leaves out 1 (the change is smaller than the effect).
 bool small_change(const BaselineComparison& b);
 

@@ -35,25 +35,6 @@ std::string unit_of(const std::string& limit) {
   return limit == "min_gflops_per_rank" ? " GFLOP/s" : limit == "max_median_s" ? " s" : " GB/s";
 }
 
-// How far the runs scatter, as a share: the larger of 1.4826 x the median absolute deviation of the log values (as
-// report --baseline's run-to-run scatter) and their standard deviation. The median deviation alone is not widened
-// by one odd run, but of 3 runs it is the nearer of the other two to the median, near 0 by chance: quick.toml's
-// sendrecv of 8 KiB ran at 1.60, 1.63 and 1.97 GB/s (2.8% by it alone, 12.2% by the standard deviation), then at
-// 2.62 and 1.17. With few runs the wider of the two is the safer limit.
-double run_scatter(const std::vector<double>& values, double centre) {
-  std::vector<double> dev;
-  double sum = 0;
-  for (double v : values) {
-    dev.push_back(std::fabs(std::log(v / centre)));
-    sum += std::log(v);
-  }
-  const double mean = sum / static_cast<double>(values.size());
-  double squares = 0;
-  for (double v : values) squares += (std::log(v) - mean) * (std::log(v) - mean);
-  const double sd = values.size() > 1 ? std::sqrt(squares / static_cast<double>(values.size() - 1)) : 0.0;
-  return std::exp(std::max(1.4826 * median(dev), sd)) - 1;
-}
-
 // The limit of one case from its values in the runs (those measured on a quiet host).
 void set_limit(CaseLimit& l, const std::vector<double>& values, std::size_t runs, std::size_t noisy) {
   if (values.size() < kMinBaselineRuns) {

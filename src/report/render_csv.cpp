@@ -144,7 +144,7 @@ std::vector<std::pair<std::string, Cell>> baseline_rule_columns(const std::vecto
   };
   return {
       {"baseline_min_effect", rule([](const ReportRow&, const BaselineSummary& s) { return num(s.min_effect); })},
-      {"baseline_effect_needed", rule([](const ReportRow&, const BaselineSummary& s) { return num(s.effect); })},
+      {"baseline_effect_needed", rule([](const ReportRow& r, const BaselineSummary&) { return num(r.baseline->effect); })},
       {"baseline_run_scatter", rule([](const ReportRow&, const BaselineSummary& s) {
          return std::isfinite(s.scatter) ? num(s.scatter) : std::string();
        })},
@@ -154,6 +154,12 @@ std::vector<std::pair<std::string, Cell>> baseline_rule_columns(const std::vecto
       {"baseline_uncertain_why", rule([](const ReportRow& r, const BaselineSummary& s) {
          const auto why = s.uncertain.find(r.case_index);
          return why == s.uncertain.end() ? quoted("") : quoted(why->second);
+       })},
+      {"baseline_runs", rule([](const ReportRow& r, const BaselineSummary&) {
+         return std::to_string(r.baseline->runs);
+       })},
+      {"baseline_runs_scatter", rule([](const ReportRow& r, const BaselineSummary&) {
+         return std::isfinite(r.baseline->runs_scatter) ? num(r.baseline->runs_scatter) : std::string();
        })},
   };
 }

@@ -115,7 +115,9 @@ nlohmann::json baseline_json(const ReportRow& r, const BaselineSummary* s) {
   }
   if (s && std::isfinite(b.median_s)) {
     bj["min_effect"] = s->min_effect;
-    bj["effect_needed"] = s->effect;
+    bj["effect_needed"] = b.effect;
+    bj["baseline_runs"] = b.runs;
+    if (std::isfinite(b.runs_scatter)) bj["runs_scatter"] = b.runs_scatter;
     if (std::isfinite(s->scatter)) {
       bj["run_scatter"] = s->scatter;
       bj["scatter_cases"] = s->scatter_cases;

@@ -18,10 +18,14 @@
 
 namespace gpuscale {
 
-// The same case in a baseline file (report --baseline): ratio = this median / the baseline's.
+// The same case in a baseline file (report --baseline): ratio = this median / the baseline's. With several baseline
+// runs, the baseline's is the run whose time is their median (the lower of the two middle ones).
 struct BaselineComparison {
-  std::string file;
+  std::string file;            // the baseline run compared with
   std::size_t case_index = 0;  // in the baseline file (when found)
+  std::size_t runs = 0;        // the baseline runs that hold the case (0: none)
+  double runs_scatter = NAN;   // how much its time scatters between those runs (stats run_scatter); NaN under 2
+  double effect = NAN;         // the change its verdict needed, where it has a ratio
   double median_s = NAN;         // the baseline's median sample
   std::optional<double> op_time_s;  // transfers: the baseline's op time, which the ratio compares
   double ratio = NAN;             // compared_time here / there

@@ -3,10 +3,12 @@ one case made twice as slow), --fail-on's exit codes and line, --min-effect, and
 import csv
 import io
 import json
+import math
 import shutil
 import unittest
 
-from common import InputErrorTest, ScratchTest, gpuscale, mpirun, preamble, rewrite_digest, set_durations
+from common import (InputErrorTest, ScratchTest, gpuscale, mpirun, preamble, rewrite_digest, set_durations,
+                    stretch_samples)
 
 # Two cases of 9 samples each (an interval needs 7).
 CONFIG = preamble(warmup=1, reps=9, threads=1) + """
@@ -150,6 +152,41 @@ class Runs(ScratchTest):
         self.assertIs(rows[0]["baseline"]["small_change"], False)
         self.assertEqual(rows[1]["baseline"]["effect_needed"], 1.5)
 
+    def stretched(self, name, factor):
+        """A copy of `known` (every sample 10 ms) with every sample `factor` times as long."""
+        path = self.path(name)
+        shutil.copy(self.known, path)
+        stretch_samples(path, factor)
+        return path
+
+    def test_a_run_25_percent_slower_is_slower_on_every_case_against_one_run(self):
+        slow = self.stretched("slow25.h5", 1.25)
+        rows = json.loads(gpuscale("report", slow, "--baseline", self.known, "--format", "json").stdout)
+        self.assertEqual([row["baseline"]["verdict"] for row in rows], ["slower", "slower"])
+        self.assertEqual([row["baseline"]["baseline_runs"] for row in rows], [1, 1])
+
+    def test_several_baseline_runs_call_only_changes_beyond_their_own_scatter(self):
+        # Three baseline runs 13% apart either way: a run 25% slower than the middle one is within their scatter,
+        # one twice as slow is not.
+        bases = [self.known, self.stretched("b2.h5", 1.13), self.stretched("b3.h5", 1 / 1.13)]
+        slow, slower = self.stretched("slow25.h5", 1.25), self.stretched("slow2.h5", 2.0)
+        r = gpuscale("report", slow, "--baseline", *bases, "--format", "json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for row in json.loads(r.stdout):
+            b = row["baseline"]
+            self.assertEqual((b["verdict"], b["baseline_runs"], b["file"]), ("within noise", 3, self.known))
+            self.assertAlmostEqual(b["ratio"], 1.25, places=6)
+            # 1.4826 x the median absolute deviation of the logs, wider here than their standard deviation
+            self.assertAlmostEqual(b["runs_scatter"], math.expm1(1.4826 * math.log(1.13)), places=6)
+            self.assertGreater(b["effect_needed"], 0.25)
+        rows = json.loads(gpuscale("report", slower, "--baseline", *bases, "--format", "json").stdout)
+        self.assertEqual([row["baseline"]["verdict"] for row in rows], ["slower", "slower"])
+        text = " ".join(gpuscale("report", slow, "--baseline", *bases).stdout.split())
+        self.assertIn(f"against the baseline's 3 runs ({self.known} and others; there: the run whose time is the "
+                      "median)", text)
+        self.assertIn("note: 3 baseline runs: a case is called only beyond twice its own scatter between them", text)
+        self.assertNotIn("one run each", text)
+
     def test_help_says_what_fails_and_what_never_does(self):
         text = " ".join(gpuscale("report", "--help").stdout.split())
         self.assertIn("--fail-on", text)
@@ -188,6 +225,20 @@ class BadInput(InputErrorTest):
                                 f"--baseline {self.two} shares no case with {self.file}: the baseline ran on 2 "
                                 "rank(s) on 1 node(s), this file on 1 rank(s) on 1 node(s); compare them side by "
                                 f"side (gpuscale report {self.two} {self.file}), or run the same shape")
+
+    def test_baseline_runs_of_two_configs_are_refused(self):
+        for p in (self.proc, self.other_proc):
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assert_input_error(gpuscale("report", self.file, "--baseline", self.file, self.other),
+                                f"--baseline {self.other} is a run of another config (", f"other.toml) than "
+                                f"{self.file} (", "small.toml): the baseline's runs must be of one config")
+
+    def test_baseline_before_the_files_leaves_none_to_report_and_says_why(self):
+        self.assert_input_error(gpuscale("report", "--baseline", self.file, self.other),
+                                f"no result file to report: --baseline takes every file after it ({self.file}, "
+                                f"{self.other}); put the files to report first: gpuscale report NEW.h5 --baseline "
+                                "OLD.h5")
+        self.assert_input_error(gpuscale("report"), "files is required; see 'gpuscale report --help'")
 
     def test_each_mistake_is_one_line(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr)

@@ -104,8 +104,8 @@ TEST_CASE("small changes read within noise, with the effect in the table and in 
   CHECK(rows[2].baseline->verdict == "slower");
   CHECK(rows[3].baseline->verdict == "within noise");
   CHECK_FALSE(small_change(*rows[3].baseline));  // its interval holds 1
-  CHECK(verdict_text(*rows[0].baseline, s.effect) == "within noise (<5%)");
-  CHECK(verdict_text(*rows[3].baseline, s.effect) == "within noise");
+  CHECK(verdict_text(*rows[0].baseline) == "within noise (<5%)");
+  CHECK(verdict_text(*rows[3].baseline) == "within noise");
 
   const std::string t = render_baseline(rows, s);
   INFO(t);
@@ -248,4 +248,49 @@ TEST_CASE("report --fail-on names the cases with that verdict", "[baseline]") {
   CHECK(parse_fail_on("any") == FailOn::any);
   CHECK_THROWS_WITH(parse_fail_on("slow"), "--fail-on must be one of slower, faster, any, got slow");
   CHECK_THROWS_AS(parse_fail_on("slow"), InputError);
+}
+
+TEST_CASE("with several baseline runs a case is compared with the median run and called only beyond twice its "
+          "scatter between them", "[baseline]") {
+  // Case 0 scatters 10% between the runs, case 1 1%; case 2 is in the first run only. Here each is 1.25 (1.2-1.3).
+  const std::vector<std::vector<double>> times{{1.1, 1.0, 0.9}, {1.01, 1.0, 0.99}, {1.0}};
+  std::vector<BaselineRun> bases{{"a.h5", {}}, {"b.h5", {}}, {"c.h5", {}}};
+  for (std::size_t c = 0; c < times.size(); ++c) {
+    for (std::size_t i = 0; i < times[c].size(); ++i) {
+      bases[i].rows.push_back(row(c, times[c][i], times[c][i], times[c][i], bases[i].path));
+    }
+  }
+  std::vector<ReportRow> rows;
+  for (std::size_t c = 0; c < times.size(); ++c) rows.push_back(row(c, 1.25, 1.2, 1.3));
+  const BaselineSummary s = compare_with_baseline(rows, bases, 0.10);
+  CHECK(s.base_runs == 3);
+  const BaselineComparison& wide = *rows[0].baseline;
+  CHECK(wide.file == "b.h5");  // its time, 1.0, is the median of 1.1, 1.0 and 0.9
+  CHECK(wide.ratio == Approx(1.25));
+  CHECK(wide.runs == 3);
+  // 1.4826 x the median absolute deviation of the logs (ln 1.1) is wider than their standard deviation.
+  const double sigma = 1.4826 * std::log(1.1);
+  CHECK(wide.runs_scatter == Approx(std::expm1(sigma)));
+  CHECK(wide.effect == Approx(std::expm1(2 * sigma)));  // 32.6%: 1.2-1.3 is not beyond it
+  CHECK(wide.verdict == "within noise");
+  const BaselineComparison& tight = *rows[1].baseline;
+  CHECK(tight.effect == Approx(0.10));  // twice its scatter is under the minimum effect
+  CHECK(tight.verdict == "slower");
+  const BaselineComparison& once = *rows[2].baseline;
+  CHECK(once.runs == 1);
+  CHECK(std::isnan(once.runs_scatter));
+  CHECK(once.verdict == "slower");
+  const std::string t = flat(render_baseline(rows, s));
+  INFO(t);
+  CHECK(t.find("against the baseline's 3 runs (a.h5 and others; there: the run whose time is the median)") !=
+        std::string::npos);
+  CHECK(t.find("note: 3 baseline runs: a case is called only beyond twice its own scatter between them (and the "
+               "effect above); their scatter: median ") != std::string::npos);
+  CHECK(t.find("over 2 case(s); 1 case(s) in one baseline run only: scatter unknown there") != std::string::npos);
+  CHECK(t.find("one run each") == std::string::npos);
+  const auto j = nlohmann::json::parse(render_json(rows, {s}));
+  CHECK(j[0]["baseline"]["baseline_runs"] == 3);
+  CHECK(j[0]["baseline"]["runs_scatter"].get<double>() == Approx(std::expm1(sigma)));
+  CHECK(j[0]["baseline"]["effect_needed"].get<double>() == Approx(std::expm1(2 * sigma)));
+  CHECK(j[2]["baseline"].count("runs_scatter") == 0);
 }
