@@ -379,9 +379,14 @@ std::vector<std::string> baseline_notes(const std::vector<ReportRow>& rows, cons
   std::vector<std::string> notes;
   const auto small = [](const ReportRow& r) { return r.baseline && small_change(*r.baseline); };
   if (std::any_of(rows.begin(), rows.end(), small)) {
-    notes.push_back("within noise (<" + percent(s.effect) + "): the interval leaves out 1 but does not lie wholly "
-                    "beyond a change of " + percent(s.effect) + ", so the change may be smaller; one run's samples "
-                    "do not show how much two runs of the same software differ, so a smaller change is not called");
+    notes.push_back(s.base_runs > 1
+                        ? "within noise (<N%): the interval leaves out 1 but does not lie wholly beyond the change of "
+                          "N% the case needs, so the change may be smaller, and smaller changes are within the "
+                          "runs' own scatter"
+                        : "within noise (<" + percent(s.effect) + "): the interval leaves out 1 but does not lie "
+                          "wholly beyond a change of " + percent(s.effect) + ", so the change may be smaller; one "
+                          "run's samples do not show how much two runs of the same software differ, so a smaller "
+                          "change is not called");
   }
   notes.push_back(runs_note(rows, s));
   if (std::isfinite(s.scatter)) {
