@@ -469,6 +469,25 @@ void note_noisy(const std::string& path, const std::vector<NoisyCase>& cases, bo
   m.noisy_fitted = fitted;
 }
 
+std::string shape_text(int ranks, int nodes) {
+  return std::to_string(ranks) + " rank(s) on " + std::to_string(nodes) + " node(s)";
+}
+
+// Where noisy cases left a file's job shape with nothing fitted, the shapes the fit rests on, and the file left out:
+// "fitted on 2 rank(s) on 1 node(s) only: b.h5 (3 rank(s) on 1 node(s)) left out, every case noisy".
+void note_shapes(const std::vector<Measured>& ms, Model& m) {
+  std::vector<std::string> kept, lost;
+  for (const auto& s : m.sources) {
+    const std::string shape = shape_text(s.ranks, s.nodes);
+    const bool fitted = std::any_of(ms.begin(), ms.end(), [&](const Measured& x) { return x.file == s.path; });
+    if (fitted && std::find(kept.begin(), kept.end(), shape) == kept.end()) kept.push_back(shape);
+    if (!fitted) lost.push_back(s.path + " (" + shape + ")");
+  }
+  if (lost.empty() || kept.empty()) return;
+  m.notes.push_back("fitted on " + join(kept, ", ") + " only: " + join(lost, ", ") + " left out, every case "
+                    "noisy (above); terms that need another shape are extrapolated, without an interval");
+}
+
 // The cases of the files that ran, with the work each did on its file's job; those whose numbers the host makes
 // doubtful only with `opt.include_noisy`.
 std::vector<Measured> measured_cases(const std::vector<std::pair<std::string, RunRecord>>& runs,
@@ -495,6 +514,7 @@ std::vector<Measured> measured_cases(const std::vector<std::pair<std::string, Ru
     }
     note_noisy(path, noisy, opt.include_noisy, m);
   }
+  note_shapes(ms, m);
   return ms;
 }
 

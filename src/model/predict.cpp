@@ -28,8 +28,10 @@ PredictJob predict_job(const Model& m, int ranks, int nodes) {
 }
 
 TransferSpan transfer_span(const TransferFit& f) {
-  TransferSpan s{f.points.size(), 0, 0, INFINITY, 0, {}};
+  TransferSpan s{f.points.size(), 0, 0, INFINITY, 0, {}, {}};
   for (const auto& p : f.points) {
+    const std::pair<int, int> shape{p.ranks, p.nodes};
+    if (std::find(s.shapes.begin(), s.shapes.end(), shape) == s.shapes.end()) s.shapes.push_back(shape);
     s.ranks = std::max(s.ranks, p.ranks);
     s.nodes = std::max(s.nodes, p.nodes);
     s.lo_bytes = std::min(s.lo_bytes, p.bytes);
@@ -189,6 +191,15 @@ void flag_transfer_range(const Ctx& x, const TransferSpan& s, const TransferWork
                                        std::to_string(s.ranks) + " measured");
   if (t.group_nodes > s.nodes) x.beyond(t.op + " on " + std::to_string(t.group_nodes) + " nodes, beyond the " +
                                         std::to_string(s.nodes) + " measured");
+  // One shape measured: how the time grows with the steps of more ranks or nodes is the model's assumption alone.
+  const std::pair<int, int> shape{t.group_size, t.group_nodes};
+  if (s.shapes.size() == 1 && s.shapes[0] != shape) {
+    const std::string one = t.op + " fitted on one group shape only (" + std::to_string(s.shapes[0].first) +
+                            " rank(s) on " + std::to_string(s.shapes[0].second) + " node(s))";
+    x.beyond(one + ", predicted on " + std::to_string(t.group_size) + " rank(s) on " +
+             std::to_string(t.group_nodes) + " node(s)");
+    x.no_interval(one + ": how its time grows with the ranks and nodes was not measured (fit two shapes or more)");
+  }
   if (t.op_bytes < s.lo_bytes || t.op_bytes > s.hi_bytes) {
     x.beyond(t.op + " of " + format_bytes(t.op_bytes) + ", beyond the " + format_bytes(s.lo_bytes) + "-" +
              format_bytes(s.hi_bytes) + " measured");

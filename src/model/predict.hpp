@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model.hpp"
@@ -20,6 +21,7 @@ struct TransferSpan {
   int ranks = 0, nodes = 0;
   double lo_bytes = 0, hi_bytes = 0;
   std::array<bool, kTransferTerms> measured{};  // some point had steps or bytes of the term
+  std::vector<std::pair<int, int>> shapes;      // the groups' (ranks, nodes) measured, each once, in order
 };
 
 // A prediction more than this factor beyond what the files measured (ranks, nodes, bytes, flops per call) gets no

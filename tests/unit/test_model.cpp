@@ -531,6 +531,33 @@ TEST_CASE("cases whose host makes their numbers doubtful are left out and named,
                   "cases 3-4 (oversubscribed: 2 ranks x 2 threads on 2 cores of node 0)") != all.notes.end());
 }
 
+TEST_CASE("a fit left with one shape says so, and predicts other shapes without an interval", "[model]") {
+  auto crowded = allreduce_file(3, 3);  // now 3 ranks on one node of 2 cores: every case oversubscribed
+  crowded.second.nodes = 1;
+  for (auto& r : crowded.second.ranks) {
+    r.node_index = 0;
+    r.node_cores = 2;
+  }
+  for (auto& c : crowded.second.cases) c.nodes = 1;
+  auto again = allreduce_file(2, 2);
+  again.first = "2x2-again.h5";
+  const Model m = fit_model({allreduce_file(2, 2), again, crowded});
+  CHECK(std::find(m.notes.begin(), m.notes.end(),
+                  "fitted on 2 rank(s) on 2 node(s) only: 3x3.h5 (3 rank(s) on 1 node(s)) left out, every case noisy "
+                  "(above); terms that need another shape are extrapolated, without an interval") != m.notes.end());
+  const ModelCase c = model_case(plan_of(kCollectives)[0]);
+  const Prediction there = predict_case(m, c, predict_job(m, 2, 2));
+  CHECK(there.has_interval());  // the shape it was fitted on
+  const Prediction p = predict_case(m, c, predict_job(m, 4, 4));
+  REQUIRE(p.predicted());
+  CHECK_FALSE(p.has_interval());
+  CHECK(p.no_interval == "allreduce fitted on one group shape only (2 rank(s) on 2 node(s)): how its time grows "
+                         "with the ranks and nodes was not measured (fit two shapes or more)");
+  CHECK(std::find(p.extrapolated.begin(), p.extrapolated.end(),
+                  "allreduce fitted on one group shape only (2 rank(s) on 2 node(s)), predicted on 4 rank(s) on 4 "
+                  "node(s)") != p.extrapolated.end());
+}
+
 TEST_CASE("where every case that could be fitted is noisy, the fit fails naming them", "[model]") {
   RunRecord run = crowded_run();
   for (auto& r : run.ranks) r.node_cores = 1;  // every case now asks for more cores than the node has
