@@ -129,6 +129,7 @@ std::vector<std::pair<std::string, Cell>> newer_columns() {
       {"baseline_op_time_s", baseline([](const BaselineComparison& b) { return opt(b.op_time_s); })},
       {"baseline_ran_there", baseline([](const BaselineComparison& b) { return quoted(b.ran_there); }, false)},
       {"run_warnings", [](const ReportRow& r) { return quoted(join(r.run_warnings, "; ")); }},
+      {"host_oversubscribed", [](const ReportRow& r) { return quoted(r.host.oversubscribed); }},
   };
 }
 

@@ -36,6 +36,7 @@ nlohmann::json json_identity(const ReportRow& r) {
 // What else the host did: the shares where they were measured, and the two flags.
 nlohmann::json host_json(const HostNoise& h) {
   nlohmann::json o{{"busy", !h.busy.empty()}, {"descheduled", !h.descheduled.empty()}};
+  if (!h.oversubscribed.empty()) o["oversubscribed"] = h.oversubscribed;  // "3 ranks on 2 cores of node 0"
   if (std::isfinite(h.others_share)) {
     o["others_share"] = h.others_share;
     o["others_node"] = h.others_node;

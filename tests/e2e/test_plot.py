@@ -7,6 +7,8 @@ per-rank medians). Bad input: one line on stderr, exit code 2."""
 import json
 import math
 import os
+import shutil
+import subprocess
 import sys
 import unittest
 
@@ -19,7 +21,7 @@ except ImportError as e:
     sys.exit(f"e2e.plot: the Python module {e.name} is missing: run scripts/install-deps.sh "
              "(python3-h5py, python3-numpy, python3-pandas, python3-matplotlib)")
 
-from common import ScratchTest, gpuscale, mpirun, preamble, run, s, set_durations
+from common import ENV, ScratchTest, gpuscale, mpirun, preamble, run, s, set_durations
 
 TOOLS = os.path.join(os.environ["GPUSCALE_SOURCE_DIR"], "tools")
 PLOT = os.path.join(TOOLS, "gpuscale-plot")
@@ -204,6 +206,49 @@ class Plot(ScratchTest):
             self.assertEqual(set(r.phases["phase"]), {"compute", "transfer"})
 
     # ---- the figures -------------------------------------------------------------------------------------------
+
+    def noise(self, point):
+        """What the report says the host did in the case of `point`, as the figures name it ("" for nothing)."""
+        host = self.row(point)["host"]
+        return ", ".join(word for key, word in (("busy", "host busy"), ("descheduled", "descheduled"),
+                                                ("oversubscribed", "oversubscribed")) if host.get(key))
+
+    def test_the_figures_mark_the_cases_the_report_flags_noisy(self):
+        (fig,) = self.plot("scaling", self.files["np1"], self.files["np2"], self.files["np4"])
+        seen = set()
+        for p in fig["panels"]:
+            for line in p["series"]:
+                for point in line["points"]:
+                    self.assertEqual(point["noise"], self.noise(point), point)
+                    seen.add(point["noise"])
+        # 4 ranks on fewer cores (this machine has 2): the report flags those cases, and so does the figure.
+        cores = len(os.sched_getaffinity(0))
+        if cores < 4:
+            self.assertTrue(any("oversubscribed" in n for n in seen), seen)
+            for row in self.reports["np4"].values():
+                self.assertEqual(row["host"]["oversubscribed"], f"4 ranks on {cores} cores of node 0")
+        # One case's figures say it in their title.
+        for kind in ("timeline", "ranks"):
+            (one,) = self.plot(kind, self.files["np4"], "--case", "1")
+            self.assertEqual(one["noise"], self.noise({"file": self.files["np4"], "case": 1}))
+            self.assertIn(f" -- {one['noise']}: numbers doubtful", one["title"])
+
+    def test_without_a_gpuscale_binary_the_figures_say_they_cannot_mark_noisy_cases(self):
+        alone = self.path("alone")
+        os.makedirs(alone)
+        for name in ("gpuscale-plot", "gpuscale_data.py"):
+            shutil.copy(os.path.join(TOOLS, name), alone)
+        env = {k: v for k, v in ENV.items() if k != "GPUSCALE_BIN"}
+        env["PATH"] = "/usr/bin:/bin"
+        proc = subprocess.run([sys.executable, os.path.join(alone, "gpuscale-plot"), "scaling", self.files["np1"],
+                               self.files["np2"], "-o", self.path("png"), "--data", self.path("d.json")],
+                              capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stderr, "gpuscale-plot: note: no gpuscale binary found (GPUSCALE_BIN, beside this "
+                                      "tool, PATH): the figures cannot mark cases measured on a busy host\n")
+        with open(self.path("d.json")) as f:
+            (fig,) = json.load(f)["figures"]
+        self.assertEqual({q["noise"] for p in fig["panels"] for s in p["series"] for q in s["points"]}, {None})
 
     def test_scaling_over_files_of_1_2_and_4_ranks_plots_the_reports_speedup_and_efficiency(self):
         (fig,) = self.plot("scaling", self.files["np1"], self.files["np2"], self.files["np4"])
