@@ -189,6 +189,14 @@ std::string HostNoise::why() const {
   return join(parts, "; ");
 }
 
+std::string HostNoise::mark() const {
+  std::string m;
+  if (!busy.empty()) m += "b";
+  if (!descheduled.empty()) m += "d";
+  if (!oversubscribed.empty()) m += "o";
+  return m.empty() ? "" : "!" + m;
+}
+
 HostNoise host_noise(const RunRecord& run, const CaseRecord& c) {
   HostNoise h;
   if (c.status != CaseStatus::skipped) {

@@ -14,6 +14,9 @@ namespace gpuscale {
 constexpr double kHostBusyShare = 0.25;    // others' CPU time / (wall x the node's CPUs), on any node
 constexpr double kDescheduledShare = 0.2;  // a rank's threads' time waiting for a CPU / their time ready to run
 
+// What HostNoise::mark's letters stand for, for a legend.
+inline constexpr const char* kNoiseMarks = "b host busy, d descheduled, o oversubscribed";
+
 struct HostNoise {
   double others_share = NAN;  // the most over nodes (NaN: no readings)
   int others_node = -1;
@@ -28,6 +31,8 @@ struct HostNoise {
   bool doubtful() const { return !busy.empty() || !descheduled.empty() || !oversubscribed.empty(); }
   // The flags a report shows, "host busy: ...", "descheduled: ...", "oversubscribed: ...", joined by "; ".
   std::string why() const;
+  // The same as a mark beside a number or a status: "!bd" (b busy, d descheduled, o oversubscribed), "" for none.
+  std::string mark() const;
 };
 
 // The noise of case `c` of `run`; fields stay NaN/"" where the file has no host table (written before 1.6) and the

@@ -21,6 +21,20 @@ std::string slowest_cell(const ReportRow& r) {
   return "r" + std::to_string(r.slowest_rank) + format_number(" %.2fx", r.slowest_ratio);
 }
 
+// "ok", "skipped", ...; with the host's mark where it made the numbers doubtful: "ok !d".
+std::string status_cell(const ReportRow& r) {
+  const std::string name = status_name(r.status);
+  return r.host.doubtful() ? name + " " + r.host.mark() : name;
+}
+
+// " status !: ..." where a row has a mark, else "".
+std::string marks_legend(const std::vector<ReportRow>& rows) {
+  const bool any = std::any_of(rows.begin(), rows.end(), [](const ReportRow& r) { return r.host.doubtful(); });
+  return any ? std::string(" status !: the host made the case's numbers doubtful: ") + kNoiseMarks +
+                   " (the notes say how)."
+             : "";
+}
+
 std::string percent_cell(const std::optional<double>& v) {
   return v ? format_number("%.0f%%", *v * 100) : "-";
 }
@@ -187,7 +201,7 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
                      format_seconds(r.p95_s), format_seconds(r.enqueue_median_s), rate(r, false), rate(r, true),
                      r.busbw_gbps && !in_osu_terms(r) ? format_sig3(*r.busbw_gbps) + " GB/s" : "-", op_time(r),
                      speedup_cell(r, true),
-                     percent_cell(r.efficiency), slowest_cell(r), status_name(r.status)});
+                     percent_cell(r.efficiency), slowest_cell(r), status_cell(r)});
     for (std::size_t i = 0; i < heads.size(); ++i) {
       cells.back().insert(cells.back().begin() + kFigures + static_cast<std::ptrdiff_t>(i), figure_cell(r, heads[i]));
     }
@@ -293,7 +307,7 @@ BlockColumns block_columns(const std::vector<const ReportRow*>& rows) {
   number_columns(rows, b);
   optional_columns(rows, b);
   b.status = {"status", {}, true};
-  for (const auto* r : rows) b.status.cells.push_back(status_name(r->status));
+  for (const auto* r : rows) b.status.cells.push_back(status_cell(*r));
   return b;
 }
 
@@ -360,7 +374,7 @@ std::string compact_table(const std::vector<ReportRow>& rows) {
                                 : "") +
                      "speedup: serial median / parallel median, \"(uncertain)\" where its 95% interval holds 1; "
                      "eff: speedup / serial turns; slowest: the rank with the largest median, over the median of "
-                     "the other ranks'. --wide: every column.");
+                     "the other ranks'. --wide: every column." + marks_legend(rows));
   return out;
 }
 

@@ -29,15 +29,6 @@ std::string scaling_cell(const ReportRow& r, const ReportRow* serial) {
   return " " + speedup_text(speedup, ci, false) + format_number(" %.0f%%", 100.0 * speedup / r.ranks);
 }
 
-// " !bd": what the host did that makes the number doubtful (b host busy, d descheduled, o oversubscribed); "".
-std::string noise_mark(const ReportRow& r) {
-  std::string m;
-  if (!r.host.busy.empty()) m += "b";
-  if (!r.host.descheduled.empty()) m += "d";
-  if (!r.host.oversubscribed.empty()) m += "o";
-  return m.empty() ? "" : " !" + m;
-}
-
 }  // namespace
 
 std::string render_side_by_side(const std::vector<RunRows>& runs) {
@@ -87,7 +78,7 @@ std::string render_side_by_side(const std::vector<RunRows>& runs) {
         if (!r) row.push_back("-");
         else if (r->status == CaseStatus::skipped || !std::isfinite(r->median_s)) row.push_back("skipped");
         else {
-          const std::string mark = noise_mark(*r);
+          const std::string mark = r->host.doubtful() ? " " + r->host.mark() : "";
           marked = marked || !mark.empty();
           row.push_back(format_seconds(compared_time(*r).s) + scaling_cell(*r, serial) +
                         (r->status != CaseStatus::ok ? std::string(" ") + status_name(r->status) : "") + mark);
@@ -99,8 +90,8 @@ std::string render_side_by_side(const std::vector<RunRows>& runs) {
            align_columns(rows, [](std::size_t) { return true; });
   }
   if (marked) {
-    out += wrap("!: the host made that number doubtful: b host busy, d descheduled, o oversubscribed (each file's "
-                "own report says how)");
+    out += wrap(std::string("!: the host made that number doubtful: ") + kNoiseMarks + " (each file's own report "
+                "says how)");
   }
   return out;
 }
