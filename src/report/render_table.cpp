@@ -216,6 +216,7 @@ std::string wide_table(const std::vector<ReportRow>& rows) {
          "a sample's work was enqueued; speedup = serial median / parallel median, (lo-hi): its 95% interval, "
          "\"uncertain\" where that holds 1; eff = speedup / serial turns; slowest: rank with the largest median and "
          "its median over the median of the other ranks'\n";
+  if (const std::string marks = marks_legend(rows); !marks.empty()) out += marks.substr(1) + "\n";
   if (transfers) {
     out += "transfers: parameters end with (groups x ranks per group); op time: one operation, mean over ranks of "
            "device time / iters, median over samples (fastest-slowest rank: the least and the most over ranks in "

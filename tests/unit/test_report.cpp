@@ -129,6 +129,26 @@ TEST_CASE("runs side by side: a number the host made doubtful is marked, with a 
         std::string::npos);
 }
 
+TEST_CASE("the status column carries the host's mark, with a legend, in the default table and --wide",
+          "[report][compare]") {
+  RunRecord run;
+  run.cases = {timed_case(0, "serial", 2, 5, 0.1), timed_case(1, "parallel", 2, 5, 0.1)};
+  std::vector<ReportRow> rows = build_report(run);
+  CHECK(render_table("f.h5", run, rows).find("status !:") == std::string::npos);  // nothing doubtful: no legend
+  rows[1].host.descheduled = "rank 1 waited for a CPU 41% of the time it was ready to run";
+  rows[1].host.oversubscribed = "4 ranks on 2 cores of node 0";
+  for (const bool wide : {false, true}) {
+    const std::string t = render_table("f.h5", run, rows, wide);
+    INFO(t);
+    CHECK(t.find(" ok\n") != std::string::npos);  // case 1: quiet
+    CHECK(t.find(" ok !do\n") != std::string::npos);
+    std::string flat = t;  // the legend's lines joined
+    for (std::size_t at; (at = flat.find("\n  ")) != std::string::npos;) flat.replace(at, 3, " ");
+    CHECK(flat.find("status !: the host made the case's numbers doubtful: b host busy, d descheduled, o "
+                    "oversubscribed (the notes say how).") != std::string::npos);
+  }
+}
+
 TEST_CASE("cases with different parameters are not paired", "[report]") {
   RunRecord run;
   CaseRecord s = timed_case(0, "serial", 2, 3, 0.1);
