@@ -450,6 +450,10 @@ class Plot(ScratchTest):
         self.assert_bars_hold(fig, want)
         self.assertEqual([r["ranks"] for _, r in want], [1, 2, 4] * 4)
         self.assertRegex(fig["panels"][0]["x"][0], r"^#1 gemm dtype=fp64 mode=serial ranks=1 np1-json\.json$")
+        # Each bar says what the host did in its case, as the report's row does (4 ranks on 2 cores: oversubscribed).
+        for (path, row), point in zip(want, fig["panels"][0]["points"]):
+            name = next(n for n, (p, _) in files.items() if p == path)
+            self.assertEqual(point["noise"], self.noise({"file": self.files[name], "case": row["case"]}))
 
     def test_breakdown_takes_json_full_and_predicted_rows_hatched(self):
         full, rows = self.rows_file("np2", "json-full")
@@ -463,6 +467,7 @@ class Plot(ScratchTest):
         want.insert(2, (guess, predicted["cases"][0]))  # after case 2 of 2 ranks: the same case on 8
         self.assert_bars_hold(fig, want)
         self.assertEqual([pt["predicted"] for pt in fig["panels"][0]["points"]], [False, False, True, False, False])
+        self.assertIsNone(fig["panels"][0]["points"][2]["noise"])  # a prediction: no host
 
     def test_help_explains_every_figure(self):
         self.assertTrue(os.access(PLOT, os.X_OK))
