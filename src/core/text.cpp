@@ -286,6 +286,29 @@ std::string printable(const std::string& text, const std::string& keep) {
   return out;
 }
 
+std::string shell_quoted(const std::string& text) {
+  std::string out = "'";
+  for (const char c : printable(text)) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+bool is_host_name(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  std::size_t label = 0;  // the current label's length
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '.') {
+      if (label == 0 || name[i - 1] == '-') return false;
+      label = 0;
+      continue;
+    }
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && !(c == '-' && label > 0)) return false;
+    if (++label > 63) return false;
+  }
+  return label > 0 && name.back() != '-';
+}
+
 std::string utf8_escaped(const std::string& text) {
   std::string out;
   out.reserve(text.size());

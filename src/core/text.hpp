@@ -71,6 +71,13 @@ std::string file_kind(unsigned mode);
 // control (U+0080..U+009F) as \u00NN; the characters of `keep` (e.g. "\n") stay.
 std::string printable(const std::string& text, const std::string& keep = "");
 
+// `text` as one word for a POSIX shell, on one line: printable() in single quotes, each quote written '\''; pasted
+// into a shell it is data, whatever it holds.
+std::string shell_quoted(const std::string& text);
+// True where `name` is a host name as RFC 1123 writes one: labels of letters, digits and '-' (neither first nor
+// last in a label), joined by '.'; at most 253 characters. Only such a name goes into a command gpuscale prints.
+bool is_host_name(const std::string& name);
+
 // "" when `text` is valid UTF-8 without control characters (C0, DEL, C1), else
 // what is wrong first, e.g. "a control character (U+001B) at byte 3".
 std::string text_problem(const std::string& text);

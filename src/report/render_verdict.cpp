@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/text.hpp"
 #include "report/verdict.hpp"
 
@@ -70,10 +71,23 @@ std::string drain_reason(const Verdict& v, const std::string& host) {
       reason = g.name + ": " + g.reasons.front();
     }
   }
-  std::replace(reason.begin(), reason.end(), '"', '\'');
-  std::replace(reason.begin(), reason.end(), '\n', ' ');
   if (reason.size() > 200) reason = reason.substr(0, 197) + "...";
   return "gpuscale: " + reason;
+}
+
+// Nodes go into a command only by a valid host name: one that is not (a name from a file: it may hold ';', '$(...)'
+// or a line break) is refused, naming the file and a rank on it, rather than printed into a line an operator pastes.
+void check_host_names(const Verdict& v, const std::vector<std::string>& hosts, const char* format) {
+  for (const auto& host : hosts) {
+    if (is_host_name(host)) continue;
+    std::string rank;
+    for (const auto& g : v.gpus) {
+      if (g.host == host && rank.empty()) rank = "rank " + std::to_string(g.rank) + " ran on ";
+    }
+    throw InputError(v.file + ": " + rank + "a node whose name, " + shell_quoted(host) + ", is not a host name "
+                     "(RFC 1123: letters, digits, '-' and '.'): --format " + format + " prints no command or list "
+                     "with it; 'report --verdict' (table or json) shows the verdict");
+  }
 }
 
 }  // namespace
@@ -137,16 +151,19 @@ std::string nothing_to_drain(const Verdict& v) {
 std::string render_verdict_slurm(const Verdict& v) {
   const auto drain = nodes_to_drain(v);
   if (drain.empty()) return nothing_to_drain(v);
+  check_host_names(v, drain, "slurm");
   std::string out = slurm_hostlist(drain) + "\n";
   for (const auto& host : drain) {
-    out += "scontrol update nodename=" + host + " state=drain reason=\"" + drain_reason(v, host) + "\"\n";
+    out += "scontrol update nodename=" + host + " state=drain reason=" + shell_quoted(drain_reason(v, host)) + "\n";
   }
   return out;
 }
 
 std::string render_verdict_hosts(const Verdict& v) {
+  const auto drain = nodes_to_drain(v);
+  check_host_names(v, drain, "hosts");
   std::string out;
-  for (const auto& host : nodes_to_drain(v)) out += host + "\n";
+  for (const auto& host : drain) out += host + "\n";
   return out.empty() ? nothing_to_drain(v) : out;
 }
 

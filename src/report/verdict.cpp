@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <utility>
 
 #include "core/text.hpp"
@@ -69,7 +70,8 @@ struct Board {
 std::string host_of(const RunRecord& run, std::size_t rank) {
   if (rank >= run.ranks.size()) return "node 0";
   const RankRecord& r = run.ranks[rank];
-  return r.hostname.empty() ? "node " + std::to_string(r.node_index) : r.hostname;
+  // A name from a file, shown escaped in every view (a control character would split a line, or a node in two).
+  return r.hostname.empty() ? "node " + std::to_string(r.node_index) : printable(r.hostname);
 }
 
 // Every node and GPU of the job, PASS until a row says otherwise.
@@ -298,10 +300,11 @@ std::string slurm_hostlist(const std::vector<std::string>& hosts) {
   }
   std::vector<std::pair<std::pair<std::string, std::size_t>, std::vector<long long>>> groups;
   std::string out;
+  std::set<std::string> listed;  // names without a number, each once by its exact name
   for (const auto& h : hosts) {
     const NumberedHost n = split_host(h);
     if (n.digits.empty()) {
-      if (out.find(h) == std::string::npos) out += (out.empty() ? "" : ",") + h;
+      if (listed.insert(h).second) out += (out.empty() ? "" : ",") + h;
       continue;
     }
     const auto pad = padded.find(n.prefix);

@@ -5,8 +5,10 @@ wrong results fail their rank; a limit no case meets fails the run; an incomplet
 give no verdict (exit 2); options that do not combine are refused in one line. The emulated-host test of a slow
 link is in test_node_pairs.py."""
 import json
+import os
 import shutil
 import socket
+import subprocess
 import sys
 import unittest
 
@@ -16,6 +18,18 @@ from common import (GEMM_AND_ALLREDUCE, InputErrorTest, SharedRunTest, gpuscale,
                     set_durations)
 
 CONFIG = GEMM_AND_ALLREDUCE
+
+
+def set_hostnames(path, names):
+    """Gives rank r of the result file `path` the host name names[r] (with its digest)."""
+    import numpy as np
+    with h5py.File(path, "r+") as f:
+        attrs = dict(f["ranks/hostname"].attrs)
+        del f["ranks/hostname"]
+        d = f["ranks"].create_dataset("hostname", data=np.array([n.encode() for n in names]))
+        for k, v in attrs.items():
+            d.attrs[k] = v
+        rewrite_digest(d)
 
 
 class Verdict(SharedRunTest):
@@ -64,9 +78,46 @@ class Verdict(SharedRunTest):
         self.assertEqual(j["drain"], [host])
         slurm = self.verdict(out, "--format", "slurm", code=1).stdout.splitlines()
         self.assertEqual(slurm[0], host)
-        self.assertEqual(slurm[1], f'scontrol update nodename={host} state=drain reason="gpuscale: rank 1 ({host}): '
-                         'straggling: up to 2.00x the others\' median in 3 of 3 cases of several ranks (cases 1-3)"')
+        self.assertEqual(slurm[1], f"scontrol update nodename={host} state=drain reason='gpuscale: rank 1 ({host}): "
+                         "straggling: up to 2.00x the others'\\'' median in 3 of 3 cases of several ranks (cases 1-3)'")
         self.assertEqual(self.verdict(out, "--format", "hosts", code=1).stdout, host + "\n")
+
+    def test_b2_every_printed_line_pasted_into_a_shell_runs_nothing_but_its_command(self):
+        out = self.copy("paste.h5")
+        set_durations(out, [1e-3, 2e-3], same_start=True)
+        host = socket.gethostname()
+        lines = self.verdict(out, "--format", "slurm", code=1).stdout.splitlines()
+        scratch = self.path("scratch")
+        os.makedirs(scratch)
+        for line in lines:
+            self.assertEqual(subprocess.run(["sh", "-n", "-c", line]).returncode, 0, line)
+            # scontrol stubbed: what it would get, one argument a line
+            subprocess.run(["sh", "-c", 'scontrol() { printf "%s\\n" "$@" > args; }; ' + line], cwd=scratch,
+                           capture_output=True, timeout=30)
+        self.assertEqual(os.listdir(scratch), ["args"])  # nothing else ran
+        with open(os.path.join(scratch, "args")) as f:
+            self.assertEqual(f.read().splitlines(), [
+                "update", f"nodename={host}", "state=drain", f"reason=gpuscale: rank 1 ({host}): straggling: up to "
+                "2.00x the others' median in 3 of 3 cases of several ranks (cases 1-3)"])
+
+    def test_b3_a_node_whose_name_is_not_a_host_name_gets_no_command_and_is_shown_escaped(self):
+        for evil in ("n;touch X", "n$(touch X)", "n`touch X`", "n'x", 'n"x', "n\ntouch X", "n\rtouch X"):
+            out = self.copy("evil.h5")
+            set_durations(out, [1e-3, 2e-3], same_start=True)
+            set_hostnames(out, [socket.gethostname(), evil])
+            shown = evil.replace("\n", "\\x0a").replace("\r", "\\x0d")
+            for view in ("slurm", "hosts"):
+                p = self.verdict(out, "--format", view, code=2)
+                self.assertEqual(p.stdout, "", evil)
+                self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+                quoted = "'" + shown.replace("'", "'\\''") + "'"
+                self.assertTrue(p.stderr.startswith(f"gpuscale: error: {out}: rank 1 ran on a node whose name, "
+                                                    f"{quoted}, is not a host name (RFC 1123: letters, digits, '-' "
+                                                    f"and '.'): --format {view} prints no command or list with it"),
+                                p.stderr)
+            table = self.verdict(out, code=1).stdout
+            self.assertNotIn("\r", table)
+            self.assertIn(f"FAIL rank 1 ({shown})", " ".join(table.split()))
 
     def test_c_wrong_results_fail_their_rank(self):
         out = self.copy("wrong.h5")

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+#include "core/text.hpp"
 #include "io/result_model.hpp"
 #include "report/report.hpp"
 #include "report/verdict.hpp"
@@ -115,7 +117,7 @@ TEST_CASE("verdict: findings of rows land on their node, rank or link, each reas
   CHECK(gpu(v, 3).reasons == std::vector<std::string>{"wrong results: 7 element(s) (case 2)"});
   CHECK(nodes_to_drain(v) == std::vector<std::string>{"n2"});
   const std::string slurm = render_verdict_slurm(v);
-  CHECK(slurm == "n2\nscontrol update nodename=n2 state=drain reason=\"gpuscale: its link is slow (cases 1, 2)\"\n");
+  CHECK(slurm == "n2\nscontrol update nodename=n2 state=drain reason='gpuscale: its link is slow (cases 1, 2)'\n");
 }
 
 TEST_CASE("verdict: what a case found on a busy host or a descheduled rank warns that it cannot judge, and drains "
@@ -194,4 +196,35 @@ TEST_CASE("verdict: Slurm's hostlist of node names", "[verdict]") {
   CHECK(slurm_hostlist({"gpu10", "gpu9", "gpu08"}) == "gpu[08,10],gpu9");
   CHECK(slurm_hostlist({"login", "a1", "b2", "a2"}) == "login,a[1-2],b2");
   CHECK(slurm_hostlist({"n1", "n1"}) == "n1");
+  // Names that share a prefix or a tail are each kept, by their exact name.
+  CHECK(slurm_hostlist({"gpu-node-a", "node-a"}) == "gpu-node-a,node-a");
+  CHECK(slurm_hostlist({"node-a", "gpu-node-a", "node1", "node10"}) == "node-a,gpu-node-a,node[1,10]");
+}
+
+TEST_CASE("verdict: a node whose name is not a host name gets no command, and a reason is one shell word",
+          "[verdict]") {
+  for (const std::string evil : {"n1;touch x", "n1$(touch x)", "n1`touch x`", "n1\ntouch x", "n1\rx", "n'1", "-n1",
+                                 "n1 x", ""}) {
+    CHECK_FALSE(is_host_name(evil));
+  }
+  for (const std::string fine : {"n1", "gpu-node-a", "node01.cluster.example", "A1"}) CHECK(is_host_name(fine));
+  RunRecord run = job(2, 1);
+  run.ranks[1].hostname = "n2;touch x\n";
+  std::vector<ReportRow> rows{row(0, 2), row(1, 2)};
+  for (auto& r : rows) straggle(r, 1, 2.0);
+  const Verdict v = judge_run("f.h5", run, rows);
+  // Shown escaped wherever it is named, so that a line break in it splits no line.
+  CHECK(nodes_to_drain(v) == std::vector<std::string>{"n2;touch x\\x0a"});
+  for (const auto& render : {render_verdict_slurm, render_verdict_hosts}) {
+    try {
+      render(v);
+      FAIL("printed a command with the name");
+    } catch (const InputError& e) {
+      CHECK_THAT(e.what(), Catch::StartsWith("f.h5: rank 1 ran on a node whose name, 'n2;touch x\\x0a', is not a "
+                                             "host name (RFC 1123: letters, digits, '-' and '.'): --format "));
+    }
+  }
+  CHECK(render_verdict_table(v).find("n2;touch x\\x0a") != std::string::npos);
+  // The reason is data in single quotes, its own quotes escaped: "the others' median" -> 'the others'\'' median'.
+  CHECK(shell_quoted("it's \"x\" $(y)\n") == "'it'\\''s \"x\" $(y)\\x0a'");
 }
