@@ -100,19 +100,22 @@ std::pair<RunRecord, std::vector<ReportRow>> rows_of(const std::string& path, co
 // The runs of --baseline, which must be of one config (its file in `config`): none without --baseline.
 std::vector<BaselineRun> baseline_runs(const ReportOptions& opt, bool table, std::string& config) {
   std::vector<BaselineRun> bases;
-  RunRecord first;
+  std::vector<RunRecord> runs;
   for (const auto& path : opt.baseline) {
     auto [run, rows] = rows_of(path, opt, table);
-    if (bases.empty()) {
-      first = run;
-    } else if (run.config_text != first.config_text || run.config_overrides != first.config_overrides) {
+    if (!runs.empty() && (run.config_text != runs.front().config_text ||
+                          run.config_overrides != runs.front().config_overrides)) {
       throw InputError("--baseline " + path + " is a run of another config (" + run.config_file + ") than " +
-                       bases.front().path + " (" + first.config_file + "): the baseline's runs must be of one "
-                       "config");
+                       bases.front().path + " (" + runs.front().config_file + "): the baseline's runs must be of "
+                       "one config");
     }
     bases.push_back({path, std::move(rows)});
+    runs.push_back(std::move(run));
   }
-  config = first.config_file;
+  std::vector<std::pair<std::string, const RunRecord*>> files;
+  for (std::size_t i = 0; i < runs.size(); ++i) files.emplace_back(bases[i].path, &runs[i]);
+  if (const std::string twice = same_run_twice(files); !twice.empty()) throw InputError("--baseline " + twice);
+  config = runs.empty() ? "" : runs.front().config_file;
   return bases;
 }
 

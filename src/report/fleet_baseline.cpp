@@ -68,6 +68,9 @@ void check_runs(const std::vector<std::pair<std::string, std::pair<RunRecord, st
     throw InputError("a baseline needs at least " + std::to_string(kMinBaselineRuns) + " runs of one config, got " +
                      std::to_string(runs.size()) + ": nothing written");
   }
+  std::vector<std::pair<std::string, const RunRecord*>> files;
+  for (const auto& [path, run] : runs) files.emplace_back(path, &run.first);
+  if (const std::string twice = same_run_twice(files); !twice.empty()) throw InputError(twice + ": nothing written");
   const RunRecord& first = runs.front().second.first;
   for (const auto& [path, run] : runs) {
     if (!run.first.complete) {
@@ -82,6 +85,22 @@ void check_runs(const std::vector<std::pair<std::string, std::pair<RunRecord, st
 }
 
 }  // namespace
+
+std::string same_run_twice(const std::vector<std::pair<std::string, const RunRecord*>>& files) {
+  const auto identity = [](const RunRecord& run) {
+    std::string id = run.date;
+    for (const auto& r : run.ranks) id += "|" + std::to_string(r.pid) + "@" + r.hostname;
+    return id;
+  };
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (identity(*files[i].second) != identity(*files[j].second)) continue;
+      return files[i].first + " holds the same run as " + files[j].first + " (started " + files[i].second->date +
+             ", the same ranks' pids and hosts: one file by two paths, or a copy): each run counts once";
+    }
+  }
+  return "";
+}
 
 FleetBaseline derive_baseline(
     const std::vector<std::pair<std::string, std::pair<RunRecord, std::vector<ReportRow>>>>& runs) {

@@ -43,6 +43,11 @@ struct FleetBaseline {
 FleetBaseline derive_baseline(const std::vector<std::pair<std::string, std::pair<RunRecord, std::vector<ReportRow>>>>&
                                   runs);
 
+// Two of `files` that hold one run (one file by two paths, a link, or a copy: the same start date, ranks' pids and
+// hosts): the line that names both ("" where every file holds a run of its own). A run counted twice would show no
+// scatter between runs.
+std::string same_run_twice(const std::vector<std::pair<std::string, const RunRecord*>>& files);
+
 // The limits file: a comment on where it came from, gpuscale_limits, then a [[case]] table per case.
 std::string limits_toml(const FleetBaseline& b);
 

@@ -309,6 +309,18 @@ def stretch_samples(path, factor, rank=None):
                 rewrite_digest(c[name])
 
 
+def as_another_run(path, k):
+    """Makes the result file `path`, a copy of a run, read as a run of its own: its start date k seconds later
+    (gpuscale counts a run once, by its date, ranks' pids and hosts, whatever its path)."""
+    import datetime
+    import h5py
+    import numpy as np
+    with h5py.File(path, "r+") as f:
+        date = datetime.datetime.strptime(s(f.attrs["date"]), "%Y-%m-%dT%H:%M:%S%z")
+        later = (date + datetime.timedelta(seconds=k)).strftime("%Y-%m-%dT%H:%M:%S%z")
+        f.attrs["date"] = np.bytes_(later)
+
+
 def without_host_readings(path):
     """Removes each case's readings of what else the host did (its `host` table) from the result file `path`: with
     known timings, a file whose verdicts do not depend on how busy this machine was (the report then judges the cases

@@ -7,8 +7,8 @@ import math
 import shutil
 import unittest
 
-from common import (InputErrorTest, ScratchTest, gpuscale, mpirun, preamble, rewrite_digest, set_durations,
-                    stretch_samples)
+from common import (InputErrorTest, ScratchTest, as_another_run, gpuscale, mpirun, preamble, rewrite_digest,
+                    set_durations, stretch_samples)
 
 # Two cases of 9 samples each (an interval needs 7).
 CONFIG = preamble(warmup=1, reps=9, threads=1) + """
@@ -157,6 +157,8 @@ class Runs(ScratchTest):
         path = self.path(name)
         shutil.copy(self.known, path)
         stretch_samples(path, factor)
+        self.copies = getattr(self, "copies", 0) + 1
+        as_another_run(path, self.copies)  # as the copy of a run; one run twice is refused (below)
         return path
 
     def test_a_run_25_percent_slower_is_slower_on_every_case_against_one_run(self):
@@ -186,6 +188,15 @@ class Runs(ScratchTest):
                       "median)", text)
         self.assertIn("note: 3 baseline runs: a case is called only beyond twice its own scatter between them", text)
         self.assertNotIn("one run each", text)
+
+    def test_one_run_twice_in_the_baseline_is_refused(self):
+        twice = self.path("known-again.h5")
+        shutil.copy(self.known, twice)
+        r = gpuscale("report", self.second, "--baseline", self.known, twice)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertRegex(r.stderr, rf"^gpuscale: error: --baseline {twice} holds the same run as {self.known} "
+                                   r"\(started \S+, the same ranks' pids and hosts: one file by two paths, or a "
+                                   r"copy\): each run counts once\n$")
 
     def test_help_says_what_fails_and_what_never_does(self):
         text = " ".join(gpuscale("report", "--help").stdout.split())

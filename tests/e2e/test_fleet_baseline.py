@@ -8,7 +8,8 @@ import shutil
 import sys
 import unittest
 
-from common import GEMM_AND_ALLREDUCE, InputErrorTest, SharedRunTest, gpuscale, mpirun, set_durations
+from common import (GEMM_AND_ALLREDUCE, InputErrorTest, SharedRunTest, as_another_run, gpuscale, mpirun,
+                    set_durations)
 
 CONFIG = GEMM_AND_ALLREDUCE
 
@@ -17,12 +18,27 @@ class FleetBaseline(SharedRunTest):
     CONFIG = CONFIG
 
     def run_like(self, name, seconds):
-        """A copy of the shared run whose every sample took `seconds` on both ranks."""
+        """A copy of the shared run whose every sample took `seconds` on both ranks, read as a run of its own."""
         self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
         out = self.path(name)
         shutil.copy(self.out, out)
         set_durations(out, [seconds, seconds], same_start=True)
+        self.copies = getattr(self, "copies", 0) + 1
+        as_another_run(out, self.copies)
         return out
+
+    def test_c_one_run_by_three_names_is_refused_naming_the_duplicates(self):
+        a = self.run_like("a.h5", 1e-3)
+        link, copy = self.path("link-to-a.h5"), self.path("copy-of-a.h5")
+        os.symlink(a, link)
+        shutil.copy(a, copy)
+        out = self.path("expect.toml")
+        p = gpuscale("baseline", a, link, copy, "-o", out)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertRegex(p.stderr, rf"^gpuscale: error: {link} holds the same run as {a} \(started \S+, the same "
+                                   r"ranks' pids and hosts: one file by two paths, or a copy\): each run counts once: "
+                                   r"nothing written\n$")
+        self.assertFalse(os.path.exists(out))
 
     def baseline(self):
         runs = [self.run_like(f"b{i}.h5", t) for i, t in enumerate((1.00e-3, 1.02e-3, 0.99e-3))]
