@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/input_file.hpp"
 #include "core/stats.hpp"
 #include "core/text.hpp"
 #include "report/expectations.hpp"
@@ -173,36 +175,48 @@ namespace {
   throw InputError(path + ": not a gpuscale limits file (from 'gpuscale baseline'): " + why);
 }
 
+// "FILE:LINE: case N: ", the line of `node` (of the case's table where the key is missing).
+std::string where_in(const std::string& path, const toml::node& node, std::size_t index) {
+  return path + ":" + std::to_string(node.source().begin.line) + ": case " + std::to_string(index + 1) + ": ";
+}
+
 CaseLimit read_case(const std::string& path, const toml::table& t, std::size_t index) {
-  const std::string where = path + ": case " + std::to_string(index + 1) + ": ";
+  const auto where = [&](const char* key) { return where_in(path, t.get(key) ? *t.get(key) : t, index); };
   CaseLimit l;
   const auto text = [&](const char* key) {
-    const auto v = t[key].value<std::string>();
-    if (!v) throw InputError(where + "'" + key + "' is missing or not a string");
+    const auto v = t[key].value_exact<std::string>();
+    if (!v) throw InputError(where(key) + "'" + key + "' is missing or not a string");
     return *v;
   };
-  const auto integer = [&](const char* key) {
-    const auto v = t[key].value<std::int64_t>();
-    if (!v || *v < 1) throw InputError(where + "'" + key + "' is missing or not a whole number from 1");
+  const auto integer = [&](const char* key) {  // ranks, nodes: as a result file's (int)
+    const auto v = t[key].value_exact<std::int64_t>();
+    if (!v || *v < 1 || *v > std::numeric_limits<int>::max()) {
+      throw InputError(where(key) + "'" + key + "' is missing or not a whole number from 1 to " +
+                       std::to_string(std::numeric_limits<int>::max()));
+    }
     return static_cast<int>(*v);
   };
   l.experiment = text("experiment");
   l.workload = text("workload");
   l.params = text("params");
   const auto mode = parse_mode(text("mode"));
-  if (!mode) throw InputError(where + "'mode' is " + text("mode") + ", not serial or parallel");
+  if (!mode) throw InputError(where("mode") + "'mode' is " + text("mode") + ", not serial or parallel");
   l.mode = *mode;
   l.ranks = integer("ranks");
   l.nodes = integer("nodes");
   for (const auto& [key, node] : t) {
     const std::string k(key.str());
     if (k == "experiment" || k == "workload" || k == "params" || k == "mode" || k == "ranks" || k == "nodes") continue;
+    const std::string at = where_in(path, node, index);
     if (k != "min_busbw_gbps" && k != "min_gbps_per_rank" && k != "min_gflops_per_rank" && k != "max_median_s") {
-      throw InputError(where + "unknown key '" + k + "' (a limit is min_busbw_gbps, min_gbps_per_rank, "
+      throw InputError(at + "unknown key '" + k + "' (a limit is min_busbw_gbps, min_gbps_per_rank, "
                        "min_gflops_per_rank or max_median_s)");
     }
+    if (!l.limit.empty()) {
+      throw InputError(at + "a second limit, '" + k + "', beside '" + l.limit + "': a case holds one limit");
+    }
     const auto v = node.value<double>();
-    if (!v || !(*v > 0) || !std::isfinite(*v)) throw InputError(where + "'" + k + "' is not a number above 0");
+    if (!v || !(*v > 0) || !std::isfinite(*v)) throw InputError(at + "'" + k + "' is not a number above 0");
     l.limit = k;
     l.value = *v;
   }
@@ -213,11 +227,13 @@ CaseLimit read_case(const std::string& path, const toml::table& t, std::size_t i
 }  // namespace
 
 std::vector<CaseLimit> read_limits_file(const std::string& path) {
+  check_input_file(path, "limits file");  // before it is opened: a FIFO would wait for a writer
   toml::table root;
   try {
     root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    not_limits(path, std::string(e.description()));
+  } catch (const toml::parse_error& e) {  // a duplicate key among them
+    throw InputError(path + ":" + std::to_string(e.source().begin.line) + ": not a gpuscale limits file (from "
+                     "'gpuscale baseline'): " + std::string(e.description()));
   }
   const auto format = root["gpuscale_limits"].value<std::int64_t>();
   if (!format) not_limits(path, "it has no key gpuscale_limits");
@@ -234,7 +250,16 @@ std::vector<CaseLimit> read_limits_file(const std::string& path) {
     for (std::size_t i = 0; i < cases->size(); ++i) {
       const toml::table* t = (*cases)[i].as_table();
       if (!t) not_limits(path, "'case' is not an array of tables");
-      out.push_back(read_case(path, *t, i));
+      CaseLimit l = read_case(path, *t, i);
+      const auto twin = std::find_if(out.begin(), out.end(), [&](const CaseLimit& o) {
+        return o.experiment == l.experiment && o.workload == l.workload && o.params == l.params && o.mode == l.mode &&
+               o.ranks == l.ranks && o.nodes == l.nodes;
+      });
+      if (twin != out.end()) {
+        throw InputError(where_in(path, *t, i) + "the same case as case " + std::to_string(twin - out.begin() + 1) +
+                         " (experiment, workload, params, mode, ranks and nodes): one [[case]] a case");
+      }
+      out.push_back(std::move(l));
     }
   }
   return out;

@@ -100,7 +100,13 @@ class BadInput(InputErrorTest):
         bad = self.write("bad.toml", 'gpuscale_limits = 1\n[[case]]\nexperiment = "mm"\nworkload = "gemm"\n'
                          'params = ""\nmode = "parallel"\nranks = 2\nnodes = 1\nmin_flops = 3\n')
         self.assert_input_error(gpuscale("report", files[0], "--check", "--expect", bad),
-                                f"{bad}: case 1: unknown key 'min_flops'")
+                                f"{bad}:9: case 1: unknown key 'min_flops'")
+        # A FIFO (or a device, a directory) is refused at once, as every other input file is.
+        fifo = self.path("limits.fifo")
+        os.mkfifo(fifo)
+        for flag in ("--check", "--verdict"):
+            self.assert_input_error(gpuscale("report", files[0], flag, "--expect", fifo, timeout=20),
+                                    f"{fifo}: is a FIFO, not a limits file")
         other = self.write("other.toml", 'gpuscale_limits = 1\n[[case]]\nexperiment = "zz"\nworkload = "gemm"\n'
                            'params = ""\nmode = "parallel"\nranks = 2\nnodes = 1\nmax_median_s = 3\n')
         self.assert_input_error(gpuscale("report", files[0], "--check", "--expect", other),

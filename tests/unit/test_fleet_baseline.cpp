@@ -19,7 +19,9 @@ using Runs = std::vector<std::pair<std::string, std::pair<RunRecord, std::vector
 
 // A complete run of one gemm case rated at `gflops`, busy or not.
 std::pair<RunRecord, std::vector<ReportRow>> run_at(double gflops, bool busy = false) {
+  static int runs = 0;  // each a run of its own: its start date
   RunRecord run;
+  run.date = "2026-12-07T10:00:" + std::to_string(10 + runs++ % 50) + "+0000";
   run.complete = true;
   run.config_file = "q.toml";
   run.config_text = "[[experiment]]";
@@ -113,4 +115,83 @@ TEST_CASE("baseline: the limits file read back gives each case its limit", "[fle
   rows[0].ranks = 4;  // another job shape: no limit of the file is its
   CHECK(apply_limits(rows, limits) == 0);
   CHECK(rows[0].expect.empty());
+}
+
+TEST_CASE("baseline: one run by two names counts once, and is refused naming both", "[fleet-baseline]") {
+  const auto a = run_at(100);
+  auto b = run_at(100);
+  b.first.ranks.resize(2);
+  auto a2 = a;
+  a2.first.ranks.resize(2);
+  CHECK(same_run_twice({{"a.h5", &a.first}, {"b.h5", &b.first}}).empty());
+  CHECK(same_run_twice({{"a.h5", &a2.first}, {"b.h5", &b.first}}).empty());  // another date
+  b.first.date = a2.first.date;
+  b.first.ranks[1].pid = 7;  // the same date, another process
+  CHECK(same_run_twice({{"a.h5", &a2.first}, {"b.h5", &b.first}}).empty());
+  b.first.ranks[1].pid = a2.first.ranks[1].pid;
+  CHECK(same_run_twice({{"a.h5", &a2.first}, {"link.h5", &b.first}}) ==
+        "link.h5 holds the same run as a.h5 (started " + a2.first.date + ", the same ranks' pids and hosts: one file "
+        "by two paths, or a copy): each run counts once");
+  try {
+    derive_baseline({{"a.h5", a}, {"b.h5", run_at(98)}, {"copy.h5", a}});
+    FAIL("one run counted twice");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("copy.h5 holds the same run as a.h5 (started "));
+    CHECK_THAT(e.what(), Catch::EndsWith(": nothing written"));
+  }
+}
+
+namespace {
+
+// The error of reading `text` as a limits file ("" where it reads).
+std::string limits_error(const std::string& text) {
+  const std::string path = "test_fleet_baseline_bad.toml";
+  {
+    std::ofstream f(path);
+    f << text;
+  }
+  std::string error;
+  try {
+    read_limits_file(path);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  std::remove(path.c_str());
+  return error;
+}
+
+const std::string kCase = "[[case]]\nexperiment = \"mm\"\nworkload = \"gemm\"\nparams = \"size=64\"\n"
+                          "mode = \"parallel\"\nranks = 2\nnodes = 1\n";
+
+}  // namespace
+
+TEST_CASE("baseline: a limits file loses nothing silently: each mistake names the file, line and key",
+          "[fleet-baseline]") {
+  const std::string head = "gpuscale_limits = 1\n";
+  CHECK(limits_error(head + kCase + "max_median_s = 2\n").empty());
+  CHECK(limits_error(head + kCase + "max_median_s = 2\nmin_gflops_per_rank = 5\n") ==
+        "test_fleet_baseline_bad.toml:10: case 1: a second limit, 'min_gflops_per_rank', beside 'max_median_s': a "
+        "case holds one limit");
+  CHECK(limits_error(head + kCase + "max_median_s = 2\n" + kCase + "max_median_s = 3\n") ==
+        "test_fleet_baseline_bad.toml:10: case 2: the same case as case 1 (experiment, workload, params, mode, ranks "
+        "and nodes): one [[case]] a case");
+  std::string wrapped = kCase;
+  wrapped.replace(wrapped.find("ranks = 2"), 9, "ranks = 4294967298");
+  CHECK(limits_error(head + wrapped + "max_median_s = 2\n") ==
+        "test_fleet_baseline_bad.toml:7: case 1: 'ranks' is missing or not a whole number from 1 to 2147483647");
+  std::string text = kCase;
+  text.replace(text.find("nodes = 1"), 9, "nodes = \"1\"");
+  CHECK(limits_error(head + text) ==
+        "test_fleet_baseline_bad.toml:8: case 1: 'nodes' is missing or not a whole number from 1 to 2147483647");
+  CHECK(limits_error(head + kCase + "max_median_s = 2\nmax_median_s = 3\n").rfind(
+            "test_fleet_baseline_bad.toml:10: not a gpuscale limits file (from 'gpuscale baseline'): ", 0) == 0);
+  CHECK(limits_error(head + kCase + "min_flops = 3\n") ==
+        "test_fleet_baseline_bad.toml:9: case 1: unknown key 'min_flops' (a limit is min_busbw_gbps, "
+        "min_gbps_per_rank, min_gflops_per_rank or max_median_s)");
+  try {
+    read_limits_file("/dev/null");
+    FAIL("read a device");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "/dev/null: is a character device, not a limits file");
+  }
 }
