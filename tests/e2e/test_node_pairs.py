@@ -231,7 +231,7 @@ class AcrossHosts(ScratchTest):
         self.assertEqual(slurm.returncode, 1, slurm.stdout + slurm.stderr)
         self.assertEqual(slurm.stdout.splitlines()[0], slow)
         self.assertTrue(slurm.stdout.splitlines()[1].startswith(f"scontrol update nodename={slow} state=drain "
-                                                                'reason="gpuscale: its link is slow: '), slurm.stdout)
+                                                                "reason='gpuscale: its link is slow: "), slurm.stdout)
 
     def verdict_on_a_busy_host(self, out, slow):
         # Measured while others took the CPUs: the host warns that it cannot judge, and nothing is drained.
