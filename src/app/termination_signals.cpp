@@ -25,6 +25,12 @@ sigset_t termination_set() {
 
 std::mutex g_mu;
 std::function<void(int)> g_hook;
+pthread_t g_waiter;  // the thread in sigwait
+
+// Threads started before main (OpenBLAS's pool, at load time) do not block the signals, and one may take a signal
+// meant for the process: passed on to the thread that waits for it, rather than ending the process with a file half
+// written. pthread_kill is async-signal-safe.
+void pass_on(int sig) { pthread_kill(g_waiter, sig); }
 
 }  // namespace
 
@@ -36,7 +42,7 @@ void block_termination_signals() {
 void start_termination_thread() {
   static std::once_flag once;
   std::call_once(once, [] {
-    std::thread([] {
+    std::thread waiter([] {
       const sigset_t s = termination_set();
       int sig = 0;
       while (sigwait(&s, &sig) != 0) {
@@ -51,7 +57,14 @@ void start_termination_thread() {
       std::fflush(stdout);
       std::fflush(stderr);
       std::_Exit(128 + sig);  // no unwinding: the main thread may be inside MPI or a BLAS call
-    }).detach();
+    });
+    g_waiter = waiter.native_handle();
+    waiter.detach();
+    struct sigaction sa {};
+    sa.sa_handler = pass_on;
+    sigfillset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    for (const int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
   });
 }
 

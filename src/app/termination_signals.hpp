@@ -14,7 +14,8 @@ void block_termination_signals();
 
 // Starts the thread that waits for them (once per process). On a signal it
 // runs the hook set last, if any, removes the files registered to be removed
-// (core/exit_cleanup.hpp), then exits with 128 + the signal number.
+// (core/exit_cleanup.hpp), then exits with 128 + the signal number. A thread
+// started before main (OpenBLAS's pool) that takes one passes it on to it.
 void start_termination_thread();
 
 // The hook (e.g. rank 0 marking its file "aborted: SIGTERM"); empty: none.
