@@ -5,6 +5,7 @@ writes beside it and replaces it once whole, and two writers of one file cannot 
 is removed however the command ends; a failed write to standard output exits 1."""
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -12,8 +13,8 @@ import unittest
 
 import h5py
 
-from common import (ENV, GPUSCALE, MPIEXEC as MPIEXEC_, SMALL_CONFIG, InputErrorTest, SharedRunTest, gpuscale, mpirun, read_until,
-                    run_and_hit, s, slow_config)
+from common import (ENV, GPUSCALE, MPIEXEC as MPIEXEC_, SMALL_CONFIG, InputErrorTest, SharedRunTest, as_another_run,
+                    gpuscale, mpirun, read_until, run_and_hit, s, slow_config)
 
 SLOW_CONFIG = slow_config([1, 2, 200, 201, 202])
 
@@ -178,28 +179,40 @@ class OneRuleForEveryOutput(SharedRunTest):
 
 
 class Unfinished(InputErrorTest):
-    def test_an_export_ended_by_a_signal_leaves_no_partial_file(self):
+    def test_a_writer_ended_by_a_signal_leaves_no_partial_file(self):
         cfg = self.write("big.toml", SMALL_CONFIG.replace("reps = 4", "reps = 150000").replace("ops = 20", "ops = 1")
                          .replace("size = 64", "size = 4").replace('dtype = ["fp64", "fp32"]', 'dtype = "fp64"')
                          .replace('modes = ["serial", "parallel"]', 'modes = "parallel"'))
         big = self.path("big.h5")
         self.assertEqual(gpuscale("run", cfg, "-o", big, timeout=240).returncode, 0)
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            out = self.path("t.json")
-            p = subprocess.Popen([GPUSCALE, "report", big, "--format", "trace", "-o", out], env=ENV,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            partial = f"{out}.partial-{p.pid}"
-            deadline = time.time() + 30
-            while p.poll() is None and time.time() < deadline:
-                if os.path.exists(partial) and os.path.getsize(partial) > 0:
-                    break
-                time.sleep(0.001)
-            if p.poll() is not None:
-                self.fail(f"the export ended before it could be signalled (exit {p.returncode}): make the file bigger")
-            p.send_signal(sig)
-            p.communicate(timeout=30)
-            self.assertEqual(p.returncode, 128 + sig)
-            self.assertEqual(listing(self.dir), ["big.h5", "big.toml"], sig)
+        runs = [big]
+        for k in (1, 2):  # copies read as runs of their own, for `baseline`
+            runs.append(self.path(f"big{k}.h5"))
+            shutil.copy(big, runs[-1])
+            as_another_run(runs[-1], k)
+        before = listing(self.dir)
+        # OpenBLAS's own threads (OPENBLAS_NUM_THREADS unset) start before main and do not block the signals.
+        pool = {k: v for k, v in ENV.items() if k != "OPENBLAS_NUM_THREADS"}
+        writers = {"trace": (["report", big, "--format", "trace", "-o"], "t.json"),
+                   "baseline": (["baseline", *runs, "-o"], "e.toml")}
+        for env_name, env in (("one BLAS thread", ENV), ("OpenBLAS's pool", pool)):
+            for writer, (args, name) in writers.items():
+                for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                    what = f"{writer}, {env_name}, {signal.Signals(sig).name}"
+                    out = self.path(name)
+                    p = subprocess.Popen([GPUSCALE, *args, out], env=env, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE)
+                    partial = f"{out}.partial-{p.pid}"
+                    deadline = time.time() + 30
+                    while p.poll() is None and time.time() < deadline and not os.path.exists(partial):
+                        time.sleep(0.001)
+                    if p.poll() is not None:
+                        self.fail(f"{what}: ended before it could be signalled (exit {p.returncode}): make the file "
+                                  "bigger")
+                    p.send_signal(sig)
+                    p.communicate(timeout=30)
+                    self.assertEqual(p.returncode, 128 + sig, what)
+                    self.assertEqual(listing(self.dir), before, what)
 
     def test_two_force_runs_on_one_file_one_is_refused(self):
         out = self.path("r.h5")
