@@ -1,6 +1,7 @@
 #include "app/node_peers.hpp"
 
 #include <mpi.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -71,8 +72,13 @@ std::string wait_for_node_peers(const std::vector<NodePeer>& peers, double secon
     // this wait as soon as it finishes): a stop on its way out, however late a busy host lets it land, shows then.
     if (!stopped && (!running || waited >= seconds)) return "";
     if (stopped && waited >= seconds) {
+      // A stopped process takes no SIGTERM, and a launcher may wait for it for ever: ended here, if it is still
+      // one of ours (its pid not taken since by another program).
+      const bool ours = process_name(stopped->pid).rfind("gpuscale", 0) == 0;
+      if (ours) kill(stopped->pid, SIGKILL);
       return "rank " + std::to_string(stopped->rank) + " (pid " + std::to_string(stopped->pid) + ") on this node is "
-             "stopped (SIGSTOP?) and has not exited " + format_number("%g", seconds) + " s after the end of the run";
+             "stopped (SIGSTOP?) and has not exited " + format_number("%g", seconds) + " s after the end of the run" +
+             (ours ? ": sent it SIGKILL" : "");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
