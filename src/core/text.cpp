@@ -57,6 +57,10 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string>
   return n.empty() ? std::string() : " (did you mean '" + n + "'?)";
 }
 
+std::string shape_text(int ranks, int nodes) {
+  return std::to_string(ranks) + " rank(s) on " + std::to_string(nodes) + " node(s)";
+}
+
 std::string format_number(const char* format, double v) {
   char buf[128];
   const int n = std::snprintf(buf, sizeof buf, format, v);

@@ -17,6 +17,9 @@ std::string nearest(const std::string& word, const std::vector<std::string>& opt
 // " (did you mean 'x'?)" or "" when nothing is close.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& options);
 
+// A job's or a group's shape as the notes and errors write it: "2 rank(s) on 1 node(s)".
+std::string shape_text(int ranks, int nodes);
+
 // printf of one number: format_number("%.2f GB/s", 1.5) == "1.50 GB/s".
 std::string format_number(const char* format, double v);
 

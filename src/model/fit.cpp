@@ -469,10 +469,6 @@ void note_noisy(const std::string& path, const std::vector<NoisyCase>& cases, bo
   m.noisy_fitted = fitted;
 }
 
-std::string shape_text(int ranks, int nodes) {
-  return std::to_string(ranks) + " rank(s) on " + std::to_string(nodes) + " node(s)";
-}
-
 // Where noisy cases left a file's job shape with nothing fitted, the shapes the fit rests on, and the file left out:
 // "fitted on 2 rank(s) on 1 node(s) only: b.h5 (3 rank(s) on 1 node(s)) left out, every case noisy".
 void note_shapes(const std::vector<Measured>& ms, Model& m) {

@@ -194,10 +194,9 @@ void flag_transfer_range(const Ctx& x, const TransferSpan& s, const TransferWork
   // One shape measured: how the time grows with the steps of more ranks or nodes is the model's assumption alone.
   const std::pair<int, int> shape{t.group_size, t.group_nodes};
   if (s.shapes.size() == 1 && s.shapes[0] != shape) {
-    const std::string one = t.op + " fitted on one group shape only (" + std::to_string(s.shapes[0].first) +
-                            " rank(s) on " + std::to_string(s.shapes[0].second) + " node(s))";
-    x.beyond(one + ", predicted on " + std::to_string(t.group_size) + " rank(s) on " +
-             std::to_string(t.group_nodes) + " node(s)");
+    const std::string one =
+        t.op + " fitted on one group shape only (" + shape_text(s.shapes[0].first, s.shapes[0].second) + ")";
+    x.beyond(one + ", predicted on " + shape_text(t.group_size, t.group_nodes));
     x.no_interval(one + ": how its time grows with the ranks and nodes was not measured (fit two shapes or more)");
   }
   if (t.op_bytes < s.lo_bytes || t.op_bytes > s.hi_bytes) {

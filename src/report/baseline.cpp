@@ -42,10 +42,6 @@ bool same_case(const ReportRow& a, const ReportRow& b) {
   return same_params(a, b) && a.ranks == b.ranks && a.nodes == b.nodes;
 }
 
-std::string shape(int ranks, int nodes) {
-  return std::to_string(ranks) + " rank(s) on " + std::to_string(nodes) + " node(s)";
-}
-
 // "5%", "7.3%", "12%": two significant digits below 10%.
 std::string percent(double share) {
   const double p = 100 * share;
@@ -57,7 +53,7 @@ void not_found(const ReportRow& r, const std::vector<ReportRow>& base, BaselineC
   b.verdict = "not in baseline";
   for (const auto& old : base) {
     if (same_params(r, old)) {
-      b.ran_there = shape(old.ranks, old.nodes);
+      b.ran_there = shape_text(old.ranks, old.nodes);
       return;
     }
   }
@@ -302,7 +298,7 @@ std::string unrelated_baseline(const std::vector<ReportRow>& rows, const std::st
     return head + "it ran other experiments or parameters (a run of " + config_there + ", this file of " +
            config_here + "); compare runs of one config";
   }
-  return head + "the baseline ran on " + there + ", this file on " + shape(rows.front().ranks, rows.front().nodes) +
+  return head + "the baseline ran on " + there + ", this file on " + shape_text(rows.front().ranks, rows.front().nodes) +
          "; compare them side by side (gpuscale report " + file + " " + rows.front().file + "), or run the same shape";
 }
 
