@@ -33,6 +33,11 @@ bool same_case(const CaseLimit& l, const ReportRow& r) {
          l.ranks == r.ranks && l.nodes == r.nodes;
 }
 
+bool same_case(const CaseLimit& a, const CaseLimit& b) {
+  return a.experiment == b.experiment && a.workload == b.workload && a.params == b.params && a.mode == b.mode &&
+         a.ranks == b.ranks && a.nodes == b.nodes;
+}
+
 std::string unit_of(const std::string& limit) {
   return limit == "min_gflops_per_rank" ? " GFLOP/s" : limit == "max_median_s" ? " s" : " GB/s";
 }
@@ -251,10 +256,7 @@ std::vector<CaseLimit> read_limits_file(const std::string& path) {
       const toml::table* t = (*cases)[i].as_table();
       if (!t) not_limits(path, "'case' is not an array of tables");
       CaseLimit l = read_case(path, *t, i);
-      const auto twin = std::find_if(out.begin(), out.end(), [&](const CaseLimit& o) {
-        return o.experiment == l.experiment && o.workload == l.workload && o.params == l.params && o.mode == l.mode &&
-               o.ranks == l.ranks && o.nodes == l.nodes;
-      });
+      const auto twin = std::find_if(out.begin(), out.end(), [&](const CaseLimit& o) { return same_case(o, l); });
       if (twin != out.end()) {
         throw InputError(where_in(path, *t, i) + "the same case as case " + std::to_string(twin - out.begin() + 1) +
                          " (experiment, workload, params, mode, ranks and nodes): one [[case]] a case");

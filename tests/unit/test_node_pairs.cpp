@@ -418,6 +418,11 @@ TEST_CASE("the second look: a slow pair fails only where it was slow again alone
     for (const auto& f : rows[0].findings) out[f.subject] = f.severity;
     return out;
   };
+  const auto reasons_of = [](const ReportRow& row) {  // each finding's reason, a line each
+    std::string out;
+    for (const auto& f : row.findings) out += f.reason + "\n";
+    return out;
+  };
   SECTION("slow again alone: each of its links fails, and the node") {
     run.cases[0].tables.push_back(rechecks_of(run.cases[0], [](int a, int b) { return a == 2 || b == 2 ? 0.2 : 0; }));
     const auto v = node_pair_verdict(run.cases[0], kNodePairThreshold);
@@ -435,8 +440,7 @@ TEST_CASE("the second look: a slow pair fails only where it was slow again alone
     const auto s = severities(rows);
     CHECK(s.at("node2") == Severity::fail);
     CHECK(s.at("node0-node2") == Severity::fail);
-    std::string reasons;
-    for (const auto& f : rows[0].findings) reasons += f.reason + "\n";
+    const std::string reasons = reasons_of(rows[0]);
     CHECK_THAT(reasons, Catch::Contains("in the median of 5 sweep(s); again alone: 0.200 GB/s, 20% (median of 3 run(s))"));
     CHECK_THAT(reasons, Catch::Contains(", and again when each was run alone"));
     CHECK_THAT(render_node_pairs(1, "", *v), Catch::Contains("below 93%\n"));
@@ -454,8 +458,7 @@ TEST_CASE("the second look: a slow pair fails only where it was slow again alone
     CHECK(s.at("node2") == Severity::warn);
     CHECK(s.at("node0-node2") == Severity::warn);
     CHECK(s.at("node2-node3") == Severity::fail);
-    std::string reasons;
-    for (const auto& f : rows[0].findings) reasons += f.reason + "\n";
+    const std::string reasons = reasons_of(rows[0]);
     CHECK_THAT(reasons, Catch::Contains("; but alone 1.00 GB/s, 100% (median of 3 run(s)): not slow by itself"));
     CHECK_THAT(reasons, Catch::Contains("; not every one of them was slow again alone"));
     CHECK_THAT(render_node_pairs(1, "", *v), Catch::Contains("below 93%, not alone"));
