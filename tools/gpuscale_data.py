@@ -239,7 +239,7 @@ class Result:
 
 # ---- Reading: what `gpuscale report` checks (src/io/result_reader.cpp) before anything in the file is trusted ----
 
-SCHEMA_VERSION = "1.9"  # the writer's (src/io/result_model.hpp, kSchemaVersion); files of its major version are read
+SCHEMA_VERSION = "1.10"  # the writer's (src/io/result_model.hpp, kSchemaVersion); files of its major version are read
 MAX_RANKS = 1 << 24  # counts beyond these can only come from a damaged file
 MAX_INDEX = 1 << 40
 INT_MIN, INT_MAX, INT64_MAX = -(1 << 31), (1 << 31) - 1, (1 << 63) - 1

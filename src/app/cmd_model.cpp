@@ -84,7 +84,11 @@ std::string model_summary(const std::string& path, const Model& m) {
         c.latency_s > 0 ? format_seconds(c.latency_s) + " per call, " : std::string("no latency fitted, ");
     out += item(fit_name(c) + ": " + latency + rate_text(c.bytes_s)) + error_lines(c.error);
   }
-  for (const auto& t : m.transfers) out += item(transfer_text(t)) + error_lines(t.error);
+  for (const auto& t : m.transfers) {
+    const bool known = std::any_of(t.points.begin(), t.points.end(), [](const auto& p) { return !p.algorithm.empty(); });
+    out += item(transfer_text(t)) + (known ? "    " + wrap("as the MPI ran it: " + algorithms_measured(t), 76, "      ")
+                                           : std::string()) + error_lines(t.error);
+  }
   for (const auto& n : m.notes) out += wrap("note: " + n);
   return out;
 }

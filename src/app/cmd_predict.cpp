@@ -168,6 +168,10 @@ int cmd_predict(const PredictOptions& opt) {
     against = read_result_file(opt.against);
   }
   h.job = predict_job(m, 1, 1);
+  if (against) {  // the algorithms its MPI picked
+    h.job.mpi_library = against->mpi_library;
+    h.job.mpi_settings = against->mpi_settings;
+  }
   h.job.shape = target_shape(opt, against ? &*against : nullptr);
   h.job.shape.cores_per_node = std::max(1, m.node_cores);
   h.against = opt.against;

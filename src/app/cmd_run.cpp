@@ -352,6 +352,7 @@ RunRecord PlanRun::run_record() const {
   run.date = iso8601_now();
   run.software_dependencies = software_dependencies(p_.cuda);
   run.mpi_library = mpi_library_version();
+  run.mpi_settings = mpi_tuning_settings();
   run.command_line = opt_.command_line;
   run.config_file = opt_.config;
   run.config_text = p_.cfg.text;

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <ctime>
 #include <regex>
+#include <vector>
 
 #include "comm/mpi_library.hpp"
 #include "device/cpu_device.hpp"
+#include "model/mpi_algorithm.hpp"
 #ifdef GPUSCALE_HAVE_NCCL
 #include "comm/nccl_data_comm.hpp"
 #endif
@@ -38,6 +40,58 @@ std::string mpi_library_version() {
   std::string s(lib, static_cast<std::size_t>(std::max(0, len)));
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\0')) s.pop_back();
   return std::regex_replace(s, std::regex("\\s*\n\\s*"), "; ");
+}
+
+namespace {
+
+// The value of control variable `index` as text: a number, a string; "" where it is bound to an object or of
+// another type.
+std::string cvar_text(int index) {
+  char name[256];
+  int name_len = sizeof name, verbosity = 0, desc_len = 0, bind = 0, scope = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_T_enum enumtype = MPI_T_ENUM_NULL;
+  if (MPI_T_cvar_get_info(index, name, &name_len, &verbosity, &type, &enumtype, nullptr, &desc_len, &bind,
+                          &scope) != MPI_SUCCESS ||
+      bind != MPI_T_BIND_NO_OBJECT) {
+    return "";
+  }
+  MPI_T_cvar_handle h = MPI_T_CVAR_HANDLE_NULL;
+  int count = 0;
+  if (MPI_T_cvar_handle_alloc(index, nullptr, &h, &count) != MPI_SUCCESS) return "";
+  std::string out;
+  if (type == MPI_CHAR && count >= 0) {
+    std::vector<char> buf(static_cast<std::size_t>(count) + 1, '\0');
+    if (MPI_T_cvar_read(h, buf.data()) == MPI_SUCCESS) out = buf.data();
+  } else if (count == 1) {
+    alignas(16) unsigned char buf[16] = {};
+    if (MPI_T_cvar_read(h, buf) == MPI_SUCCESS) {
+      if (type == MPI_INT) out = std::to_string(*reinterpret_cast<int*>(buf));
+      if (type == MPI_UNSIGNED) out = std::to_string(*reinterpret_cast<unsigned*>(buf));
+      if (type == MPI_UNSIGNED_LONG) out = std::to_string(*reinterpret_cast<unsigned long*>(buf));
+      if (type == MPI_UNSIGNED_LONG_LONG) out = std::to_string(*reinterpret_cast<unsigned long long*>(buf));
+      if (type == MPI_LONG) out = std::to_string(*reinterpret_cast<long*>(buf));
+      if (type == MPI_LONG_LONG) out = std::to_string(*reinterpret_cast<long long*>(buf));
+      if (type == MPI_C_BOOL) out = *reinterpret_cast<bool*>(buf) ? "1" : "0";
+    }
+  }
+  MPI_T_cvar_handle_free(&h);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> mpi_tuning_settings() {
+  std::vector<std::pair<std::string, std::string>> out;
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return out;
+  for (const std::string& name : mpi_tuning_names()) {
+    int index = -1;
+    if (MPI_T_cvar_get_index(name.c_str(), &index) != MPI_SUCCESS) continue;
+    out.emplace_back(name, cvar_text(index));
+  }
+  MPI_T_finalize();
+  return out;
 }
 
 std::string mpi_runs_with() {

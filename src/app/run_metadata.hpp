@@ -22,6 +22,9 @@ std::string mpi_built_with();
 std::string mpi_runs_with();
 // MPI_Get_library_version's whole text, its lines joined by "; " (the result file's mpiLibrary).
 std::string mpi_library_version();
+// The library's settings that pick its collective algorithms (mpi_tuning_names), read through MPI_T after
+// MPI_Init: those it has, each as a number or a string.
+std::vector<std::pair<std::string, std::string>> mpi_tuning_settings();
 // gpuscale --version: the version, the MPI library it was built with and runs with, and that library's launcher
 // as the build found it (the last line, "mpiexec: PATH", is read by jobs/local/mpirun.sh).
 std::string version_text();

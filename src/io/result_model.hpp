@@ -18,7 +18,7 @@
 
 namespace gpuscale {
 
-constexpr const char* kSchemaVersion = "1.9";
+constexpr const char* kSchemaVersion = "1.10";
 
 // A case's limits (CaseRecord::expect) are its attributes named this and the limit's name.
 constexpr const char* kExpectPrefix = "expect.";
@@ -171,6 +171,9 @@ struct RunRecord {
   std::string schema_version = kSchemaVersion;
   std::string software_dependencies;  // "openmpi@4.1.4;hdf5@1.10.8;..."
   std::string mpi_library;            // MPI_Get_library_version's text ("" in files before it was written)
+  // The library's settings that pick its collective algorithms, read from it (MPI_T) by rank 0: name, value.
+  // Empty in files before schema 1.10, and for a library without them.
+  std::vector<std::pair<std::string, std::string>> mpi_settings;
   std::string command_line;
   std::string config_file, config_text, config_overrides;
   Backend backend = Backend::cpu;

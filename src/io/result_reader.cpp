@@ -15,6 +15,7 @@
 #include <future>
 #include <new>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "comm/groups.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
+#include "core/text.hpp"
 #include "io/hdf5_io.hpp"
 #include "io/old_heap_check.hpp"
 #include "io/rank_fields.hpp"
@@ -181,12 +183,27 @@ std::optional<CommKind> read_comm(hid_t id, const std::string& where) {
   return c;
 }
 
+// "name=value" lines (schema 1.10 on), as write_run_attrs writes them.
+std::vector<std::pair<std::string, std::string>> read_mpi_settings(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t eq = line.find('=');
+    if (eq == 0 || eq == std::string::npos) {
+      throw ReadError("/: attribute 'mpiSettings' has the line '" + printable(line) + "', not NAME=VALUE");
+    }
+    out.emplace_back(line.substr(0, eq), line.substr(eq + 1));
+  }
+  return out;
+}
+
 // The root's attributes after its schema version.
 void read_root_attrs(hid_t f, RunRecord& run) {
   run.software_version = h5::read_string_attr(f, "softwareVersion");
   run.date = h5::read_string_attr(f, "date");
   run.software_dependencies = h5::read_string_attr(f, "softwareDependencies");
   run.mpi_library = h5::has_attr(f, "mpiLibrary") ? h5::read_string_attr(f, "mpiLibrary") : "";
+  if (h5::has_attr(f, "mpiSettings")) run.mpi_settings = read_mpi_settings(h5::read_string_attr(f, "mpiSettings"));
   if (h5::has_attr(f, "dataPlaneSetupSeconds")) {
     run.data_plane_communicators = static_cast<int>(h5::read_int_attr(f, "dataPlaneCommunicators"));
     run.data_plane_setup_s = h5::read_double_attr(f, "dataPlaneSetupSeconds");

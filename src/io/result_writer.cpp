@@ -53,6 +53,9 @@ void write_run_attrs(hid_t f, const RunRecord& run, const std::string& warnings)
   h5::write_attr(f, "schemaVersion", run.schema_version);
   h5::write_attr(f, "softwareDependencies", run.software_dependencies);
   h5::write_attr(f, "mpiLibrary", run.mpi_library);
+  std::string settings;
+  for (const auto& [k, v] : run.mpi_settings) settings += k + "=" + v + "\n";
+  h5::write_attr(f, "mpiSettings", settings);
   h5::write_attr(f, "commandLine", run.command_line);
   h5::write_attr(f, "configFile", run.config_file);
   h5::write_attr(f, "config", run.config_text);

@@ -333,12 +333,13 @@ TransferFit fit_transfer(const TransferKey& key, const std::vector<const Measure
     const TransferWork& t = x->work.sample.transfer_ops[0];
     std::vector<double> per_op;
     for (double b : x->busy) per_op.push_back(b / t.count);
-    const auto row = transfer_row(t.op, t.group_size, t.group_nodes, t.op_bytes * t.bus_factor);
+    const std::string alg = mpi_algorithm(x->run->mpi_library, x->run->mpi_settings, t.op, t.group_size, t.op_bytes);
+    const auto row = transfer_row(t.op, t.group_size, t.group_nodes, t.op_bytes, t.bus_factor, alg);
     d.x.emplace_back(row.begin(), row.end());
     d.y.push_back(median(per_op));
     d.samples.push_back(per_op);
     for (int j = 0; j < kTransferTerms; ++j) usable[j] = usable[j] || row[j] > 0;
-    f.points.push_back({t.group_size, t.group_nodes, t.op_bytes, d.y.back(), x->from});
+    f.points.push_back({t.group_size, t.group_nodes, t.op_bytes, d.y.back(), x->from, alg});
   }
   const LsqFit fit = relative_nonneg_lsq(d.x, d.y, usable, kTransferDropOrder, kTransferDropFor);
   for (int j = 0; j < kTransferTerms; ++j) {
@@ -387,7 +388,8 @@ double sample_overhead(const std::vector<Measured>& ms) {
 
 ModelSource source_of(const std::string& path, const RunRecord& run) {
   const JobShape job = job_of(run);
-  return {path, run.date, run.backend, run.comm, device_of(run), job.ranks, job.nodes, job.cores_per_node};
+  return {path,      run.date,  run.backend,          run.comm,         device_of(run),
+          job.ranks, job.nodes, job.cores_per_node, run.mpi_library, run.mpi_settings};
 }
 
 void add_case(const CaseRecord& c, const Params& params, Model& m) {

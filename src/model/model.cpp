@@ -43,13 +43,34 @@ double ring_steps(const std::string& op, int n) {
 
 double inter_steps(const std::string& op, int nodes) { return nodes > 1 ? ring_steps(op, nodes) : 0.0; }
 
-std::array<double, kTransferTerms> transfer_row(const std::string& op, int ranks, int nodes, double wire_bytes) {
+std::array<double, kTransferTerms> transfer_row(const std::string& op, int ranks, int nodes, double op_bytes,
+                                                double bus_factor, const std::string& algorithm) {
   std::array<double, kTransferTerms> row{};
-  const double inter = inter_steps(op, nodes);
-  row[kAlphaIntra] = std::max(0.0, ring_steps(op, ranks) - inter);
+  const auto own = algorithm_schedule(op, algorithm, ranks);
+  const double steps = own ? own->steps : ring_steps(op, ranks);
+  const auto own_inter = nodes > 1 ? algorithm_schedule(op, algorithm, nodes) : std::nullopt;
+  const double inter = own_inter ? own_inter->steps : inter_steps(op, nodes);
+  row[kAlphaIntra] = std::max(0.0, steps - inter);
   row[kAlphaInter] = inter;
-  row[nodes > 1 ? kSecPerByteInter : kSecPerByteIntra] = wire_bytes;
+  row[nodes > 1 ? kSecPerByteInter : kSecPerByteIntra] = op_bytes * (own ? own->wire_per_byte : bus_factor);
   return row;
+}
+
+std::string algorithms_measured(const TransferFit& f) {
+  std::vector<std::pair<std::string, std::vector<int>>> seen;
+  for (const auto& p : f.points) {
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == p.algorithm; });
+    if (it == seen.end()) it = seen.insert(seen.end(), {p.algorithm, {}});
+    if (std::find(it->second.begin(), it->second.end(), p.ranks) == it->second.end()) it->second.push_back(p.ranks);
+  }
+  std::vector<std::string> parts;
+  for (auto& [alg, ranks] : seen) {
+    std::sort(ranks.begin(), ranks.end());
+    std::vector<std::string> r;
+    for (int n : ranks) r.push_back(std::to_string(n));
+    parts.push_back((alg.empty() ? std::string("not known") : alg) + " (" + join(r, ", ") + " ranks)");
+  }
+  return join(parts, ", ");
 }
 
 const GemmCurve* Model::find_gemm(Backend backend, const std::string& dtype, const std::string& impl) const {

@@ -16,6 +16,7 @@
 #include "core/config.hpp"
 #include "device/device.hpp"
 #include "core/value.hpp"
+#include "model/mpi_algorithm.hpp"
 
 namespace gpuscale {
 
@@ -26,6 +27,8 @@ struct ModelSource {
   std::optional<CommKind> comm;  // none: a file of schema 1.0 (no transfers)
   std::string device;
   int ranks = 1, nodes = 1, node_cores = 0;
+  std::string mpi_library;   // MPI_Get_library_version's text ("" where the file has none)
+  MpiSettings mpi_settings;  // what picks its collective algorithms (mpi_algorithm.hpp; empty in older files)
 };
 
 // A case of the files, for `predict MODEL.json` without a config.
@@ -94,6 +97,7 @@ struct TransferPoint {
   double bytes = 0;          // op bytes
   double op_s = 0;           // median over samples of the mean over ranks of busy time / operations
   std::string from;          // "FILE case N"
+  std::string algorithm;     // what the file's MPI ran (mpi_algorithm.hpp); "" not known: the ring assumed
 };
 
 // Time per operation = steps inside a node x alpha_intra + steps between
@@ -118,6 +122,9 @@ struct TransferFit {
 std::string fit_name(const GemmCurve& g);
 std::string fit_name(const CopyFit& c);
 std::string fit_name(const TransferFit& t);
+// "ring (2, 3 ranks), rabenseifner (4 ranks)": the algorithms the fit's points ran (mpi_algorithm.hpp; "not
+// known" where the file's MPI did not say), and on how many ranks.
+std::string algorithms_measured(const TransferFit& f);
 // "fit error 58.2% rms over 12 case(s), worst: a.h5 case 7 (measured 3.10x the fit), ..."
 std::string fit_error_text(const FitError& e);
 
@@ -146,7 +153,9 @@ struct Model {
 double ring_steps(const std::string& op, int n);
 // Steps between nodes (the same count over the group's nodes) and inside them (the rest).
 double inter_steps(const std::string& op, int nodes);
-// The row of the model's equation for one operation: steps and wire bytes per term.
-std::array<double, kTransferTerms> transfer_row(const std::string& op, int ranks, int nodes, double wire_bytes);
+// The row of the model's equation for one operation of `op_bytes`: steps and wire bytes per term, of the
+// algorithm where it has a cost (mpi_algorithm.hpp), else of the ring, with nccl-tests' bus factor.
+std::array<double, kTransferTerms> transfer_row(const std::string& op, int ranks, int nodes, double op_bytes,
+                                                double bus_factor, const std::string& algorithm = "");
 
 }  // namespace gpuscale

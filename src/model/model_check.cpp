@@ -38,6 +38,15 @@ ModelField ModelField::operator[](const char* key) const {
   return ModelField(*it, file_, path);
 }
 
+bool ModelField::has(const char* key) const { return j_.is_object() && j_.contains(key); }
+
+std::vector<std::pair<std::string, ModelField>> ModelField::entries() const {
+  if (!j_.is_object()) fail("must be an object, got " + json_value_text(j_));
+  std::vector<std::pair<std::string, ModelField>> out;
+  for (const auto& [k, v] : j_.items()) out.emplace_back(k, ModelField(v, file_, key_ + "." + printable(k)));
+  return out;
+}
+
 std::vector<ModelField> ModelField::list(std::size_t size, std::size_t min) const {
   if (!j_.is_array()) fail("must be a list, got " + json_value_text(j_));
   if (size > 0 && j_.size() != size) {

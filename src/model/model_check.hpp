@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +27,9 @@ class ModelField {
   ModelField(const ModelJson& j, const std::string& file, std::string key);
 
   ModelField operator[](const char* key) const;  // a key of an object, which must be there
+  bool has(const char* key) const;               // an object with that key (keys added to format 2 since)
+  // The keys and values of an object, in their order.
+  std::vector<std::pair<std::string, ModelField>> entries() const;
   // The elements of a list of exactly `size` (0: any size) and at least `min`.
   std::vector<ModelField> list(std::size_t size = 0, std::size_t min = 0) const;
   std::string str() const;   // a string

@@ -67,7 +67,7 @@ json transfer_json(const TransferFit& t) {
   json points = json::array();
   for (const auto& p : t.points) {
     points.push_back({{"ranks", p.ranks}, {"nodes", p.nodes}, {"bytes", p.bytes}, {"op_time_s", p.op_s},
-                      {"from", p.from}});
+                      {"from", p.from}, {"algorithm", p.algorithm}});
   }
   const json cov = matrix_json(t.cov);
   return {{"backend", backend_name(t.backend)}, {"comm", comm_name(t.comm)}, {"op", t.op},
@@ -82,9 +82,11 @@ json transfer_json(const TransferFit& t) {
 json sources_json(const Model& m) {
   json files = json::array();
   for (const auto& s : m.sources) {
+    json settings = json::object();
+    for (const auto& [k, v] : s.mpi_settings) settings[k] = v;
     files.push_back({{"path", s.path}, {"date", s.date}, {"backend", backend_name(s.backend)},
                      {"comm", comm_name(s.comm)}, {"device", s.device}, {"ranks", s.ranks}, {"nodes", s.nodes},
-                     {"node_cores", s.node_cores}});
+                     {"node_cores", s.node_cores}, {"mpi_library", s.mpi_library}, {"mpi_settings", settings}});
   }
   return files;
 }
@@ -252,13 +254,14 @@ void read_terms(const ModelField& t, TransferFit& f) {
 }
 
 TransferPoint point_of(const ModelField& p) {
-  TransferPoint x{p["ranks"].whole(1), 1, 0, 0, ""};
+  TransferPoint x{p["ranks"].whole(1), 1, 0, 0, "", ""};
   x.nodes = p["nodes"].whole(1);
   if (x.nodes > x.ranks) p["nodes"].fail("must be at most the point's ranks, " + std::to_string(x.ranks) + ", got " +
                                         std::to_string(x.nodes));
   x.bytes = p["bytes"].at_least(0);
   x.op_s = p["op_time_s"].seconds();
   x.from = p["from"].str();
+  if (p.has("algorithm") && !p["algorithm"].str().empty()) x.algorithm = p["algorithm"].word(mpi_algorithm_names());
   return x;
 }
 
@@ -275,11 +278,15 @@ TransferFit transfer_of(const ModelField& t) {
 ModelSource source_of(const ModelField& s) {
   ModelSource m{s["path"].str(), s["date"].str(), *parse_backend(s["backend"].word(backends())),
                 parse_comm(s["comm"].word(comms())),
-                s["device"].str(), s["ranks"].whole(1), 1, 0};
+                s["device"].str(), s["ranks"].whole(1), 1, 0, "", {}};
   m.nodes = s["nodes"].whole(1);
   if (m.nodes > m.ranks) s["nodes"].fail("must be at most the file's ranks, " + std::to_string(m.ranks) + ", got " +
                                         std::to_string(m.nodes));
   m.node_cores = s["node_cores"].whole(1);
+  if (s.has("mpi_library")) m.mpi_library = s["mpi_library"].str();
+  if (s.has("mpi_settings")) {
+    for (const auto& [k, v] : s["mpi_settings"].entries()) m.mpi_settings.emplace_back(k, v.text());
+  }
   return m;
 }
 

@@ -22,6 +22,8 @@ PredictJob predict_job(const Model& m, int ranks, int nodes) {
   if (!m.sources.empty()) {
     job.backend = m.sources[0].backend;
     job.comm = m.sources[0].comm;
+    job.mpi_library = m.sources[0].mpi_library;
+    job.mpi_settings = m.sources[0].mpi_settings;
   }
   for (const auto& t : m.transfers) job.spans.push_back(transfer_span(t));
   return job;
@@ -36,7 +38,7 @@ TransferSpan transfer_span(const TransferFit& f) {
     s.nodes = std::max(s.nodes, p.nodes);
     s.lo_bytes = std::min(s.lo_bytes, p.bytes);
     s.hi_bytes = std::max(s.hi_bytes, p.bytes);
-    const auto row = transfer_row(f.op, p.ranks, p.nodes, p.bytes);
+    const auto row = transfer_row(f.op, p.ranks, p.nodes, p.bytes, 1.0, p.algorithm);
     for (int j = 0; j < kTransferTerms; ++j) s.measured[j] = s.measured[j] || row[j] > 0;
   }
   return s;
@@ -205,6 +207,18 @@ void flag_transfer_range(const Ctx& x, const TransferSpan& s, const TransferWork
   }
 }
 
+// A regime the files did not measure: the library runs another algorithm for the target than for any case fitted.
+void flag_unmeasured_algorithm(const Ctx& x, const TransferFit& f, const TransferWork& t, const std::string& alg) {
+  if (alg.empty() || f.points.empty()) return;
+  const bool measured =
+      std::any_of(f.points.begin(), f.points.end(), [&](const TransferPoint& p) { return p.algorithm == alg; });
+  if (measured) return;
+  const std::string what = t.op + " of " + format_bytes(t.op_bytes) + " on " + std::to_string(t.group_size) +
+                           " ranks runs " + alg + " (" + mpi_algorithm_source(x.job.mpi_settings, t.op) + ")";
+  x.beyond(what + ", which the files never ran");
+  x.no_interval(what + "; the files measured " + algorithms_measured(f) + ": that regime was not measured");
+}
+
 // One operation's time and half-width: the fit's row times its terms, the bootstrap's spread and the fit's residuals.
 Part op_part(const Ctx& x, const TransferWork& t) {
   const TransferFit* f = x.job.comm ? x.m.find_transfer(x.job.backend, *x.job.comm, t.op) : nullptr;
@@ -213,7 +227,11 @@ Part op_part(const Ctx& x, const TransferWork& t) {
           backend_name(x.job.backend) + " backend in the model's files");
     return {};
   }
-  const auto row = transfer_row(t.op, t.group_size, t.group_nodes, t.op_bytes * t.bus_factor);
+  const std::string alg = x.job.comm == CommKind::mpi ? mpi_algorithm(x.job.mpi_library, x.job.mpi_settings, t.op,
+                                                                      t.group_size, t.op_bytes)
+                                                        : "";
+  flag_unmeasured_algorithm(x, *f, t, alg);
+  const auto row = transfer_row(t.op, t.group_size, t.group_nodes, t.op_bytes, t.bus_factor, alg);
   for (int j = 0; j < kTransferTerms; ++j) {
     if (row[j] <= 0 || f->fitted[j]) continue;
     if (j == kSecPerByteIntra || j == kSecPerByteInter) {

@@ -33,6 +33,10 @@ struct PredictJob {
   JobShape shape;
   Backend backend = Backend::cpu;  // the target's; the model's first file's by default
   std::optional<CommKind> comm;
+  // The MPI library the target runs and its settings (the model's first file's by default, the target file's with
+  // --against): what picks its collective algorithms (mpi_algorithm.hpp).
+  std::string mpi_library;
+  MpiSettings mpi_settings;
   // Of each transfer fit of the model predict_job had, in its order: worked out once, as a model of many cases has
   // as many points, and going through them for every case would make predict quadratic in the cases.
   std::vector<TransferSpan> spans;

@@ -57,7 +57,7 @@ class CoreWait(SharedRunTest):
         self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
         ran = 0
         with h5py.File(self.out, "r") as f:
-            self.assertEqual(s(f.attrs["schemaVersion"]), "1.9")
+            self.assertEqual(s(f.attrs["schemaVersion"]), "1.10")
             for k, c in f["cases"].items():
                 if s(c.attrs["status"]) == "skipped":
                     self.assertNotIn("core_wait", c, k)

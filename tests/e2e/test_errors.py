@@ -197,7 +197,7 @@ class BadInput(InputErrorTest):
                 f.attrs[k] = "x"
             f.attrs["schemaVersion"] = "9.0"
         self.assert_input_error(gpuscale("report", future),
-                                "future.h5: schemaVersion 9.0 is not readable by this gpuscale (reads 1.9)")
+                                "future.h5: schemaVersion 9.0 is not readable by this gpuscale (reads 1.10)")
 
     def test_a_plan_explosion_is_refused_at_once(self):
         # 7 keys of 10 values, both modes: 2 x 10^7 cases; found from the lists' lengths, never expanded.

@@ -79,7 +79,7 @@ class Readings(SharedRunTest):
     def test_every_case_that_ran_has_one_row_of_readings_per_rank(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stdout + self.proc.stderr)
         with h5py.File(self.out, "r") as f:
-            self.assertEqual(s(f.attrs["schemaVersion"]), "1.9")
+            self.assertEqual(s(f.attrs["schemaVersion"]), "1.10")
             for k, c in f["cases"].items():
                 if s(c.attrs["status"]) == "skipped":
                     self.assertNotIn("host", c, k)

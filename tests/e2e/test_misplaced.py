@@ -63,7 +63,7 @@ class Misplaced(SharedRunTest):
     def test_every_dataset_carries_the_digest_the_format_defines(self):
         seen = []
         with h5py.File(self.out, "r") as f:
-            self.assertEqual(s(f.attrs["schemaVersion"]), "1.9")
+            self.assertEqual(s(f.attrs["schemaVersion"]), "1.10")
 
             def check(name, obj):
                 if isinstance(obj, h5py.Dataset):

@@ -74,6 +74,17 @@ class Fitted(InputErrorTest):
         self.assertIn("transfers in groups of one rank move nothing between ranks: not fitted", m["notes"])
         self.assertEqual(len(m["cases"]), 8)
         self.assertEqual(m["format_version"], 2)
+        # What the run's MPI ran: Open MPI 4.1's tuned by its fixed rules (the segmented ring at 64 KiB on 2 ranks,
+        # Rabenseifner at 1 MiB, the two-process allgather); another MPI names none, and the ring is taken.
+        algorithms = {(t["op"], p["bytes"]): p["algorithm"] for t in m["transfers"] for p in t["points"]}
+        if m["files"][1]["mpi_library"].startswith("Open MPI v4.1."):
+            self.assertEqual(m["files"][1]["mpi_settings"]["coll_tuned_use_dynamic_rules"], "0")
+            self.assertEqual(algorithms, {("allreduce", 65536): "segmented_ring", ("allreduce", 1048576): "rabenseifner",
+                                          ("allgather", 65536): "two_proc", ("allgather", 1048576): "two_proc"})
+            self.assertIn("as the MPI ran it: segmented_ring (2 ranks), rabenseifner (2 ranks)", self.fit.stdout)
+        else:
+            self.assertEqual(set(algorithms.values()), {""})
+            self.assertNotIn("as the MPI ran it", self.fit.stdout)
         self.assertEqual(m["gemm"][0]["fit_error"]["cases"], 8)
         self.assertEqual(m["gemm"][0]["fit_error"]["terms"], 2)
         for t in m["transfers"]:  # a case per point; the bandwidth always fitted, the latency where the samples tell it
@@ -185,6 +196,10 @@ class Fitted(InputErrorTest):
             (["format_version"], "3", "model format version 3 (written by gpuscale "),
             (["gemm", 0, "fit_error", "terms"], "99", "gemm[0].fit_error.terms: must be at most the fit's cases, 8, "
                                                       "got 99"),
+            (["transfers", 0, "points", 0, "algorithm"], '"fastest"',
+             'transfers[0].points[0].algorithm: must be one of ring, segmented_ring, recursive_doubling, '
+             'rabenseifner, bruck, two_proc, neighbor; got "fastest"'),
+            (["files", 0, "mpi_settings"], '{"coll": 3}', "files[0].mpi_settings.coll: must be a string, got 3"),
         ]
         for i, (keys, value, message) in enumerate(edits):
             with self.subTest(keys=keys, value=value):

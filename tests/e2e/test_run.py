@@ -31,7 +31,7 @@ class RunTwoRanks(ScratchTest):
         with h5py.File(self.out, "r") as f:
             a = f.attrs
             self.assertEqual(s(a["software"]), "gpuscale")
-            self.assertEqual(s(a["schemaVersion"]), "1.9")
+            self.assertEqual(s(a["schemaVersion"]), "1.10")
             self.assertEqual(a["complete"], 1)
             self.assertEqual(s(a["status"]), "complete")
             self.assertEqual(a["ranks"], 2)

@@ -127,12 +127,12 @@ TEST_CASE("ring steps per op, and the steps between nodes", "[model]") {
   CHECK(ring_steps("sendrecv", 4) == 1);
   CHECK(ring_steps("p2p-bw", 2) == 1);
   CHECK(ring_steps("allreduce", 1) == 0);
-  const auto row = transfer_row("allreduce", 4, 2, 1000);  // 4 ranks on 2 nodes: 2 steps cross, 4 stay inside
+  const auto row = transfer_row("allreduce", 4, 2, 1000, 1.0);  // 4 ranks on 2 nodes: 2 steps cross, 4 stay inside
   CHECK(row[kAlphaIntra] == 4);
   CHECK(row[kAlphaInter] == 2);
   CHECK(row[kSecPerByteInter] == 1000);
   CHECK(row[kSecPerByteIntra] == 0);
-  const auto one = transfer_row("allgather", 2, 1, 500);
+  const auto one = transfer_row("allgather", 2, 1, 500, 1.0);
   CHECK(one[kAlphaInter] == 0);
   CHECK(one[kSecPerByteIntra] == 500);
 }
@@ -574,4 +574,85 @@ TEST_CASE("where every case that could be fitted is noisy, the fit fails naming 
           "fit them anyway");
   }
   CHECK(fit_model({{"c.h5", run}}, {true}).gemm.size() == 1);
+}
+
+namespace {
+
+const std::string kOpenMpi414 = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4";
+
+// What an Open MPI 4.1 run reads of its settings: tuned's fixed rules, or a forced allreduce algorithm.
+MpiSettings open_mpi_settings(const std::string& forced_allreduce = "0") {
+  return {{"coll", ""},
+          {"coll_tuned_priority", "30"},
+          {"coll_tuned_use_dynamic_rules", forced_allreduce == "0" ? "0" : "1"},
+          {"coll_tuned_allreduce_algorithm", forced_allreduce}};
+}
+
+// Allreduce of `bytes` on n ranks (one per node) as Open MPI's fixed rules run it, by hand: below 256 KiB on up to
+// 3 ranks the segmented ring, else Rabenseifner, whose 3 ranks fold (5 steps, 3 buffers on rank 0's link).
+double open_mpi_allreduce_s(double bytes, int n) {
+  if (n < 4 && bytes < 262144) return 2 * (n - 1) * kAlpha + bytes * 2.0 * (n - 1) / n * kSecPerByte;
+  if (n == 2) return 2 * kAlpha + bytes * kSecPerByte;
+  if (n == 3) return 5 * kAlpha + bytes * 3 * kSecPerByte;
+  return 4 * kAlpha + bytes * 1.5 * kSecPerByte;  // 4 ranks: 2 log2 4 steps, what the ring moves
+}
+
+std::pair<std::string, RunRecord> open_mpi_file(int n, const MpiSettings& settings, bool by_algorithm) {
+  RunRecord run = run_of(n, n);
+  run.mpi_library = kOpenMpi414;
+  run.mpi_settings = settings;
+  for (const auto& c : plan_of(kCollectives)) {
+    const double bytes = static_cast<double>(c.params.get_int("bytes"));
+    run.cases.push_back(case_of(c, run, by_algorithm ? open_mpi_allreduce_s(bytes, n) : allreduce_s(bytes, n, n)));
+  }
+  return {"ompi" + std::to_string(n) + ".h5", run};
+}
+
+}  // namespace
+
+TEST_CASE("files of Open MPI's fixed rules fit exactly once each case has its algorithm's steps and bytes",
+          "[model]") {
+  const Model m = fit_model({open_mpi_file(2, open_mpi_settings(), true), open_mpi_file(3, open_mpi_settings(), true)});
+  const TransferFit* f = m.find_transfer(Backend::cpu, CommKind::mpi, "allreduce");
+  REQUIRE(f != nullptr);
+  CHECK(f->coef[kAlphaInter] == Approx(kAlpha).epsilon(1e-6));
+  CHECK(f->coef[kSecPerByteInter] == Approx(kSecPerByte).epsilon(1e-6));
+  CHECK(f->error.rel_rms == Approx(0).margin(1e-9));
+  CHECK(algorithms_measured(*f) == "segmented_ring (2, 3 ranks), rabenseifner (2, 3 ranks)");
+  // 4 ranks run Rabenseifner at every size, which the files measured: priced by it, with an interval.
+  const auto rows = predict_rows(m, m.cases, predict_job(m, 4, 4));
+  REQUIRE(rows.size() == 3);
+  for (const auto& r : rows) {
+    REQUIRE(r.p.predicted());
+    const double bytes = static_cast<double>(r.c.params.get_int("bytes"));
+    CHECK(*r.p.op_time_s == Approx(open_mpi_allreduce_s(bytes, 4)).epsilon(1e-6));
+    CHECK(r.p.no_interval.find("regime") == std::string::npos);
+  }
+  // The model file keeps the algorithm of every point and the files' settings.
+  const Model back = read_model_json(model_json(m), "model-algorithms.json");
+  CHECK(back.sources[0].mpi_library == kOpenMpi414);
+  CHECK(back.sources[0].mpi_settings == open_mpi_settings());
+  CHECK(algorithms_measured(back.transfers[0]) == algorithms_measured(*f));
+}
+
+TEST_CASE("a target whose MPI runs an algorithm the files never ran has no interval, and says so", "[model]") {
+  // The files forced the ring (coll_tuned_allreduce_algorithm=4); the target runs tuned's fixed rules.
+  const Model m = fit_model({open_mpi_file(2, open_mpi_settings("4"), false), open_mpi_file(3, open_mpi_settings("4"),
+                                                                                          false)});
+  PredictJob job = predict_job(m, 4, 4);
+  const Case big = plan_of(kCollectives)[1];  // 1 MiB
+  const Prediction forced = predict_case(m, model_case(big), job);
+  REQUIRE(forced.predicted());
+  CHECK(forced.no_interval.find("regime") == std::string::npos);  // the ring again: measured
+  CHECK(*forced.op_time_s == Approx(allreduce_s(1048576, 4, 4)).epsilon(1e-6));
+  job.mpi_settings = open_mpi_settings();
+  const Prediction p = predict_case(m, model_case(big), job);
+  REQUIRE(p.predicted());
+  CHECK_FALSE(p.has_interval());
+  CHECK(p.no_interval == "allreduce of 1 MiB on 4 ranks runs rabenseifner (Open MPI 4.1's tuned (fixed rules)); the "
+                         "files measured ring (2, 3 ranks): that regime was not measured");
+  CHECK(std::find(p.extrapolated.begin(), p.extrapolated.end(),
+                  "allreduce of 1 MiB on 4 ranks runs rabenseifner (Open MPI 4.1's tuned (fixed rules)), which the "
+                  "files never ran") != p.extrapolated.end());
+  CHECK(*p.op_time_s == Approx(4 * kAlpha + 1048576 * 1.5 * kSecPerByte).epsilon(1e-6));  // priced as Rabenseifner
 }

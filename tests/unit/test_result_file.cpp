@@ -25,6 +25,7 @@ RunRecord sample_run() {
   run.date = "2026-11-22T07:00:00+0000";
   run.software_dependencies = "openmpi@4.1.4;hdf5@1.10.8";
   run.mpi_library = "Open MPI v4.1.4, package: Debian OpenMPI";
+  run.mpi_settings = {{"coll", ""}, {"coll_tuned_priority", "30"}, {"btl_tcp_eager_limit", "65536"}};
   run.command_line = "gpuscale run x.toml";
   run.config_file = "x.toml";
   run.config_text = "[[experiment]]\nworkload = \"gemm\"\n";
@@ -153,6 +154,7 @@ TEST_CASE("a result file round-trips every field", "[hdf5]") {
   CHECK(back.schema_version == kSchemaVersion);
   CHECK(back.software_dependencies == run.software_dependencies);
   CHECK(back.mpi_library == run.mpi_library);
+  CHECK(back.mpi_settings == run.mpi_settings);
   CHECK(back.command_line == run.command_line);
   CHECK(back.config_text == run.config_text);
   CHECK(back.backend_reason == run.backend_reason);
@@ -587,6 +589,10 @@ TEST_CASE("what the report relies on is checked: counts, shapes, indices, finite
   SECTION("a mode the report does not know") {
     edit_file(path, [](hid_t g) { h5::write_attr(g, "mode", std::string("sideways")); });
     CHECK(read_error(path) == damaged + "/cases/0000: attribute 'mode' is 'sideways', neither serial nor parallel");
+  }
+  SECTION("an MPI setting that is no NAME=VALUE") {
+    edit_file(path, [](hid_t f) { h5::write_attr(f, "mpiSettings", std::string("coll=\nbtl_tcp_flags\n")); }, false);
+    CHECK(read_error(path) == damaged + "/: attribute 'mpiSettings' has the line 'btl_tcp_flags', not NAME=VALUE");
   }
   SECTION("a backend the report does not know") {
     edit_file(path, [](hid_t g) { h5::write_attr(g, "backend", std::string("rocm")); });
