@@ -91,6 +91,7 @@ std::vector<std::pair<std::string, std::string>> mpi_tuning_settings() {
     out.emplace_back(name, cvar_text(index));
   }
   MPI_T_finalize();
+  if (const std::string pml = open_mpi_selected_pml(); !pml.empty()) out.emplace_back("pml", pml);
   return out;
 }
 

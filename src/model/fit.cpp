@@ -339,7 +339,9 @@ TransferFit fit_transfer(const TransferKey& key, const std::vector<const Measure
     d.y.push_back(median(per_op));
     d.samples.push_back(per_op);
     for (int j = 0; j < kTransferTerms; ++j) usable[j] = usable[j] || row[j] > 0;
-    f.points.push_back({t.group_size, t.group_nodes, t.op_bytes, d.y.back(), x->from, alg});
+    const std::string protocol =
+        mpi_protocol(x->run->mpi_settings, t.op, alg, t.group_size, t.group_nodes, t.op_bytes);
+    f.points.push_back({t.group_size, t.group_nodes, t.op_bytes, d.y.back(), x->from, alg, protocol});
   }
   const LsqFit fit = relative_nonneg_lsq(d.x, d.y, usable, kTransferDropOrder, kTransferDropFor);
   for (int j = 0; j < kTransferTerms; ++j) {

@@ -59,8 +59,9 @@ std::array<double, kTransferTerms> transfer_row(const std::string& op, int ranks
 std::string algorithms_measured(const TransferFit& f) {
   std::vector<std::pair<std::string, std::vector<int>>> seen;
   for (const auto& p : f.points) {
-    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == p.algorithm; });
-    if (it == seen.end()) it = seen.insert(seen.end(), {p.algorithm, {}});
+    const std::string regime = regime_text(p.algorithm, p.protocol);
+    auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == regime; });
+    if (it == seen.end()) it = seen.insert(seen.end(), {regime, {}});
     if (std::find(it->second.begin(), it->second.end(), p.ranks) == it->second.end()) it->second.push_back(p.ranks);
   }
   std::vector<std::string> parts;
@@ -68,9 +69,14 @@ std::string algorithms_measured(const TransferFit& f) {
     std::sort(ranks.begin(), ranks.end());
     std::vector<std::string> r;
     for (int n : ranks) r.push_back(std::to_string(n));
-    parts.push_back((alg.empty() ? std::string("not known") : alg) + " (" + join(r, ", ") + " ranks)");
+    parts.push_back(alg + " (" + join(r, ", ") + " ranks)");
   }
   return join(parts, ", ");
+}
+
+std::string regime_text(const std::string& algorithm, const std::string& protocol) {
+  if (algorithm.empty() && protocol.empty()) return "not known";
+  return algorithm.empty() || protocol.empty() ? algorithm + protocol : algorithm + ", " + protocol;
 }
 
 const GemmCurve* Model::find_gemm(Backend backend, const std::string& dtype, const std::string& impl) const {

@@ -98,6 +98,7 @@ struct TransferPoint {
   double op_s = 0;           // median over samples of the mean over ranks of busy time / operations
   std::string from;          // "FILE case N"
   std::string algorithm;     // what the file's MPI ran (mpi_algorithm.hpp); "" not known: the ring assumed
+  std::string protocol;      // how it sent the largest message of a step: "eager", "rendezvous"; "" not known
 };
 
 // Time per operation = steps inside a node x alpha_intra + steps between
@@ -125,6 +126,8 @@ std::string fit_name(const TransferFit& t);
 // "ring (2, 3 ranks), rabenseifner (4 ranks)": the algorithms the fit's points ran (mpi_algorithm.hpp; "not
 // known" where the file's MPI did not say), and on how many ranks.
 std::string algorithms_measured(const TransferFit& f);
+// "rabenseifner, rendezvous", "ring", "eager"; "not known" where neither is.
+std::string regime_text(const std::string& algorithm, const std::string& protocol);
 // "fit error 58.2% rms over 12 case(s), worst: a.h5 case 7 (measured 3.10x the fit), ..."
 std::string fit_error_text(const FitError& e);
 

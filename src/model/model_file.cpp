@@ -67,7 +67,8 @@ json transfer_json(const TransferFit& t) {
   json points = json::array();
   for (const auto& p : t.points) {
     points.push_back({{"ranks", p.ranks}, {"nodes", p.nodes}, {"bytes", p.bytes}, {"op_time_s", p.op_s},
-                      {"from", p.from}, {"algorithm", p.algorithm}});
+                      {"from", p.from}, {"algorithm", p.algorithm},
+                      {"protocol", p.protocol}});
   }
   const json cov = matrix_json(t.cov);
   return {{"backend", backend_name(t.backend)}, {"comm", comm_name(t.comm)}, {"op", t.op},
@@ -254,7 +255,7 @@ void read_terms(const ModelField& t, TransferFit& f) {
 }
 
 TransferPoint point_of(const ModelField& p) {
-  TransferPoint x{p["ranks"].whole(1), 1, 0, 0, "", ""};
+  TransferPoint x{p["ranks"].whole(1), 1, 0, 0, "", "", ""};
   x.nodes = p["nodes"].whole(1);
   if (x.nodes > x.ranks) p["nodes"].fail("must be at most the point's ranks, " + std::to_string(x.ranks) + ", got " +
                                         std::to_string(x.nodes));
@@ -262,6 +263,7 @@ TransferPoint point_of(const ModelField& p) {
   x.op_s = p["op_time_s"].seconds();
   x.from = p["from"].str();
   if (p.has("algorithm") && !p["algorithm"].str().empty()) x.algorithm = p["algorithm"].word(mpi_algorithm_names());
+  if (p.has("protocol") && !p["protocol"].str().empty()) x.protocol = p["protocol"].word({"eager", "rendezvous"});
   return x;
 }
 

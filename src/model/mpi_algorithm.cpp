@@ -13,10 +13,7 @@ namespace {
 // Open MPI 4.1's coll components that take collectives from tuned where their priority is above tuned's.
 const char* const kRivals[] = {"han", "adapt", "hcoll", "ucc"};
 
-std::string setting(const MpiSettings& s, const std::string& name) {
-  const auto it = std::find_if(s.begin(), s.end(), [&](const auto& kv) { return kv.first == name; });
-  return it == s.end() ? "" : it->second;
-}
+std::string setting(const MpiSettings& s, const std::string& name) { return mpi_setting(s, name); }
 
 long setting_int(const MpiSettings& s, const std::string& name, long otherwise) {
   const std::string v = setting(s, name);
@@ -56,6 +53,13 @@ int floor_pow2(int n) {
   int p = 1;
   while (p * 2 <= n) p *= 2;
   return p;
+}
+
+// The most blocks a rank sends in one step of Bruck's allgather: min(2^k, n - 2^k) at step k.
+double bruck_largest(int n) {
+  int most = 0;
+  for (int d = 1; d < n; d *= 2) most = std::max(most, std::min(d, n - d));
+  return most;
 }
 
 // ompi_coll_tuned_allreduce_intra_dec_fixed (Open MPI 4.1, commutative ops), for the communicators up to 31.
@@ -113,6 +117,12 @@ long forced_algorithm(const MpiSettings& s, const std::string& op) {
 
 }  // namespace
 
+std::string mpi_setting(const MpiSettings& settings, const std::string& name) {
+  const auto it =
+      std::find_if(settings.begin(), settings.end(), [&](const auto& kv) { return kv.first == name; });
+  return it == settings.end() ? "" : it->second;
+}
+
 const std::vector<std::string>& mpi_tuning_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> v{"coll", "coll_tuned_priority", "coll_tuned_use_dynamic_rules",
@@ -160,20 +170,37 @@ std::optional<Schedule> algorithm_schedule(const std::string& op, const std::str
   const double lg = std::log2(static_cast<double>(p));
   const bool folded = p != n;  // ranks beyond the power of two fold into their neighbours first, and wait at the end
   if (op == "allreduce") {
-    if (algorithm == "ring" || algorithm == "segmented_ring") return Schedule{2 * k, 2 * k / n};
+    if (algorithm == "ring" || algorithm == "segmented_ring") return Schedule{2 * k, 2 * k / n, 1.0 / n};
     // The whole buffer each step; a fold sends it to the even neighbour first and gets the result back last.
-    if (algorithm == "recursive_doubling") return Schedule{lg + (folded ? 2 : 0), lg + (folded ? 2 : 0)};
+    if (algorithm == "recursive_doubling") return Schedule{lg + (folded ? 2 : 0), lg + (folded ? 2 : 0), 1};
     // Halves exchanged, the result's half sent back, the whole result to the folded rank last: 2 buffers more.
-    if (algorithm == "rabenseifner") return Schedule{2 * lg + (folded ? 3 : 0), 2 * (p - 1.0) / p + (folded ? 2 : 0)};
+    if (algorithm == "rabenseifner") {
+      return Schedule{2 * lg + (folded ? 3 : 0), 2 * (p - 1.0) / p + (folded ? 2 : 0), folded ? 1.0 : 0.5};
+    }
   }
   if (op == "allgather") {
-    if (algorithm == "ring") return Schedule{k, k / n};
-    if (algorithm == "bruck") return Schedule{std::ceil(std::log2(std::max(1, n))), k / n};
-    if (algorithm == "recursive_doubling") return Schedule{lg, k / n};
-    if (algorithm == "two_proc") return Schedule{1, 0.5};
-    if (algorithm == "neighbor") return Schedule{n / 2.0, k / n};
+    if (algorithm == "ring") return Schedule{k, k / n, 1.0 / n};
+    if (algorithm == "bruck") return Schedule{std::ceil(std::log2(std::max(1, n))), k / n, bruck_largest(n) / n};
+    if (algorithm == "recursive_doubling") return Schedule{lg, k / n, 0.5};
+    if (algorithm == "two_proc") return Schedule{1, 0.5, 0.5};
+    if (algorithm == "neighbor") return Schedule{n / 2.0, k / n, 2.0 / n};
   }
   return std::nullopt;
+}
+
+std::string mpi_protocol(const MpiSettings& settings, const std::string& op, const std::string& algorithm, int n,
+                         int nodes, double op_bytes) {
+  const long eager = setting_int(settings, "btl_tcp_eager_limit", -1);
+  if (nodes < 2 || eager < 0 || setting(settings, "pml") != "ob1") return "";
+  double largest = 0;
+  if (op == "sendrecv" || op == "pairs") {
+    largest = op_bytes;
+  } else if (const auto s = algorithm_schedule(op, algorithm, n)) {
+    largest = s->largest_message_per_byte * op_bytes;
+  } else {
+    return "";
+  }
+  return largest > static_cast<double>(eager) ? "rendezvous" : "eager";
 }
 
 }  // namespace gpuscale

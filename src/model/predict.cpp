@@ -207,14 +207,20 @@ void flag_transfer_range(const Ctx& x, const TransferSpan& s, const TransferWork
   }
 }
 
-// A regime the files did not measure: the library runs another algorithm for the target than for any case fitted.
-void flag_unmeasured_algorithm(const Ctx& x, const TransferFit& f, const TransferWork& t, const std::string& alg) {
-  if (alg.empty() || f.points.empty()) return;
-  const bool measured =
-      std::any_of(f.points.begin(), f.points.end(), [&](const TransferPoint& p) { return p.algorithm == alg; });
+// A regime the files did not measure: the library runs another algorithm, or sends another way, for the target
+// than for any case fitted.
+void flag_unmeasured_regime(const Ctx& x, const TransferFit& f, const TransferWork& t, const std::string& alg,
+                            const std::string& protocol) {
+  if ((alg.empty() && protocol.empty()) || f.points.empty()) return;
+  const bool measured = std::any_of(f.points.begin(), f.points.end(), [&](const TransferPoint& p) {
+    return p.algorithm == alg && p.protocol == protocol;
+  });
   if (measured) return;
+  std::vector<std::string> from;
+  if (!alg.empty()) from.push_back(mpi_algorithm_source(x.job.mpi_settings, t.op));
+  if (!protocol.empty()) from.push_back("btl_tcp_eager_limit=" + mpi_setting(x.job.mpi_settings, "btl_tcp_eager_limit"));
   const std::string what = t.op + " of " + format_bytes(t.op_bytes) + " on " + std::to_string(t.group_size) +
-                           " ranks runs " + alg + " (" + mpi_algorithm_source(x.job.mpi_settings, t.op) + ")";
+                           " ranks runs " + regime_text(alg, protocol) + " (" + join(from, "; ") + ")";
   x.beyond(what + ", which the files never ran");
   x.no_interval(what + "; the files measured " + algorithms_measured(f) + ": that regime was not measured");
 }
@@ -230,7 +236,11 @@ Part op_part(const Ctx& x, const TransferWork& t) {
   const std::string alg = x.job.comm == CommKind::mpi ? mpi_algorithm(x.job.mpi_library, x.job.mpi_settings, t.op,
                                                                       t.group_size, t.op_bytes)
                                                         : "";
-  flag_unmeasured_algorithm(x, *f, t, alg);
+  const std::string protocol =
+      x.job.comm == CommKind::mpi
+          ? mpi_protocol(x.job.mpi_settings, t.op, alg, t.group_size, t.group_nodes, t.op_bytes)
+          : "";
+  flag_unmeasured_regime(x, *f, t, alg, protocol);
   const auto row = transfer_row(t.op, t.group_size, t.group_nodes, t.op_bytes, t.bus_factor, alg);
   for (int j = 0; j < kTransferTerms; ++j) {
     if (row[j] <= 0 || f->fitted[j]) continue;

@@ -8,7 +8,10 @@ of a shape the model did not see:
 
 - fitted on 2 and 3 hosts (1 rank each), the prediction for 4 hosts;
 - fitted on 1 host with 2 ranks and 2 hosts with 1 rank, the prediction for
-  2 hosts with 2 ranks each.
+  2 hosts with 2 ranks each;
+- both with Open MPI tuned to move nccl-tests' bus bytes (TUNED, below),
+  and the first again at MPI's defaults (DEFAULTS), where the model takes
+  each case's algorithm from the run's settings.
 
 What is checked: every case is predicted before the run, the run changes no
 prediction, and what `predict --against` says of each case follows from its
@@ -53,13 +56,18 @@ MIN_BYTES = 1 << 20
 # - allreduce and allgather pinned to the ring: tuned's defaults are Rabenseifner for allreduce (on 3 ranks
 #   one rank's link is busy 3 times the buffer's transfer time, the ring's 4/3) and recursive doubling (bruck
 #   on 3 ranks) for allgather.
-MCA = ["--mca", "btl_tcp_flags", "send",
+TUNED = ["--mca", "btl_tcp_flags", "send",
        "--mca", "btl_tcp_eager_limit", "33554432", "--mca", "btl_tcp_max_send_size", "33554432",
        "--mca", "coll_tuned_use_dynamic_rules", "1",
        "--mca", "coll_tuned_allreduce_algorithm", "4",
        "--mca", "coll_tuned_allgather_algorithm", "4",
        # Up to 4 ranks share this machine's cores: a rank that waits yields the core.
        "--mca", "mpi_yield_when_idle", "1"]
+# MPI as a user's job has it: tuned's fixed rules pick the algorithms (Rabenseifner for allreduce, the
+# two-process exchange, Bruck and recursive doubling for allgather on 2, 3 and 4 ranks), which the model reads
+# from the run's settings (docs/model.md, "The algorithm MPI picks").
+DEFAULTS = ["--mca", "mpi_yield_when_idle", "1"]
+MCA = {"tuned": TUNED, "defaults": DEFAULTS}
 
 SCRATCH = None  # a temporary folder for every run of this module
 RUNS = {}  # (nodes, ranks per node) -> result file, each job run once
@@ -73,12 +81,13 @@ def payload_rate(rate):
     return float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)] / 8
 
 
-def run_job(test, nodes, per_node):
-    """The result file of the config on `nodes` hosts with `per_node` ranks each (run once, then shared)."""
-    key = (nodes, per_node)
+def run_job(test, nodes, per_node, mpi="tuned"):
+    """The result file of the config on `nodes` hosts with `per_node` ranks each, with MCA[mpi] (run once, then
+    shared)."""
+    key = (nodes, per_node, mpi)
     if key not in RUNS:
-        out = os.path.join(SCRATCH, f"n{nodes}x{per_node}.h5")
-        p = HOSTS.mpirun(nodes * per_node, [GPUSCALE, "run", CONFIG, "-o", out], extra=MCA, timeout=300,
+        out = os.path.join(SCRATCH, f"n{nodes}x{per_node}-{mpi}.h5")
+        p = HOSTS.mpirun(nodes * per_node, [GPUSCALE, "run", CONFIG, "-o", out], extra=MCA[mpi], timeout=300,
                          cwd=SCRATCH, nodes=nodes, slots=per_node)
         test.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         RUNS[key] = out
@@ -213,6 +222,48 @@ class RanksPerNode(unittest.TestCase):
             worst = slowest[(r["params"]["op"], int(r["params"]["bytes"]))]
             print(f"{line(r)} (mean over ranks); slowest rank {worst * 1e3:.2f} ms, "
                   f"{worst / r['predicted_op_time_s']:.2f}x", file=sys.stderr)
+
+
+class MoreNodesAtMpiDefaults(unittest.TestCase):
+    """Fitted on 2 and 3 hosts at MPI's defaults, 4 hosts: each case priced by the algorithm tuned picks, and a
+    prediction in an algorithm the files never ran has no interval."""
+
+    def test_d_the_algorithms_tuned_picks_are_known_to_the_model(self):
+        model = fit(self, "defaults.json", run_job(self, 2, 1, "defaults"), run_job(self, 3, 1, "defaults"))
+        with open(model) as f:
+            m = json.load(f)
+        if not m["files"][0]["mpi_library"].startswith("Open MPI v4.1."):
+            self.skipTest("tuned's fixed rules are known for Open MPI 4.1 only, this is " + m["files"][0]["mpi_library"])
+        ran = {(t["op"], p["ranks"]): (p["algorithm"], p["protocol"]) for t in m["transfers"] for p in t["points"]}
+        rdv = "rendezvous"  # 1-16 MiB, over Open MPI's TCP eager limit of 64 KiB
+        self.assertEqual(ran, {("allreduce", 2): ("rabenseifner", rdv), ("allreduce", 3): ("rabenseifner", rdv),
+                               ("allgather", 2): ("two_proc", rdv), ("allgather", 3): ("bruck", rdv),
+                               ("sendrecv", 2): ("", rdv), ("sendrecv", 3): ("", rdv)})
+        measured = run_job(self, 4, 1, "defaults")
+        after = predict(self, model, 4, 4, "--against", measured)
+        print(table(self, model, 4, 4, measured), file=sys.stderr)
+        rows = checked(after["cases"])
+        self.assertEqual(len(rows), 3 * 3)
+        regime = "regime was not measured"
+        for r in rows:
+            with self.subTest(case=r["case"]):
+                self.assertEqual(r["status"], "predicted", r.get("reason"))
+                if r["params"]["op"] == "allgather":  # recursive doubling on 4 ranks: neither of the files' two
+                    self.assertIn(f"allgather of {int(r['params']['bytes']) >> 20} MiB on 4 ranks runs "
+                                  "recursive_doubling, rendezvous (Open MPI 4.1's tuned (fixed rules); "
+                                  "btl_tcp_eager_limit=65536); the files measured two_proc, rendezvous (2 ranks), "
+                                  "bruck, rendezvous (3 ranks): that " + regime, r["no_interval"])
+                else:
+                    self.assertNotIn(regime, r.get("no_interval", ""))
+            print(line(r), file=sys.stderr)
+        check_against(self, after)
+        # Fitted on the tuned runs (the ring, every message eager), no case of the default run is in a measured regime.
+        tuned = fit(self, "tuned.json", run_job(self, 2, 1), run_job(self, 3, 1))
+        for r in checked(predict(self, tuned, 4, 4, "--against", measured)["cases"]):
+            with self.subTest(case=r["case"], fitted="tuned"):
+                self.assertIn(regime, r.get("no_interval", ""))
+                self.assertNotIn("predicted_op_time_lo_s", r)
+        check_against(self, after)
 
 
 def use(h):

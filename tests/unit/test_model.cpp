@@ -656,3 +656,19 @@ TEST_CASE("a target whose MPI runs an algorithm the files never ran has no inter
                   "files never ran") != p.extrapolated.end());
   CHECK(*p.op_time_s == Approx(4 * kAlpha + 1048576 * 1.5 * kSecPerByte).epsilon(1e-6));  // priced as Rabenseifner
 }
+
+TEST_CASE("a target that sends in rendezvous where the files sent eager has no interval, and says so", "[model]") {
+  MpiSettings eager = open_mpi_settings();
+  eager.push_back({"pml", "ob1"});
+  eager.push_back({"btl_tcp_eager_limit", "33554432"});  // every message eager
+  const Model m = fit_model({open_mpi_file(2, eager, true), open_mpi_file(3, eager, true)});
+  CHECK(algorithms_measured(m.transfers[0]) == "segmented_ring, eager (2, 3 ranks), rabenseifner, eager (2, 3 ranks)");
+  PredictJob job = predict_job(m, 4, 4);
+  const Case big = plan_of(kCollectives)[1];  // 1 MiB
+  CHECK(predict_case(m, model_case(big), job).no_interval.find("regime") == std::string::npos);
+  job.mpi_settings.back().second = "65536";  // Open MPI's default
+  const Prediction p = predict_case(m, model_case(big), job);
+  CHECK(p.no_interval == "allreduce of 1 MiB on 4 ranks runs rabenseifner, rendezvous (Open MPI 4.1's tuned (fixed "
+                         "rules); btl_tcp_eager_limit=65536); the files measured segmented_ring, eager (2, 3 ranks), "
+                         "rabenseifner, eager (2, 3 ranks): that regime was not measured");
+}

@@ -115,3 +115,24 @@ TEST_CASE("each algorithm's steps and wire bytes, and the ring where none is kno
   CHECK(ring[kSecPerByteInter] == Approx(4000.0 / 3));
   CHECK(ring[kAlphaInter] == 4);
 }
+
+TEST_CASE("the largest message of a step against the TCP eager limit: eager or rendezvous", "[mpi_algorithm]") {
+  const MpiSettings tcp = {{"pml", "ob1"}, {"btl_tcp_eager_limit", "65536"}};
+  // Rabenseifner on 4 ranks exchanges halves first: 512 KiB of a 1 MiB allreduce.
+  CHECK(mpi_protocol(tcp, "allreduce", "rabenseifner", 4, 4, kMiB) == "rendezvous");
+  CHECK(mpi_protocol(tcp, "allreduce", "rabenseifner", 4, 4, 131072) == "eager");
+  // On 3 ranks the folded rank gets the whole result last.
+  CHECK(mpi_protocol(tcp, "allreduce", "rabenseifner", 3, 3, 65536 + 8) == "rendezvous");
+  CHECK(mpi_protocol(tcp, "allreduce", "ring", 4, 4, 262144) == "eager");  // 64 KiB pieces
+  CHECK(mpi_protocol(tcp, "sendrecv", "", 4, 4, 65536) == "eager");
+  CHECK(mpi_protocol(tcp, "sendrecv", "", 4, 4, 65537) == "rendezvous");
+  // Bruck sends at most min(2^k, n - 2^k) blocks a step: one of three, two of five.
+  CHECK(algorithm_schedule("allgather", "bruck", 3)->largest_message_per_byte == Approx(1.0 / 3));
+  CHECK(algorithm_schedule("allgather", "bruck", 5)->largest_message_per_byte == Approx(2.0 / 5));
+  // Not known: one node (shared memory has its own limit), another point-to-point layer, no limit read, an
+  // algorithm without a cost.
+  CHECK(mpi_protocol(tcp, "allreduce", "rabenseifner", 4, 1, kMiB).empty());
+  CHECK(mpi_protocol({{"pml", "ucx"}, {"btl_tcp_eager_limit", "65536"}}, "sendrecv", "", 2, 2, kMiB).empty());
+  CHECK(mpi_protocol({{"pml", "ob1"}}, "sendrecv", "", 2, 2, kMiB).empty());
+  CHECK(mpi_protocol(tcp, "allreduce", "", 4, 4, kMiB).empty());
+}
