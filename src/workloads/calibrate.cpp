@@ -130,6 +130,8 @@ double measure_fill(Device& dev, std::size_t count) {
   return 4.0 * static_cast<double>(bytes.size()) / s;  // four buffers of that size
 }
 
+constexpr double kSetupProbeBytes = 256.0 * 1048576;  // the most a setup measurement makes
+
 // Bytes of memory need per second of a workload's own setup and check, on a
 // copy of a case shrunk to tens of MiB (WorkloadType::small); a transfer's in
 // a group of this rank alone (SelfDataComm), whose operations are copies. NaN
@@ -138,6 +140,9 @@ double measure_setup(Device& dev, const Case& c) {
   const WorkloadType& type = find_workload(c.workload);
   const Params p = type.small(c.params);
   const MemoryNeed need = type.memory(p, dev.buffers_on_host());
+  // A workload that cannot shrink its case that far is not measured (its rate stays the default): on a loaded host
+  // making gigabytes of inputs took check tens of seconds.
+  if (need.device_bytes + need.host_bytes > kSetupProbeBytes) return NAN;
   Group self;
   self.data = std::make_unique<SelfDataComm>(dev);
   const bool transfer = type.scope(p).has_value();

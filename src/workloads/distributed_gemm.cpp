@@ -7,6 +7,7 @@
 #include "core/hash.hpp"
 #include "core/metrics.hpp"
 #include "workloads/distributed_gemm_report.hpp"
+#include "workloads/gemm.hpp"
 #include "workloads/typed_workload.hpp"
 
 namespace gpuscale {
@@ -69,6 +70,7 @@ class DistributedGemmType final : public TypedWorkloadType<DistributedGemmParams
   DistributedGemmType() : TypedWorkloadType(distributed_gemm_schema()) {}
   DistributedGemmParams parse(const Params& p) const override { return distributed_gemm_params(p); }
   const RowAnalysis* analysis() const override { return &distributed_gemm_analysis(); }
+  Params small(const Params& p) const override { return gemm_small(p); }
   std::vector<Params> examples() const override {
     return example_params(schema(), {"size = 64", "m = 96\nn = 64\nk = 40\ndtype = \"fp32\"\noverlap = false"});
   }

@@ -142,6 +142,14 @@ class DpStepType final : public TypedWorkloadType<DpStepParams> {
   // cannot add.
   std::string unsupported(const Params& p, const RunTarget& target) const override;
   const RowAnalysis* analysis() const override { return &overlap_analysis(); }
+  // For the calibration: layers of at most 512 x 512, a batch of at most 64, two layers (tens of MiB at most).
+  Params small(const Params& p) const override {
+    Params out = p;
+    out.set("hidden", std::min<std::int64_t>(p.get_int("hidden"), 512));
+    out.set("batch", std::min<std::int64_t>(p.get_int("batch"), 64));
+    out.set("layers", std::min<std::int64_t>(p.get_int("layers"), 2));
+    return out;
+  }
   // One bucket, several, and fp64 in small buckets.
   std::vector<Params> examples() const override {
     return example_params(schema(), {"hidden = 64\nbatch = 8\nlayers = 4",

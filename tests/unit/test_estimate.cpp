@@ -319,3 +319,19 @@ TEST_CASE("calibration times a transfer's setup and check on its largest case, i
   CHECK(r.setup_bytes_s.at("collective") < 1e12);
   CHECK(r.setup_bytes_s.count("p2p") == 0);  // pairs need two ranks: making inputs' rate prices it
 }
+
+TEST_CASE("every workload shrinks a case of gigabytes to tens of MiB for the calibration's setup measurement",
+          "[estimate]") {
+  // Cases of gigabytes: each workload's small() shrinks its own (dp_step and distributed_gemm had none, and check
+  // made their gigabytes of inputs: tens of seconds on a loaded host).
+  const auto plan = plan_of("[[experiment]]\nname = \"dp\"\nworkload = \"dp_step\"\nhidden = 16384\nbatch = 4096\n"
+                            "layers = 8\n[[experiment]]\nname = \"dg\"\nworkload = \"distributed_gemm\"\n"
+                            "size = 16384\n[[experiment]]\nname = \"g\"\nworkload = \"gemm\"\nsize = 16384\n");
+  for (const auto& c : plan) {
+    const WorkloadType& type = find_workload(c.workload);
+    const MemoryNeed big = type.memory(c.params, true), small = type.memory(type.small(c.params), true);
+    INFO(c.workload);
+    CHECK(big.device_bytes + big.host_bytes > 1e9);
+    CHECK(small.device_bytes + small.host_bytes < 64.0 * 1048576);
+  }
+}
