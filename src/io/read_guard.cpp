@@ -1,6 +1,7 @@
 #include "io/read_guard.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,10 @@ std::atomic<int> g_fd{STDERR_FILENO};
 // The stall watch: the process's bytes read as of the last look, and the ticks since the last that saw more.
 std::atomic<long long> g_last_read{-1};
 std::atomic<int> g_stalled{0};
+// The volume bound: the bytes read when the guard was armed, and how many more it may read (-1: none).
+std::atomic<long long> g_read_start{-1};
+std::atomic<long long> g_read_limit{-1};
+std::atomic<const std::string*> g_volume_line{nullptr};
 
 // An alternate stack for the handler (a stack overflow or a smashed stack pointer still reaches it).
 alignas(16) char g_stack[64 * 1024];
@@ -90,6 +95,13 @@ extern "C" void on_tick(int) {
   const long long now = bytes_read(after);
   const bool progress = now >= 0 && now != g_last_read.load();
   g_last_read.store(after);
+  const long long limit = g_read_limit.load();
+  if (now >= 0 && limit >= 0 && now - g_read_start.load() > limit) {
+    const std::string* line = g_volume_line.load();
+    if (line) write_all(g_fd.load(), line->data(), line->size());
+    remove_registered_files();
+    _exit(2);
+  }
   if (progress) {
     g_stalled.store(0);
   } else if (g_stalled.fetch_add(1) + 1 >= ReadGuard::kStallTicks) {
@@ -123,6 +135,9 @@ ReadGuard::ReadGuard(const std::string& path, std::chrono::milliseconds stall)
     : crash_line_("gpuscale: error: " + path + ": damaged result file: the HDF5 library crashed reading it ("),
       stall_line_("gpuscale: error: " + path + ": damaged result file: the HDF5 library did not finish reading it in " +
                   seconds(stall) + " s\n"),
+      volume_line_("gpuscale: error: " + path + ": damaged result file: the HDF5 library read " +
+                   std::to_string(kReadVolumeFactor) + " times the file's size and more without finishing\n"),
+      path_(path),
       stall_(stall) {}
 
 ReadGuard::~ReadGuard() { disarm(); }
@@ -160,6 +175,11 @@ void ReadGuard::arm() {
   bytes_read(after);
   g_last_read.store(after);
   g_stalled.store(0);
+  struct stat st_file {};
+  const long long size = stat(path_.c_str(), &st_file) == 0 ? static_cast<long long>(st_file.st_size) : 0;
+  outer_volume_ = g_volume_line.exchange(&volume_line_);
+  outer_start_ = g_read_start.exchange(after);
+  outer_limit_ = g_read_limit.exchange(after >= 0 ? kReadVolumeFactor * size + kReadVolumeSlack : -1);
   const itimerval t = tick_timer(stall_);
   setitimer(ITIMER_REAL, &t, &old_timer_);
   armed_ = true;
@@ -174,6 +194,9 @@ void ReadGuard::disarm() {
   sigaltstack(&old_stack_, nullptr);
   g_crash_line.store(outer_crash_);
   g_stall_line.store(outer_stall_);
+  g_volume_line.store(outer_volume_);
+  g_read_start.store(outer_start_);
+  g_read_limit.store(outer_limit_);
   g_fd.store(outer_fd_);
   if (stderr_fd_ >= 0) {
     dup2(stderr_fd_, STDERR_FILENO);

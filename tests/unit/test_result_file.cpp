@@ -906,6 +906,22 @@ TEST_CASE("a read that stops making progress ends with one line and exit code 2,
   });
   CHECK(reading.first == 0);
   CHECK(reading.second.empty());
+  // A loop that reads: far past the file's size (none here: the slack alone) in big reads.
+  const auto looping = in_child([] {
+    ReadGuard guard("results/x.h5", std::chrono::milliseconds(300));
+    guarded(guard, [] {
+      const int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+      std::vector<char> buf(1 << 20);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+      while (std::chrono::steady_clock::now() < until) {
+        if (read(fd, buf.data(), buf.size()) <= 0) break;
+      }
+      close(fd);
+    });
+  });
+  CHECK(looping.first == 2);
+  CHECK(looping.second == "gpuscale: error: results/x.h5: damaged result file: the HDF5 library read 8 times the "
+                          "file's size and more without finishing\n");
   // Once disarmed, no tick is left to come.
   ReadGuard guard("y.h5", std::chrono::milliseconds(50));
   guarded(guard, [] {});
