@@ -13,10 +13,8 @@ namespace {
 // Open MPI 4.1's coll components that take collectives from tuned where their priority is above tuned's.
 const char* const kRivals[] = {"han", "adapt", "hcoll", "ucc"};
 
-std::string setting(const MpiSettings& s, const std::string& name) { return mpi_setting(s, name); }
-
 long setting_int(const MpiSettings& s, const std::string& name, long otherwise) {
-  const std::string v = setting(s, name);
+  const std::string v = mpi_setting(s, name);
   if (v.empty()) return otherwise;
   char* end = nullptr;
   const long x = std::strtol(v.c_str(), &end, 10);
@@ -39,7 +37,7 @@ bool tuned_deselected(const std::string& coll) {
 
 bool tuned_in_charge(const MpiSettings& s) {
   const long tuned = setting_int(s, "coll_tuned_priority", -1);
-  if (tuned < 0 || tuned_deselected(setting(s, "coll"))) return false;
+  if (tuned < 0 || tuned_deselected(mpi_setting(s, "coll"))) return false;
   for (const char* r : kRivals) {
     const std::string c = std::string("coll_") + r;
     if (setting_int(s, c + "_priority", -1) > tuned && setting_int(s, c + "_enable", 1) != 0) return false;
@@ -149,7 +147,7 @@ std::string mpi_algorithm(const std::string& library, const MpiSettings& setting
   if (!open_mpi_41(library) || !tuned_in_charge(settings)) return "";
   const long forced = forced_algorithm(settings, op);
   if (forced == 0 && setting_int(settings, "coll_tuned_use_dynamic_rules", 0) != 0 &&
-      !setting(settings, "coll_tuned_dynamic_rules_filename").empty()) {
+      !mpi_setting(settings, "coll_tuned_dynamic_rules_filename").empty()) {
     return "";  // a rules file: not read here
   }
   if (op == "allreduce") return allreduce_name(forced > 0 ? static_cast<int>(forced) : allreduce_fixed(n, op_bytes));
@@ -191,7 +189,7 @@ std::optional<Schedule> algorithm_schedule(const std::string& op, const std::str
 std::string mpi_protocol(const MpiSettings& settings, const std::string& op, const std::string& algorithm, int n,
                          int nodes, double op_bytes) {
   const long eager = setting_int(settings, "btl_tcp_eager_limit", -1);
-  if (nodes < 2 || eager < 0 || setting(settings, "pml") != "ob1") return "";
+  if (nodes < 2 || eager < 0 || mpi_setting(settings, "pml") != "ob1") return "";
   double largest = 0;
   if (op == "sendrecv" || op == "pairs") {
     largest = op_bytes;
