@@ -20,7 +20,7 @@
 #include "app/host_busy.hpp"
 #include "app/launcher.hpp"
 #include "app/mpi_session.hpp"
-#include "app/node_peers.hpp"
+#include "app/end_watch.hpp"
 #include "app/output_path.hpp"
 #include "app/rank_table.hpp"
 #include "app/run_file.hpp"
@@ -576,14 +576,13 @@ int PlanRun::finish(const RunTally& tally) {
 // What a rank leaves for the end of its run, after MPI_Finalize.
 struct RankEnd {
   int rc = kExitOk;
-  std::string who;              // "rank 1 on node2"
-  std::vector<NodePeer> peers;  // the other ranks of this node
+  std::string who;  // "rank 1 on node2"
 };
 
 // The plan on every rank, once MPI runs: a rank's failure is said where it happened, and ends the whole job.
 RankEnd run_ranks(const RunOptions& opt, const Prepared& p, Watchdog& watchdog) {
   MpiCommunicator comm(MPI_COMM_WORLD);
-  RankEnd end{kExitOk, "rank " + std::to_string(comm.rank()) + " on " + comm.hostname(), node_peers(comm)};
+  RankEnd end{kExitOk, "rank " + std::to_string(comm.rank()) + " on " + comm.hostname()};
   watchdog.set_who(end.who);
   std::shared_ptr<RunFile> file;
   try {
@@ -634,19 +633,21 @@ int cmd_run(const RunOptions& opt, int* argc, char*** argv) {
   // the run ends the job as one frozen in a case does. Ranks other than 0 fire a little later, so that rank 0
   // records a timeout in the file first.
   const double edge_s = CaseTimeout{p.cfg.defaults.timeout_s}.edge_s();
+  EndWatch end_watch;  // forked before MPI, CUDA or registered memory start
   const int launched_rank = rank_from_launcher();
   Watchdog watchdog("rank " + (launched_rank < 0 ? std::string("?") : std::to_string(launched_rank)) + " on " +
                         short_hostname(), launched_rank > 0 ? 5.0 : 0.0);
   watchdog.arm("MPI's start (MPI_Init)", edge_s, edge_why(p));
   std::optional<MpiSession> mpi(std::in_place, argc, argv);
   const RankEnd end = run_ranks(opt, p, watchdog);
+  end_watch.arm("gpuscale: error: " + printable(end.who) + " (pid " + std::to_string(getpid()) +
+                    "): stopped (SIGSTOP?) for " + format_number("%g", edge_s) +
+                    " s at the end of the run, where its own watchdog cannot act: its watcher sent it SIGKILL; "
+                    "ending the job",
+                edge_s);
   watchdog.arm("the end of the run (MPI_Finalize)", edge_s, edge_why(p));
   mpi.reset();
   watchdog.disarm();
-  if (const std::string held = wait_for_node_peers(end.peers, edge_s); !held.empty()) {
-    print_error(end.who + ": " + held + "; ending the job");
-    return kExitTimeout;
-  }
   return end.rc;
 }
 

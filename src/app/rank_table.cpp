@@ -14,7 +14,7 @@
 #include <variant>
 
 #include "app/gpu_binding.hpp"
-#include "app/node_peers.hpp"
+#include "app/end_watch.hpp"
 #include "device/cuda_status.hpp"
 #include "io/rank_fields.hpp"
 

@@ -210,9 +210,11 @@ def read_until(test, proc, marker, within=60):
     return seen
 
 
-def rank_pids(marker, rank=None):
-    """PIDs of gpuscale processes of this test (their command line holds `marker`) with the given MPI rank (any: None)."""
-    pids = []
+def rank_pids(marker, rank=None, watchers=False):
+    """PIDs of gpuscale processes of this test (their command line holds `marker`) with the given MPI rank (any: None).
+    Each rank has a watcher for the end of its run (src/app/end_watch.hpp), a fork of it: left out, unless
+    `watchers`."""
+    found = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -221,13 +223,15 @@ def rank_pids(marker, rank=None):
                 cmd = f.read().split(b"\0")
             with open(f"/proc/{d}/environ", "rb") as f:
                 env = f.read().split(b"\0")
-        except OSError:
+            with open(f"/proc/{d}/stat", "rb") as f:
+                parent = int(f.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
             continue
         if os.path.basename(cmd[0].decode()) != "gpuscale" or marker.encode() not in cmd:
             continue
         if rank is None or any(f"{v}={rank}".encode() in env for v in RANK_VARIABLES):
-            pids.append(int(d))
-    return pids
+            found[int(d)] = parent
+    return sorted(pid for pid, parent in found.items() if watchers or parent not in found)
 
 
 def locked(path):
@@ -249,7 +253,7 @@ def wait_for_ranks(test, out, timeout=30):
     rank on its way out leaves /proc's command lines (its memory is gone) a moment before its files are closed, so
     the lock is what tells last."""
     deadline = time.time() + timeout
-    while rank_pids(out) or locked(out):
+    while rank_pids(out, watchers=True) or locked(out):
         if time.time() > deadline:
             test.fail(f"ranks of the run writing {out} still alive, or its lock held, {timeout} s after mpirun "
                       "returned")

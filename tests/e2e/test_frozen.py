@@ -1,7 +1,7 @@
-"""A rank frozen (SIGSTOP) at any moment of a run ends the job by itself, with exit code 3 and a line saying where:
-at its start (MPI's start, the run's start), in a case (tests/e2e/test_partial.py), and after its end (MPI's
-finalize, or a rank that never exits once it is done). Each edge is bounded by the config's timeout, at least 30 s
-(docs/metrics.md, "Hang safety"); the job's launcher then ends the frozen rank."""
+"""A rank frozen (SIGSTOP) at any moment of a run ends the job by itself, with a line saying where: at its start
+(MPI's start, the run's start), in a case (tests/e2e/test_partial.py), and after its end (MPI's finalize, or a rank
+that never exits once it is done, the only rank of its node too). Each edge is bounded by the config's timeout, at
+least 30 s (docs/metrics.md, "Hang safety"); the job's launcher then ends the frozen rank."""
 import os
 import re
 import signal
@@ -18,11 +18,11 @@ WITHIN_S = 60
 
 
 class Frozen(ScratchTest):
-    def launch(self):
+    def launch(self, ranks=2):
         self.out = self.path("r.h5")
         cfg = self.write("c.toml", CONFIG)
         self.started = time.time()
-        return subprocess.Popen([MPIEXEC, "-n", "2", GPUSCALE, "run", cfg, "-o", self.out], env=ENV,
+        return subprocess.Popen([MPIEXEC, "-n", str(ranks), GPUSCALE, "run", cfg, "-o", self.out], env=ENV,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     def end(self, proc, frozen):
@@ -32,16 +32,16 @@ class Frozen(ScratchTest):
             output, _ = proc.communicate(timeout=WITHIN_S + 30)
         except subprocess.TimeoutExpired:
             proc.kill()
-            for pid in rank_pids(self.out):
+            for pid in rank_pids(self.out, watchers=True):
                 os.kill(pid, signal.SIGCONT)
                 os.kill(pid, signal.SIGKILL)
             output, _ = proc.communicate()
             self.fail(f"the job with rank pid {frozen} frozen did not end by itself: {output[-3000:]}")
         took = time.time() - self.started
         deadline = time.time() + 10
-        while rank_pids(self.out) and time.time() < deadline:  # the launcher ends what is left
+        while rank_pids(self.out, watchers=True) and time.time() < deadline:  # the launcher ends what is left
             time.sleep(0.05)
-        self.assertEqual(rank_pids(self.out), [], "a gpuscale process was left behind")
+        self.assertEqual(rank_pids(self.out, watchers=True), [], "a gpuscale process was left behind")
         self.assertLess(took, WITHIN_S, output)
         return proc.returncode, output
 
@@ -62,8 +62,8 @@ class Frozen(ScratchTest):
                                  r"\([^)]*\)) ran past its timeout of 30 s \(the config's timeout, at least 30 s for "
                                  r"each edge of the run\); aborting the job")
 
-    def freeze_after_done(self, rank):
-        proc = self.launch()
+    def freeze_after_done(self, rank, ranks=2):
+        proc = self.launch(ranks)
         raw = proc.stdout.buffer.raw
         seen = b""
         while b"\ndone: " not in seen and time.time() - self.started < 60:
@@ -78,25 +78,31 @@ class Frozen(ScratchTest):
         rc, rest = self.end(proc, victim[0])
         return rc, seen.decode(errors="replace") + rest, victim[0]
 
-    def test_a_rank_frozen_right_after_done_ends_the_job_with_exit_3(self):
+    def watcher_line(self, rank, victim, output):
+        """The line of the frozen rank's watcher, which killed it (src/app/end_watch.hpp)."""
+        return re.search(rf"gpuscale: error: rank {rank} on \S+ \(pid {victim}\): stopped \(SIGSTOP\?\) for 30 s at "
+                         r"the end of the run, where its own watchdog cannot act: its watcher sent it SIGKILL; ending "
+                         r"the job", output)
+
+    def test_a_rank_frozen_right_after_done_ends_the_job(self):
         for rank, other in ((1, 0), (0, 1)):
             rc, output, victim = self.freeze_after_done(rank)
-            # 3 from the rank that ended it; or the stopped rank's 128 + SIGKILL (that rank killed it) where the
-            # launcher saw that first.
+            # The stopped rank's 128 + SIGKILL (its watcher killed it); 3 where the other rank's bound on MPI's
+            # finalize fired first (the stop landed before the watch was armed).
             self.assertIn(rc, exits_past_a_stopped_peer(3) + (137,), output)
-            # The rank that was not frozen says what held the end up: its peer stopped (or MPI's finalize, which the
-            # stopped rank never finished, past its bound).
-            held = re.search(rf"gpuscale: error: rank {other} on \S+: rank {rank} \(pid {victim}\) on this node is "
-                             r"stopped \(SIGSTOP\?\) and has not exited 30 s after the end of the run: sent it SIGKILL; "
-                             r"ending the job",
-                             output)
-            finalize = re.search(rf"gpuscale: error: rank {other} on \S+: the end of the run \(MPI_Finalize\) ran past "
-                                 r"its timeout of 30 s", output)
-            self.assertTrue(held or finalize, output)
+            finalize = re.search(rf"gpuscale: error: rank {other} on \S+: the end of the run \((MPI_Finalize|common "
+                                 r"clock)\) ran past its timeout of 30 s", output)
+            self.assertTrue(self.watcher_line(rank, victim, output) or finalize, output)
             # The results were whole before the freeze, and stay so.
             r = subprocess.run([GPUSCALE, "report", self.out], env=ENV, capture_output=True, text=True, timeout=60)
             self.assertEqual(r.returncode, 0, r.stderr)
             os.remove(self.out)
+
+    def test_the_only_rank_of_its_node_frozen_right_after_done_ends_the_job(self):
+        """No other rank sees it: its own watcher does."""
+        rc, output, victim = self.freeze_after_done(0, ranks=1)
+        self.assertIn(rc, (137, 9), output)
+        self.assertTrue(self.watcher_line(0, victim, output), output)
 
 
 if __name__ == "__main__":
