@@ -19,11 +19,11 @@ for shape in pair alone; do
   passed=0
   for i in $(seq "$tries"); do
     start=$(date +%s)
-    if python3 tests/e2e/test_frozen.py "$method" >"/tmp/frozen_loop.$shape.$i.log" 2>&1; then
+    if python3 tests/e2e/test_frozen.py "$method" >"/tmp/frozen_loop.$build.$shape.$i.log" 2>&1; then
       passed=$((passed + 1))
       echo "$shape try $i: ended by itself ($(( $(date +%s) - start )) s for the test)"
     else
-      echo "$shape try $i: FAILED (/tmp/frozen_loop.$shape.$i.log)"
+      echo "$shape try $i: FAILED (/tmp/frozen_loop.$build.$shape.$i.log)"
     fi
   done
   echo "$shape: $passed of $tries tries passed ($MPIEXEC)"

@@ -201,14 +201,28 @@ std::string short_hostname() {
   return name;
 }
 
+// From the end of the run on, a stop of this rank that lasts the edge bound is ended by its watcher.
+void arm_end_watch(EndWatch& watch, const std::string& who, double edge_s) {
+  watch.arm("gpuscale: error: " + printable(who) + " (pid " + std::to_string(getpid()) + "): stopped (SIGSTOP?) for " +
+                format_number("%g", edge_s) +
+                " s at the end of the run, where its own watchdog cannot act: its watcher sent it SIGKILL; ending the job",
+            edge_s);
+}
+
 // One run of the plan on this rank: the job's shape and devices, rank 0's
 // file, then the cases one after another; each step a member, the state they
 // share in one place.
 class PlanRun {
  public:
   PlanRun(const RunOptions& opt, const Prepared& p, const MpiCommunicator& comm, std::shared_ptr<RunFile>& file,
-          Watchdog& watchdog)
-      : opt_(opt), p_(p), comm_(comm), root_(comm.rank() == 0), file_(file), watchdog_(watchdog) {}
+          Watchdog& watchdog, EndWatch& end_watch)
+      : opt_(opt),
+        p_(p),
+        comm_(comm),
+        root_(comm.rank() == 0),
+        file_(file),
+        watchdog_(watchdog),
+        end_watch_(end_watch) {}
 
   int run() {
     // The other ranks outlive a termination signal a moment, so that rank 0, signalled at the same time, can tell
@@ -241,6 +255,7 @@ class PlanRun {
   const bool root_;
   std::shared_ptr<RunFile>& file_;
   Watchdog& watchdog_;
+  EndWatch& end_watch_;
   std::unique_ptr<Device> device_;
   GpuTelemetry telemetry_;
   std::optional<CommonClock> clock_;
@@ -540,6 +555,8 @@ std::string PlanRun::after_case(const Case& c, const CaseRecord& rec, double ela
 // file is complete all the same, and keeps them with their reasons).
 int PlanRun::finish(const RunTally& tally) {
   if (root_) file_->set_current("");
+  arm_end_watch(end_watch_, "rank " + std::to_string(comm_.rank()) + " on " + comm_.hostname(),
+                CaseTimeout{p_.cfg.defaults.timeout_s}.edge_s());
   watchdog_.arm("the end of the run (common clock)", CaseTimeout{p_.cfg.defaults.timeout_s}.edge_s(), edge_why(p_));
   gather_end_offsets(comm_, estimate_clock_offset(comm_), table_);
   watchdog_.disarm();
@@ -580,13 +597,13 @@ struct RankEnd {
 };
 
 // The plan on every rank, once MPI runs: a rank's failure is said where it happened, and ends the whole job.
-RankEnd run_ranks(const RunOptions& opt, const Prepared& p, Watchdog& watchdog) {
+RankEnd run_ranks(const RunOptions& opt, const Prepared& p, Watchdog& watchdog, EndWatch& end_watch) {
   MpiCommunicator comm(MPI_COMM_WORLD);
   RankEnd end{kExitOk, "rank " + std::to_string(comm.rank()) + " on " + comm.hostname()};
   watchdog.set_who(end.who);
   std::shared_ptr<RunFile> file;
   try {
-    end.rc = PlanRun(opt, p, comm, file, watchdog).run();
+    end.rc = PlanRun(opt, p, comm, file, watchdog, end_watch).run();
   } catch (const std::exception& e) {
     const std::string m = end.who + ": " + e.what();
     print_error(m);
@@ -628,23 +645,19 @@ int cmd_run(const RunOptions& opt, int* argc, char*** argv) {
   // A result file whose write failed is left open, unflushed (ResultWriter::end_after_failure): the library
   // must not flush it at exit either.
   H5dont_atexit();
+  EndWatch end_watch;  // forked before CUDA (prepare probes it), MPI or registered memory start
   const Prepared p = prepare(opt);  // InputError -> exit 2, before MPI starts
   // Every rank is bounded from its first MPI call to its last, so that a rank frozen at the start or the end of
   // the run ends the job as one frozen in a case does. Ranks other than 0 fire a little later, so that rank 0
   // records a timeout in the file first.
   const double edge_s = CaseTimeout{p.cfg.defaults.timeout_s}.edge_s();
-  EndWatch end_watch;  // forked before MPI, CUDA or registered memory start
   const int launched_rank = rank_from_launcher();
   Watchdog watchdog("rank " + (launched_rank < 0 ? std::string("?") : std::to_string(launched_rank)) + " on " +
                         short_hostname(), launched_rank > 0 ? 5.0 : 0.0);
   watchdog.arm("MPI's start (MPI_Init)", edge_s, edge_why(p));
   std::optional<MpiSession> mpi(std::in_place, argc, argv);
-  const RankEnd end = run_ranks(opt, p, watchdog);
-  end_watch.arm("gpuscale: error: " + printable(end.who) + " (pid " + std::to_string(getpid()) +
-                    "): stopped (SIGSTOP?) for " + format_number("%g", edge_s) +
-                    " s at the end of the run, where its own watchdog cannot act: its watcher sent it SIGKILL; "
-                    "ending the job",
-                edge_s);
+  const RankEnd end = run_ranks(opt, p, watchdog, end_watch);
+  arm_end_watch(end_watch, end.who, edge_s);  // where the run ended early; else armed since its end began
   watchdog.arm("the end of the run (MPI_Finalize)", edge_s, edge_why(p));
   mpi.reset();
   watchdog.disarm();

@@ -143,7 +143,8 @@ EndWatch::~EndWatch() {
 }
 
 void EndWatch::arm(const std::string& line, double seconds) {
-  if (to_watcher_ < 0) return;
+  if (to_watcher_ < 0 || armed_) return;
+  armed_ = true;
   Armed armed;
   armed.seconds = seconds;
   std::snprintf(armed.line, sizeof armed.line, "%s\n", line.c_str());

@@ -1,4 +1,4 @@
-// The end of a run: once MPI_Finalize is under way, a rank frozen (SIGSTOP)
+// The end of a run: once its last case is done, a rank frozen (SIGSTOP)
 // before it exits would keep the launcher waiting for ever, and its own
 // watchdog, a thread of the stopped process, cannot fire. So each rank forks
 // a watcher before MPI (or CUDA, or any registered memory) starts; from the
@@ -20,10 +20,11 @@ class EndWatch {
   EndWatch& operator=(const EndWatch&) = delete;
 
   // From now on, a stop of this process that lasts `seconds` makes the watcher print `line` to standard error
-  // and kill it.
+  // and kill it. Once: a later call changes nothing.
   void arm(const std::string& line, double seconds);
 
  private:
+  bool armed_ = false;
   int to_watcher_ = -1;  // this end of the socket to the watcher: its close (this process exiting) ends the watcher
 };
 

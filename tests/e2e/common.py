@@ -212,9 +212,10 @@ def read_until(test, proc, marker, within=60):
 
 def rank_pids(marker, rank=None, watchers=False):
     """PIDs of gpuscale processes of this test (their command line holds `marker`) with the given MPI rank (any: None).
-    Each rank has a watcher for the end of its run (src/app/end_watch.hpp), a fork of it: left out, unless
-    `watchers`."""
+    Each rank has a watcher for the end of its run (src/app/end_watch.hpp), a fork of it named gpuscale-watch (or,
+    for the moment before it names itself, a child of a rank): left out, unless `watchers`."""
     found = {}
+    named_watcher = set()
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -224,14 +225,19 @@ def rank_pids(marker, rank=None, watchers=False):
             with open(f"/proc/{d}/environ", "rb") as f:
                 env = f.read().split(b"\0")
             with open(f"/proc/{d}/stat", "rb") as f:
-                parent = int(f.read().rsplit(b")", 1)[1].split()[1])
+                stat = f.read()
+            parent = int(stat.rsplit(b")", 1)[1].split()[1])
+            name = stat[stat.index(b"(") + 1:stat.rindex(b")")]
         except (OSError, IndexError, ValueError):
             continue
         if os.path.basename(cmd[0].decode()) != "gpuscale" or marker.encode() not in cmd:
             continue
         if rank is None or any(f"{v}={rank}".encode() in env for v in RANK_VARIABLES):
             found[int(d)] = parent
-    return sorted(pid for pid, parent in found.items() if watchers or parent not in found)
+            if name == b"gpuscale-watch":
+                named_watcher.add(int(d))
+    return sorted(pid for pid, parent in found.items()
+                  if watchers or (parent not in found and pid not in named_watcher))
 
 
 def locked(path):

@@ -11,6 +11,16 @@ import unittest
 
 from common import ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, ScratchTest, exits_past_a_stopped_peer, rank_pids
 
+
+def process_state(pid):
+    """The state letter of /proc/PID/stat ('T': stopped), '' once it is gone or a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return ""
+    return "" if state in ("Z", "X") else state
+
 CONFIG = SMALL_CONFIG.replace("threads = 1", "threads = 1\ntimeout = 5")
 # The edge bound with `timeout = 5` is its floor, 30 s; ranks other than 0 fire 5 s later; the launcher takes a few
 # seconds more to end the rest. The acceptance bound: within 60 s.
@@ -63,20 +73,36 @@ class Frozen(ScratchTest):
                                  r"each edge of the run\); aborting the job")
 
     def freeze_after_done(self, rank, ranks=2):
-        proc = self.launch(ranks)
-        raw = proc.stdout.buffer.raw
-        seen = b""
-        while b"\ndone: " not in seen and time.time() - self.started < 60:
-            line = raw.readline()
-            if not line:
-                break
-            seen += line
-        self.assertIn(b"\ndone: ", seen, seen.decode(errors="replace"))
-        victim = rank_pids(self.out, rank)
-        self.assertEqual(len(victim), 1)
-        os.kill(victim[0], signal.SIGSTOP)
-        rc, rest = self.end(proc, victim[0])
-        return rc, seen.decode(errors="replace") + rest, victim[0]
+        """Stops `rank` the moment rank 0 prints its last line, and waits for the job to end. A quick launcher
+        (Hydra) can have that rank gone first, in which case nothing was tested and the job is run again (at most 5
+        times)."""
+        for _ in range(5):
+            proc = self.launch(ranks)
+            raw = proc.stdout.buffer.raw
+            seen = raw.readline()  # the run has started: its ranks are there
+            victim = []
+            while len(victim) != 1 and time.time() - self.started < 20:
+                victim = rank_pids(self.out, rank)
+            self.assertEqual(len(victim), 1, seen.decode(errors="replace"))
+            while b"\ndone: " not in seen and time.time() - self.started < 60:
+                line = raw.readline()
+                if not line:
+                    break
+                seen += line
+            self.assertIn(b"\ndone: ", seen, seen.decode(errors="replace"))
+            try:
+                os.kill(victim[0], signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+            landed = time.time() + 2  # the stop takes effect once the rank is next scheduled
+            while process_state(victim[0]) not in ("T", "") and time.time() < landed:
+                time.sleep(0.01)
+            if process_state(victim[0]) == "T":
+                rc, rest = self.end(proc, victim[0])
+                return rc, seen.decode(errors="replace") + rest, victim[0]
+            proc.communicate(timeout=60)  # the rank had exited first: the job ends as it should
+            os.remove(self.out)
+        self.fail("in 5 runs the rank exited before it could be stopped")
 
     def watcher_line(self, rank, victim, output):
         """The line of the frozen rank's watcher, which killed it (src/app/end_watch.hpp)."""
