@@ -56,7 +56,7 @@ Case dg_case(int group_size, bool overlap, int size = 48) {
 
 }  // namespace
 
-TEST_CASE("distributed_gemm verifies on 1, 2 and all ranks; the others sit it out", "[mpi][distributed_gemm]") {
+TEST_CASE("distributed_gemm verifies on 1, 2 and all ranks, the others sit it out", "[mpi][distributed_gemm]") {
   MpiCommunicator comm(MPI_COMM_WORLD);
   DgRig<CpuDevice> rig(comm);
   const int n = comm.size();

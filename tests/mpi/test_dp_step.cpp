@@ -169,7 +169,7 @@ TEST_CASE("a corrupted reduced gradient fails verification with its count", "[mp
   CHECK(rec.verify_error == std::vector<double>(n, 2.0));
 }
 
-TEST_CASE("overlap = true reduces a bucket while the backward of the next layer runs; false after the backward",
+TEST_CASE("overlap = true reduces a bucket while the backward of the next layer runs, false after the backward",
           "[mpi][dp_step]") {
   MpiCommunicator comm(MPI_COMM_WORLD);
   for (const bool overlap : {true, false}) {

@@ -22,7 +22,7 @@
 
 using namespace gpuscale;
 
-TEST_CASE("Open MPI's selected point-to-point layer is read back after MPI_Init; other libraries have none",
+TEST_CASE("Open MPI's selected point-to-point layer is read back after MPI_Init, other libraries have none",
           "[mpi][mpi_library]") {
   const std::string pml = open_mpi_selected_pml();
   if (mpi_library_version().find("Open MPI") != std::string::npos) {

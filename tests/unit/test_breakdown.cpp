@@ -84,7 +84,7 @@ TEST_CASE("in parallel a slow rank's extra time is the others' wait", "[breakdow
   check_parts(*two, 0.08, 0, 0.02, 0.06, 0);
 }
 
-TEST_CASE("transfer that compute hid is wire time, not exposed; compute on two lanes counts once", "[breakdown]") {
+TEST_CASE("transfer that compute hid is wire time, not exposed, compute on two lanes counts once", "[breakdown]") {
   // One rank, 110 ms: compute 0-50 and 50-80 ms, transfer 60-100 ms: 20 ms of it after the compute.
   CaseRecord c = timed("pipeline", "parallel", {{0, 0.11, 0.10}}, 3);
   add_phases(c, {{0, 0.0, 0.05}, {0, 0.05, 0.08}, {1, 0.06, 0.10}});

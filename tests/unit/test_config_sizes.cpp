@@ -220,7 +220,7 @@ TEST_CASE("run-wide limits are not judged against an experiment that could not b
         "exp.toml:5:8: experiment #1: key 'size' must be at least 1, got 0");
 }
 
-TEST_CASE("mistakes that leave nothing to read stop at once; many are cut short", "[config][errors]") {
+TEST_CASE("mistakes that leave nothing to read stop at once, many are cut short", "[config][errors]") {
   CHECK(error_of("[defaults]\nrepz = 3\n[[experiment]\n").rfind("exp.toml:3:", 0) == 0);  // a syntax error alone
   CHECK(error_of("[defaults]\nrepz = 3\n") ==
         "exp.toml:2:1: unknown key 'repz' in [defaults] (did you mean 'reps'?); valid keys: backend, comm, warmup, "

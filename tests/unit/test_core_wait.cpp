@@ -32,7 +32,7 @@ TEST_CASE("a thread's wait for a core is read from its schedstat: finite, not ne
   CHECK(other >= 0);
 }
 
-TEST_CASE("a schedstat file's second field is the wait, in seconds; an unreadable one is NaN", "[core_wait]") {
+TEST_CASE("a schedstat file's second field is the wait, in seconds, an unreadable one is NaN", "[core_wait]") {
   const std::string path = "test_core_wait_schedstat.txt";
   {
     std::ofstream out(path);

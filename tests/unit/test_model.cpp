@@ -200,7 +200,7 @@ TEST_CASE("a gemm timed on one rank predicts the speedup of two, and of ranks sh
   CHECK(*p4.speedup == Approx(4 * (1e-3 + 1e-6) / (2e-3 + 1e-6)).epsilon(1e-6));
 }
 
-TEST_CASE("a gemm between two measured sizes is interpolated in log size; beyond them it says so", "[model]") {
+TEST_CASE("a gemm between two measured sizes is interpolated in log size, beyond them it says so", "[model]") {
   const auto plan = plan_of("[[experiment]]\nname = \"g\"\nworkload = \"gemm\"\nsize = [64, 256]\n"
                             "modes = [\"parallel\"]\n");
   RunRecord run = run_of(1, 1);

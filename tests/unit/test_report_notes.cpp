@@ -89,7 +89,7 @@ TEST_CASE("the same flag of several cases reads once, with its count, its cases 
                              "case 5: host busy: others used 40% of node 0's 2 CPUs (load 2.3)"});
 }
 
-TEST_CASE("a range of ranks reads as ranks; one rank stays a rank", "[notes]") {
+TEST_CASE("a range of ranks reads as ranks, one rank stays a rank", "[notes]") {
   ReportNotes notes({{"sweep", 24}, {"other", 2}}, true);
   // Per case: its experiment, the rank that waited and for how much of the time (%).
   const std::tuple<const char*, std::size_t, int, int> waits[] = {
@@ -105,7 +105,7 @@ TEST_CASE("a range of ranks reads as ranks; one rank stays a rank", "[notes]") {
                              "time it was ready to run"});
 }
 
-TEST_CASE("notes that say different things stay apart; times range over their units", "[notes]") {
+TEST_CASE("notes that say different things stay apart, times range over their units", "[notes]") {
   ReportNotes notes(kOne, true);
   notes.add_flag("sweep", 1, "straggler: rank 1 on a (node 0, local rank 1, H100): median 1.50x the others'");
   notes.add_flag("sweep", 2, "straggler: rank 1 on b (node 1, local rank 1, H100): median 2.00x the others'");
@@ -130,7 +130,7 @@ TEST_CASE("a case with two notes of one shape counts once in each of two groups"
                              "straggler in 2 of 24 cases (1, 2): rank 2: median 3.00x the others'"});
 }
 
-TEST_CASE("a skip reason reads once for all experiments; a range of one experiment names it", "[notes]") {
+TEST_CASE("a skip reason reads once for all experiments, a range of one experiment names it", "[notes]") {
   const std::string why = "scope inter-node needs ranks on at least 2 nodes; this job runs on 1 node";
   ReportNotes notes(kTwo, true);
   for (std::size_t c = 1; c <= 24; ++c) {
@@ -149,7 +149,7 @@ TEST_CASE("a skip reason reads once for all experiments; a range of one experime
   CHECK(one.lines() == std::vector<std::string>{"skipped: case 14: " + why});
 }
 
-TEST_CASE("a list of cases too long to read is left out; not grouped, each case's note is a line", "[notes]") {
+TEST_CASE("a list of cases too long to read is left out, not grouped, each case's note is a line", "[notes]") {
   ReportNotes many({{"sweep", 200}}, true);
   ReportNotes each({{"sweep", 200}}, false);
   for (std::size_t c = 1; c <= 200; c += 3) {
@@ -161,7 +161,7 @@ TEST_CASE("a list of cases too long to read is left out; not grouped, each case'
   CHECK(lines[1] == "case 4: host busy: others used 50% of node 0's 2 CPUs");
 }
 
-TEST_CASE("the table groups the cold flags of an experiment; JSON keeps each row's own", "[notes]") {
+TEST_CASE("the table groups the cold flags of an experiment, JSON keeps each row's own", "[notes]") {
   RunRecord run;
   for (std::size_t i = 0; i < 3; ++i) {
     const double first = 1e-3 * (1.5 + static_cast<double>(i) * 0.75);  // 1.5, 2.25 and 3 times the median

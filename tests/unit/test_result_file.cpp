@@ -439,7 +439,7 @@ TEST_CASE("a case's limits (expect) round-trip as attributes expect.<name>", "[h
   fs::remove(path);
 }
 
-TEST_CASE("bytes that are not UTF-8 (a path, the environment) are stored as text: \\xNN", "[hdf5]") {
+TEST_CASE("bytes that are not UTF-8 (a path, the environment) are stored as text, each such byte written as backslash, x and two hex digits", "[hdf5]") {
   const std::string path = temp_path("utf8.h5");
   fs::remove(path);
   RunRecord run = sample_run();
@@ -1456,7 +1456,7 @@ TEST_CASE("a small dataset (its values in its object header) moved to another ca
   fs::remove(path);
 }
 
-TEST_CASE("schema 1.7 files carry a digest with every dataset; older ones, without, read as before",
+TEST_CASE("schema 1.7 files carry a digest with every dataset, older ones, without, read as before",
           "[hdf5][digest]") {
   const std::string path = temp_path("digest.h5");
   CaseRecord c = sample_case(0, "serial");

@@ -148,7 +148,7 @@ TEST_CASE("a trace has one slice per sample, phase interval and rank's case, at 
   }
 }
 
-TEST_CASE("a trace names its processes by rank and host, and its threads by lane; no thread's slices overlap",
+TEST_CASE("a trace names its processes by rank and host, and its threads by lane, no thread's slices overlap",
           "[trace]") {
   const auto t = trace_of(two_ranks(), known_case(), 9.5);
   std::map<int, std::string> processes;
@@ -205,7 +205,7 @@ TEST_CASE("GPU readings are counters of their rank, without the values that were
   CHECK(tp_ns(first["ts"]) == 0);
 }
 
-TEST_CASE("a dry run counts what the trace holds; the size note names the size and --cases", "[trace]") {
+TEST_CASE("a dry run counts what the trace holds, the size note names the size and --cases", "[trace]") {
   const RunRecord run = two_ranks();
   const CaseRecord c = known_case();
   TraceWriter dry(nullptr, run, "x.h5", 9.5);

@@ -145,7 +145,7 @@ TEST_CASE("verdict: what a case found on a busy host or a descheduled rank warns
   }
 }
 
-TEST_CASE("verdict: skipped cases are noted, not judged; none that ran or an incomplete run gives none",
+TEST_CASE("verdict: skipped cases are noted, not judged, none that ran or an incomplete run gives none",
           "[verdict]") {
   ReportRow skipped = row(1, 2);
   skipped.status = CaseStatus::skipped;
@@ -169,7 +169,7 @@ TEST_CASE("verdict: skipped cases are noted, not judged; none that ran or an inc
   CHECK(render_verdict_table(v).find("verdict: none possible for f.h5") == 0);
 }
 
-TEST_CASE("verdict: a failed limit blames the GPU of a one-rank job, else the run; on a busy host no GPU",
+TEST_CASE("verdict: a failed limit blames the GPU of a one-rank job, else the run, on a busy host no GPU",
           "[verdict]") {
   ReportRow r = row(0, 1);
   r.median_s = 2.0;
