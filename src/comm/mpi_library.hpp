@@ -24,7 +24,8 @@ bool ucx_pml_possible(const char* ompi_mca_pml, bool rdma_devices);
 
 // MPI_THREAD_MULTIPLE where ucx_needs_thread_multiple and the UCX layer may carry the run, else
 // MPI_THREAD_SERIALIZED. Open MPI 4.1 locks around its calls at any level above SINGLE, at MULTIPLE a little more
-// (osu_latency's 8 B here: 0.11 us at SINGLE, 0.16 at SERIALIZED, 0.17 at MULTIPLE; bench/README.md).
+// (osu_latency's 8 B here: 0.11 us at SINGLE, 0.16 at SERIALIZED; in another run 0.12 and 0.18 at MULTIPLE;
+// bench/README.md).
 int mpi_thread_level_to_request(const std::string& library_version, bool ucx_possible);
 // The same for this process: its environment and /sys/class/infiniband.
 int mpi_thread_level_to_request(const std::string& library_version);
