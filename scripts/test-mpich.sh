@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The second build: gpuscale against MPICH (Debian's mpich and libmpich-dev), CPU backend only, in build-mpich/,
-# and every test run there with MPICH's own mpiexec (Hydra). Extra arguments go to ctest. Says why and exits 0
-# where MPICH is not installed, or with GPUSCALE_MPICH=0.
+# and there, with MPICH's own mpiexec (Hydra), the tests whose outcome depends on the MPI library or its launcher
+# (label mpi, tests/CMakeLists.txt: MPI calls, launches, ranks ending; not those that read files, which build/
+# runs). Extra arguments go to ctest. Says why and exits 0 where MPICH is not installed, or with GPUSCALE_MPICH=0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${GPUSCALE_MPICH:-1}" = 0 ]; then
@@ -20,6 +21,6 @@ if ! cmake -S . -B build-mpich -DCMAKE_BUILD_TYPE=Release -DGPUSCALE_CUDA=OFF \
   exit 1
 fi
 echo "MPICH build: $(grep -E '^-- Found MPI_CXX' build-mpich/configure.log | head -n 1)"
-cmake --build build-mpich -j"$(nproc)"
+cmake --build build-mpich -j"$(nproc)" --target gpuscale mpi_tests transfer_bench
 cd build-mpich
-ctest --output-on-failure -j2 "$@"
+ctest --output-on-failure -j2 -L mpi "$@"
