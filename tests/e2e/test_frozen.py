@@ -113,8 +113,8 @@ class Frozen(ScratchTest):
     def test_a_rank_frozen_right_after_done_ends_the_job(self):
         for rank, other in ((1, 0), (0, 1)):
             rc, output, victim = self.freeze_after_done(rank)
-            # The stopped rank's 128 + SIGKILL (its watcher killed it); 3 where the other rank's bound on MPI's
-            # finalize fired first (the stop landed before the watch was armed).
+            # The stopped rank's 128 + SIGKILL (its watcher killed it); 3 where the other rank, waiting for it in
+            # MPI's finalize, reached its own bound on the end first (they are both 30 s).
             self.assertIn(rc, exits_past_a_stopped_peer(3) + (137,), output)
             finalize = re.search(rf"gpuscale: error: rank {other} on \S+: the end of the run \((MPI_Finalize|common "
                                  r"clock)\) ran past its timeout of 30 s", output)
