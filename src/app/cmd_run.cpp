@@ -17,10 +17,10 @@
 
 #include "app/cli_options.hpp"
 #include "app/commands.hpp"
+#include "app/end_watch.hpp"
 #include "app/host_busy.hpp"
 #include "app/launcher.hpp"
 #include "app/mpi_session.hpp"
-#include "app/end_watch.hpp"
 #include "app/output_path.hpp"
 #include "app/rank_table.hpp"
 #include "app/run_file.hpp"
@@ -555,9 +555,9 @@ std::string PlanRun::after_case(const Case& c, const CaseRecord& rec, double ela
 // file is complete all the same, and keeps them with their reasons).
 int PlanRun::finish(const RunTally& tally) {
   if (root_) file_->set_current("");
-  arm_end_watch(end_watch_, "rank " + std::to_string(comm_.rank()) + " on " + comm_.hostname(),
-                CaseTimeout{p_.cfg.defaults.timeout_s}.edge_s());
-  watchdog_.arm("the end of the run (common clock)", CaseTimeout{p_.cfg.defaults.timeout_s}.edge_s(), edge_why(p_));
+  const double edge_s = CaseTimeout{p_.cfg.defaults.timeout_s}.edge_s();
+  arm_end_watch(end_watch_, "rank " + std::to_string(comm_.rank()) + " on " + comm_.hostname(), edge_s);
+  watchdog_.arm("the end of the run (common clock)", edge_s, edge_why(p_));
   gather_end_offsets(comm_, estimate_clock_offset(comm_), table_);
   watchdog_.disarm();
   const int failed = tally.failed();

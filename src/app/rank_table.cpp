@@ -13,8 +13,8 @@
 #include <type_traits>
 #include <variant>
 
-#include "app/gpu_binding.hpp"
 #include "app/end_watch.hpp"
+#include "app/gpu_binding.hpp"
 #include "device/cuda_status.hpp"
 #include "io/rank_fields.hpp"
 
