@@ -89,13 +89,19 @@ def _launcher_family():
 LAUNCHER = _launcher_family()
 
 
-def exits_past_a_stopped_peer(code):
+def exits_past_a_stopped_peer(code, before_mpi=False):
     """The exit codes of a job whose live ranks exit with `code` while the launcher kills a stopped (SIGSTOP) peer.
 
     Open MPI reports the ranks' code. MPICH 4.0's Hydra ORs every process's status into its own, and records the
     SIGKILL it ended the stopped peer with (9) when its proxy reaps that peer before the peer's output pipes close
-    (a race; later Hydras ignore the status of a process they killed), so there the job may end with 9."""
-    return (code, 9) if LAUNCHER == "hydra" else (code,)
+    (a race; later Hydras ignore the status of a process they killed), so there the job may end with 9.
+    `before_mpi`: the live ranks exited inside MPI's start, with no MPI_Abort to carry their code. Hydra's proxy
+    then records 1 for a rank whose PMI socket closed unfinalized, and may keep it in place of the rank's own code
+    (in 1 CI run of several), so there the job may end with 1 too."""
+    if LAUNCHER != "hydra":
+        return (code,)
+    return (code, 9, 1) if before_mpi else (code, 9)
+
 
 # A rank's number as Open MPI's mpirun and MPICH's Hydra tell it to the process.
 RANK_VARIABLES = ("OMPI_COMM_WORLD_RANK", "PMI_RANK")
