@@ -22,7 +22,6 @@ import contextlib
 import fcntl
 import itertools
 import math
-import mmap
 import os
 import pickle
 import re
@@ -240,6 +239,8 @@ class Result:
 # ---- Reading: what `gpuscale report` checks (src/io/result_reader.cpp) before anything in the file is trusted ----
 
 SCHEMA_VERSION = "1.10"  # the writer's (src/io/result_model.hpp, kSchemaVersion); files of its major version are read
+OLDEST_READ = (1, 7)  # and from this minor version on (kOldestSchemaRead); older files: one line naming what reads them
+LAST_READER_OF_OLDER = "ef8f806"  # the last commit that reads them (kLastReaderOfOlder)
 MAX_RANKS = 1 << 24  # counts beyond these can only come from a damaged file
 MAX_INDEX = 1 << 40
 INT_MIN, INT_MAX, INT64_MAX = -(1 << 31), (1 << 31) - 1, (1 << 63) - 1
@@ -260,21 +261,6 @@ RANGES = ("finite", "rank", "sample", "node", "positive", "level")
 KIND_NOUN = {"f": "numbers", "i": "integers", "s": "strings"}
 KIND_DTYPE = {"f": np.float64, "i": np.int64, "s": object}
 
-# Files before schema 1.6 do not describe their tables: the columns today's three tables had, in the order
-# written, each (type, range, levels), as report reads them.
-OLD_COLUMNS = {
-    ("phases", "rank"): ("i", "rank", None), ("phases", "sample"): ("i", "sample", None),
-    ("phases", "phase"): ("i", "level", "names"), ("phases", "start"): ("f", "finite", None),
-    ("phases", "end"): ("f", "finite", None),
-    ("pairs", "round"): ("i", "positive", None), ("pairs", "node_a"): ("i", "node", None),
-    ("pairs", "node_b"): ("i", "node", None), ("pairs", "rank_a"): ("i", "rank", None),
-    ("pairs", "rank_b"): ("i", "rank", None), ("pairs", "host_a"): ("s", None, None),
-    ("pairs", "host_b"): ("s", None, None),
-    ("telemetry", "rank"): ("i", "rank", None), ("telemetry", "time"): ("f", None, None),
-    ("telemetry", "sm_clock"): ("f", None, None), ("telemetry", "mem_clock"): ("f", None, None),
-    ("telemetry", "temperature"): ("f", None, None), ("telemetry", "power"): ("f", None, None),
-    ("telemetry", "clock_event_reasons"): ("i", None, None),
-}
 PHASE_COLUMNS = {"rank": "i", "sample": "i", "phase": "i", "start": "f", "end": "f"}
 
 
@@ -467,16 +453,13 @@ def _read_file(path):
 
 def _open(path):
     """The file opened read-only without HDF5's file locking (a live run's writer holds the lock; reading never
-    needs it), after the checks report makes first: HDF5's signature, and the global heaps of an old format."""
+    needs it), after HDF5's signature is checked."""
     try:
         is_hdf5 = h5py.h5f.is_hdf5(os.fsencode(path))
     except Exception:  # noqa: BLE001 (unreadable: not one either)
         is_hdf5 = False
     if not is_hdf5:
         raise ResultError(f"{path}: not an HDF5 file")
-    damage = _heap_damage(path)
-    if damage:
-        raise _Damage(damage)
     try:
         return h5py.File(path, "r", locking=False)
     except OSError as e:
@@ -507,72 +490,6 @@ def _reading(what):
     except Exception as e:  # noqa: BLE001
         why = _why(e)
         raise _Damage(f"checksum mismatch reading {what}" if why == "checksum mismatch" else f"{what}: {why}") from None
-
-
-# ---- the global heaps of files before schema 1.4 (src/io/old_heap_check.cpp) ----
-
-SUPERBLOCK = b"\x89HDF\r\n\x1a\n"
-GCOL = b"GCOL\x01\x00\x00\x00"  # a global heap collection, version 1
-GCOL_MIN = 4096  # the smallest collection HDF5 writes
-
-
-def _align8(x):
-    return (x + 7) // 8 * 8
-
-
-def _heap_damage(path):
-    """The first global heap collection of a file in HDF5's earliest format (no checksums) whose walk, object by
-    object as the HDF5 library walks it, would stand still (HDF5 1.10 loops forever) or leave it; None when none
-    or in a later format."""
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        length = _old_length_size(f, size)
-        if not length:
-            return None
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            at = m.find(GCOL)
-            while at >= 0:
-                damage, end = _collection_damage(m, at, length, size)
-                if damage:
-                    return damage
-                at = m.find(GCOL, end)
-    return None
-
-
-def _old_length_size(f, size):
-    """The size of lengths of a superblock of version 0 or 1, else 0; where HDF5 looks: byte 0, 512, 1024, ..."""
-    at = 0
-    while at + 16 <= size:
-        f.seek(at)
-        b = f.read(16)
-        if b[:8] == SUPERBLOCK:
-            return b[14] if b[8] <= 1 and b[14] in (2, 4, 8) else 0
-        at = 512 if at == 0 else 2 * at
-    return 0
-
-
-def _collection_damage(m, at, length, size):
-    """(what is wrong with the collection at byte `at`, or None; where the search for the next one goes on)."""
-    where = f"global heap at byte {at}: "
-    if at + 8 + length > size:
-        return None, at + 1
-    n = int.from_bytes(m[at + 8:at + 8 + length], "little")
-    if n < GCOL_MIN:
-        return where + f"size {n}, below the smallest ({GCOL_MIN})", None
-    if n > size - at:
-        return where + f"{n} bytes, past the end of the file ({size} bytes)", None
-    header = _align8(8 + length)
-    p = header
-    while n - p >= header:  # shorter: free space to the library
-        left = n - p
-        idx = int.from_bytes(m[at + p:at + p + 2], "little")
-        obj = int.from_bytes(m[at + p + 8:at + p + 8 + length], "little")
-        if idx == 0 and obj == 0:
-            return where + f"the object at byte {at + p} has size 0", None
-        if obj > left if idx == 0 else (obj > left - header or header + _align8(obj) > left):
-            return where + f"the object at byte {at + p} ({obj} bytes) runs past its end (byte {at + n})", None
-        p += obj if idx == 0 else header + _align8(obj)
-    return None, at + n
 
 
 # ---- schema 1.7 on: each dataset's `digest` binds its values to its path (docs/results-format.md, "Digests") ----
@@ -866,8 +783,6 @@ class _Reader:
 
     def __init__(self, f, path):
         self.f, self.path = f, path
-        self.old = False  # schema before 1.6: tables that do not describe themselves
-        self.digested = False  # schema 1.7 on: every dataset of a case carries its digest
         self.core_wait = False  # schema 1.9 on: each sample's wait for a core (core_wait)
         self.digests = None  # what is wrong with the digests of the case being read (None: not checked)
         self.n = 0  # the run's ranks
@@ -907,8 +822,10 @@ class _Reader:
         if m.group(1) != SCHEMA_VERSION.split(".")[0]:
             raise ResultError(_one_line(f"{self.path}: schemaVersion {v} is not readable by this gpuscale (reads "
                                         f"{SCHEMA_VERSION})"))
-        self.old = (int(m.group(1)), int(m.group(2))) < (1, 6)
-        self.digested = (int(m.group(1)), int(m.group(2))) >= (1, 7)
+        if (int(m.group(1)), int(m.group(2))) < OLDEST_READ:
+            raise ResultError(_one_line(f"{self.path}: schemaVersion {v} is older than this gpuscale reads "
+                                        f"({OLDEST_READ[0]}.{OLDEST_READ[1]} on); gpuscale up to commit "
+                                        f"{LAST_READER_OF_OLDER} reads it"))
         self.core_wait = (int(m.group(1)), int(m.group(2))) >= (1, 9)
         return v
 
@@ -982,7 +899,7 @@ class _Reader:
         where = f"/cases/{name}"
         g = _group(self.cases, name, "/cases")
         attrs = self.case_attrs(g, name, where)
-        self.digests = [] if self.digested else None
+        self.digests = []
         c = self.case_data(g, where, attrs)
         if self.digests:
             raise _Damage(self.digests[0])
@@ -1115,8 +1032,6 @@ class _Reader:
         t = _group(g, name, tw.rsplit("/", 1)[0])
         self.table_attrs(t, name, tw)
         cols = [self.column(t, name, m, tw) for m in _members(t, tw, by_creation=True)]
-        if self.old:
-            cols = _old_order(name, tw, cols)
         levels = {c["levels"] for c in cols if c["levels"]}
         cols = [c for c in cols if c["name"] not in levels]
         for c in cols:
@@ -1131,10 +1046,6 @@ class _Reader:
         return {c["name"]: c for c in cols}
 
     def table_attrs(self, t, name, tw):
-        if self.old and name == "telemetry":
-            v = _number_attr(t, "interval", tw)
-            if not (math.isfinite(v) and v >= 0):
-                raise _Damage(f"{tw}: attribute 'interval' is not a number >= 0")
         for k in _attr_names(t, tw):
             if k == "description":
                 _text_attr(t, k, tw)
@@ -1142,7 +1053,7 @@ class _Reader:
                 raise _Damage(f"{tw}: attribute '{k}' is not a finite number")
 
     def column(self, t, table, name, tw):
-        """Column `name` as its attributes describe it (before 1.6: as OLD_COLUMNS does), no values yet."""
+        """Column `name` as its attributes describe it, no values yet."""
         d, what = _dataset(t, name, tw)
         c = {"name": name, "kind": None, "range": None, "levels": None}
         for k in ("unit", "description"):
@@ -1150,18 +1061,14 @@ class _Reader:
                 _text_attr(d, k, what)
         if _has_attr(d, "unitSI", what):
             _number_attr(d, "unitSI", what)
-        if self.old:
-            c["kind"], c["range"], c["levels"] = OLD_COLUMNS.get((table, name), (None, None, None))
-        else:
-            if _has_attr(d, "range", what):
-                r = _text_attr(d, "range", what)
-                c["range"] = r if r in RANGES else None
-            if _has_attr(d, "clock", what):
-                _text_attr(d, "clock", what)
-            if c["range"] == "level":
-                c["levels"] = _text_attr(d, "levels", what)
-        if c["kind"] is None:
-            c["kind"] = _kind_of(d, what)
+        if _has_attr(d, "range", what):
+            r = _text_attr(d, "range", what)
+            c["range"] = r if r in RANGES else None
+        if _has_attr(d, "clock", what):
+            _text_attr(d, "clock", what)
+        if c["range"] == "level":
+            c["levels"] = _text_attr(d, "levels", what)
+        c["kind"] = _kind_of(d, what)
         return c
 
 
@@ -1175,16 +1082,6 @@ def _kind_of(d, what):
     if dt.kind == "f":
         return "f"
     raise _Damage(f"{what} holds neither integers, numbers nor strings")
-
-
-def _old_order(table, tw, cols):
-    """A file before 1.6: the columns its table always had first, in the order written, each there; then others."""
-    by_name = {c["name"]: c for c in cols}
-    known = [col for (t, col) in OLD_COLUMNS if t == table]
-    for col in known:
-        if col not in by_name:
-            raise _Damage(f"{tw}/{col} missing")
-    return [by_name[col] for col in known] + [c for c in cols if c["name"] not in known]
 
 
 def _check_range(c, tw, rows, ranks, reps, run_ranks):

@@ -1,6 +1,7 @@
 // While a result file is read: a crash inside the HDF5 library (a damaged
-// file can lead it astray, e.g. files before schema 1.4, whose strings sit
-// in a heap without a checksum) ends the process with the one line
+// file can lead it astray, e.g. one in the format of schema 1.3 and before,
+// whose strings, its schema version's too, sit in a heap without a checksum)
+// ends the process with the one line
 //   gpuscale: error: PATH: damaged result file: the HDF5 library crashed reading it (SIGSEGV)
 // and a read step that stops making progress (a loop inside the library) with
 //   gpuscale: error: PATH: damaged result file: the HDF5 library did not finish reading it in 15 s

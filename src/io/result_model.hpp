@@ -19,6 +19,10 @@
 namespace gpuscale {
 
 constexpr const char* kSchemaVersion = "1.10";
+// Files of kSchemaVersion's major version are read from this minor version on; an older one is one line naming
+// the last commit that reads it.
+constexpr int kOldestMinorRead = 7;
+constexpr const char* kLastReaderOfOlder = "ef8f806";
 
 // A case's limits (CaseRecord::expect) are its attributes named this and the limit's name.
 constexpr const char* kExpectPrefix = "expect.";

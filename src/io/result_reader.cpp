@@ -28,7 +28,6 @@
 #include "core/input_file.hpp"
 #include "core/text.hpp"
 #include "io/hdf5_io.hpp"
-#include "io/old_heap_check.hpp"
 #include "io/rank_fields.hpp"
 #include "io/read_guard.hpp"
 
@@ -144,7 +143,7 @@ void check_cases_planned(const std::vector<std::string>& names, const RunRecord&
   }
 }
 
-// The schema version, MAJOR.MINOR, of a major version this reader reads.
+// The schema version, MAJOR.MINOR, of a major version this reader reads, from kOldestMinorRead on.
 std::string read_schema_version(hid_t f, const std::string& path) {
   const std::string v = h5::read_string_attr(f, "schemaVersion");
   const std::size_t dot = v.find('.');
@@ -158,6 +157,11 @@ std::string read_schema_version(hid_t f, const std::string& path) {
   if (v.substr(0, dot) != ours.substr(0, ours.find('.'))) {
     throw InputError(path + ": schemaVersion " + v + " is not readable by this gpuscale (reads " + kSchemaVersion +
                      ")");
+  }
+  if (std::atoi(v.c_str() + dot + 1) < kOldestMinorRead) {
+    throw InputError(path + ": schemaVersion " + v + " is older than this gpuscale reads (" + ours.substr(0, dot + 1) +
+                     std::to_string(kOldestMinorRead) + " on); gpuscale up to commit " + kLastReaderOfOlder +
+                     " reads it");
   }
   return v;
 }
@@ -341,51 +345,8 @@ struct TableBounds {
   std::int64_t run_ranks;    // the run's: nodes are numbered below it
 };
 
-// What files before schema 1.6 do not say of their tables (1.6 on: each column's attributes), so that they are read
-// as they always were: every column of today's three tables, of its type, in the order written.
-struct OldColumn {
-  const char* table;
-  const char* column;
-  ColumnType type;
-  ColumnRange range;
-  bool common_clock;
-  const char* levels;  // the dataset of a level column's levels
-};
-constexpr ColumnType kInt = ColumnType::integer, kReal = ColumnType::real, kText = ColumnType::text;
-constexpr OldColumn kOldColumns[] = {
-    {"phases", "rank", kInt, ColumnRange::rank, false, nullptr},
-    {"phases", "sample", kInt, ColumnRange::sample, false, nullptr},
-    {"phases", "phase", kInt, ColumnRange::level, false, "names"},
-    {"phases", "start", kReal, ColumnRange::finite, true, nullptr},
-    {"phases", "end", kReal, ColumnRange::finite, true, nullptr},
-    {"pairs", "round", kInt, ColumnRange::positive, false, nullptr},
-    {"pairs", "node_a", kInt, ColumnRange::node, false, nullptr},
-    {"pairs", "node_b", kInt, ColumnRange::node, false, nullptr},
-    {"pairs", "rank_a", kInt, ColumnRange::rank, false, nullptr},
-    {"pairs", "rank_b", kInt, ColumnRange::rank, false, nullptr},
-    {"pairs", "host_a", kText, ColumnRange::any, false, nullptr},
-    {"pairs", "host_b", kText, ColumnRange::any, false, nullptr},
-    {"telemetry", "rank", kInt, ColumnRange::rank, false, nullptr},
-    {"telemetry", "time", kReal, ColumnRange::any, true, nullptr},
-    {"telemetry", "sm_clock", kReal, ColumnRange::any, false, nullptr},
-    {"telemetry", "mem_clock", kReal, ColumnRange::any, false, nullptr},
-    {"telemetry", "temperature", kReal, ColumnRange::any, false, nullptr},
-    {"telemetry", "power", kReal, ColumnRange::any, false, nullptr},
-    {"telemetry", "clock_event_reasons", kInt, ColumnRange::any, false, nullptr},
-};
-// ... and the one table attribute that was checked: the telemetry's reading interval, a number >= 0.
-constexpr const char* kOldIntervalTable = "telemetry";
-
-const OldColumn* old_column(const std::string& table, const std::string& column) {
-  for (const auto& o : kOldColumns) {
-    if (table == o.table && column == o.column) return &o;
-  }
-  return nullptr;
-}
-
 // The table's description and numbers (every other attribute, a finite number each).
-void read_table_attrs(hid_t id, const std::string& tw, bool old, CaseTable& t) {
-  if (old && t.name == kOldIntervalTable) finite_at_least_zero(id, "interval", tw);
+void read_table_attrs(hid_t id, const std::string& tw, CaseTable& t) {
   for (const auto& k : h5::attr_names(id)) {
     if (k == "description") {
       t.description = h5::read_string_attr(id, k);
@@ -397,8 +358,8 @@ void read_table_attrs(hid_t id, const std::string& tw, bool old, CaseTable& t) {
   }
 }
 
-// Column `name` of `table` as its attributes describe it (before 1.6: as kOldColumns does), no values yet.
-TableColumn describe_column(hid_t table, const std::string& table_name, const std::string& name, bool old) {
+// Column `name` of `table` as its attributes describe it, no values yet.
+TableColumn describe_column(hid_t table, const std::string& name) {
   TableColumn col;
   col.name = name;
   H5Id d = h5::open_dataset(table, name);
@@ -406,46 +367,19 @@ TableColumn describe_column(hid_t table, const std::string& table_name, const st
   if (h5::has_attr(id, "unit")) col.unit = h5::read_string_attr(id, "unit");
   if (h5::has_attr(id, "unitSI")) col.unit_si = h5::read_double_attr(id, "unitSI");
   if (h5::has_attr(id, "description")) col.description = h5::read_string_attr(id, "description");
-  if (old) {
-    if (const OldColumn* o = old_column(table_name, name)) {
-      col.range = o->range;
-      col.common_clock = o->common_clock;
-      col.levels_name = o->levels ? o->levels : "";
-    }
-    return col;
-  }
   if (h5::has_attr(id, "range")) col.range = range_named(h5::read_string_attr(id, "range"));
   col.common_clock = h5::has_attr(id, "clock") && h5::read_string_attr(id, "clock") == "common";
   if (col.range == ColumnRange::level) col.levels_name = h5::read_string_attr(id, "levels");
   return col;
 }
 
-// A file before 1.6: the columns its table always had first, in the order written, each there; then any others.
-void order_old_columns(const std::string& table, const std::string& tw, std::vector<TableColumn>& cols) {
-  std::vector<TableColumn> out;
-  for (const auto& o : kOldColumns) {
-    if (table != o.table) continue;
-    auto it = std::find_if(cols.begin(), cols.end(), [&](const TableColumn& c) { return c.name == o.column; });
-    if (it == cols.end()) throw ReadError(tw + "/" + o.column + " missing");
-    out.push_back(std::move(*it));
-    cols.erase(it);
-  }
-  for (auto& c : cols) out.push_back(std::move(c));
-  cols = std::move(out);
-}
-
-// The column's values, of the type its values have in the file (before 1.6: the type today's tables' had).
-void read_values(hid_t table, const std::string& table_name, bool old, TableColumn& col, const std::string& what,
-                 h5::DigestCheck* digests) {
-  if (const OldColumn* o = old ? old_column(table_name, col.name) : nullptr) {
-    col.type = o->type;
-  } else {
-    switch (h5::value_class(table, col.name)) {
-      case H5T_INTEGER: col.type = ColumnType::integer; break;
-      case H5T_FLOAT: col.type = ColumnType::real; break;
-      case H5T_STRING: col.type = ColumnType::text; break;
-      default: throw ReadError(what + " holds neither integers, numbers nor strings");
-    }
+// The column's values, of the type its values have in the file.
+void read_values(hid_t table, TableColumn& col, const std::string& what, h5::DigestCheck* digests) {
+  switch (h5::value_class(table, col.name)) {
+    case H5T_INTEGER: col.type = ColumnType::integer; break;
+    case H5T_FLOAT: col.type = ColumnType::real; break;
+    case H5T_STRING: col.type = ColumnType::text; break;
+    default: throw ReadError(what + " holds neither integers, numbers nor strings");
   }
   switch (col.type) {
     case ColumnType::integer: col.ints = h5::read_ints(table, col.name, {}, digests); break;
@@ -489,15 +423,14 @@ void check_range(const TableColumn& col, const std::string& tw, std::size_t rows
 // Table `name` of a case: its attributes, a column per dataset (other than a level column's levels), all of one
 // length, each within its range.
 CaseTable read_table(hid_t case_group, const std::string& name, const std::string& tw, const TableBounds& b,
-                     bool old, h5::DigestCheck* digests) {
+                     h5::DigestCheck* digests) {
   H5Id g = h5::open_group(case_group, name);
   const hid_t id = g.get();
   CaseTable t;
   t.name = name;
-  read_table_attrs(id, tw, old, t);
+  read_table_attrs(id, tw, t);
   std::vector<TableColumn> cols;
-  for (const auto& m : h5::members_in_order(id)) cols.push_back(describe_column(id, name, m, old));
-  if (old) order_old_columns(name, tw, cols);
+  for (const auto& m : h5::members_in_order(id)) cols.push_back(describe_column(id, m));
   std::set<std::string> levels;
   for (const auto& c : cols) {
     if (!c.levels_name.empty()) levels.insert(c.levels_name);
@@ -507,7 +440,7 @@ CaseTable read_table(hid_t case_group, const std::string& name, const std::strin
   }
   for (auto& col : t.columns) {
     const std::string what = child(tw, col.name);
-    read_values(id, name, old, col, what, digests);
+    read_values(id, col, what, digests);
     if (col.size() != t.rows()) {
       throw ReadError(what + " holds " + std::to_string(col.size()) + " values, " + std::to_string(t.rows()) +
                       " expected");
@@ -522,10 +455,9 @@ CaseTable read_table(hid_t case_group, const std::string& name, const std::strin
 void read_tables(hid_t id, const std::string& where, const RunRecord& run, CaseRecord& c,
                  h5::DigestCheck* digests) {
   const TableBounds b{c.ranks, c.reps, static_cast<std::int64_t>(run.ranks.size())};
-  const bool old = schema_before(run.schema_version, 1, 6);
   for (const auto& name : h5::child_names(id)) {
     if (name == "parameters" || !h5::is_group(id, name)) continue;
-    c.tables.push_back(read_table(id, name, child(where, name), b, old, digests));
+    c.tables.push_back(read_table(id, name, child(where, name), b, digests));
   }
 }
 
@@ -677,7 +609,7 @@ void read_case(hid_t cases, const std::string& name, const RunRecord& run, CaseR
   reset_case(c);
   read_case_attrs(id, name, where, run, c);
   h5::DigestCheck check;
-  h5::DigestCheck* digests = schema_before(run.schema_version, 1, 7) ? nullptr : &check;  // before: none, as written
+  h5::DigestCheck* digests = &check;
   read_parameters(id, where, c);
   read_expect(id, where, c);
   read_scope(id, where, c, digests);
@@ -745,8 +677,7 @@ auto reading(ReadGuard& guard, const std::string& path, F&& f) -> decltype(f()) 
 
 // Opens the file read-only without HDF5's file locking: the writer of a live
 // run holds the lock (exclusive) from creating the file to closing it, and
-// reading never needs it. A file without checksums has its global heap checked
-// first (old_heap_check.hpp).
+// reading never needs it.
 H5Id open_file(const std::string& path) {
   const htri_t is = H5Fis_hdf5(path.c_str());
   if (is <= 0) {
@@ -764,7 +695,6 @@ H5Id open_file(const std::string& path) {
     }
   }
   H5Id file(id, H5Fclose);
-  if (auto damage = old_heap_damage(path)) throw ReadError(*damage);
   return file;
 }
 

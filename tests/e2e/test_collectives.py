@@ -14,7 +14,7 @@ import unittest
 import h5py
 import numpy as np
 
-from common import (ENV, GPUSCALE, MPIEXEC, SMALL_CONFIG, InputErrorTest, ScratchTest, exits_past_a_stopped_peer,
+from common import (ENV, GPUSCALE, MPIEXEC, InputErrorTest, ScratchTest, exits_past_a_stopped_peer,
                     gpuscale, mpirun, preamble, rank_pids, read_until)
 
 OPS = ["allreduce", "allgather", "reduce_scatter", "broadcast", "reduce", "alltoall", "sendrecv", "pairs"]
@@ -260,26 +260,6 @@ class BadTransferInput(InputErrorTest):
                       "(NCCL_BUFFSIZE, 4 MiB by default) and its communicators' state", " ".join(p.stdout.split()))
         p = gpuscale("check", self.write("m.toml", CONFIG))  # MPI on the CPU backend: nothing of NCCL's
         self.assertNotIn("NCCL_BUFFSIZE", p.stdout)
-
-
-class OldFiles(ScratchTest):
-    def test_a_schema_1_0_file_still_reports(self):
-        out = self.path("old.h5")
-        p = mpirun(2, "run", self.write("g.toml", SMALL_CONFIG), "-o", out)
-        self.assertEqual(p.returncode, 0, p.stderr)
-        # What schema 1.0 wrote: no transport, no turns, no status reasons.
-        with h5py.File(out, "r+") as f:
-            f.attrs["schemaVersion"] = "1.0"
-            del f.attrs["comm"], f.attrs["commReason"]
-            for c in f["cases"].values():
-                del c.attrs["status_reason"]
-                del c["turn"]
-        r = gpuscale("report", out, "--format", "json")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        rows = json.loads(r.stdout)
-        self.assertEqual(len(rows), 4)
-        self.assertTrue(all(x["status"] == "ok" for x in rows))
-        self.assertIn("speedup", rows[1])
 
 
 HANG_CONFIG = preamble(warmup=0, reps=5, timeout=4) + """

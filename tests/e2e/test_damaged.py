@@ -7,11 +7,11 @@ damage hit bytes nothing reads) or exits 2 with one line
 `gpuscale: error: PATH: damaged result file: ...` (or: not an HDF5 / not a
 gpuscale result file); never a signal, never exit 1, never a hang, never
 other numbers.
-A file in the format of schema 1.3 (variable-length strings, no checksums),
-made from the real one with h5py, reports the same numbers; damaged, it may
-report others (it has no checksums) but still never crashes, hangs or exits
-1; and a global heap object of it zeroed (on which HDF5 1.10 loops forever)
-is one line and exit 2 at once.
+A file before schema 1.7 (the real one relabelled 1.6, or rewritten with
+h5py in the format of 1.3: variable-length strings, no checksums) is one
+line naming the gpuscale that reads it; and one in that old format whose
+global heap object is zeroed (on which HDF5 1.10 loops forever) is cut
+short by the reader's bound on a read that stands still.
 
 The Python tools read as strictly: gpuscale_data.load on every one of these
 files raises ResultError (one line, `PATH: damaged result file: ...`, and
@@ -22,19 +22,13 @@ edited with h5py the way an attacker would (wall_end before wall_start, a
 NaN time, indices out of range, `ranks` or `reps` of 2^31 - 1, another
 major schema version) are refused alike, in the same words, and load
 allocates nothing for a count it has not checked (it runs under a limit on
-its address space). A FIFO is refused at once, a read that stands still
-(HDF5 1.10 on the zeroed heap object, its check left out) is cut short, and
-a damaged file that a run holds the lock of is read again for about 3 s
-before load believes the damage, as report does. (HDF5 reading a damaged
-old file reads bytes nothing checked, and may crash on one read and not
-on the next: for those, a crash on either side excuses another verdict.)
+its address space). A FIFO is refused at once, and a damaged file that a
+run holds the lock of is read again for about 3 s before load believes the
+damage, as report does.
 
 Where the seeded damage lands depends on the run's bytes (host names, the
 environment, timings differ from machine to machine), so every outcome that
-is not a bug is accepted: the verdicts above and, for the old format, the
-major version of its schemaVersion changed (the one-line "not readable by
-this gpuscale") and table and JSON judged apart (nothing checksummed
-guarantees two reads of a damaged old file alike). The zeroed heap object is
+is not a bug is accepted: the verdicts above. The zeroed heap object is
 found by its signature, whatever the run wrote."""
 import concurrent.futures
 import ctypes
@@ -90,9 +84,6 @@ modes = ["parallel"]
 SEED = 20261122
 ONE_LINE = re.compile(r"^gpuscale: error: (?P<path>.+?): (damaged result file: .+|not an HDF5 file|"
                       r"not a gpuscale result file \(no software = \"gpuscale\" attribute\))$")
-# An old file's schemaVersion is not checksummed: damage can change its major version.
-OLD_SCHEMA = re.compile(r"^gpuscale: error: (?P<path>.+?): schemaVersion .+ is not readable by this gpuscale "
-                        r"\(reads \d+\.\d+\)$")
 # Past reading's own bound on a stalled read (60 s).
 HANG_S = 120
 # gpuscale_data.load's words for what report refuses (after "gpuscale: error: " there).
@@ -121,12 +112,13 @@ for path in sys.argv[3:]:
     print(json.dumps(out), flush=True)
 """
 LOAD_MEMORY = 2 << 30
-CRASHED = "damaged result file: the HDF5 library crashed reading it"
+# What a file before schema 1.7 is (after "PATH: ").
+OLDER = "is older than this gpuscale reads (1.7 on); gpuscale up to commit ef8f806 reads it"
 
 
 def report(path, *args):
-    """`gpuscale report PATH ARGS`: (exit code, stdout, stderr), bytes decoded leniently (a damaged old file may
-    hold any bytes in its strings); exit code None when it has not ended in HANG_S seconds (it is killed)."""
+    """`gpuscale report PATH ARGS`: (exit code, stdout, stderr), bytes decoded leniently; exit code None when it
+    has not ended in HANG_S seconds (it is killed)."""
     try:
         p = subprocess.run([GPUSCALE, "report", path, *args], capture_output=True, timeout=HANG_S, env=ENV)
     except subprocess.TimeoutExpired:
@@ -157,7 +149,7 @@ def damage(data, rng, i):
 
 
 def to_old_format(src, dst):
-    """`src` (schema 1.4) rewritten as schema 1.3 stored it: variable-length strings, contiguous datasets,
+    """`src` rewritten as schema 1.3 stored it: variable-length strings, contiguous datasets,
     the HDF5 1.6 file format, attributes and members in their creation order."""
     def strings(v):
         if isinstance(v, (bytes, np.bytes_)):
@@ -284,9 +276,9 @@ class Damaged(ScratchTest):
     def tearDownClass(cls):
         cls.shared.tearDown()
 
-    def judge(self, path, expect_same=True):
-        """Reports `path` as a table and as JSON: 'same' (exit 0, the whole file's output), 'exit2' (one line),
-        'other' (exit 0 with other output; only allowed when not expect_same: an old file) or a failure message."""
+    def judge(self, path):
+        """Reports `path` as a table and as JSON: 'same' (exit 0, the whole file's output), 'exit2' (one line) or a
+        failure message."""
         verdicts = []
         for fmt, (ref_rc, ref_out, ref_err) in self.refs.items():
             rc, out, err = report(path, *fmt)
@@ -294,58 +286,51 @@ class Damaged(ScratchTest):
             if rc is None:
                 return f"hangs ({' '.join(fmt) or 'table'}): {err}"
             if rc == 0:
-                same = out.replace(path, self.base) == ref_out and err == ref_err
-                if same or not expect_same:
-                    verdicts.append("same" if same else "other")
+                if out.replace(path, self.base) == ref_out and err == ref_err:
+                    verdicts.append("same")
                     continue
                 return f"exit 0 with another report ({' '.join(fmt) or 'table'})"
             if rc != 2:
                 return f"exit {rc} ({'signal ' + str(-rc) if rc < 0 else 'not 2'}): {err.strip()[:300]}"
-            m = ONE_LINE.match(lines[0]) or (None if expect_same else OLD_SCHEMA.match(lines[0]))
+            m = ONE_LINE.match(lines[0])
             if len(lines) != 1 or not m or m.group("path") != path or out:
                 return f"exit 2 but not one line of the expected form: {err[:300]!r} (stdout {out[:100]!r})"
             if re.search(r"HDF5 call|\.c(pp)?:\d|H5[A-Z][A-Za-z_]*\(", lines[0]):
                 return f"internal detail in the message: {lines[0]}"
             verdicts.append("exit2")
-        if not expect_same:  # each read of an old file judged on its own
-            return "exit2" if "exit2" in verdicts else "other" if "other" in verdicts else "same"
         if len(set(verdicts)) != 1:
             return f"table and JSON differ: {verdicts}, {[report(path, *fmt)[::2] for fmt in self.refs]}"
         return verdicts[0]
 
-    def judge_load(self, path, verdict, expect_same=True):
+    def judge_load(self, path, verdict):
         """What is wrong with gpuscale_data.load on `path`, given report's verdict on it, or None: a file report
-        refuses raises ResultError, one line "PATH: ..."; one it reads loads, to the whole file's numbers when
-        report prints the whole file's. An old file (not expect_same) may crash HDF5 on one read and not on the
-        next (it reads bytes nothing checked): where one of the two crashed, their verdicts may differ."""
+        refuses raises ResultError, one line "PATH: ..."; one it reads loads, to the whole file's numbers."""
         try:
             m = gpuscale_data.load(path).metrics()
         except gpuscale_data.ResultError as e:
             m = LOAD_LINE.match(str(e))
             if not m or m.group("path") != path:
                 return f"load's message is not one line of the expected form: {str(e)!r}"
-            if verdict != "exit2" and (expect_same or CRASHED not in str(e)):
+            if verdict != "exit2":
                 return f"report reads it ({verdict}), load raises: {e}"
             return None
         except Exception:  # noqa: BLE001 (what the test is about)
             return "load raises another exception than ResultError: " + traceback.format_exc()
         if verdict == "exit2":
             again = [report(path, *fmt) for fmt in self.refs]
-            if not expect_same and any(rc == 0 or CRASHED in err for rc, _, err in again):
-                return None
             return f"report refuses it ({' / '.join(err.strip() for _, _, err in again)}), load reads it"
         if verdict == "same" and not m.equals(self.metrics):
             return f"load reads other numbers than the whole file's:\n{m}"
         return None
 
-    def run_all(self, files, expect_same=True):
+    def run_all(self, files):
         """Judges every (name, path) by report in a pool of 2, then by gpuscale_data.load (the same verdict);
         returns {verdict: count}; fails on any failure message."""
         counts, failures = {}, []
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            verdicts = list(pool.map(lambda f: self.judge(f[1], expect_same), files))
+            verdicts = list(pool.map(lambda f: self.judge(f[1]), files))
         for (name, path), v in zip(files, verdicts):  # after the pool: load forks, no other thread about
-            why = self.judge_load(path, v, expect_same) if v in ("same", "exit2", "other") else v
+            why = self.judge_load(path, v) if v in ("same", "exit2") else v
             if why:
                 failures.append(f"{name}: {why}")
             else:
@@ -472,77 +457,50 @@ class Damaged(ScratchTest):
         files.append(("other.h5", self.path("other.h5")))
         with h5py.File(self.path("bare.h5"), "w") as f:  # says gpuscale, holds nothing
             f.attrs["software"] = "gpuscale"
-            f.attrs["schemaVersion"] = "1.4"
+            f.attrs["schemaVersion"] = "1.10"
         files.append(("bare.h5", self.path("bare.h5")))
         self.assertEqual(self.run_all(files), {"exit2": len(files)})
         rc, _, err = report(self.path("bare.h5"))
         self.assertIn("damaged result file: attribute 'softwareVersion' of / missing", err)
         self.assertEqual(self.load_error(self.path("bare.h5")), err[len("gpuscale: error: "):-1])
 
-    def test_a_schema_1_3_file_reports_the_same_numbers_and_survives_damage(self):
-        old = self.path("d/old0.h5")
-        os.makedirs(os.path.dirname(old), exist_ok=True)
+    def test_a_file_before_schema_1_7_is_one_line_naming_the_gpuscale_that_reads_it(self):
+        relabelled, old = self.path("old6.h5"), self.path("old3.h5")
+        with open(self.base, "rb") as src, open(relabelled, "wb") as dst:
+            dst.write(src.read())
+        with h5py.File(relabelled, "r+") as f:
+            f.attrs["schemaVersion"] = np.bytes_("1.6")
         to_old_format(self.base, old)
         with h5py.File(old, "r") as f:
             self.assertIsInstance(f.attrs["backend"], str)  # variable-length, as 1.3 wrote
             self.assertIsNone(f["cases/0000/wall_start"].chunks)
-        rc, out, err = report(old, "--format", "json")
-        self.assertEqual(rc, 0, err)
-        want = json.loads(self.refs[("--format", "json")][1])
-        got = json.loads(out)
-        for r in want + got:
-            r.pop("file")
-        self.assertEqual(got, want)
-        with open(old, "rb") as f:
-            data = f.read()
-        rng = random.Random(SEED + 1)
-        files = []
-        for i in range(60):
-            name, b = damage(data, rng, i)
-            path = self.path(f"d/o{i:03d}.h5")
-            with open(path, "wb") as f:
-                f.write(b)
-            files.append((name, path))
-        self.run_all(files, expect_same=False)
-
-    def test_an_old_file_whose_global_heap_object_is_zeroed_is_one_line_not_a_hang(self):
-        old = self.path("d/oldz.h5")
-        os.makedirs(os.path.dirname(old), exist_ok=True)
-        to_old_format(self.base, old)
-        with open(old, "rb") as f:
-            data = bytearray(f.read())
-        heap = data.find(b"GCOL\x01\x00\x00\x00")  # the first global heap collection: the root's strings
-        self.assertGreater(heap, 0)
-        obj = heap + 16  # its first object's header (index, references, size), after the collection's
-        self.assertNotEqual(data[obj:obj + 2], b"\x00\x00")
-        data[obj:obj + 16] = bytes(16)  # index 0 and size 0: HDF5 1.10's walk over the collection stands still
-        with open(old, "wb") as f:
-            f.write(data)
-        for fmt in ((), ("--format", "json")):
-            rc, out, err = report(old, *fmt)
-            self.assertEqual((rc, out), (2, ""), err)
-            self.assertEqual(err, f"gpuscale: error: {old}: damaged result file: global heap at byte {heap}: the "
-                                  f"object at byte {obj} has size 0\n")
-        self.assertEqual(self.load_error(old), err[len("gpuscale: error: "):-1])
+        for path, version in ((relabelled, "1.6"), (old, "1.3")):
+            line = f"{path}: schemaVersion {version} {OLDER}"
+            for fmt in ((), ("--format", "json")):
+                self.assertEqual(report(path, *fmt), (2, "", f"gpuscale: error: {line}\n"))
+            self.assertEqual(self.load_error(path), line)
 
     def test_a_read_that_stands_still_is_cut_short(self):
-        old = self.path("d/oldz.h5")
-        os.makedirs(os.path.dirname(old), exist_ok=True)
+        old = self.path("oldz.h5")
         to_old_format(self.base, old)
         with open(old, "r+b") as f:
             data = f.read()
-            f.seek(data.find(b"GCOL\x01\x00\x00\x00") + 16)
-            f.write(bytes(16))  # the zeroed heap object, on which HDF5 1.10 loops without reading a byte
-        saved = gpuscale_data._heap_damage, gpuscale_data.STALL_S
-        gpuscale_data._heap_damage, gpuscale_data.STALL_S = (lambda path: None), 1  # the loop reached
+            heap = data.find(b"GCOL\x01\x00\x00\x00")  # the first global heap collection: the root's strings
+            self.assertGreater(heap, 0)
+            f.seek(heap + 16)  # its first object's header (index, references, size), after the collection's
+            f.write(bytes(16))  # index 0 and size 0: HDF5 1.10's walk over the collection stands still
+        rc, out, err = report(old)  # on its first string, the root's `software`, before the schema is known
+        self.assertEqual((rc, out, err), (2, "", f"gpuscale: error: {old}: damaged result file: the HDF5 library did "
+                                                 "not finish reading it in 15 s\n"))
+        saved = gpuscale_data.STALL_S
+        gpuscale_data.STALL_S = 1
         try:
             start = time.monotonic()
             message = self.load_error(old)
         finally:
-            gpuscale_data._heap_damage, gpuscale_data.STALL_S = saved
+            gpuscale_data.STALL_S = saved
         self.assertEqual(message, f"{old}: damaged result file: the HDF5 library did not finish reading it in 1 s")
         self.assertLess(time.monotonic() - start, 30)
-
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

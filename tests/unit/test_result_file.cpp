@@ -634,58 +634,18 @@ TEST_CASE("what the report relies on is checked: counts, shapes, indices, finite
   fs::remove(path);
 }
 
-TEST_CASE("files of schema 1.3 and before (variable-length strings, contiguous datasets) stay readable", "[hdf5]") {
+TEST_CASE("a file before schema 1.7 is one line naming the last gpuscale that reads it", "[hdf5][errors]") {
   const std::string path = temp_path("old.h5");
-  CaseRecord c = sample_case(0, "parallel");
-  c.turn = {0, 0};
-  write_file(path, {c});
-  // Rewrite what schema 1.3 stored differently: variable-length strings (attributes and a column), contiguous data.
+  write_file(path, {sample_case(0, "parallel")});
   edit_file(
       path,
-      [&](hid_t f) {
-        H5Id vlen(H5Tcopy(H5T_C_S1), H5Tclose);
-        H5Tset_size(vlen.get(), H5T_VARIABLE);
-        H5Tset_cset(vlen.get(), H5T_CSET_UTF8);
-        H5Id scalar(H5Screate(H5S_SCALAR), H5Sclose);
-        const auto vlen_attr = [&](hid_t obj, const char* name, const char* value) {
-          H5Adelete(obj, name);
-          H5Id a(H5Acreate2(obj, name, vlen.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-          REQUIRE(H5Awrite(a.get(), vlen.get(), &value) >= 0);
-        };
-        vlen_attr(f, "schemaVersion", "1.3");
-        vlen_attr(f, "backend", "cpu");
-        H5Id g(H5Gopen2(f, "cases/0000", H5P_DEFAULT), H5Gclose);
-        vlen_attr(g.get(), "mode", "parallel");
-        H5Id p(H5Gopen2(g.get(), "parameters", H5P_DEFAULT), H5Gclose);
-        vlen_attr(p.get(), "dtype", "fp64");
-        // The hostname column as variable-length strings.
-        H5Id r(H5Gopen2(f, "ranks", H5P_DEFAULT), H5Gclose);
-        H5Ldelete(r.get(), "hostname", H5P_DEFAULT);
-        const hsize_t two = 2;
-        H5Id space(H5Screate_simple(1, &two, nullptr), H5Sclose);
-        H5Id d(H5Dcreate2(r.get(), "hostname", vlen.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-               H5Dclose);
-        const char* hosts[2] = {"node0", "node1"};
-        REQUIRE(H5Dwrite(d.get(), vlen.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, hosts) >= 0);
-        // A sample dataset contiguous, without a checksum.
-        H5Ldelete(g.get(), "device_time", H5P_DEFAULT);
-        const hsize_t dims[2] = {2, 3};
-        H5Id s2(H5Screate_simple(2, dims, nullptr), H5Sclose);
-        H5Id dt(H5Dcreate2(g.get(), "device_time", H5T_NATIVE_DOUBLE, s2.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-                H5Dclose);
-        REQUIRE(H5Dwrite(dt.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, c.device_time_s.data()) >= 0);
+      [](hid_t f) {
+        H5Adelete(f, "schemaVersion");
+        h5::write_attr(f, "schemaVersion", std::string("1.6"));
       },
       false);
-  const RunRecord back = read_result_file(path);
-  CHECK(back.schema_version == "1.3");
-  CHECK(back.backend == Backend::cpu);
-  REQUIRE(back.ranks.size() == 2);
-  CHECK(back.ranks[1].hostname == "node1");
-  REQUIRE(back.cases.size() == 1);
-  CHECK(back.cases[0].mode == Mode::parallel);
-  CHECK(back.cases[0].params.get_string("dtype") == "fp64");  // rewritten last: now last in creation order
-  CHECK(back.cases[0].params.get_int("size") == 512);
-  CHECK(back.cases[0].device_time_s == c.device_time_s);
+  CHECK(read_error(path) == path + ": schemaVersion 1.6 is older than this gpuscale reads (1.7 on); gpuscale up to "
+                                   "commit " + kLastReaderOfOlder + " reads it");
   fs::remove(path);
 }
 
@@ -787,97 +747,12 @@ TEST_CASE("the plan says what did not run, a file marked complete without a plan
   fs::remove(path);
 }
 
-// ---- Reading never hangs: old global heaps checked first, a stalled read bounded; live files ----
+// ---- Reading never hangs: a stalled read bounded; live files ----
 
 #include <sys/file.h>
 
 #include <chrono>
 #include <thread>
-
-#include "io/old_heap_check.hpp"
-
-namespace {
-
-// A file in HDF5's earliest format (superblock 0, no checksums: as files before schema 1.4) whose root has the
-// variable-length string attribute software = "gpuscale", its value in a global heap collection. Returns where the
-// collection starts.
-std::size_t write_old_file(const std::string& path) {
-  fs::remove(path);
-  {
-    H5Id f(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    H5Id vlen(H5Tcopy(H5T_C_S1), H5Tclose);
-    H5Tset_size(vlen.get(), H5T_VARIABLE);
-    H5Tset_cset(vlen.get(), H5T_CSET_UTF8);  // as gpuscale wrote them
-    H5Id scalar(H5Screate(H5S_SCALAR), H5Sclose);
-    H5Id a(H5Acreate2(f.get(), "software", vlen.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-    const char* value = "gpuscale";
-    REQUIRE(H5Awrite(a.get(), vlen.get(), &value) >= 0);
-  }
-  const std::string b = bytes_of(path);
-  REQUIRE(b[8] == 0);  // superblock version 0
-  const std::size_t at = b.find("GCOL");
-  REQUIRE(at != std::string::npos);
-  REQUIRE(b.find("GCOL", at + 1) == std::string::npos);
-  return at;
-}
-
-// `b` with the little-endian 8-byte value `v` at `at`.
-std::string with_u64(std::string b, std::size_t at, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i) b[at + static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
-  return b;
-}
-
-}  // namespace
-
-TEST_CASE("an old file's global heap is walked before HDF5 reads it: what would loop or overrun is damage",
-          "[hdf5][errors]") {
-  const std::string path = temp_path("old-heap.h5");
-  const std::size_t at = write_old_file(path);
-  const std::string whole = bytes_of(path);
-  const std::string heap = path + ": damaged result file: global heap at byte " + std::to_string(at) + ": ";
-  const std::size_t object = at + 16;  // the first object, "gpuscale", after the collection's header
-  SECTION("whole: the heap passes and the string reads (the file then lacks the rest of a result file)") {
-    CHECK_FALSE(old_heap_damage(path));
-    CHECK(read_error(path) == path + ": damaged result file: attribute 'schemaVersion' of / missing");
-  }
-  SECTION("an object's header zeroed: index 0 (free space) of size 0, on which HDF5 1.10 loops forever") {
-    put_bytes(path, whole.substr(0, object) + std::string(16, '\0') + whole.substr(object + 16));
-    CHECK(read_error(path) == heap + "the object at byte " + std::to_string(object) + " has size 0");
-  }
-  SECTION("an object larger than what is left of its collection") {
-    put_bytes(path, with_u64(whole, object + 8, 5000));
-    CHECK(read_error(path) == heap + "the object at byte " + std::to_string(object) + " (5000 bytes) runs past its end "
-                                     "(byte " + std::to_string(at + 4096) + ")");
-  }
-  SECTION("free space larger than what is left of its collection") {
-    put_bytes(path, with_u64(with_u64(whole, object, 0), object + 8, 4096));
-    CHECK(read_error(path) == heap + "the object at byte " + std::to_string(object) + " (4096 bytes) runs past its end "
-                                     "(byte " + std::to_string(at + 4096) + ")");
-  }
-  SECTION("a collection smaller than any HDF5 writes") {
-    put_bytes(path, with_u64(whole, at + 8, 12));
-    CHECK(read_error(path) == heap + "size 12, below the smallest (4096)");
-  }
-  SECTION("a collection past the end of the file") {
-    put_bytes(path, with_u64(whole, at + 8, 1 << 20));
-    CHECK(read_error(path) == heap + "1048576 bytes, past the end of the file (" + std::to_string(whole.size()) +
-                                  " bytes)");
-  }
-  fs::remove(path);
-}
-
-TEST_CASE("a file with checksums (schema 1.4) is not searched for global heaps", "[hdf5]") {
-  const std::string path = temp_path("new-heap.h5");
-  write_file(path, {sample_case(0, "serial")});
-  // A collection that would loop, as the samples of a real file could never spell it: ignored.
-  std::string b = bytes_of(path);
-  const std::string loop =
-      std::string("GCOL\1\0\0\0", 8) + with_u64(std::string(8, '\0'), 0, 4096) + std::string(16, '\0');
-  b.replace(b.size() - loop.size(), loop.size(), loop);
-  put_bytes(path, b);
-  CHECK_FALSE(old_heap_damage(path));
-  fs::remove(path);
-}
 
 TEST_CASE("a read that stops making progress ends with one line and exit code 2, and one that keeps reading does not",
           "[hdf5][errors]") {
@@ -995,28 +870,6 @@ CaseTable marks_table() {
   t.columns[1].reals = {1.0, 2.0};
   t.columns[2].reals = {10.0, 20.0};
   return t;
-}
-
-// Makes a finished file one of schema 1.5: the version said so, and none of the column attributes 1.6 added.
-void as_schema_1_5(const std::string& path) {
-  edit_file(
-      path,
-      [](hid_t f) {
-        h5::write_attr(f, "schemaVersion", std::string("1.5"));
-        H5Id c = h5::open_group(f, "cases/0000");
-        for (const auto& t : h5::child_names(c.get())) {
-          if (t == "parameters" || !h5::is_group(c.get(), t)) continue;
-          H5Id g = h5::open_group(c.get(), t);
-          for (const auto& col : h5::child_names(g.get())) {
-            for (const char* a : {"range", "clock", "levels"}) {
-              if (H5Aexists_by_name(g.get(), col.c_str(), a, H5P_DEFAULT) > 0) {
-                REQUIRE(H5Adelete_by_name(g.get(), col.c_str(), a, H5P_DEFAULT) >= 0);
-              }
-            }
-          }
-        }
-      },
-      false);
 }
 
 // A string attribute of a dataset of the file, as h5py would read it.
@@ -1163,30 +1016,30 @@ TEST_CASE("columns on the common clock move with a better end estimate, in any t
   fs::remove(path);
 }
 
-TEST_CASE("a value outside its column's range is damage: by the column's attributes, before 1.6 by its table's name",
+TEST_CASE("a value outside its column's range is damage, by the column's attributes",
           "[hdf5][tables][errors]") {
   const std::string path = temp_path("ranges.h5");
   const std::string damaged = path + ": damaged result file: ";
   CaseRecord c = sample_case(0, "serial");
   c.tables = {phases_table({"compute"}, {0, 1}, {0, 2}, {0, 0}, {0.1, 2.1}, {0.2, 2.2})};
-  SECTION("1.6: a rank past the case's ranks, in a table the reader does not know") {
+  SECTION("a rank past the case's ranks, in a table the reader does not know") {
     CaseTable t = marks_table();
     t.columns[0].ints = {0, 2};
     c.tables = {t};
     write_file(path, {c});
     CHECK(read_error(path) == damaged + "/cases/0000/marks/rank[1] is 2, outside 0..1");
   }
-  SECTION("1.6: a sample past the case's reps") {
+  SECTION("a sample past the case's reps") {
     write_file(path, {c});
     edit_file(path, [](hid_t g) { overwrite_ints(g, "phases/sample", {0, 3}); });
     CHECK(read_error(path) == damaged + "/cases/0000/phases/sample[1] is 3, outside 0..2");
   }
-  SECTION("1.6: a time on the common clock that is not finite") {
+  SECTION("a time on the common clock that is not finite") {
     c.tables[0].columns[3].reals[1] = std::nan("");
     write_file(path, {c});
     CHECK(read_error(path) == damaged + "/cases/0000/phases/start[1] is not finite");
   }
-  SECTION("1.6: a column shorter than the table's first") {
+  SECTION("a column shorter than the table's first") {
     c.tables = {marks_table()};
     write_file(path, {c});
     edit_file(path, [](hid_t g) {
@@ -1196,17 +1049,9 @@ TEST_CASE("a value outside its column's range is damage: by the column's attribu
     });
     CHECK(read_error(path) == damaged + "/cases/0000/marks/value holds 1 values, 2 expected");
   }
-  SECTION("before 1.6: the same sample past the case's reps") {
-    write_file(path, {c});
-    as_schema_1_5(path);
-    REQUIRE(read_error(path).empty());
-    edit_file(path, [](hid_t g) { overwrite_ints(g, "phases/sample", {0, 3}); });
-    CHECK(read_error(path) == damaged + "/cases/0000/phases/sample[1] is 3, outside 0..2");
-  }
-  SECTION("before 1.6: a phase name repeated") {
+  SECTION("a phase name repeated") {
     c.tables = {phases_table({"compute", "transfer"}, {0, 1}, {0, 2}, {0, 1}, {0.1, 2.1}, {0.2, 2.2})};
     write_file(path, {c});
-    as_schema_1_5(path);
     edit_file(path, [](hid_t g) {
       H5Ldelete(g, "phases/names", H5P_DEFAULT);
       H5Id p(H5Gopen2(g, "phases", H5P_DEFAULT), H5Gclose);
@@ -1214,61 +1059,12 @@ TEST_CASE("a value outside its column's range is damage: by the column's attribu
     });
     CHECK(read_error(path) == damaged + "/cases/0000/phases/names: 2 names for 2 rows, or names repeated");
   }
-  SECTION("before 1.6: a node past the run's ranks") {
+  SECTION("a node past the run's ranks") {
     c.tables = {pairs_table()};
     c.tables[0].columns[2].ints = {2};
     write_file(path, {c});
-    as_schema_1_5(path);
     CHECK(read_error(path) == damaged + "/cases/0000/pairs/node_b[0] is 2, outside 0..1");
   }
-  SECTION("before 1.6: a telemetry interval below 0") {
-    c.tables = {telemetry_table(-1.0)};
-    write_file(path, {c});
-    as_schema_1_5(path);
-    CHECK(read_error(path) == damaged + "/cases/0000/telemetry: attribute 'interval' is not a number >= 0");
-  }
-  SECTION("before 1.6: a column its table always had, missing") {
-    c.tables = {pairs_table()};
-    write_file(path, {c});
-    as_schema_1_5(path);
-    edit_file(path, [](hid_t g) { H5Ldelete(g, "pairs/host_b", H5P_DEFAULT); });
-    CHECK(read_error(path) == damaged + "/cases/0000/pairs/host_b missing");
-  }
-  fs::remove(path);
-}
-
-TEST_CASE("a file before 1.6 reads its three tables as they were written, and a group it has besides as a table",
-          "[hdf5][tables]") {
-  const std::string path = temp_path("old-tables.h5");
-  CaseRecord c = sample_case(0, "serial");
-  c.tables = {phases_table({"compute"}, {0, 1}, {0, 2}, {0, 0}, {0.1, 2.1}, {0.2, 2.2}), telemetry_table(0.05),
-              pairs_table(), marks_table()};
-  write_file(path, {c});
-  as_schema_1_5(path);
-  const RunRecord back = read_result_file(path);
-  CHECK(back.schema_version == "1.5");
-  const CaseRecord& got = back.cases.at(0);
-  REQUIRE(got.tables.size() == 4);
-  const CaseTable* ph = find_table(got.tables, kPhasesTable);
-  REQUIRE(ph != nullptr);
-  std::vector<std::string> names;
-  for (const auto& col : ph->columns) names.push_back(col.name);
-  CHECK(names == std::vector<std::string>{"rank", "sample", "phase", "start", "end"});
-  const TableColumn& phase = column_of(got, kPhasesTable, "phase");
-  CHECK(phase.range == ColumnRange::level);
-  CHECK(phase.levels == std::vector<std::string>{"compute"});
-  CHECK(phase.levels_name == "names");
-  CHECK(column_of(got, kPhasesTable, "sample").range == ColumnRange::sample);
-  CHECK(column_of(got, kPhasesTable, "end").common_clock);
-  CHECK(column_of(got, kTelemetryTable, "time").common_clock);
-  CHECK(column_of(got, kTelemetryTable, "rank").range == ColumnRange::rank);
-  CHECK(find_table(got.tables, kTelemetryTable)->attr("interval") == 0.05);
-  CHECK(column_of(got, "pairs", "round").range == ColumnRange::positive);
-  CHECK(column_of(got, "pairs", "host_b").texts == std::vector<std::string>{"node1"});
-  const TableColumn& at = column_of(got, "marks", "at");  // no table of 1.5: as it stands, unchecked
-  CHECK(at.range == ColumnRange::any);
-  CHECK_FALSE(at.common_clock);
-  CHECK(at.reals == std::vector<double>{1.0, 2.0});
   fs::remove(path);
 }
 
@@ -1491,13 +1287,6 @@ TEST_CASE("schema 1.7 files carry a digest with every dataset, older ones, witho
     without_digests("1.7");
     CHECK(read_error(path) == path + ": damaged result file: /cases/0000/wall_start has no digest (from schema 1.7 "
                                      "on every dataset has one)");
-  }
-  SECTION("1.6: none, and the values read as they were written") {
-    without_digests("1.6");
-    const RunRecord back = read_result_file(path);
-    CHECK(back.schema_version == "1.6");
-    CHECK(back.cases.at(0).wall_start_s == c.wall_start_s);
-    CHECK(back.cases.at(0).turn == c.turn);
   }
   fs::remove(path);
 }
