@@ -251,9 +251,9 @@ STALL_S = 60
 LIVE_PASSES = 6
 LIVE_PAUSE_S = 0.1
 
-ROOT_TEXT = ("softwareVersion", "date", "softwareDependencies", "backend", "backendReason", "slurmJobId", "status")
+ROOT_TEXT = ("softwareVersion", "date", "softwareDependencies", "mpiLibrary", "backend", "backendReason", "comm",
+             "commReason", "slurmJobId", "warnings", "lastUpdate", "status")
 ROOT_LENIENT = ("commandLine", "configFile", "config", "configOverrides")  # need not be UTF-8: read with U+FFFD
-ROOT_OPTIONAL = ("mpiLibrary", "comm", "commReason", "warnings", "lastUpdate")  # absent from older schemas
 SCOPES = ("world", "intra-node", "inter-node", "node-pairs")
 BACKENDS = ("cpu", "cuda")
 COMMS = ("", "mpi", "nccl")  # "": a case whose group had no data plane (gpuscale writes it so)
@@ -265,20 +265,20 @@ PHASE_COLUMNS = {"rank": "i", "sample": "i", "phase": "i", "start": "f", "end": 
 
 
 def _rank_columns(n):
-    """/ranks' columns for n ranks, (name, kind, (lo, hi) or None) in sets: every schema's, then the applied
-    clocks (1.3 on), the affinity and the GPUs (1.2 on), the GPUs a rank was handed and the one it uses (1.9 on), the
-    rank's kernel (later in 1.9); a later set is read where its first column is there."""
+    """/ranks' columns for n ranks, (name, kind, (lo, hi) or None) in sets: every file's (1.7 on), then the GPUs a
+    rank was handed and the one it uses (1.9 on), the rank's kernel (later in 1.9); a later set is read where its
+    first column is there."""
     ints = (INT_MIN, INT_MAX)
     return [
         [("node_index", "i", (0, n - 1)), ("local_size", "i", (1, n)), ("local_rank", "i", (0, n - 1)),
          ("pid", "i", ints)] + [(k, "s", None) for k in ("device_kind", "device_name", "device_uuid",
                                                          "device_pci_bus_id")]
         + [(k, "f", None) for k in ("clock_offset_start", "clock_uncertainty_start", "clock_offset_end",
-                                    "clock_uncertainty_end")],
-        [("clock_offset_applied", "f", None), ("clock_uncertainty_applied", "f", None)],
-        [("cpu_affinity", "s", None), ("clock_shared", "i", None), ("cores_available", "i", (0, INT_MAX)),
-         ("node_cores", "i", (0, INT_MAX)), ("cuda_visible_devices", "s", None)],
-        [("telemetry", "s", None), ("max_sm_clock", "f", None), ("max_mem_clock", "f", None),
+                                    "clock_uncertainty_end")]
+        + [("clock_offset_applied", "f", None), ("clock_uncertainty_applied", "f", None)]
+        + [("cpu_affinity", "s", None), ("clock_shared", "i", None), ("cores_available", "i", (0, INT_MAX)),
+         ("node_cores", "i", (0, INT_MAX)), ("cuda_visible_devices", "s", None)]
+        + [("telemetry", "s", None), ("max_sm_clock", "f", None), ("max_mem_clock", "f", None),
          ("power_limit", "f", None)] + [(k, "i", ints) for k in ("pcie_gen", "pcie_width", "pcie_max_gen",
                                                                  "pcie_max_width", "nvlinks_active", "numa_node")]
         + [("local_cpulist", "s", None)],
@@ -804,14 +804,11 @@ class _Reader:
         attrs = {"software": "gpuscale", "schemaVersion": self.schema_version()}
         attrs.update({k: _text_attr(f, k, "") for k in ROOT_TEXT})
         attrs.update({k: _text_attr(f, k, "", lenient=True) for k in ROOT_LENIENT})
-        attrs.update({k: _text_attr(f, k, "") for k in ROOT_OPTIONAL if _has_attr(f, k, "")})
         _check_word(attrs, "backend", BACKENDS, "/")
-        if "comm" in attrs:
-            _check_word(attrs, "comm", COMMS, "/")
+        _check_word(attrs, "comm", COMMS, "/")
         attrs["nodes"] = _int_attr(f, "nodes", "", 1, MAX_RANKS)
         attrs["complete"] = _int_attr(f, "complete", "", 0, 1)
-        if _has_attr(f, "casesPlanned", ""):
-            attrs["casesPlanned"] = _int_attr(f, "casesPlanned", "", 0, MAX_INDEX)
+        attrs["casesPlanned"] = _int_attr(f, "casesPlanned", "", 0, MAX_INDEX)
         return attrs
 
     def schema_version(self):
@@ -842,8 +839,7 @@ class _Reader:
             raise _Damage("/ranks/hostname is empty: no ranks")
         if n > MAX_RANKS:
             raise _Damage(f"/ranks/hostname holds {n} ranks")
-        if _has_attr(self.f, "ranks", ""):
-            _int_attr(self.f, "ranks", "", n, n)
+        _int_attr(self.f, "ranks", "", n, n)
         if attrs["nodes"] > n:
             raise _Damage(f"/: attribute 'nodes' is {attrs['nodes']}, more than its {n} ranks")
         attrs["ranks"] = self.n = n
@@ -857,9 +853,7 @@ class _Reader:
         return pd.DataFrame(dict(sorted(cols.items())), index=pd.RangeIndex(n, name="rank"))
 
     def plan(self, planned):
-        """/plan (1.5 on): a label and limits per planned case."""
-        if not _exists(self.f, "plan", ""):
-            return
+        """/plan: a label and limits per planned case."""
         g = _group(self.f, "plan", "")
         _values(g, "label", "/plan", "s", planned)
         for i, text in enumerate(_values(g, "limits", "/plan", "s", planned)):
@@ -867,8 +861,6 @@ class _Reader:
                 raise _Damage(f"/plan/limits[{i}] is not a list of NAME=NUMBER")
 
     def links(self):
-        if not _exists(self.f, "links", ""):
-            return
         g = _group(self.f, "links", "")
         rank = _values(g, "rank", "/links", "i")
         _ints_in(rank, 0, self.n - 1, "/links/rank")
@@ -933,8 +925,7 @@ class _Reader:
             a[k] = _text_attr(g, k, where)
             if allowed and a[k] not in allowed:
                 raise _Damage(f"{where}: attribute '{k}' is '{a[k]}', {words}")
-        if _has_attr(g, "status_reason", where):
-            a["status_reason"] = _text_attr(g, "status_reason", where)
+        a["status_reason"] = _text_attr(g, "status_reason", where)
         a["note"] = _text_attr(g, "note", where)
         a["ranks"] = _int_attr(g, "ranks", where, 1, self.n)
         a["nodes"] = _int_attr(g, "nodes", where, 1, a["ranks"])
@@ -998,9 +989,8 @@ class _Reader:
 
     def turns_and_warmup(self, g, where, ranks, cols):
         for k, hi in (("turn", ranks - 1), ("warmup_samples", INT64_MAX)):
-            if _exists(g, k, where):
-                cols[k] = _per_rank(g, k, where, "i", ranks, self.digests)
-                _ints_in(cols[k], 0, hi, f"{where}/{k}")
+            cols[k] = _per_rank(g, k, where, "i", ranks, self.digests)
+            _ints_in(cols[k], 0, hi, f"{where}/{k}")
         if _exists(g, "warmup_device_time", where):
             d, what = _dataset(g, "warmup_device_time", where)
             with _reading(what):
@@ -1138,10 +1128,10 @@ def _case_row(c):
     a = dict(c["attrs"])
     del a["index"]
     row = {"case": _number(c), **a, "hdf5_path": c["where"]}
-    for k, v in {"scope": "", "comm": "", "groups": 0, "status_reason": ""}.items():  # transfers; 1.1 on
+    for k, v in {"scope": "", "comm": "", "groups": 0}.items():  # a case that moves no data has none
         row.setdefault(k, v)
     turn = c["cols"].get("turn")
-    row["turns"] = int(turn.max()) + 1 if turn is not None and len(turn) else row["ranks"]  # 1.0: each rank alone
+    row["turns"] = int(turn.max()) + 1 if turn is not None and len(turn) else row["ranks"]  # skipped: each alone
     row["params"] = {k: v for k, v in c["params"].items() if k not in NOT_IDENTITY}
     for k, v in c["params"].items():
         row.setdefault(k, v)

@@ -50,13 +50,9 @@ struct RankField {
   double unit_si = 1.0;
 };
 
-// Where a file's later columns start: schema 1.9 added the GPUs a rank was handed and the one it picks, 1.3 the
-// applied clock estimate, 1.2 where a rank may run and its GPU.
+// Where a file's later columns start: schema 1.9 added the GPUs a rank was handed and the one it picks.
 constexpr const char* kSince19GpuPick = "gpu_index";
 constexpr const char* kSinceBootId = "boot_id";  // added within 1.9: a 1.9 file may lack it
-constexpr const char* kSince13Applied = "clock_offset_applied";
-constexpr const char* kSince12Affinity = "cpu_affinity";
-constexpr const char* kSince12Gpu = "telemetry";
 
 // In the order they are written. The first one, hostname, says how many ranks a file has.
 inline constexpr RankField kRankFields[] = {
@@ -77,33 +73,33 @@ inline constexpr RankField kRankFields[] = {
      "this rank's clock minus rank 0's, estimated at the end (NaN until the run completes)"},
     {"clock_uncertainty_end", &RankRecord::clock_uncertainty_end_s, nullptr, RankRange::fits, "s",
      "half the least round trip of the end estimate"},
-    {"clock_offset_applied", &RankRecord::clock_offset_applied_s, kSince13Applied, RankRange::fits, "s",
+    {"clock_offset_applied", &RankRecord::clock_offset_applied_s, nullptr, RankRange::fits, "s",
      "the offset the rank's wall times are on: the start estimate, or the end one where it is better "
      "(smaller uncertainty; applied when the run completes)"},
-    {"clock_uncertainty_applied", &RankRecord::clock_uncertainty_applied_s, kSince13Applied, RankRange::fits, "s",
+    {"clock_uncertainty_applied", &RankRecord::clock_uncertainty_applied_s, nullptr, RankRange::fits, "s",
      "the uncertainty of clock_offset_applied"},
-    {"clock_shared", &RankRecord::clock_shared, kSince12Affinity},
-    {"cpu_affinity", &RankRecord::cpu_affinity, kSince12Affinity},
-    {"cores_available", &RankRecord::cores_available, kSince12Affinity, RankRange::count},
-    {"node_cores", &RankRecord::node_cores, kSince12Affinity, RankRange::count},
-    {"cuda_visible_devices", &RankRecord::cuda_visible_devices, kSince12Affinity},
+    {"clock_shared", &RankRecord::clock_shared},
+    {"cpu_affinity", &RankRecord::cpu_affinity},
+    {"cores_available", &RankRecord::cores_available, nullptr, RankRange::count},
+    {"node_cores", &RankRecord::node_cores, nullptr, RankRange::count},
+    {"cuda_visible_devices", &RankRecord::cuda_visible_devices},
     {"gpus_visible", &RankRecord::gpus_visible, kSince19GpuPick},
     {"gpu_index", &RankRecord::gpu_index, kSince19GpuPick},
     {"gpu_peers", &RankRecord::gpu_peers, kSince19GpuPick},
-    {"telemetry", &RankRecord::telemetry, kSince12Gpu},
-    {"max_sm_clock", &RankRecord::max_sm_clock_mhz, kSince12Gpu, RankRange::fits, "MHz",
+    {"telemetry", &RankRecord::telemetry},
+    {"max_sm_clock", &RankRecord::max_sm_clock_mhz, nullptr, RankRange::fits, "MHz",
      "the GPU's maximum SM clock (NaN: unknown)", 1e6},
-    {"max_mem_clock", &RankRecord::max_mem_clock_mhz, kSince12Gpu, RankRange::fits, "MHz",
+    {"max_mem_clock", &RankRecord::max_mem_clock_mhz, nullptr, RankRange::fits, "MHz",
      "the GPU's maximum memory clock (NaN: unknown)", 1e6},
-    {"power_limit", &RankRecord::power_limit_w, kSince12Gpu, RankRange::fits, "W",
+    {"power_limit", &RankRecord::power_limit_w, nullptr, RankRange::fits, "W",
      "the GPU's enforced power limit (NaN: unknown)"},
-    {"pcie_gen", &RankRecord::pcie_gen, kSince12Gpu},
-    {"pcie_width", &RankRecord::pcie_width, kSince12Gpu},
-    {"pcie_max_gen", &RankRecord::pcie_max_gen, kSince12Gpu},
-    {"pcie_max_width", &RankRecord::pcie_max_width, kSince12Gpu},
-    {"nvlinks_active", &RankRecord::nvlinks_active, kSince12Gpu},
-    {"numa_node", &RankRecord::numa_node, kSince12Gpu},
-    {"local_cpulist", &RankRecord::local_cpulist, kSince12Gpu},
+    {"pcie_gen", &RankRecord::pcie_gen},
+    {"pcie_width", &RankRecord::pcie_width},
+    {"pcie_max_gen", &RankRecord::pcie_max_gen},
+    {"pcie_max_width", &RankRecord::pcie_max_width},
+    {"nvlinks_active", &RankRecord::nvlinks_active},
+    {"numa_node", &RankRecord::numa_node},
+    {"local_cpulist", &RankRecord::local_cpulist},
     {"boot_id", &RankRecord::boot_id, kSinceBootId},
 };
 constexpr std::size_t kRankFieldCount = std::size(kRankFields);

@@ -96,9 +96,8 @@ std::string case_group_name(std::int64_t index) {
   return buf;
 }
 
-// /plan (schema 1.5 on): one label and limits per planned case, as many as casesPlanned says.
+// /plan: one label and limits per planned case, as many as casesPlanned says.
 void read_plan(hid_t f, RunRecord& run) {
-  if (!h5::exists(f, "plan")) return;
   H5Id g = h5::open_group(f, "plan");
   const auto label = h5::read_strings(g.get(), "label", run.cases_planned);
   const auto limits = h5::read_strings(g.get(), "limits", run.cases_planned);
@@ -206,7 +205,7 @@ void read_root_attrs(hid_t f, RunRecord& run) {
   run.software_version = h5::read_string_attr(f, "softwareVersion");
   run.date = h5::read_string_attr(f, "date");
   run.software_dependencies = h5::read_string_attr(f, "softwareDependencies");
-  run.mpi_library = h5::has_attr(f, "mpiLibrary") ? h5::read_string_attr(f, "mpiLibrary") : "";
+  run.mpi_library = h5::read_string_attr(f, "mpiLibrary");
   if (h5::has_attr(f, "mpiSettings")) run.mpi_settings = read_mpi_settings(h5::read_string_attr(f, "mpiSettings"));
   if (h5::has_attr(f, "dataPlaneSetupSeconds")) {
     run.data_plane_communicators = static_cast<int>(h5::read_int_attr(f, "dataPlaneCommunicators"));
@@ -218,24 +217,19 @@ void read_root_attrs(hid_t f, RunRecord& run) {
   run.config_overrides = h5::read_string_attr(f, "configOverrides", true);
   run.backend = read_backend(f, "/");
   run.backend_reason = h5::read_string_attr(f, "backendReason");
-  // Absent from files of schema 1.0, which had no transfers.
-  if (h5::has_attr(f, "comm")) run.comm = read_comm(f, "/");
-  run.comm_reason = h5::has_attr(f, "commReason") ? h5::read_string_attr(f, "commReason") : "";
+  run.comm = read_comm(f, "/");
+  run.comm_reason = h5::read_string_attr(f, "commReason");
   run.slurm_job_id = h5::read_string_attr(f, "slurmJobId");
-  if (h5::has_attr(f, "warnings")) {  // schema 1.2 on
-    const std::string w = h5::read_string_attr(f, "warnings");
-    for (std::size_t from = 0; from < w.size();) {
-      const std::size_t nl = std::min(w.find('\n', from), w.size());
-      run.warnings.push_back(w.substr(from, nl - from));
-      from = nl + 1;
-    }
+  const std::string w = h5::read_string_attr(f, "warnings");
+  for (std::size_t from = 0; from < w.size();) {
+    const std::size_t nl = std::min(w.find('\n', from), w.size());
+    run.warnings.push_back(w.substr(from, nl - from));
+    from = nl + 1;
   }
   run.nodes = narrow(int_in(f, "nodes", 1, kMaxRanks, "/"));
   run.complete = int_in(f, "complete", 0, 1, "/") != 0;
-  if (h5::has_attr(f, "casesPlanned")) {
-    run.cases_planned = static_cast<std::size_t>(int_in(f, "casesPlanned", 0, kMaxIndex, "/"));
-  }
-  if (h5::has_attr(f, "lastUpdate")) run.last_update = h5::read_string_attr(f, "lastUpdate");
+  run.cases_planned = static_cast<std::size_t>(int_in(f, "casesPlanned", 0, kMaxIndex, "/"));
+  run.last_update = h5::read_string_attr(f, "lastUpdate");
   run.status = h5::read_string_attr(f, "status");
 }
 
@@ -287,7 +281,7 @@ void check_rank_count(hid_t f, std::size_t n, const RunRecord& run) {
   const std::string first = std::string("/ranks/") + kRankFields[0].name;
   if (n == 0) throw ReadError(first + " is empty: no ranks");
   if (n > static_cast<std::size_t>(kMaxRanks)) throw ReadError(first + " holds " + std::to_string(n) + " ranks");
-  if (h5::has_attr(f, "ranks")) int_in(f, "ranks", static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), "/");
+  int_in(f, "ranks", static_cast<std::int64_t>(n), static_cast<std::int64_t>(n), "/");
   if (run.nodes > static_cast<int>(n)) {
     throw ReadError("/: attribute 'nodes' is " + num(run.nodes) + ", more than its " + std::to_string(n) + " ranks");
   }
@@ -310,7 +304,6 @@ void read_ranks(hid_t f, RunRecord& run) {
 }
 
 void read_links(hid_t f, RunRecord& run) {
-  if (!h5::exists(f, "links")) return;
   H5Id g = h5::open_group(f, "links");
   const auto rank = h5::read_ints(g.get(), "rank");
   const std::size_t m = rank.size();
@@ -490,7 +483,7 @@ void read_case_attrs(hid_t id, const std::string& name, const std::string& where
   const std::optional<CaseStatus> parsed = parse_status(status);
   if (!parsed) throw ReadError(where + ": attribute 'status' is '" + status + "', not ok, verify-failed or skipped");
   c.status = *parsed;
-  if (h5::has_attr(id, "status_reason")) c.status_reason = h5::read_string_attr(id, "status_reason");
+  c.status_reason = h5::read_string_attr(id, "status_reason");
   c.note = h5::read_string_attr(id, "note");
   const auto n = static_cast<std::int64_t>(run.ranks.size());
   c.ranks = narrow(int_in(id, "ranks", 1, n, where));
@@ -513,7 +506,7 @@ void read_parameters(hid_t id, const std::string& where, CaseRecord& c) {
   }
 }
 
-// Schema 1.4 on: the experiment's limits.
+// The experiment's limits.
 void read_expect(hid_t id, const std::string& where, CaseRecord& c) {
   for (const auto& k : h5::attr_names(id)) {
     if (k.rfind(kExpectPrefix, 0) != 0) continue;
@@ -565,18 +558,13 @@ void read_samples(hid_t id, const std::string& where, CaseRecord& c, bool core_w
   c.verify_error = per_rank(h5::read_doubles(id, "verify_error", {}, digests), ranks, child(where, "verify_error"));
 }
 
-// Serial turns (schema 1.0 has none) and the warm-up (1.2 on).
+// Serial turns and the warm-up.
 void read_turns_and_warmup(hid_t id, const std::string& where, CaseRecord& c, h5::DigestCheck* digests) {
   const auto ranks = static_cast<std::size_t>(c.ranks);
-  if (h5::exists(id, "turn")) {
-    c.turn = per_rank(h5::read_ints(id, "turn", {}, digests), ranks, child(where, "turn"));
-    ints_in(c.turn, 0, c.ranks - 1, child(where, "turn"));
-  }
-  if (h5::exists(id, "warmup_samples")) {
-    c.warmup_samples =
-        per_rank(h5::read_ints(id, "warmup_samples", {}, digests), ranks, child(where, "warmup_samples"));
-    ints_in(c.warmup_samples, 0, LLONG_MAX, child(where, "warmup_samples"));
-  }
+  c.turn = per_rank(h5::read_ints(id, "turn", {}, digests), ranks, child(where, "turn"));
+  ints_in(c.turn, 0, c.ranks - 1, child(where, "turn"));
+  c.warmup_samples = per_rank(h5::read_ints(id, "warmup_samples", {}, digests), ranks, child(where, "warmup_samples"));
+  ints_in(c.warmup_samples, 0, LLONG_MAX, child(where, "warmup_samples"));
   if (h5::exists(id, "warmup_device_time")) {
     const auto dims = h5::shape(id, "warmup_device_time");
     if (dims.size() != 2 || dims[0] != ranks || dims[1] > static_cast<hsize_t>(INT_MAX)) {
