@@ -23,11 +23,7 @@ import fcntl
 import itertools
 import math
 import os
-import pickle
 import re
-import resource
-import select
-import signal
 import stat
 import time
 
@@ -244,8 +240,6 @@ LAST_READER_OF_OLDER = "ef8f806"  # the last commit that reads them (kLastReader
 MAX_RANKS = 1 << 24  # counts beyond these can only come from a damaged file
 MAX_INDEX = 1 << 40
 INT_MIN, INT_MAX, INT64_MAX = -(1 << 31), (1 << 31) - 1, (1 << 63) - 1
-# A read that goes this long without reading a byte is taken for the HDF5 library looping on a damaged file.
-STALL_S = 60
 # A live file can be read while its writer flushes a case, half old and half new: one that reads as damaged is
 # read again, after a pause that doubles, for about 3 s in all before the damage is believed (as report does).
 LIVE_PASSES = 6
@@ -294,14 +288,13 @@ class _Damage(Exception):
 def load(path):
     """Reads the result file at `path` after checking what `gpuscale report` checks (tools/README.md, "What load
     checks"). ResultError, one line that starts with the path, when it is missing, not a regular file, not HDF5,
-    not from gpuscale, of another major schema version, or damaged. The file is read in a child process (fork),
-    so that the HDF5 library crashing or looping on a damaged file is a ResultError too; a file that a run is
-    writing is read as its last flush left it, and read again for about 3 s where it reads as damaged."""
+    not from gpuscale, of another major schema version or before 1.7, or damaged. A file that a run is writing is
+    read as its last flush left it, and read again for about 3 s where it reads as damaged."""
     _check_inode(path)
     for attempt in range(LIVE_PASSES):
         live = _being_written(path)
         try:
-            return _in_child(path, _read_file)
+            return _read_file(path)
         except ResultError as e:
             if not live or ": damaged result file: " not in str(e):
                 raise
@@ -349,94 +342,8 @@ def _check_inode(path):
     raise ResultError(_one_line(f"{path}: is {kind}, not a result file"))
 
 
-# ---- the child that reads ----
-
-def _in_child(path, read):
-    """read(path) in a forked child: its Result, or ResultError for what it raised, for the child crashing (the
-    HDF5 library on a damaged file) or standing still STALL_S seconds. In this process where there is no fork."""
-    if not hasattr(os, "fork"):
-        return read(path)
-    data = None
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(r)
-        _child(w, path, read)  # never returns
-    os.close(w)
-    try:
-        with os.fdopen(r, "rb") as pipe:
-            data = _drain(pipe.fileno(), pid)
-    finally:  # also when the caller is interrupted: no child left behind
-        if data is None:
-            _kill(pid)
-        status = os.waitpid(pid, 0)[1]
-    damaged = f"{path}: damaged result file: "
-    if data is None:
-        raise ResultError(_one_line(damaged + f"the HDF5 library did not finish reading it in {STALL_S:g} s"))
-    if os.WIFSIGNALED(status):
-        name = signal.Signals(os.WTERMSIG(status)).name
-        raise ResultError(_one_line(damaged + f"the HDF5 library crashed reading it ({name})"))
-    if os.WEXITSTATUS(status) != 0 or not data:
-        raise ResultError(_one_line(damaged + f"its reader ended without an answer (exit {os.WEXITSTATUS(status)})"))
-    ok, value = pickle.loads(data)
-    if not ok:
-        raise ResultError(_one_line(value))
-    return value
-
-
-def _child(w, path, read):
-    """The child's side: (True, Result) or (False, message) pickled down the pipe, then out without the
-    parent's exit handlers."""
-    code = 1
-    try:
-        quiet = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(quiet, 2)  # the C library's words on a crash ("double free ...") stay out of the caller's stderr
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # and its core out of the caller's directory
-        try:
-            out = (True, read(path))
-        except ResultError as e:
-            out = (False, str(e))
-        with os.fdopen(w, "wb") as pipe:
-            pickle.dump(out, pipe, protocol=pickle.HIGHEST_PROTOCOL)
-        code = 0
-    finally:
-        os._exit(code)
-
-
-def _drain(fd, pid):
-    """Every byte the child writes to `fd`; None when it read no byte of any file for STALL_S seconds (its
-    /proc/PID/io; no watch without one)."""
-    chunks, seen, since = [], None, time.monotonic()
-    while True:
-        if select.select([fd], [], [], 0.5)[0]:
-            b = os.read(fd, 1 << 20)
-            if not b:
-                return b"".join(chunks)
-            chunks.append(b)
-            since = time.monotonic()
-            continue
-        now, read = time.monotonic(), _bytes_read(pid)
-        if read is None or read != seen:
-            seen, since = read, now
-        elif now - since > STALL_S:
-            return None
-
-
-def _kill(pid):
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-
-
-def _bytes_read(pid):
-    try:
-        with open(f"/proc/{pid}/io") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("rchar:"))
-    except (OSError, StopIteration, ValueError, IndexError):
-        return None
-
-
 def _read_file(path):
-    """The file's Result, every check passed; ResultError otherwise (the child's side of load)."""
+    """The file's Result, every check passed; ResultError otherwise."""
     damaged = f"{path}: damaged result file: "
     try:
         with _open(path) as f:
@@ -453,13 +360,19 @@ def _read_file(path):
 
 def _open(path):
     """The file opened read-only without HDF5's file locking (a live run's writer holds the lock; reading never
-    needs it), after HDF5's signature is checked."""
+    needs it), after HDF5's signature is checked, and that it is not in HDF5's earliest format (no checksums, its
+    strings in heaps on which the library can loop): such a file is refused before the library reads it."""
     try:
         is_hdf5 = h5py.h5f.is_hdf5(os.fsencode(path))
     except Exception:  # noqa: BLE001 (unreadable: not one either)
         is_hdf5 = False
     if not is_hdf5:
         raise ResultError(f"{path}: not an HDF5 file")
+    v = _superblock_version(path)
+    if v in (0, 1):
+        raise ResultError(f"{path}: not a result file this gpuscale reads: superblock version {v}, HDF5's earliest file "
+                          "format (another program's file, a gpuscale file before schema 1.4, which gpuscale up to "
+                          f"commit {LAST_READER_OF_OLDER} reads, or a damaged one)")
     try:
         return h5py.File(path, "r", locking=False)
     except OSError as e:
@@ -467,6 +380,20 @@ def _open(path):
         if m:
             raise _Damage(f"truncated (file is {os.stat(path).st_size} bytes, expected {m.group(1)})") from None
         raise _Damage(f"the superblock or the root group: {_why(e)}") from None
+
+
+def _superblock_version(path):
+    """The version of the file's superblock, where HDF5 looks for its signature (byte 0, 512, 1024, ...); None:
+    none found."""
+    with open(path, "rb") as f:
+        size, at = os.fstat(f.fileno()).st_size, 0
+        while at + 9 <= size:
+            f.seek(at)
+            b = f.read(9)
+            if b[:8] == b"\x89HDF\r\n\x1a\n":
+                return b[8]
+            at = 512 if at == 0 else 2 * at
+    return None
 
 
 def _why(e):

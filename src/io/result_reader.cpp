@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <future>
 #include <new>
 #include <set>
@@ -29,7 +31,6 @@
 #include "core/text.hpp"
 #include "io/hdf5_io.hpp"
 #include "io/rank_fields.hpp"
-#include "io/read_guard.hpp"
 
 namespace gpuscale {
 
@@ -142,6 +143,13 @@ void check_cases_planned(const std::vector<std::string>& names, const RunRecord&
   }
 }
 
+// What a file older than this reader reads is, after "PATH: ...".
+std::string older_than_read() {
+  const std::string ours(kSchemaVersion);
+  return "older than this gpuscale reads (" + ours.substr(0, ours.find('.') + 1) + std::to_string(kOldestMinorRead) +
+         " on); gpuscale up to commit " + kLastReaderOfOlder + " reads it";
+}
+
 // The schema version, MAJOR.MINOR, of a major version this reader reads, from kOldestMinorRead on.
 std::string read_schema_version(hid_t f, const std::string& path) {
   const std::string v = h5::read_string_attr(f, "schemaVersion");
@@ -158,9 +166,7 @@ std::string read_schema_version(hid_t f, const std::string& path) {
                      ")");
   }
   if (std::atoi(v.c_str() + dot + 1) < kOldestMinorRead) {
-    throw InputError(path + ": schemaVersion " + v + " is older than this gpuscale reads (" + ours.substr(0, dot + 1) +
-                     std::to_string(kOldestMinorRead) + " on); gpuscale up to commit " + kLastReaderOfOlder +
-                     " reads it");
+    throw InputError(path + ": schemaVersion " + v + " is " + older_than_read());
   }
   return v;
 }
@@ -643,13 +649,13 @@ class FileError : public InputError {
   using InputError::InputError;
 };
 
-// Runs `f` (a read of the file), armed against crashes and stalls, and turns
-// what it finds wrong into one FileError: "PATH: damaged result file: ...".
+// Runs `f` (a read of the file) and turns what it finds wrong into one
+// FileError: "PATH: damaged result file: ...".
 template <class F>
-auto reading(ReadGuard& guard, const std::string& path, F&& f) -> decltype(f()) {
+auto reading(const std::string& path, F&& f) -> decltype(f()) {
   const auto damaged = [&](const std::string& what) { return FileError(path + ": damaged result file: " + what); };
   try {
-    return guarded(guard, f);
+    return f();
   } catch (const InputError& e) {
     throw FileError(e.what());
   } catch (const ReadError& e) {
@@ -663,14 +669,35 @@ auto reading(ReadGuard& guard, const std::string& path, F&& f) -> decltype(f()) 
   }
 }
 
+// The version of the file's superblock, found where HDF5 looks for its signature (byte 0, 512, 1024, ...); -1:
+// none found.
+int superblock_version(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  const auto size = static_cast<long long>(in.tellg());
+  for (long long at = 0; in && at + 9 <= size; at = at == 0 ? 512 : 2 * at) {
+    char b[9];
+    if (in.seekg(at).read(b, sizeof b) && std::memcmp(b, "\x89HDF\r\n\x1a\n", 8) == 0) {
+      return static_cast<unsigned char>(b[8]);
+    }
+  }
+  return -1;
+}
+
 // Opens the file read-only without HDF5's file locking: the writer of a live
 // run holds the lock (exclusive) from creating the file to closing it, and
-// reading never needs it.
+// reading never needs it. A file in HDF5's earliest format (no checksums, its
+// strings in heaps on which the library can loop) is refused before the library
+// reads more than its superblock.
 H5Id open_file(const std::string& path) {
   const htri_t is = H5Fis_hdf5(path.c_str());
   if (is <= 0) {
     H5Eclear2(H5E_DEFAULT);
     throw InputError(path + ": not an HDF5 file");
+  }
+  if (const int v = superblock_version(path); v == 0 || v == 1) {
+    throw InputError(path + ": not a result file this gpuscale reads: superblock version " + std::to_string(v) +
+                     ", HDF5's earliest file format (another program's file, a gpuscale file before schema 1.4, which "
+                     "gpuscale up to commit " + kLastReaderOfOlder + " reads, or a damaged one)");
   }
   H5Id fapl(GPUSCALE_H5(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
   GPUSCALE_H5(H5Pset_file_locking(fapl.get(), false, true));
@@ -717,7 +744,7 @@ class Visits {
         std::swap(c, spare_);
       }
     }
-    visit_(run_, std::move(c));  // unguarded: a failure there is not the file's
+    visit_(run_, std::move(c));  // outside reading(): a failure there is not the file's
     last_ = name;
   }
 
@@ -740,25 +767,14 @@ class Visits {
 // Reads the file once, opened afresh: its run, then each case after `last`
 // (the name of the last case visited before, if any) read and visited in
 // turn, `last` kept up to date.
-RunRecord read_pass(ReadGuard& guard, const std::string& path, CaseRecord& c, CaseRecord& spare, std::string& last,
-                    const Visit& visit, bool ahead) {
-  // Closed with the guard armed however the reading ends (closing a damaged file can crash too).
-  struct Open {
-    ReadGuard& guard;
-    H5Id file, cases;
-    ~Open() {
-      guarded(guard, [&] {
-        cases.reset();
-        file.reset();
-      });
-    }
-  } open{guard, {}, {}};
-  open.file = reading(guard, path, [&] { return open_file(path); });
-  const hid_t f = open.file.get();
-  RunRecord run = reading(guard, path, [&] { return read_run(f, path); });
-  open.cases = reading(guard, path, [&] { return h5::open_group(f, "cases"); });
-  const std::vector<std::string> names = reading(guard, path, [&] {
-    auto found = h5::child_names(open.cases.get());
+RunRecord read_pass(const std::string& path, CaseRecord& c, CaseRecord& spare, std::string& last, const Visit& visit,
+                    bool ahead) {
+  const H5Id file = reading(path, [&] { return open_file(path); });
+  const hid_t f = file.get();
+  RunRecord run = reading(path, [&] { return read_run(f, path); });
+  const H5Id cases = reading(path, [&] { return h5::open_group(f, "cases"); });
+  const std::vector<std::string> names = reading(path, [&] {
+    auto found = h5::child_names(cases.get());
     check_cases_planned(found, run);
     return found;
   });
@@ -766,7 +782,7 @@ RunRecord read_pass(ReadGuard& guard, const std::string& path, CaseRecord& c, Ca
   for (const auto& name : names) {  // sorted: the cases in order
     if (!last.empty() && name <= last) continue;
     try {
-      reading(guard, path, [&] { read_case(open.cases.get(), name, run, c); });
+      reading(path, [&] { read_case(cases.get(), name, run, c); });
     } catch (...) {
       visits.finish();  // the case before was visited: a pass after this one starts after it
       throw;
@@ -802,13 +818,12 @@ RunRecord read_result_file(const std::string& path, const Visit& visit, VisitOn 
   hdf5_quiet();
   hdf5_refuse_external_links();
   check_input_file(path, "result file");
-  ReadGuard guard(path);
   CaseRecord c, spare;  // one at a time (two with VisitOn::either_thread), their sample memory reused by the next
   std::string last;
   for (int pass = 1;; ++pass) {
     const bool live = being_written(path);
     try {
-      RunRecord run = read_pass(guard, path, c, spare, last, visit, on == VisitOn::either_thread);
+      RunRecord run = read_pass(path, c, spare, last, visit, on == VisitOn::either_thread);
       run.being_written = live;
       return run;
     } catch (const FileError& e) {

@@ -13,9 +13,8 @@ namespace gpuscale {
 // "PATH: damaged result file: <what was found>" (a checksum mismatch, a
 // truncation, a missing or impossible attribute or dataset). What the report
 // relies on is checked (shapes, indices, counts, finite sample times), so a
-// case read back never indexes out of range. A crash inside the HDF5 library
-// while reading, or a read that stops making progress, ends the process with
-// that line and exit code 2 (read_guard.hpp).
+// case read back never indexes out of range. A file before schema 1.7 is one
+// line naming the last commit that reads it.
 //
 // The file is opened without HDF5's file locking, so the file of a run still
 // going reads as it stands at its last flush (RunRecord::being_written set); a
@@ -34,8 +33,7 @@ bool being_written(const std::string& path);
 // Where `visit` runs: on the calling thread, or, for a case of 2^16 samples or
 // more, on a second thread while the next case is read (reading and the
 // visit's work overlap; memory holds two cases' samples). A visit that may run
-// there must not call HDF5 or write to stderr (sent to /dev/null while a case
-// is read: read_guard.hpp). Visits run one at a time and in order either way.
+// there must not call HDF5. Visits run one at a time and in order either way.
 enum class VisitOn { caller, either_thread };
 
 // The same, one case at a time: `visit` gets the run (its cases left empty)
