@@ -11,9 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "comm/data_comm.hpp"
+#include "comm/scope.hpp"
 #include "core/config.hpp"
-#include "comm/groups.hpp"
 #include "core/value.hpp"
+#include "device/device.hpp"
 #include "io/case_table.hpp"
 
 namespace gpuscale {

@@ -25,7 +25,7 @@
 #include <utility>
 #include <variant>
 
-#include "comm/groups.hpp"
+#include "comm/scope.hpp"
 #include "core/error.hpp"
 #include "core/input_file.hpp"
 #include "core/text.hpp"

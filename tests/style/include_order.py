@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Each folder of src/ includes only folders before it (docs/architecture.md): core, telemetry <- device <- comm <-
 io <- report <- workloads <- model <- runner <- app; core and telemetry are both first, and neither includes the
-other. kernels/ (beside src/) is part of device.
+other. kernels/ (beside src/) is part of device. And the folders of MPI_FREE never reach <mpi.h>, directly or through
+the project's headers: the result file's model, its readers and the report build without MPI.
 
 Reads every .cpp, .hpp, .cu and .cuh under src/ and kernels/, and prints each `#include "folder/..."` that runs back
 up the order, as "src/report/breakdown.cpp:12: includes "workloads/phases.hpp": report may include core, telemetry,
-device, comm, io only". A folder of src/ that is not in the order fails too, so that a new one is placed on purpose.
+device, comm, io only", and each file of MPI_FREE that reaches <mpi.h> with the chain of includes that does. A folder
+of src/ that is not in the order fails too, so that a new one is placed on purpose.
 Exits 1 when it finds any, else 0.
 
 Usage: include_order.py [ROOT]  (ROOT holds src/ and kernels/; default GPUSCALE_SOURCE_DIR, else this checkout)
@@ -21,6 +23,9 @@ ORDER = [("core", "telemetry"), ("device",), ("comm",), ("io",), ("report",), ("
 PART_OF = {"kernels": "device"}
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh")
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"/]+)/[^"]*"')
+MPI_FREE = ("core", "telemetry", "device", "io", "report")
+MPI_H = re.compile(r'^\s*#\s*include\s*<mpi\.h>')
+PROJECT_HEADER = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 
 LEVEL = {folder: i for i, level in enumerate(ORDER) for folder in level}
 
@@ -64,6 +69,39 @@ def check_file(root, path, folder):
     return problems
 
 
+def mpi_chain(root, path, memo):
+    """The includes from `path` (itself first) to the file that includes <mpi.h>, or None; `memo` holds each file's
+    answer (and None for one under way: an include cycle leads nowhere new)."""
+    if path in memo:
+        return memo[path]
+    memo[path] = None
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.readlines()
+    for line in lines:
+        if MPI_H.match(line):
+            memo[path] = [path]
+            break
+        m = PROJECT_HEADER.match(line)
+        found = [p for p in (os.path.join(root, "src", m.group(1)), os.path.join(os.path.dirname(path), m.group(1)))
+                 if os.path.isfile(p)] if m else []
+        chain = mpi_chain(root, found[0], memo) if found else None
+        if chain:
+            memo[path] = [path] + chain
+            break
+    return memo[path]
+
+
+def check_mpi_free(root):
+    problems, memo = [], {}
+    for folder in MPI_FREE:
+        for path in sources(os.path.join(root, "src", folder)):
+            chain = mpi_chain(root, os.path.abspath(path), memo)
+            if chain:
+                problems.append(f"{os.path.relpath(path, root)}: reaches <mpi.h> ("
+                                + " -> ".join(os.path.relpath(p, root) for p in chain[1:]) + f"): {folder} is MPI-free")
+    return problems
+
+
 def check_tree(root):
     problems = []
     src = os.path.join(root, "src")
@@ -83,7 +121,7 @@ def check_tree(root):
     for f in sorted(os.listdir(src)):
         if f.endswith(SOURCES):
             problems.append(f"src/{f}: a source file outside the folders of the include order: move it into one")
-    return problems
+    return problems + check_mpi_free(root)
 
 
 def main(argv):
