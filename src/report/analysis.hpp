@@ -65,8 +65,19 @@ struct RowAnalysis {
   }
 };
 
+// What the report needs of the workloads, which come after it in the include
+// order: each one's analysis, and a case's parameters as its schema types
+// them. The workload registry sets them as the program starts
+// (workloads/registry.cpp); unset, no workload adds anything and parameters
+// read as stored.
+struct WorkloadLookup {
+  const RowAnalysis* (*analysis)(const std::string& workload) = nullptr;
+  Params (*typed_params)(const std::string& workload, const Params& stored) = nullptr;
+};
+void set_workload_lookup(const WorkloadLookup& lookup);
+
 // The analysis of the workload of that name; null when it adds nothing or is
-// unknown. Defined by the workload registry (workloads/registry.cpp).
+// unknown.
 const RowAnalysis* analysis_of(const std::string& workload);
 
 // Each case's row under the report's options: the straggler threshold and the workloads' own (report_row and
@@ -77,7 +88,7 @@ std::vector<ReportRow> build_report(const RunRecord& run, const RowSettings& set
 // A case's parameters as its workload's schema types them: files store a
 // boolean as 0/1 (HDF5 has none), so every view would print `inplace=0`
 // where the run printed `inplace=false`. Keys the schema does not know, and
-// unknown workloads, keep their stored value. Defined by the registry.
+// unknown workloads, keep their stored value.
 Params typed_params(const std::string& workload, const Params& stored);
 
 }  // namespace gpuscale

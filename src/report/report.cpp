@@ -30,7 +30,19 @@ std::string label_of(const Params& p) {
 
 std::string fmt(const char* f, double v) { return format_number(f, v); }
 
+WorkloadLookup g_lookup;  // constant-initialized: null before the registry's initializer sets it
+
 }  // namespace
+
+void set_workload_lookup(const WorkloadLookup& lookup) { g_lookup = lookup; }
+
+const RowAnalysis* analysis_of(const std::string& workload) {
+  return g_lookup.analysis ? g_lookup.analysis(workload) : nullptr;
+}
+
+Params typed_params(const std::string& workload, const Params& stored) {
+  return g_lookup.typed_params ? g_lookup.typed_params(workload, stored) : stored;
+}
 
 std::vector<bool> taking_part(const CaseRecord& c) {
   std::vector<bool> in(static_cast<std::size_t>(c.ranks), true);
