@@ -7,7 +7,7 @@ cd "$(dirname "$0")"
 scripts/install-deps.sh
 mkdir -p build results
 if [ -z "${GPUSCALE_CUDA:-}" ]; then
-  if nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  if nvidia-smi -L 2>/dev/null | grep '^GPU ' >/dev/null; then  # no -q: under pipefail, see scripts/bundle.sh
     GPUSCALE_CUDA=AUTO
   else
     GPUSCALE_CUDA=OFF

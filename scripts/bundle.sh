@@ -60,7 +60,7 @@ ldd "$root"/libexec/gpuscale/* | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' |
   while read -r name path; do
     [[ $name =~ $provided ]] || cp -L "$path" "$root/lib/gpuscale/$name"
   done
-if ldd "$root"/libexec/gpuscale/* | grep -q "not found"; then
+if ldd "$root"/libexec/gpuscale/* | grep "not found" >/dev/null; then
   missing=$(ldd "$root"/libexec/gpuscale/* | grep "not found" | sort -u | head -3 | tr -s ' \t\n' ' ')
   die 1 "${missing}cannot be found here"
 fi
@@ -79,7 +79,7 @@ prog=$1
 shift
 [ -x "$here/libexec/gpuscale/$prog" ] && prog=$here/libexec/gpuscale/$prog
 path=$here/lib/gpuscale${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-if ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so'; then
+if ! ldconfig -p 2>/dev/null | grep 'libcublas\.so' >/dev/null; then
   for d in ${CUDA_HOME:+"$CUDA_HOME/lib64"} /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib \
            $(ls -d /usr/local/cuda-*/targets/x86_64-linux/lib 2>/dev/null | sort -rV) /usr/local/nvidia/lib64; do
     [ -d "$d" ] && path=$path:$d
@@ -96,7 +96,8 @@ chmod +x "$root/bin/gpuscale" "$root/bin/gpuscale-exec"
 "$root/bin/gpuscale" --version >/dev/null || die 1 "the packed gpuscale does not start here"
 
 cuda=yes
-ldd "$root/libexec/gpuscale/gpuscale" | grep -q 'libcudart' || cuda=no
+# grep reads all (no -q): under pipefail, ldd cut short by SIGPIPE would fail a pipeline that found it.
+ldd "$root/libexec/gpuscale/gpuscale" | grep 'libcudart' >/dev/null || cuda=no
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" -czf "$out" gpuscale
 version=$("$root/bin/gpuscale" --version | head -1 | cut -d' ' -f2)

@@ -158,7 +158,7 @@ for p in "${programs[@]}"; do if prog "$p"; then found+=("$p"); else lacking+=("
 line="gpu-check.sh: $holder holds ${#found[@]} of ${#programs[@]} programs the steps run"
 if [ ${#lacking[@]} -gt 0 ]; then
   line+=" (lacks ${lacking[*]}): build with the tests (scripts/build.sh) before scripts/bundle.sh"
-elif ! ldd "$(binary gpuscale)" 2>/dev/null | grep -q libcudart; then
+elif ! ldd "$(binary gpuscale)" 2>/dev/null | grep libcudart >/dev/null; then  # no -q: see bundle.sh
   line+=", but its gpuscale has no CUDA backend: build it with GPUSCALE_CUDA=ON scripts/build.sh"
 fi
 echo "$line"
@@ -249,7 +249,7 @@ preflight() {
   for p in "${programs[@]}"; do
     if ! bin=$(binary "$p"); then
       lacks[$p]="no $p in this $holder"
-    elif timeout 3 "${with_libs[@]}" ldd "$bin" 2>&1 | grep -q "not found"; then
+    elif timeout 3 "${with_libs[@]}" ldd "$bin" 2>&1 | grep "not found" >/dev/null; then
       lacks[$p]="$p lacks $(timeout 3 "${with_libs[@]}" ldd "$bin" | awk '/not found/ {print $1}' | sort -u |
                            tr '\n' ' ' | sed 's/ $//')"
     fi

@@ -14,7 +14,7 @@ packages=(cmake g++ make git
 
 missing=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep "install ok installed" >/dev/null || missing+=("$p")
 done
 # The test of function sizes (tests/style) needs lizard, which Debian does not package: from PyPI, pinned.
 lizard_missing() { ! /usr/bin/python3 -c 'import lizard' 2>/dev/null; }
