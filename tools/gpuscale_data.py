@@ -471,13 +471,6 @@ def _check_digest(d, what, raw, values, kind, notes):
 def _text(v, what, lenient=False):
     """A string attribute or element as str: fixed-length ones up to their first NUL, strictly UTF-8 unless
     `lenient` (then U+FFFD for a bad byte)."""
-    if isinstance(v, str):  # variable-length (files before schema 1.4): h5py keeps a bad byte as a surrogate
-        try:
-            v = v.encode("utf-8", "surrogateescape")
-        except UnicodeEncodeError:
-            v = v.encode("utf-8", "replace") if lenient else None
-            if v is None:
-                raise _Damage(f"{what} is not valid UTF-8") from None
     if not isinstance(v, (bytes, np.bytes_)):
         raise _Damage(f"{what} is not a string")
     b = bytes(v).split(b"\0", 1)[0]
@@ -499,6 +492,10 @@ def _attr(obj, name, where):
     what = f"attribute '{name}' of {where or '/'}"
     if not _has_attr(obj, name, where):
         raise _Damage(f"{what} missing")
+    with _reading(what):
+        vlen = _variable_length(obj.attrs.get_id(name).dtype)
+    if vlen:
+        raise _Damage(f"{what} is a variable-length string, which gpuscale does not write")
     with _reading(what):
         v = obj.attrs[name]
     if isinstance(v, np.ndarray):
@@ -635,6 +632,15 @@ def _check_type(d, kind, what):
     ok = text if kind == "s" else not text and d.dtype.kind in ("iu" if kind == "i" else "iuf")
     if not ok:
         raise _Damage(f"{what} is not {KIND_NOUN[kind]}")
+    if _variable_length(d.dtype):
+        raise _Damage(f"{what} holds variable-length strings, which gpuscale does not write")
+
+
+def _variable_length(dtype):
+    """Whether `dtype` is h5py's variable-length string: its values sit in a global heap, which has no checksum and
+    on which the HDF5 library can loop for ever. gpuscale writes none (schema 1.4 on): refused unread."""
+    info = h5py.check_string_dtype(dtype)
+    return info is not None and info.length is None
 
 
 def _size(d, count, what):
@@ -725,7 +731,8 @@ class _Reader:
 
     def run_attrs(self):
         f = self.f
-        if not _has_attr(f, "software", "") or _text_attr(f, "software", "") != "gpuscale":
+        if (not _has_attr(f, "software", "") or _variable_length(f.attrs.get_id("software").dtype)
+                or _text_attr(f, "software", "") != "gpuscale"):
             raise ResultError(_one_line(f"{self.path}: not a gpuscale result file (no software = \"gpuscale\" "
                                         "attribute)"))
         attrs = {"software": "gpuscale", "schemaVersion": self.schema_version()}

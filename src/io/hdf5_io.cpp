@@ -47,7 +47,7 @@ std::string child_what(hid_t parent, const std::string& name) {
 // reader opens it; the digest mixes its hash with keyed_sum's terms of the values (docs/results-format.md).
 constexpr const char* kDigestAttr = "digest";
 
-// The values' terms so far, and the digest they must come to (none: a file before 1.7).
+// The values' terms so far, and the digest they must come to (none: not asked for, or missing).
 struct Digest {
   std::optional<std::uint64_t> stored;
   std::uint64_t seed = 0, sum = 0;
@@ -77,19 +77,20 @@ std::uint64_t number_sum(const std::vector<T>& v, std::uint64_t seed) {
   return keyed_sum(v.data(), v.size(), 0, seed);
 }
 
+// Fixed-length UTF-8 strings of `size` bytes (at least 1), NUL-padded.
 H5Id string_type(std::size_t size) {
   H5Id t(GPUSCALE_H5(H5Tcopy(H5T_C_S1)), H5Tclose);
-  if (size == 0) {
-    GPUSCALE_H5(H5Tset_size(t.get(), H5T_VARIABLE));
-  } else {
-    GPUSCALE_H5(H5Tset_size(t.get(), size));
-    GPUSCALE_H5(H5Tset_strpad(t.get(), H5T_STR_NULLPAD));
-  }
+  GPUSCALE_H5(H5Tset_size(t.get(), size));
+  GPUSCALE_H5(H5Tset_strpad(t.get(), H5T_STR_NULLPAD));
   GPUSCALE_H5(H5Tset_cset(t.get(), H5T_CSET_UTF8));
   return t;
 }
 
-H5Id vlen_string_type() { return string_type(0); }
+// Whether type `t` is a string of variable length: its values sit in a global heap, which has no checksum and on
+// which the HDF5 library can loop for ever. gpuscale writes none (schema 1.4 on): a reader refuses them unread.
+bool variable_length_string(hid_t t) {
+  return H5Tget_class(t) == H5T_STRING && GPUSCALE_H5(H5Tis_variable_str(t)) > 0;
+}
 
 H5Id scalar_space() { return H5Id(GPUSCALE_H5(H5Screate(H5S_SCALAR)), H5Sclose); }
 
@@ -131,6 +132,10 @@ void write_digest(hid_t d, std::uint64_t seed, std::uint64_t sum) {
 H5Id open_attr(hid_t obj, const std::string& name) {
   if (GPUSCALE_H5(H5Aexists(obj, name.c_str())) <= 0) throw ReadError(attr_what(obj, name) + " missing");
   H5Id a(GPUSCALE_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)), H5Aclose);
+  H5Id type(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
+  if (variable_length_string(type.get())) {
+    throw ReadError(attr_what(obj, name) + " is a variable-length string, which gpuscale does not write");
+  }
   H5Id space(GPUSCALE_H5(H5Aget_space(a.get())), H5Sclose);
   if (points(space.get()) != 1) throw ReadError(attr_what(obj, name) + " holds " + std::to_string(points(space.get())) +
                                                 " values, not one");
@@ -596,6 +601,14 @@ bool has_attr(hid_t obj, const std::string& name) {
                  [&] { return GPUSCALE_H5(H5Aexists(obj, name.c_str())) > 0; });
 }
 
+bool variable_length_string_attr(hid_t obj, const std::string& name) {
+  return reading([&] { return attr_what(obj, name); }, [&] {
+    H5Id a(GPUSCALE_H5(H5Aopen(obj, name.c_str(), H5P_DEFAULT)), H5Aclose);
+    H5Id type(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
+    return variable_length_string(type.get());
+  });
+}
+
 namespace {
 std::string read_raw_string_attr(hid_t obj, const std::string& name);
 }  // namespace
@@ -611,14 +624,6 @@ std::string read_raw_string_attr(hid_t obj, const std::string& name) {
     H5Id a = open_attr(obj, name);
     H5Id ft(GPUSCALE_H5(H5Aget_type(a.get())), H5Tclose);
     if (H5Tget_class(ft.get()) != H5T_STRING) throw ReadError(attr_what(obj, name) + " is not a string");
-    if (GPUSCALE_H5(H5Tis_variable_str(ft.get())) > 0) {  // files before schema 1.4
-      H5Id t = vlen_string_type();
-      char* p = nullptr;
-      GPUSCALE_H5(H5Aread(a.get(), t.get(), &p));
-      std::string s = p ? p : "";
-      H5free_memory(p);
-      return s;
-    }
     const std::size_t n = H5Tget_size(ft.get());
     if (n == 0 || n > file_size(a.get())) throw ReadError(attr_what(obj, name) + " has an impossible size");
     std::string s(n, '\0');
@@ -861,18 +866,8 @@ std::vector<std::string> read_strings(hid_t parent, const std::string& name, std
     H5Id ft(GPUSCALE_H5(H5Dget_type(d.get())), H5Tclose);
     if (H5Tget_class(ft.get()) != H5T_STRING) throw ReadError(what() + " is not strings");
     std::vector<std::string> out;
-    if (GPUSCALE_H5(H5Tis_variable_str(ft.get())) > 0) {  // files before schema 1.4
-      const std::size_t n = value_count(d.get(), sizeof(char*), count, what());
-      H5Id t = vlen_string_type();
-      std::vector<char*> p(n, nullptr);
-      if (n) GPUSCALE_H5(H5Dread(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, p.data()));
-      for (char* s : p) {
-        out.emplace_back(s ? s : "");
-        H5free_memory(s);
-      }
-      for (auto& s : out) s = checked_utf8(std::move(s), false, what);
-      return checked_strings(std::move(out), d.get(), parent, name, digests, what);
-    }
+    if (variable_length_string(ft.get())) throw ReadError(what() + " holds variable-length strings, which gpuscale "
+                                                            "does not write");
     const std::size_t width = H5Tget_size(ft.get());
     if (width == 0) throw ReadError(what() + " has strings of size 0");
     const std::size_t n = value_count(d.get(), width, count, what());

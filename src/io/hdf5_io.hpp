@@ -65,6 +65,9 @@ void write_attr(hid_t obj, const std::string& name, std::int64_t v);
 void write_attr(hid_t obj, const std::string& name, const Value& v);
 
 bool has_attr(hid_t obj, const std::string& name);
+// Whether attribute `name` of `obj` (which exists) is a variable-length string, which gpuscale never writes; its
+// value is not read.
+bool variable_length_string_attr(hid_t obj, const std::string& name);
 // Each reads one value (a scalar attribute or one of one element). Strings
 // must be valid UTF-8 (as written); `lenient`: invalid bytes become U+FFFD
 // instead (free text such as a command line, which need not be UTF-8).

@@ -323,7 +323,8 @@ void read_links(hid_t f, RunRecord& run) {
 
 // The run: root attributes, environment, rank table, links, plan (cases left out).
 RunRecord read_run(hid_t f, const std::string& path) {
-  if (!h5::has_attr(f, "software") || h5::read_string_attr(f, "software") != "gpuscale") {
+  if (!h5::has_attr(f, "software") || h5::variable_length_string_attr(f, "software") ||
+      h5::read_string_attr(f, "software") != "gpuscale") {
     throw InputError(path + ": not a gpuscale result file (no software = \"gpuscale\" attribute)");
   }
   RunRecord run;

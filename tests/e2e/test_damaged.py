@@ -224,6 +224,13 @@ def set_attr(obj, name, value):
     return edit
 
 
+def vlen_hostnames(f):
+    """/ranks/hostname as variable-length strings, their values in a global heap."""
+    hosts = [h.decode() for h in f["ranks/hostname"][()]]
+    del f["ranks/hostname"]
+    f["ranks"].create_dataset("hostname", data=hosts, dtype=h5py.string_dtype())
+
+
 def remove(name):
     def edit(f):
         del f[name]
@@ -258,6 +265,10 @@ EDITS = (
     ("a case's comm unknown", set_attr("cases/0002", "comm", np.bytes_("gloo")),
      "/cases/0002: attribute 'comm' is 'gloo', neither mpi nor nccl"),
     ("no /ranks/hostname", remove("ranks/hostname"), "/ranks/hostname"),
+    ("a variable-length string attribute", set_attr("/", "backend", "cpu"),  # h5py writes a str so
+     "attribute 'backend' of / is a variable-length string, which gpuscale does not write"),
+    ("variable-length strings", vlen_hostnames,
+     "/ranks/hostname holds variable-length strings, which gpuscale does not write"),
     ("no /environment", remove("environment"), "/environment"),
     ("an external link", link_elsewhere, "external link to other.h5"),
     ("device times swapped between cases", swap_device_times,
@@ -453,8 +464,8 @@ class Damaged(ScratchTest):
             f.attrs["software"] = "something else"
         files.append(("other.h5", self.path("other.h5")))
         with h5py.File(self.path("bare.h5"), "w", libver="latest") as f:  # says gpuscale, holds nothing
-            f.attrs["software"] = "gpuscale"
-            f.attrs["schemaVersion"] = "1.10"
+            f.attrs["software"] = np.bytes_("gpuscale")  # fixed-length, as gpuscale writes
+            f.attrs["schemaVersion"] = np.bytes_("1.10")
         files.append(("bare.h5", self.path("bare.h5")))
         self.assertEqual(self.run_all(files), {"exit2": len(files)})
         rc, _, err = report(self.path("bare.h5"))

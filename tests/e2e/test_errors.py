@@ -186,16 +186,17 @@ class BadInput(InputErrorTest):
                                 "--format: must be one of table, csv, json, json-full, trace, slurm, hosts, got xml; see 'gpuscale "
                                 "report --help'")
         import h5py
+        import numpy as np
         other = self.path("other.h5")
         with h5py.File(other, "w", libver="latest") as f:  # not HDF5's earliest format, refused first
             f.attrs["software"] = "something-else"
         self.assert_input_error(gpuscale("report", other), "other.h5: not a gpuscale result file")
         future = self.path("future.h5")
         with h5py.File(future, "w", libver="latest") as f:
-            f.attrs["software"] = "gpuscale"
+            f.attrs["software"] = np.bytes_("gpuscale")  # fixed-length, as gpuscale writes
             for k in ("softwareVersion", "date"):
-                f.attrs[k] = "x"
-            f.attrs["schemaVersion"] = "9.0"
+                f.attrs[k] = np.bytes_("x")
+            f.attrs["schemaVersion"] = np.bytes_("9.0")
         self.assert_input_error(gpuscale("report", future),
                                 "future.h5: schemaVersion 9.0 is not readable by this gpuscale (reads 1.10)")
 

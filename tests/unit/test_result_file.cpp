@@ -642,6 +642,27 @@ TEST_CASE("a file in HDF5's earliest format is refused before the library reads 
   fs::remove(path);
 }
 
+TEST_CASE("variable-length strings, which gpuscale never writes, are refused unread", "[hdf5][errors]") {
+  const std::string path = temp_path("vlen.h5");
+  const std::string damaged = path + ": damaged result file: ";
+  write_file(path, {sample_case(0, "parallel")});
+  edit_file(
+      path,
+      [](hid_t f) {
+        H5Id vlen(H5Tcopy(H5T_C_S1), H5Tclose);
+        H5Tset_size(vlen.get(), H5T_VARIABLE);
+        H5Id scalar(H5Screate(H5S_SCALAR), H5Sclose);
+        H5Adelete(f, "backend");
+        H5Id a(H5Acreate2(f, "backend", vlen.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+        const char* value = "cpu";
+        REQUIRE(H5Awrite(a.get(), vlen.get(), &value) >= 0);
+      },
+      false);
+  CHECK(read_error(path) == damaged + "attribute 'backend' of / is a variable-length string, which gpuscale does not "
+                                      "write");
+  fs::remove(path);
+}
+
 TEST_CASE("a file before schema 1.7 is one line naming the last gpuscale that reads it", "[hdf5][errors]") {
   const std::string path = temp_path("old.h5");
   write_file(path, {sample_case(0, "parallel")});
